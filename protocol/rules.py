@@ -1,0 +1,620 @@
+"""The rules of Quarto: pieces, squares, variants, positions, turns, legality, wins and claims.
+
+Everything here is pure and immutable. A :class:`Position` is a value (hashable, comparable); applying a
+:class:`Turn` returns a new position or raises :class:`IllegalTurn` with a message that says exactly why.
+
+Representation. Squares are numbered 0..15, ``index = (row - 1) * 4 + column`` (a1 = 0, d1 = 3, a4 = 12).
+A piece is a 4-bit number: bit 8 dark, 4 square, 2 tall, 1 hollow. The board is kept as bitboards: ``occupied``
+(bit *s* set when square *s* holds a piece) and ``planes``, four 16-bit planes in one integer where bit
+``16 * a + s`` is set when the piece on square *s* has attribute bit ``1 << a``. Four cells share an attribute
+exactly when the plane, masked by their cells, is all ones or all zeros, so a win test is a few integer ANDs.
+
+Turns are relative: a position does not know the names of its players, only whether the game is over and,
+when it is, whether the player who made the last turn won (:attr:`Position.outcome`). The referee knows who that
+was.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Final
+
+__all__ = [
+    "ALL_ATTRIBUTES",
+    "ATTRIBUTE_BITS",
+    "PIECES",
+    "SQUARES",
+    "Attribute",
+    "ClaimMode",
+    "IllegalTurn",
+    "Outcome",
+    "Position",
+    "Shapes",
+    "Turn",
+    "Variant",
+    "perft",
+    "square_name",
+]
+
+SQUARES: Final = range(16)
+PIECES: Final = range(16)
+FULL: Final = 0xFFFF
+
+
+class Attribute(enum.Enum):
+    """The four attributes of a piece; the value is the piece bit that carries it."""
+
+    COLOR = 8  #: set: dark; clear: light
+    SHAPE = 4  #: set: square; clear: round
+    HEIGHT = 2  #: set: tall; clear: short
+    FILL = 1  #: set: hollow; clear: solid
+
+    @property
+    def plane(self) -> int:
+        """Index of the attribute's bit plane (0 for fill .. 3 for color)."""
+        return self.value.bit_length() - 1
+
+
+ALL_ATTRIBUTES: Final = frozenset(Attribute)
+ATTRIBUTE_BITS: Final = {a: a.value for a in Attribute}
+
+
+class Shapes(enum.Enum):
+    """Which groups of four cells win."""
+
+    STANDARD = "standard"  #: 4 rows, 4 columns, 2 diagonals
+    ADVANCED = "advanced"  #: also the nine 2x2 squares of adjacent cells
+
+
+class ClaimMode(enum.Enum):
+    """How a completed alignment turns into a win."""
+
+    AUTO = "auto"  #: the completing placement wins at once
+    STRICT = "strict"  #: the placer must call QUARTO!; a missed alignment may be claimed once by the opponent
+
+
+def square_name(square: int) -> str:
+    """``0`` -> ``a1``, ``15`` -> ``d4``."""
+    return "abcd"[square & 3] + "1234"[square >> 2]
+
+
+def _cells(*names: str) -> int:
+    mask = 0
+    for name in names:
+        mask |= 1 << ("abcd".index(name[0]) + 4 * (int(name[1]) - 1))
+    return mask
+
+
+def _standard_lines() -> tuple[int, ...]:
+    rows = [0xF << (4 * r) for r in range(4)]
+    columns = [0x1111 << c for c in range(4)]
+    diagonals = [_cells("a1", "b2", "c3", "d4"), _cells("d1", "c2", "b3", "a4")]
+    return tuple(rows + columns + diagonals)
+
+
+def _two_by_twos() -> tuple[int, ...]:
+    return tuple(0x33 << (4 * r + c) for r in range(3) for c in range(3))
+
+
+STANDARD_LINES: Final = _standard_lines()
+SQUARE_LINES: Final = _two_by_twos()
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """The three independent choices that make a Quarto variant."""
+
+    shapes: Shapes = Shapes.STANDARD
+    """Which groups of four cells win."""
+    attributes: frozenset[Attribute] = ALL_ATTRIBUTES
+    """Attributes that count for a win; fewer than four is the beginners' rule. Never empty."""
+    claims: ClaimMode = ClaimMode.AUTO
+    """Whether wins are automatic or must be called."""
+    lines: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    """Every winning group of four cells, as square masks (derived)."""
+    through: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
+    """For each square, the winning groups that contain it (derived)."""
+    shifts: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    """Bit offsets in :attr:`Position.planes` of the counted attributes (derived)."""
+    strict: bool = field(init=False, repr=False, compare=False)
+    """``claims is ClaimMode.STRICT`` (derived; read on every turn)."""
+
+    def __post_init__(self) -> None:
+        if not self.attributes:
+            raise ValueError("a variant needs at least one attribute that counts")
+        attributes = frozenset(self.attributes)
+        lines = STANDARD_LINES + (SQUARE_LINES if self.shapes is Shapes.ADVANCED else ())
+        object.__setattr__(self, "attributes", attributes)
+        object.__setattr__(self, "lines", lines)
+        object.__setattr__(self, "through", tuple(tuple(m for m in lines if m >> s & 1) for s in SQUARES))
+        object.__setattr__(self, "shifts", tuple(sorted(16 * a.plane for a in attributes)))
+        object.__setattr__(self, "strict", self.claims is ClaimMode.STRICT)
+
+    @property
+    def attribute_names(self) -> list[str]:
+        """Counted attributes, lower case, in the canonical order color, shape, height, fill."""
+        return [a.name.lower() for a in Attribute if a in self.attributes]
+
+    def describe(self) -> str:
+        """Short human description, e.g. ``standard, color+fill, strict claims``."""
+        attrs = "all attributes" if self.attributes == ALL_ATTRIBUTES else "+".join(self.attribute_names)
+        return f"{self.shapes.value}, {attrs}, {self.claims.value} claims"
+
+
+STANDARD: Final = Variant()
+
+
+class IllegalTurn(ValueError):
+    """A turn that the rules do not allow in this position. The message says why."""
+
+    def __init__(self, message: str, *, false_claim: bool = False) -> None:
+        super().__init__(message)
+        self.false_claim = false_claim
+        """True when the turn called or claimed QUARTO! with no alignment to show for it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """What one player does in one reply.
+
+    The forms: give only (first turn of a game, or a position with no piece in hand); place and give; place only
+    (the placement ends the game: it wins, or fills the board); and, with strict claims, the claim of a missed
+    alignment, which is the whole turn.
+    """
+
+    place: int | None = None
+    """Square where the piece in hand goes, or None for a give-only turn or a claim."""
+    give: int | None = None
+    """Piece handed to the opponent, or None when the placement ends the game or for a claim."""
+    call: bool = False
+    """The placer calls "QUARTO!" with the placement (token ``b3!``)."""
+    claim: bool = False
+    """The player claims the alignment the opponent missed with the previous placement (token ``!``)."""
+
+    def __post_init__(self) -> None:
+        if self.claim:
+            if self.place is not None or self.give is not None or self.call:
+                raise ValueError("a claim is a whole turn: nothing is placed or given with it")
+        elif self.place is None:
+            if self.give is None:
+                raise ValueError("a turn places a piece, gives a piece, or claims")
+            if self.call:
+                raise ValueError("QUARTO! is called with a placement")
+        elif self.call and self.give is not None:
+            raise ValueError("a QUARTO! call ends the game: no piece is given with it")
+        if self.place is not None and not 0 <= self.place < 16:
+            raise ValueError(f"square index {self.place} is off the board")
+        if self.give is not None and not 0 <= self.give < 16:
+            raise ValueError(f"piece {self.give} does not exist")
+
+    def __str__(self) -> str:
+        if self.claim:
+            return "!"
+        out = ""
+        if self.place is not None:
+            out = square_name(self.place) + ("!" if self.call else "")
+        if self.give is not None:
+            out += "0123456789abcdef"[self.give]
+        return out
+
+
+CLAIM: Final = Turn(claim=True)
+
+
+class Outcome(enum.Enum):
+    """State of a game, relative to the player who made the last turn."""
+
+    ONGOING = "ongoing"
+    WIN = "win"  #: the player who made the last turn won
+    DRAW = "draw"
+
+
+# Positions are created once per turn on the referee's hot path and by the million in searches, so Position is
+# a tuple subclass (creation is one C call) rather than a frozen dataclass; it is just as immutable.
+_ONGOING: Final = Outcome.ONGOING
+_WIN: Final = Outcome.WIN
+_DRAW: Final = Outcome.DRAW
+
+
+class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
+    """An immutable Quarto position: board, piece in hand, pieces left, claim state, outcome, and variant.
+
+    Build one with :meth:`start`, :meth:`from_board` or :func:`quarto_arena.protocol.notation.parse_position`.
+    """
+
+    __slots__ = ()
+
+    @property
+    def variant(self) -> Variant:
+        """The rules this position is played under."""
+        return self[0]
+
+    @property
+    def occupied(self) -> int:
+        """Mask of occupied squares (bit s for square s)."""
+        return self[1]
+
+    @property
+    def planes(self) -> int:
+        """Attribute bit planes: bit ``16 * a + s`` is attribute bit ``1 << a`` of the piece on square s."""
+        return self[2]
+
+    @property
+    def hand(self) -> int | None:
+        """The piece the player to move must place, or None when they only give."""
+        h = self[3]
+        return None if h < 0 else h
+
+    @property
+    def available(self) -> int:
+        """Mask of pieces that may still be given (neither on the board nor in hand)."""
+        return self[4]
+
+    @property
+    def claimable(self) -> bool:
+        """Strict claims only: the previous placement completed an alignment nobody called, so ``!`` wins now."""
+        return self[5]
+
+    @property
+    def outcome(self) -> Outcome:
+        """Whether the game is over and, if so, whether the last turn won it."""
+        return self[6]
+
+    @property
+    def is_over(self) -> bool:
+        """True when no turn can follow."""
+        return self[6] is not Outcome.ONGOING
+
+    @classmethod
+    def start(cls, variant: Variant = STANDARD) -> Position:
+        """The empty board; the player to move gives the first piece."""
+        return tuple.__new__(cls, (variant, 0, 0, -1, FULL, False, Outcome.ONGOING))
+
+    @classmethod
+    def from_board(
+        cls, board: Iterable[int | None], hand: int | None, variant: Variant = STANDARD
+    ) -> Position:
+        """A position from 16 cells (square order a1, b1, .., d4; None for empty) and the piece in hand.
+
+        Raises ValueError when pieces repeat or the hand cannot be placed. With automatic claims, a board that
+        already shows an alignment is a finished game (won by the last player to move); a full board without one
+        is a draw. With strict claims an alignment already on the board is dead: it was never called.
+        """
+        cells = list(board)
+        if len(cells) != 16:
+            raise ValueError(f"a board has 16 cells, not {len(cells)}")
+        occupied = planes = 0
+        used = 0
+        for square, piece in enumerate(cells):
+            if piece is None:
+                continue
+            if not 0 <= piece < 16:
+                raise ValueError(f"piece {piece} does not exist")
+            if used >> piece & 1:
+                raise ValueError(f"piece {piece:x} is on the board twice")
+            used |= 1 << piece
+            occupied |= 1 << square
+            for a in range(4):
+                if piece >> a & 1:
+                    planes |= 1 << (16 * a + square)
+        if hand is not None:
+            if not 0 <= hand < 16:
+                raise ValueError(f"piece {hand} does not exist")
+            if used >> hand & 1:
+                raise ValueError(f"piece {hand:x} is in hand and on the board")
+            if occupied == FULL:
+                raise ValueError("the board is full, so no piece can be in hand")
+            used |= 1 << hand
+        outcome = Outcome.ONGOING
+        if variant.claims is ClaimMode.AUTO and _any_alignment(occupied, planes, variant):
+            outcome = Outcome.WIN
+            if hand is not None:
+                raise ValueError("the board already shows a winning alignment, so no piece can be in hand")
+        elif occupied == FULL:
+            outcome = Outcome.DRAW
+        return tuple.__new__(
+            cls, (variant, occupied, planes, -1 if hand is None else hand, FULL & ~used, False, outcome)
+        )
+
+    def with_variant(self, variant: Variant) -> Position:
+        """The same board and hand under other rules (outcome recomputed as :meth:`from_board` does)."""
+        return Position.from_board(self.board(), self.hand, variant)
+
+    def piece_at(self, square: int) -> int | None:
+        """The piece on a square, or None."""
+        if not self[1] >> square & 1:
+            return None
+        p = self[2] >> square
+        return (p & 1) | (p >> 15 & 2) | (p >> 30 & 4) | (p >> 45 & 8)
+
+    def board(self) -> list[int | None]:
+        """The 16 cells in square order (a1, b1, .., d4), None for empty."""
+        return [self.piece_at(s) for s in SQUARES]
+
+    def pieces_available(self) -> list[int]:
+        """Pieces that may still be given, ascending."""
+        a = self[4]
+        return [p for p in PIECES if a >> p & 1]
+
+    def empty_squares(self) -> list[int]:
+        """Empty squares, ascending."""
+        o = self[1]
+        return [s for s in SQUARES if not o >> s & 1]
+
+    @property
+    def placed(self) -> int:
+        """Number of pieces on the board."""
+        return self[1].bit_count()
+
+    def wins_at(self, square: int) -> bool:
+        """True when placing the piece in hand on ``square`` completes an alignment of the variant."""
+        variant, occupied, planes, hand = self[0], self[1], self[2], self[3]
+        if hand < 0 or occupied >> square & 1:
+            return False
+        return _completes(variant, occupied | 1 << square, planes | _piece_planes(hand, square), square)
+
+    def winning_squares(self) -> list[int]:
+        """Squares where the piece in hand completes an alignment."""
+        return [s for s in self.empty_squares() if self.wins_at(s)]
+
+    def gives_win(self, piece: int) -> bool:
+        """True when ``piece``, handed to the opponent now (after this position's placement), lets them win at once."""
+        occupied, planes, variant = self[1], self[2], self[0]
+        for s in SQUARES:
+            if not occupied >> s & 1 and _completes(
+                variant, occupied | 1 << s, planes | _piece_planes(piece, s), s
+            ):
+                return True
+        return False
+
+    def legal_turns(self) -> list[Turn]:
+        """Every legal turn, in a fixed order (claim first, then by square, then by piece)."""
+        if self[6] is not Outcome.ONGOING:
+            return []
+        variant, occupied, _, hand, available, claimable = (
+            self[0],
+            self[1],
+            self[2],
+            self[3],
+            self[4],
+            self[5],
+        )
+        pieces = [p for p in PIECES if available >> p & 1]
+        if hand < 0:
+            return [_TURNS[16][p] for p in pieces]
+        turns: list[Turn] = [CLAIM] if claimable else []
+        strict = variant.claims is ClaimMode.STRICT
+        last = occupied.bit_count() == 15
+        for s in SQUARES:
+            if occupied >> s & 1:
+                continue
+            if self.wins_at(s):
+                if not strict:
+                    turns.append(_TURNS[s][16])
+                    continue
+                turns.append(_CALLS[s])
+            if last:
+                turns.append(_TURNS[s][16])
+            else:
+                row = _TURNS[s]
+                turns.extend(row[p] for p in pieces)
+        return turns
+
+    def count_turns(self) -> int:
+        """``len(self.legal_turns())``, without building the list."""
+        if self[6] is not Outcome.ONGOING:
+            return 0
+        available = self[4].bit_count()
+        if self[3] < 0:
+            return available
+        strict = self[0].claims is ClaimMode.STRICT
+        empty = self.empty_squares()
+        last = len(empty) == 1
+        wins = sum(1 for s in empty if self.wins_at(s))
+        if strict:
+            per_square = 1 if last else available
+            return int(self[5]) + wins + len(empty) * per_square
+        return wins + (len(empty) - wins) * (1 if last else available)
+
+    def apply(self, turn: Turn) -> Position:
+        """The position after ``turn``; raises :class:`IllegalTurn` naming the reason when it is not legal.
+
+        With automatic claims a placement that completes an alignment wins at once; a piece given with it is
+        ignored (:meth:`canonical` gives the turn as it should be recorded).
+        """
+        variant, occupied, planes, hand, available, claimable, outcome = self
+        place = turn.place
+        if place is None or hand < 0 or outcome is not _ONGOING or turn.call:
+            return self._apply_rare(turn)
+        bit = 1 << place
+        if occupied & bit:
+            raise IllegalTurn(f"{square_name(place)} is occupied")
+        occupied |= bit
+        planes |= _PIECE_PLANES[hand][place]
+        give = turn.give
+        for mask in variant.through[place]:
+            if occupied & mask == mask:
+                for shift in variant.shifts:
+                    x = planes >> shift & mask
+                    if x == 0 or x == mask:
+                        if variant.strict:
+                            return self._missed(occupied, planes, give)
+                        return tuple.__new__(
+                            Position, (variant, occupied, planes, -1, available, False, _WIN)
+                        )
+        if occupied == FULL:
+            if give is not None:
+                raise IllegalTurn("the board is full: no piece is left to give")
+            return tuple.__new__(Position, (variant, occupied, planes, -1, available, False, _DRAW))
+        if give is None:
+            raise IllegalTurn("a piece must be given")
+        if not available >> give & 1:
+            if give == hand:
+                raise IllegalTurn(f"piece {give:x} is the piece being placed")
+            raise IllegalTurn(f"piece {give:x} is already on the board")
+        return tuple.__new__(
+            Position, (variant, occupied, planes, give, available & ~(1 << give), False, _ONGOING)
+        )
+
+    def _missed(self, occupied: int, planes: int, give: int | None) -> Position:
+        """Strict claims: the placement completed an alignment without a call; it stays claimable for one turn."""
+        variant, available, hand = self[0], self[4], self[3]
+        if occupied == FULL:
+            if give is not None:
+                raise IllegalTurn("the board is full: no piece is left to give")
+            return tuple.__new__(Position, (variant, occupied, planes, -1, available, False, _DRAW))
+        if give is None:
+            raise IllegalTurn(
+                "a piece must be given, or QUARTO! called (this placement completes an alignment)"
+            )
+        if not available >> give & 1:
+            if give == hand:
+                raise IllegalTurn(f"piece {give:x} is the piece being placed")
+            raise IllegalTurn(f"piece {give:x} is already on the board")
+        return tuple.__new__(
+            Position, (variant, occupied, planes, give, available & ~(1 << give), True, _ONGOING)
+        )
+
+    def _apply_rare(self, turn: Turn) -> Position:
+        """The turns off the hot path: claims, calls, gives without a placement, finished games."""
+        variant, occupied, planes, hand, available, claimable, outcome = self
+        if outcome is not _ONGOING:
+            raise IllegalTurn("the game is over")
+        if turn.claim:
+            if not variant.strict:
+                raise IllegalTurn("claims exist only with strict claims; wins are automatic in this variant")
+            if not claimable:
+                raise IllegalTurn(
+                    "no alignment to claim: the previous placement completed none, or it was called",
+                    false_claim=True,
+                )
+            return tuple.__new__(Position, (variant, occupied, planes, hand, available, False, _WIN))
+        place, give = turn.place, turn.give
+        if place is None:
+            assert give is not None  # Turn's constructor guarantees a give when nothing is placed
+            if hand >= 0:
+                raise IllegalTurn(f"piece {hand:x} is in hand and must be placed first")
+            if not available >> give & 1:
+                raise IllegalTurn(f"piece {give:x} is already on the board")
+            return tuple.__new__(
+                Position, (variant, occupied, planes, give, available & ~(1 << give), False, _ONGOING)
+            )
+        if hand < 0:
+            raise IllegalTurn("no piece in hand: this turn only gives a piece")
+        # A call: the placement must complete an alignment, and then it wins.
+        bit = 1 << place
+        if occupied & bit:
+            raise IllegalTurn(f"{square_name(place)} is occupied")
+        occupied |= bit
+        planes |= _PIECE_PLANES[hand][place]
+        if not _completes(variant, occupied, planes, place):
+            raise IllegalTurn(
+                f"QUARTO! called, but {square_name(place)} completes no alignment", false_claim=True
+            )
+        return tuple.__new__(Position, (variant, occupied, planes, -1, available, False, _WIN))
+
+    def canonical(self, turn: Turn) -> Turn:
+        """``turn`` as it is recorded after being applied here: a give after an automatic win is dropped."""
+        if (
+            turn.give is not None
+            and turn.place is not None
+            and not self[0].strict
+            and self.wins_at(turn.place)
+        ):
+            return turn_of(place=turn.place)
+        return turn
+
+    def play(self, turns: Iterable[Turn]) -> Position:
+        """Applies turns in order (raising :class:`IllegalTurn` at the first bad one)."""
+        pos = self
+        for turn in turns:
+            pos = pos.apply(turn)
+        return pos
+
+    def __repr__(self) -> str:
+        from .notation import format_position
+
+        return f"Position({format_position(self)!r}, {self.variant.describe()})"
+
+
+def _piece_planes(piece: int, square: int) -> int:
+    return _PIECE_PLANES[piece][square]
+
+
+_PIECE_PLANES: Final = tuple(
+    tuple(sum(1 << (16 * a + s) for a in range(4) if p >> a & 1) for s in SQUARES) for p in PIECES
+)
+
+
+def _completes(variant: Variant, occupied: int, planes: int, square: int) -> bool:
+    """True when a full winning group through ``square`` shares a counted attribute."""
+    for mask in variant.through[square]:
+        if occupied & mask == mask:
+            for shift in variant.shifts:
+                x = planes >> shift & mask
+                if x == 0 or x == mask:
+                    return True
+    return False
+
+
+def _any_alignment(occupied: int, planes: int, variant: Variant) -> bool:
+    return any(_completes(variant, occupied, planes, s) for s in SQUARES if occupied >> s & 1)
+
+
+# Every turn object exists once (flyweights): generating moves and parsing tokens allocate nothing.
+_TURNS: Final = tuple(
+    tuple(
+        Turn(place=None if s == 16 else s, give=None if p == 16 else p) if (s, p) != (16, 16) else CLAIM
+        for p in range(17)
+    )
+    for s in range(17)
+)
+_CALLS: Final = tuple(Turn(place=s, call=True) for s in SQUARES)
+
+
+def turn_of(
+    place: int | None = None, give: int | None = None, *, call: bool = False, claim: bool = False
+) -> Turn:
+    """The shared :class:`Turn` for these fields (validated the same way as the constructor)."""
+    if claim:
+        if place is not None or give is not None or call:
+            raise ValueError("a claim is a whole turn: nothing is placed or given with it")
+        return CLAIM
+    if call:
+        if place is None or give is not None:
+            return Turn(place=place, give=give, call=True)  # raises with the reason
+        return _CALLS[place] if 0 <= place < 16 else Turn(place=place, call=True)
+    if place is None and give is None:
+        raise ValueError("a turn places a piece, gives a piece, or claims")
+    s = 16 if place is None else place
+    p = 16 if give is None else give
+    if not (0 <= s <= 16 and 0 <= p <= 16):
+        return Turn(place=place, give=give)  # raises with the reason
+    return _TURNS[s][p]
+
+
+def perft(position: Position, depth: int) -> int:
+    """Number of turn sequences of up to ``depth`` turns from ``position``.
+
+    A sequence stops early only where the game ends, so a finished game counts as one sequence whatever the depth
+    left (perft(p, 0) = 1, and perft(p, d) = 1 when p is over). This is the convention of the project's vectors.
+    """
+    if depth < 0:
+        raise ValueError("depth must be at least 0")
+    if depth == 0 or position.is_over:
+        return 1
+    if depth == 1:
+        return position.count_turns()
+    return sum(perft(position.apply(t), depth - 1) for t in position.legal_turns())
+
+
+def iter_alignments(position: Position) -> Iterator[int]:
+    """Masks of every full winning group on the board that shares a counted attribute."""
+    variant, occupied, planes = position.variant, position.occupied, position.planes
+    for mask in variant.lines:
+        if occupied & mask == mask and any(
+            (x := planes >> sh & mask) == 0 or x == mask for sh in variant.shifts
+        ):
+            yield mask
