@@ -1,0 +1,139 @@
+"""What a game leaves behind: the GameRecord value, its termination reasons, and its JSON form.
+
+A GameRecord is the referee's whole output and the unit the journal, the PGN and JSON Lines writers and the
+statistics consume. It names players by their display names; "first" is the player who gives the first piece
+(White in PGN).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Termination(enum.Enum):
+    """Why a game ended. Everything but NORMAL means an engine misbehaved and lost (or the game was aborted)."""
+
+    NORMAL = "normal"  #: a win or a draw on the board
+    TIME_FORFEIT = "time forfeit"  #: the engine overran its clock plus the margin
+    ILLEGAL_TURN = "illegal turn"  #: a well-formed turn the rules do not allow
+    MALFORMED_REPLY = "malformed reply"  #: a line that is not valid UQI where a turn was due
+    FALSE_CLAIM = "false claim"  #: QUARTO! called or claimed with no alignment
+    DISCONNECT = "disconnect"  #: the engine exited, crashed or closed its connection
+    STALL = "stall"  #: no answer to the handshake, to isready or to newgame in time
+    ENGINE_ERROR = "engine error"  #: the engine refused the game (error reply to newgame or setoption)
+    ABORTED = "aborted"  #: the arena stopped the game (interrupt); not scored
+
+    @property
+    def is_failure(self) -> bool:
+        """True when an engine, not the board, ended the game."""
+        return self not in (Termination.NORMAL, Termination.ABORTED)
+
+
+class Result(enum.Enum):
+    """Result in PGN notation, from the first player's side."""
+
+    FIRST_WINS = "1-0"
+    SECOND_WINS = "0-1"
+    DRAW = "1/2-1/2"
+    UNFINISHED = "*"
+
+    @property
+    def first_score(self) -> float | None:
+        """Points of the first player (1, 0.5, 0), None when unfinished."""
+        return {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}.get(self.value)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRecord:
+    """One turn as played."""
+
+    token: str
+    """The turn token as recorded (canonical, lower case)."""
+    ms: int
+    """Milliseconds the engine took, on the arena's clock."""
+    score: str | None = None
+    """The engine's last reported score for this search (``win 3``, ``draw``, ``value -40``), if any."""
+
+
+@dataclass(frozen=True, slots=True)
+class GameRecord:
+    """Everything about one finished game."""
+
+    first: str
+    """Display name of the player who gave the first piece (White in PGN)."""
+    second: str
+    """Display name of the other player (Black in PGN)."""
+    result: Result
+    """The result from the first player's side."""
+    termination: Termination
+    """Why the game ended."""
+    detail: str = ""
+    """One line saying what happened, e.g. ``greedy: illegal turn b3e: b3 is occupied``."""
+    variant: str = "standard color,shape,height,fill auto"
+    """The variant as ``SHAPES ATTRS CLAIMS`` (the three fields of ``newgame``)."""
+    time_control: str = "-"
+    """The time control, as given on the command line (PGN TimeControl)."""
+    start: str = "startpos"
+    """The position string the game started from, or ``startpos``."""
+    opening: tuple[str, ...] = ()
+    """Opening turns played from ``start`` before the engines took over (part of ``turns`` too)."""
+    turns: tuple[TurnRecord, ...] = ()
+    """Every turn, opening included (opening turns have ms 0)."""
+    game_id: int = 0
+    """Index of the game in its tournament schedule (0 for a lone game)."""
+    round: int = 1
+    """Round number in the tournament."""
+    started: str = ""
+    """UTC start time, ISO 8601."""
+    exit_info: dict[str, str] = field(default_factory=dict)
+    """Per engine that failed: exit code/signal and last line, for the record."""
+
+    @property
+    def loser(self) -> str | None:
+        """Name of the engine that lost, None for a draw or unfinished game."""
+        if self.result is Result.FIRST_WINS:
+            return self.second
+        if self.result is Result.SECOND_WINS:
+            return self.first
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain dict of JSON/msgpack types (the inverse of :meth:`from_dict`)."""
+        return {
+            "first": self.first,
+            "second": self.second,
+            "result": self.result.value,
+            "termination": self.termination.value,
+            "detail": self.detail,
+            "variant": self.variant,
+            "time_control": self.time_control,
+            "start": self.start,
+            "opening": list(self.opening),
+            "turns": [[t.token, t.ms, t.score] for t in self.turns],
+            "game_id": self.game_id,
+            "round": self.round,
+            "started": self.started,
+            "exit_info": dict(self.exit_info),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> GameRecord:
+        """Rebuilds a record from :meth:`to_dict` output; raises KeyError/ValueError/TypeError on bad data."""
+        return cls(
+            first=str(d["first"]),
+            second=str(d["second"]),
+            result=Result(d["result"]),
+            termination=Termination(d["termination"]),
+            detail=str(d.get("detail", "")),
+            variant=str(d["variant"]),
+            time_control=str(d["time_control"]),
+            start=str(d["start"]),
+            opening=tuple(str(t) for t in d["opening"]),
+            turns=tuple(TurnRecord(str(t), int(ms), None if s is None else str(s)) for t, ms, s in d["turns"]),
+            game_id=int(d["game_id"]),
+            round=int(d["round"]),
+            started=str(d.get("started", "")),
+            exit_info={str(k): str(v) for k, v in dict(d.get("exit_info", {})).items()},
+        )

@@ -1,0 +1,593 @@
+"""UQI, the Universal Quarto Interface: parse and format every command and reply. Pure functions, no I/O.
+
+``parse_command(line)`` reads what an arena sends, ``parse_reply(line)`` what an engine sends; each returns one
+of the small frozen message types below or raises :class:`UqiError` naming the problem. ``format_command`` and
+``format_reply`` are their inverses (``parse(format(m)) == m``). SPEC.md is the normative description.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from .notation import NotationError, format_attributes, format_position, parse_position, parse_turn, parse_variant
+from .rules import ClaimMode, Position, Turn, Variant
+
+__all__ = [
+    "MAX_LINE_BYTES",
+    "PROTOCOL_VERSION",
+    "Command",
+    "ErrorReply",
+    "Go",
+    "IdAuthor",
+    "IdName",
+    "Info",
+    "IsReady",
+    "NewGame",
+    "OptionSpec",
+    "OptionType",
+    "PositionCommand",
+    "Quit",
+    "ReadyOk",
+    "Reply",
+    "Score",
+    "SetOption",
+    "Stop",
+    "TurnReply",
+    "Uqi",
+    "UqiError",
+    "UqiOk",
+    "format_command",
+    "format_reply",
+    "parse_command",
+    "parse_reply",
+]
+
+PROTOCOL_VERSION: Final = 1
+MAX_LINE_BYTES: Final = 4096
+_ANY_BOARD: Final = Variant(claims=ClaimMode.STRICT)
+_OPTION_ID: Final = re.compile(r"[A-Za-z0-9_.\-]+\Z")
+
+
+class UqiError(ValueError):
+    """A line that is not valid UQI. The message names the problem."""
+
+
+# --- arena -> engine -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Uqi:
+    """``uqi [VERSION]``: start of the handshake."""
+
+    version: int = PROTOCOL_VERSION
+    """Highest protocol version the arena speaks."""
+
+
+@dataclass(frozen=True, slots=True)
+class SetOption:
+    """``setoption name ID [value VALUE...]``."""
+
+    name: str
+    """Option id (one token)."""
+    value: str | None = None
+    """The value as text (rest of the line), or None for a button."""
+
+
+@dataclass(frozen=True, slots=True)
+class NewGame:
+    """``newgame shapes S attributes A claims C``."""
+
+    variant: Variant
+    """The rules of the game about to start."""
+
+
+@dataclass(frozen=True, slots=True)
+class PositionCommand:
+    """``position startpos|BOARD HAND [turns TOKEN...]``."""
+
+    start: str | None
+    """Canonical position string of the start, or None for ``startpos``."""
+    turns: tuple[Turn, ...] = ()
+    """Turns played from the start."""
+
+    def position(self, variant: Variant) -> Position:
+        """The position after the turns (raises IllegalTurn/NotationError if they do not apply)."""
+        start = Position.start(variant) if self.start is None else parse_position(self.start, variant)
+        return start.play(self.turns)
+
+
+@dataclass(frozen=True, slots=True)
+class Go:
+    """``go [time MS] [inc MS] [otime MS] [oinc MS] [movetime MS] [depth N] [nodes N] [infinite]``."""
+
+    time: int | None = None
+    """The engine's remaining time, ms."""
+    inc: int | None = None
+    """The engine's increment per turn, ms."""
+    otime: int | None = None
+    """The opponent's remaining time, ms."""
+    oinc: int | None = None
+    """The opponent's increment, ms."""
+    movetime: int | None = None
+    """Fixed time for this turn, ms."""
+    depth: int | None = None
+    """Search at most this many turns ahead."""
+    nodes: int | None = None
+    """Search at most this many positions."""
+    infinite: bool = False
+    """Search until ``stop``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """``stop``: end the search now and send the turn."""
+
+
+@dataclass(frozen=True, slots=True)
+class IsReady:
+    """``isready``: answer ``readyok``, even while searching."""
+
+
+@dataclass(frozen=True, slots=True)
+class Quit:
+    """``quit``: exit (over ZeroMQ: end the session)."""
+
+
+Command = Uqi | SetOption | NewGame | PositionCommand | Go | Stop | IsReady | Quit
+
+# --- engine -> arena -------------------------------------------------------------------------------------------
+
+
+class OptionType(enum.Enum):
+    """Types of engine options."""
+
+    CHECK = "check"
+    SPIN = "spin"
+    COMBO = "combo"
+    STRING = "string"
+    BUTTON = "button"
+
+
+@dataclass(frozen=True, slots=True)
+class OptionSpec:
+    """``option name ID type T [min N] [max N] [var V]... [default V...]``: one typed engine option."""
+
+    name: str
+    """Option id (one token; compared case-insensitively)."""
+    type: OptionType
+    """Value type."""
+    default: str | None = None
+    """Default value as text (None only for buttons)."""
+    min: int | None = None
+    """Smallest value of a spin."""
+    max: int | None = None
+    """Largest value of a spin."""
+    vars: tuple[str, ...] = ()
+    """Allowed values of a combo."""
+
+    def __post_init__(self) -> None:
+        if not _OPTION_ID.match(self.name):
+            raise UqiError(f"option id {self.name!r} must be one token of letters, digits, '_', '-', '.'")
+        if self.type is OptionType.SPIN:
+            if self.min is None or self.max is None:
+                raise UqiError(f"spin option {self.name} needs min and max")
+            if self.min > self.max:
+                raise UqiError(f"spin option {self.name} has min {self.min} > max {self.max}")
+        if self.type is OptionType.COMBO and not self.vars:
+            raise UqiError(f"combo option {self.name} needs at least one var")
+        if self.type is not OptionType.BUTTON:
+            if self.default is None:
+                raise UqiError(f"option {self.name} needs a default")
+            self.check(self.default, what="default")
+
+    def check(self, value: str | None, *, what: str = "value") -> str | None:
+        """Validates a value for this option; returns it normalized, or raises UqiError naming the problem."""
+        t = self.type
+        if t is OptionType.BUTTON:
+            if value not in (None, ""):
+                raise UqiError(f"option {self.name} is a button and takes no value")
+            return None
+        if value is None:
+            raise UqiError(f"option {self.name} needs a value")
+        if t is OptionType.CHECK:
+            v = value.strip().lower()
+            if v not in ("true", "false"):
+                raise UqiError(f"option {self.name}: {what} {value!r} is not true or false")
+            return v
+        if t is OptionType.SPIN:
+            try:
+                n = int(value.strip())
+            except ValueError:
+                raise UqiError(f"option {self.name}: {what} {value!r} is not an integer") from None
+            assert self.min is not None and self.max is not None
+            if not self.min <= n <= self.max:
+                raise UqiError(f"option {self.name}: {what} {n} is outside {self.min}..{self.max}")
+            return str(n)
+        if t is OptionType.COMBO:
+            for v in self.vars:
+                if v.lower() == value.strip().lower():
+                    return v
+            raise UqiError(f"option {self.name}: {what} {value!r} is not one of {', '.join(self.vars)}")
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class IdName:
+    """``id name NAME...``."""
+
+    name: str
+    """The engine's name."""
+
+
+@dataclass(frozen=True, slots=True)
+class IdAuthor:
+    """``id author AUTHOR...``."""
+
+    author: str
+    """The engine's author."""
+
+
+@dataclass(frozen=True, slots=True)
+class UqiOk:
+    """``uqiok VERSION``: end of the handshake."""
+
+    version: int = PROTOCOL_VERSION
+    """Protocol version the engine speaks."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReadyOk:
+    """``readyok``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """A search score from the engine's point of view."""
+
+    kind: str
+    """``win``, ``loss``, ``draw`` or ``value``."""
+    value: int | None = None
+    """Turns to the end for win/loss, the heuristic value for value, None for draw."""
+
+    def __str__(self) -> str:
+        return self.kind if self.value is None else f"{self.kind} {self.value}"
+
+
+@dataclass(frozen=True, slots=True)
+class Info:
+    """``info ...``: search progress. Every field is optional."""
+
+    depth: int | None = None
+    """Depth reached, in turns."""
+    seldepth: int | None = None
+    """Deepest line searched, in turns."""
+    score: Score | None = None
+    """Evaluation of the position for the engine."""
+    nodes: int | None = None
+    """Positions searched."""
+    nps: int | None = None
+    """Positions per second."""
+    time: int | None = None
+    """Milliseconds spent in this search."""
+    pv: tuple[Turn, ...] = ()
+    """Principal variation, starting with the engine's own turn."""
+    string: str | None = None
+    """Free text (``info string``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnReply:
+    """``turn TOKEN``: the one final answer to a ``go``."""
+
+    turn: Turn
+    """The turn played."""
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorReply:
+    """``error TEXT...``: the engine did not understand or cannot do what it was asked."""
+
+    text: str
+    """What went wrong, starting with the command concerned."""
+
+
+Reply = IdName | IdAuthor | OptionSpec | UqiOk | ReadyOk | Info | TurnReply | ErrorReply
+
+
+# --- parsing ---------------------------------------------------------------------------------------------------
+
+
+def _words(line: str) -> list[str]:
+    if len(line.encode("utf-8", "surrogateescape")) > MAX_LINE_BYTES:
+        raise UqiError(f"line longer than {MAX_LINE_BYTES} bytes")
+    return line.split()
+
+
+def _rest(line: str, nwords: int) -> str:
+    """The text after the first ``nwords`` words, with its inner spacing kept."""
+    s = line.strip()
+    for _ in range(nwords):
+        parts = s.split(None, 1)
+        s = parts[1] if len(parts) > 1 else ""
+    return s
+
+
+def _int(text: str, what: str, *, minimum: int = 0) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise UqiError(f"{what} {text!r} is not an integer") from None
+    if n < minimum:
+        raise UqiError(f"{what} {n} is below {minimum}")
+    return n
+
+
+def _turns(tokens: list[str], what: str) -> tuple[Turn, ...]:
+    out = []
+    for tok in tokens:
+        try:
+            out.append(parse_turn(tok))
+        except NotationError as e:
+            raise UqiError(f"{what}: {e}") from None
+    return tuple(out)
+
+
+def parse_command(line: str) -> Command:
+    """Parses one line an arena sends. Raises :class:`UqiError` for an unknown or malformed command."""
+    w = _words(line)
+    if not w:
+        raise UqiError("empty line")
+    cmd = w[0]
+    if cmd == "uqi":
+        if len(w) > 2:
+            raise UqiError("uqi takes at most one argument, the protocol version")
+        return Uqi(_int(w[1], "uqi version", minimum=1) if len(w) == 2 else PROTOCOL_VERSION)
+    if cmd in ("isready", "stop", "quit"):
+        if len(w) != 1:
+            raise UqiError(f"{cmd} takes no arguments")
+        return {"isready": IsReady(), "stop": Stop(), "quit": Quit()}[cmd]
+    if cmd == "setoption":
+        if len(w) < 3 or w[1] != "name":
+            raise UqiError("setoption needs 'name ID'")
+        if len(w) == 3:
+            return SetOption(w[2])
+        if w[3] != "value":
+            raise UqiError(f"setoption: expected 'value' after the option id, got {w[3]!r}")
+        return SetOption(w[2], _rest(line, 4))
+    if cmd == "newgame":
+        fields = dict(zip(w[1::2], w[2::2], strict=False))
+        if len(w) != 7 or set(fields) != {"shapes", "attributes", "claims"}:
+            raise UqiError("newgame needs 'shapes S attributes A claims C'")
+        try:
+            return NewGame(parse_variant(fields["shapes"], fields["attributes"], fields["claims"]))
+        except NotationError as e:
+            raise UqiError(f"newgame: {e}") from None
+    if cmd == "position":
+        if len(w) < 2:
+            raise UqiError("position needs 'startpos' or a position string")
+        if w[1] == "startpos":
+            start, rest = None, w[2:]
+        else:
+            if len(w) < 3:
+                raise UqiError("position needs the board and the piece in hand")
+            try:
+                # Syntax only: strict claims accept every well-formed board (the variant comes with newgame).
+                start = format_position(parse_position(f"{w[1]} {w[2]}", _ANY_BOARD))
+            except NotationError as e:
+                raise UqiError(f"position: {e}") from None
+            rest = w[3:]
+        if rest and rest[0] != "turns":
+            raise UqiError(f"position: expected 'turns', got {rest[0]!r}")
+        return PositionCommand(start, _turns(rest[1:], "position"))
+    if cmd == "go":
+        return _parse_go(w[1:])
+    raise UqiError(f"unknown command {cmd}")
+
+
+_GO_INTS: Final = ("time", "inc", "otime", "oinc", "movetime", "depth", "nodes")
+
+
+def _parse_go(w: list[str]) -> Go:
+    values: dict[str, int] = {}
+    infinite = False
+    i = 0
+    while i < len(w):
+        key = w[i]
+        if key == "infinite":
+            infinite = True
+            i += 1
+            continue
+        if key not in _GO_INTS:
+            raise UqiError(f"go: unknown limit {key!r}")
+        if i + 1 >= len(w):
+            raise UqiError(f"go: {key} needs a value")
+        if key in values:
+            raise UqiError(f"go: {key} given twice")
+        values[key] = _int(w[i + 1], f"go {key}", minimum=1 if key in ("depth", "movetime") else 0)
+        i += 2
+    return Go(infinite=infinite, **values)
+
+
+def parse_reply(line: str) -> Reply:
+    """Parses one line an engine sends. Raises :class:`UqiError` for an unknown or malformed reply."""
+    w = _words(line)
+    if not w:
+        raise UqiError("empty line")
+    kind = w[0]
+    if kind == "turn":
+        if len(w) != 2:
+            raise UqiError("turn needs exactly one turn token")
+        try:
+            return TurnReply(parse_turn(w[1]))
+        except NotationError as e:
+            raise UqiError(str(e)) from None
+    if kind == "info":
+        return _parse_info(line, w)
+    if kind == "readyok":
+        if len(w) != 1:
+            raise UqiError("readyok takes no arguments")
+        return ReadyOk()
+    if kind == "uqiok":
+        if len(w) != 2:
+            raise UqiError("uqiok needs the protocol version")
+        return UqiOk(_int(w[1], "uqiok version", minimum=1))
+    if kind == "id":
+        if len(w) < 3 or w[1] not in ("name", "author"):
+            raise UqiError("id needs 'name NAME' or 'author AUTHOR'")
+        text = _rest(line, 2)
+        return IdName(text) if w[1] == "name" else IdAuthor(text)
+    if kind == "option":
+        return _parse_option(line, w)
+    if kind == "error":
+        return ErrorReply(_rest(line, 1))
+    raise UqiError(f"unknown reply {kind!r}")
+
+
+def _parse_info(line: str, w: list[str]) -> Info:
+    fields: dict[str, object] = {}
+    i = 1
+    while i < len(w):
+        key = w[i]
+        if key == "string":
+            fields["string"] = _rest(line, i + 1)
+            break
+        if key == "pv":
+            fields["pv"] = _turns(w[i + 1 :], "info pv")
+            break
+        if key == "score":
+            if i + 1 >= len(w):
+                raise UqiError("info score needs win N, loss N, draw or value V")
+            kind = w[i + 1]
+            if kind == "draw":
+                fields["score"] = Score("draw")
+                i += 2
+                continue
+            if kind not in ("win", "loss", "value") or i + 2 >= len(w):
+                raise UqiError("info score needs win N, loss N, draw or value V")
+            n = _int(w[i + 2], f"info score {kind}", minimum=1 if kind != "value" else -(10**12))
+            fields["score"] = Score(kind, n)
+            i += 3
+            continue
+        if key not in ("depth", "seldepth", "nodes", "nps", "time"):
+            raise UqiError(f"info: unknown field {key!r}")
+        if i + 1 >= len(w):
+            raise UqiError(f"info: {key} needs a value")
+        fields[key] = _int(w[i + 1], f"info {key}")
+        i += 2
+    return Info(**fields)  # type: ignore[arg-type]
+
+
+def _parse_option(line: str, w: list[str]) -> OptionSpec:
+    if len(w) < 5 or w[1] != "name" or w[3] != "type":
+        raise UqiError("option needs 'name ID type TYPE'")
+    name = w[2]
+    try:
+        otype = OptionType(w[4])
+    except ValueError:
+        raise UqiError(f"option {name}: unknown type {w[4]!r} (check, spin, combo, string, button)") from None
+    lo = hi = None
+    variants: list[str] = []
+    default = None
+    i = 5
+    while i < len(w):
+        key = w[i]
+        if key == "default":
+            default = _rest(line, i + 1)
+            break
+        if i + 1 >= len(w):
+            raise UqiError(f"option {name}: {key} needs a value")
+        if key == "min":
+            lo = _int(w[i + 1], f"option {name} min", minimum=-(2**63))
+        elif key == "max":
+            hi = _int(w[i + 1], f"option {name} max", minimum=-(2**63))
+        elif key == "var":
+            variants.append(w[i + 1])
+        else:
+            raise UqiError(f"option {name}: unknown field {key!r}")
+        i += 2
+    return OptionSpec(name, otype, default, lo, hi, tuple(variants))
+
+
+# --- formatting ------------------------------------------------------------------------------------------------
+
+
+def format_command(cmd: Command) -> str:
+    """The line for a command (without the line terminator)."""
+    match cmd:
+        case Uqi(version):
+            return f"uqi {version}"
+        case SetOption(name, None):
+            return f"setoption name {name}"
+        case SetOption(name, value):
+            return f"setoption name {name} value {value}"
+        case NewGame(variant):
+            return (
+                f"newgame shapes {variant.shapes.value} attributes {format_attributes(variant.attributes)} "
+                f"claims {variant.claims.value}"
+            )
+        case PositionCommand(start, turns):
+            head = "position startpos" if start is None else f"position {start}"
+            return head + (" turns " + " ".join(map(str, turns)) if turns else "")
+        case Go():
+            parts = ["go"]
+            for key in _GO_INTS:
+                v = getattr(cmd, key)
+                if v is not None:
+                    parts += [key, str(v)]
+            if cmd.infinite:
+                parts.append("infinite")
+            return " ".join(parts)
+        case Stop():
+            return "stop"
+        case IsReady():
+            return "isready"
+        case Quit():
+            return "quit"
+    raise TypeError(f"not a UQI command: {cmd!r}")
+
+
+def format_reply(reply: Reply) -> str:
+    """The line for a reply (without the line terminator)."""
+    match reply:
+        case TurnReply(turn):
+            return f"turn {turn}"
+        case Info():
+            parts = ["info"]
+            for key in ("depth", "seldepth"):
+                if (v := getattr(reply, key)) is not None:
+                    parts += [key, str(v)]
+            if reply.score is not None:
+                parts += ["score", str(reply.score)]
+            for key in ("nodes", "nps", "time"):
+                if (v := getattr(reply, key)) is not None:
+                    parts += [key, str(v)]
+            if reply.pv:
+                parts += ["pv", *map(str, reply.pv)]
+            elif reply.string is not None:
+                parts += ["string", reply.string]
+            return " ".join(parts)
+        case ReadyOk():
+            return "readyok"
+        case UqiOk(version):
+            return f"uqiok {version}"
+        case IdName(name):
+            return f"id name {name}"
+        case IdAuthor(author):
+            return f"id author {author}"
+        case OptionSpec():
+            parts = ["option", "name", reply.name, "type", reply.type.value]
+            if reply.min is not None:
+                parts += ["min", str(reply.min)]
+            if reply.max is not None:
+                parts += ["max", str(reply.max)]
+            for v in reply.vars:
+                parts += ["var", v]
+            if reply.default is not None:
+                parts += ["default", reply.default]
+            return " ".join(parts)
+        case ErrorReply(text):
+            return f"error {text}"
+    raise TypeError(f"not a UQI reply: {reply!r}")
