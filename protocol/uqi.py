@@ -348,7 +348,7 @@ def parse_command(line: str) -> Command:
     if cmd in ("isready", "stop", "quit"):
         if len(w) != 1:
             raise UqiError(f"{cmd} takes no arguments")
-        return {"isready": IsReady(), "stop": Stop(), "quit": Quit()}[cmd]
+        return IsReady() if cmd == "isready" else Stop() if cmd == "stop" else Quit()
     if cmd == "setoption":
         if len(w) < 3 or w[1] != "name":
             raise UqiError("setoption needs 'name ID'")
