@@ -94,12 +94,9 @@ def parse_position(text: str, variant: Variant | None = None) -> Position:
     fields = raw.split()
     if len(fields) != 2:
         if len(fields) == 1:
-            raise NotationError(
-                f"position {text!r} has no piece in hand: add a space and a hex digit, or '-'"
-            )
+            raise NotationError(f"position {text!r} has no piece in hand: add a space and a hex digit, or '-'")
         raise NotationError(
-            f"position {text!r} has {len(fields)} fields; expected the board, a space, "
-            "and the piece in hand or '-'"
+            f"position {text!r} has {len(fields)} fields; expected the board, a space, and the piece in hand or '-'"
         )
     board_text, hand_text = fields
     rows = board_text.lower().split("/")
@@ -197,9 +194,7 @@ def format_turns(turns: Iterable[Turn]) -> str:
 
 def parse_attributes(text: str | Iterable[str]) -> frozenset[Attribute]:
     """``color,fill`` (or a list of names) -> attributes; ``all`` means all four."""
-    parts = [
-        p.strip().lower() for p in (text.replace("+", ",").split(",") if isinstance(text, str) else text)
-    ]
+    parts = [p.strip().lower() for p in (text.replace("+", ",").split(",") if isinstance(text, str) else text)]
     parts = [p for p in parts if p]
     if parts == ["all"]:
         return ALL_ATTRIBUTES
@@ -215,9 +210,7 @@ def parse_attributes(text: str | Iterable[str]) -> frozenset[Attribute]:
     return frozenset(out)
 
 
-def parse_variant(
-    shapes: str = "standard", attributes: str | Iterable[str] = "all", claims: str = "auto"
-) -> Variant:
+def parse_variant(shapes: str = "standard", attributes: str | Iterable[str] = "all", claims: str = "auto") -> Variant:
     """Builds a :class:`Variant` from its three option strings, with errors naming the bad value."""
     try:
         sh = Shapes(shapes.strip().lower())

@@ -273,9 +273,7 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
         return tuple.__new__(cls, (variant, 0, 0, -1, FULL, False, Outcome.ONGOING))
 
     @classmethod
-    def from_board(
-        cls, board: Iterable[int | None], hand: int | None, variant: Variant = STANDARD
-    ) -> Position:
+    def from_board(cls, board: Iterable[int | None], hand: int | None, variant: Variant = STANDARD) -> Position:
         """A position from 16 cells (square order a1, b1, .., d4; None for empty) and the piece in hand.
 
         Raises ValueError when pieces repeat or the hand cannot be placed. With automatic claims, a board that
@@ -363,9 +361,7 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
         """True when ``piece``, handed to the opponent now (after this position's placement), lets them win at once."""
         occupied, planes, variant = self[1], self[2], self[0]
         for s in SQUARES:
-            if not occupied >> s & 1 and _completes(
-                variant, occupied | 1 << s, planes | _piece_planes(piece, s), s
-            ):
+            if not occupied >> s & 1 and _completes(variant, occupied | 1 << s, planes | _piece_planes(piece, s), s):
                 return True
         return False
 
@@ -441,9 +437,7 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
                     if x == 0 or x == mask:
                         if variant.strict:
                             return self._missed(occupied, planes, give)
-                        return tuple.__new__(
-                            Position, (variant, occupied, planes, -1, available, False, _WIN)
-                        )
+                        return tuple.__new__(Position, (variant, occupied, planes, -1, available, False, _WIN))
         if occupied == FULL:
             if give is not None:
                 raise IllegalTurn("the board is full: no piece is left to give")
@@ -454,9 +448,7 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
             if give == hand:
                 raise IllegalTurn(f"piece {give:x} is the piece being placed")
             raise IllegalTurn(f"piece {give:x} is already on the board")
-        return tuple.__new__(
-            Position, (variant, occupied, planes, give, available & ~(1 << give), False, _ONGOING)
-        )
+        return tuple.__new__(Position, (variant, occupied, planes, give, available & ~(1 << give), False, _ONGOING))
 
     def _missed(self, occupied: int, planes: int, give: int | None) -> Position:
         """Strict claims: the placement completed an alignment without a call; it stays claimable for one turn."""
@@ -466,16 +458,12 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
                 raise IllegalTurn("the board is full: no piece is left to give")
             return tuple.__new__(Position, (variant, occupied, planes, -1, available, False, _DRAW))
         if give is None:
-            raise IllegalTurn(
-                "a piece must be given, or QUARTO! called (this placement completes an alignment)"
-            )
+            raise IllegalTurn("a piece must be given, or QUARTO! called (this placement completes an alignment)")
         if not available >> give & 1:
             if give == hand:
                 raise IllegalTurn(f"piece {give:x} is the piece being placed")
             raise IllegalTurn(f"piece {give:x} is already on the board")
-        return tuple.__new__(
-            Position, (variant, occupied, planes, give, available & ~(1 << give), True, _ONGOING)
-        )
+        return tuple.__new__(Position, (variant, occupied, planes, give, available & ~(1 << give), True, _ONGOING))
 
     def _apply_rare(self, turn: Turn) -> Position:
         """The turns off the hot path: claims, calls, gives without a placement, finished games."""
@@ -498,9 +486,7 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
                 raise IllegalTurn(f"piece {hand:x} is in hand and must be placed first")
             if not available >> give & 1:
                 raise IllegalTurn(f"piece {give:x} is already on the board")
-            return tuple.__new__(
-                Position, (variant, occupied, planes, give, available & ~(1 << give), False, _ONGOING)
-            )
+            return tuple.__new__(Position, (variant, occupied, planes, give, available & ~(1 << give), False, _ONGOING))
         if hand < 0:
             raise IllegalTurn("no piece in hand: this turn only gives a piece")
         # A call: the placement must complete an alignment, and then it wins.
@@ -510,19 +496,12 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
         occupied |= bit
         planes |= _PIECE_PLANES[hand][place]
         if not _completes(variant, occupied, planes, place):
-            raise IllegalTurn(
-                f"QUARTO! called, but {square_name(place)} completes no alignment", false_claim=True
-            )
+            raise IllegalTurn(f"QUARTO! called, but {square_name(place)} completes no alignment", false_claim=True)
         return tuple.__new__(Position, (variant, occupied, planes, -1, available, False, _WIN))
 
     def canonical(self, turn: Turn) -> Turn:
         """``turn`` as it is recorded after being applied here: a give after an automatic win is dropped."""
-        if (
-            turn.give is not None
-            and turn.place is not None
-            and not self[0].strict
-            and self.wins_at(turn.place)
-        ):
+        if turn.give is not None and turn.place is not None and not self[0].strict and self.wins_at(turn.place):
             return turn_of(place=turn.place)
         return turn
 
@@ -574,9 +553,7 @@ _TURNS: Final = tuple(
 _CALLS: Final = tuple(Turn(place=s, call=True) for s in SQUARES)
 
 
-def turn_of(
-    place: int | None = None, give: int | None = None, *, call: bool = False, claim: bool = False
-) -> Turn:
+def turn_of(place: int | None = None, give: int | None = None, *, call: bool = False, claim: bool = False) -> Turn:
     """The shared :class:`Turn` for these fields (validated the same way as the constructor)."""
     if claim:
         if place is not None or give is not None or call:
@@ -614,7 +591,5 @@ def iter_alignments(position: Position) -> Iterator[int]:
     """Masks of every full winning group on the board that shares a counted attribute."""
     variant, occupied, planes = position.variant, position.occupied, position.planes
     for mask in variant.lines:
-        if occupied & mask == mask and any(
-            (x := planes >> sh & mask) == 0 or x == mask for sh in variant.shifts
-        ):
+        if occupied & mask == mask and any((x := planes >> sh & mask) == 0 or x == mask for sh in variant.shifts):
             yield mask
