@@ -1,0 +1,182 @@
+"""Schedules: round-robin and gauntlet pairings, colour-swapped pairs sharing an opening, openings files, seeds."""
+
+from __future__ import annotations
+
+import collections
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from quarto_arena.arena.schedule import (
+    Format,
+    Opening,
+    ScheduleError,
+    build_schedule,
+    encounters,
+    load_openings,
+    opening_from_text,
+    random_openings,
+    schedule_digest,
+)
+from quarto_arena.protocol.notation import parse_position, parse_turns, parse_variant
+from quarto_arena.protocol.rules import Variant
+
+STANDARD = Variant()
+STRICT = parse_variant("standard", "all", "strict")
+
+
+def test_round_robin_meets_every_pair_once_per_round() -> None:
+    assert encounters(["a", "b", "c", "d"], Format.ROUND_ROBIN) == [
+        ("a", "b"),
+        ("a", "c"),
+        ("a", "d"),
+        ("b", "c"),
+        ("b", "d"),
+        ("c", "d"),
+    ]
+
+
+def test_gauntlet_pits_the_first_against_the_rest() -> None:
+    assert encounters(["hero", "x", "y"], Format.GAUNTLET) == [("hero", "x"), ("hero", "y")]
+
+
+@pytest.mark.parametrize(
+    ("names", "message"),
+    [(["a"], "at least two"), (["a", "b", "a"], "repeated: a")],
+)
+def test_bad_engine_lists_are_refused(names: list[str], message: str) -> None:
+    with pytest.raises(ScheduleError, match=message):
+        encounters(names, Format.ROUND_ROBIN)
+
+
+@pytest.mark.parametrize(("rounds", "games"), [(0, 2), (1, 3), (1, 0)])
+def test_bad_counts_are_refused(rounds: int, games: int) -> None:
+    with pytest.raises(ScheduleError):
+        build_schedule(["a", "b"], rounds=rounds, games=games)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(2, 6),
+    rounds=st.integers(1, 3),
+    pairs=st.integers(1, 3),
+    gauntlet=st.booleans(),
+    n_openings=st.integers(1, 4),
+)
+def test_schedule_invariants(n: int, rounds: int, pairs: int, gauntlet: bool, n_openings: int) -> None:
+    names = [f"e{i}" for i in range(n)]
+    fmt = Format.GAUNTLET if gauntlet else Format.ROUND_ROBIN
+    openings = [Opening(turns=(f"{i:x}",)) for i in range(n_openings)]
+    sched = build_schedule(names, fmt=fmt, rounds=rounds, games=2 * pairs, openings=openings)
+    n_enc = n - 1 if gauntlet else n * (n - 1) // 2
+    assert len(sched) == rounds * n_enc * 2 * pairs
+    assert [g.game_id for g in sched] == list(range(1, len(sched) + 1))
+    by_pair = collections.defaultdict(list)
+    for g in sched:
+        by_pair[g.pair].append(g)
+    for games in by_pair.values():
+        # Both games of a pair: same opening, same round, colours swapped, adjacent ids.
+        first, second = games
+        assert first.opening == second.opening
+        assert first.round == second.round
+        assert (first.first, first.second) == (second.second, second.first)
+        assert second.game_id == first.game_id + 1
+    # Every engine gives the first piece exactly as often as it receives it.
+    firsts = collections.Counter(g.first for g in sched)
+    seconds = collections.Counter(g.second for g in sched)
+    assert firsts == seconds
+    if gauntlet:
+        assert all(names[0] in (g.first, g.second) for g in sched)
+
+
+def test_every_encounter_sees_the_same_openings() -> None:
+    openings = [Opening(turns=(f"{i:x}",)) for i in range(5)]
+    sched = build_schedule(["a", "b", "c"], rounds=2, games=4, openings=openings)
+    per_encounter = collections.defaultdict(list)
+    for g in sched:
+        if g.first < g.second:
+            per_encounter[(g.first, g.second)].append(g.opening)
+    seqs = list(per_encounter.values())
+    assert all(s == seqs[0] for s in seqs)
+    # 2 rounds x 2 pairs: openings 0, 1 then 2, 3.
+    assert [o.turns[0] for o in seqs[0]] == ["0", "1", "2", "3"]
+
+
+def test_schedule_digest_changes_with_the_schedule() -> None:
+    a = build_schedule(["a", "b", "c"], games=2)
+    b = build_schedule(["a", "b", "c"], games=2)
+    c = build_schedule(["a", "c", "b"], games=2)
+    assert schedule_digest(a) == schedule_digest(b)
+    assert schedule_digest(a) != schedule_digest(c)
+
+
+def test_random_openings_are_legal_unfinished_and_reproducible() -> None:
+    first = random_openings(6, 20, STANDARD, seed=7)
+    again = random_openings(6, 20, STANDARD, seed=7)
+    other = random_openings(6, 20, STANDARD, seed=8)
+    assert first == again
+    assert first != other
+    assert len(set(first)) > 15
+    for opening in first:
+        assert len(opening.turns) == 6
+        pos = parse_position(opening.start, STANDARD).play(parse_turns(opening.turns))
+        assert not pos.is_over
+
+
+def test_random_openings_under_strict_claims_leave_nothing_to_claim() -> None:
+    for opening in random_openings(10, 30, STRICT, seed=1):
+        pos = parse_position(opening.start, STRICT).play(parse_turns(opening.turns))
+        assert not pos.is_over
+        assert not pos.claimable
+
+
+def test_random_opening_j_does_not_depend_on_the_count() -> None:
+    assert random_openings(4, 3, STANDARD, seed=3) == random_openings(4, 10, STANDARD, seed=3)[:3]
+
+
+def test_opening_from_text_accepts_turns_positions_and_startpos() -> None:
+    assert opening_from_text("3 C47 d4e", STANDARD) == Opening("startpos", ("3", "c47", "d4e"))
+    assert opening_from_text("startpos 3", STANDARD) == Opening("startpos", ("3",))
+    assert opening_from_text("F410/..../...9/.C7. b", STANDARD) == Opening("f410/..../...9/.c7. b", ())
+    assert opening_from_text("..../..../..../.... 7 a1e", STANDARD) == Opening("..../..../..../.... 7", ("a1e",))
+
+
+def test_openings_file(tmp_path: Path) -> None:
+    path = tmp_path / "openings.txt"
+    path.write_text("# a comment\n\n3 c47\n..../..../..../.... 7 a1e  # trailing comment\n")
+    assert load_openings(path, STANDARD) == [
+        Opening("startpos", ("3", "c47")),
+        Opening("..../..../..../.... 7", ("a1e",)),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("3 c47\n3 c47 c4e\n", r"openings.txt:2: bad opening '3 c47 c4e': turn 3 \(c4e\) is illegal: c4 is occupied"),
+        ("3 zz\n", r"openings.txt:1: .*'zz'"),
+        ("..../..../.... 7\n", r"openings.txt:1: .*3 rows"),
+        ("..../..../..../....\n", r"openings.txt:1: .*no piece in hand"),
+        ("# nothing\n", r"openings.txt: no openings"),
+        # a1 b1 c1 d1 with pieces 0 1 2 3: light round on row 1, a win: nothing left to play.
+        ("0 a11 b12 c13 d1\n", r"openings.txt:1: .*already over"),
+    ],
+)
+def test_bad_openings_files_name_file_line_and_problem(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "openings.txt"
+    path.write_text(content)
+    with pytest.raises(ScheduleError, match=message):
+        load_openings(path, STANDARD)
+
+
+def test_missing_openings_file(tmp_path: Path) -> None:
+    with pytest.raises(ScheduleError, match="cannot read"):
+        load_openings(tmp_path / "nope.txt", STANDARD)
+
+
+def test_binary_openings_file(tmp_path: Path) -> None:
+    path = tmp_path / "openings.txt"
+    path.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(ScheduleError, match="cannot read"):
+        load_openings(path, STANDARD)
