@@ -23,16 +23,18 @@ strings, integers, floats or booleans (written to the engine as text). Any other
 key must not be ignored silently. Every error names the file, the engine and the key.
 
 On the command line an engine is one word: a name from the engines file, a built-in engine, a ZeroMQ endpoint,
-an executable path (``./bot``, named after the file), or ``NAME=COMMAND`` to name any of these
-(``new=./build/bot --fast``).
+a command line (``./bot --fast``, named after the program), or ``NAME=WORD`` to name any of these
+(``new=./build/bot --fast``, ``g2=greedy``).
 """
 
 from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import tomllib
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -40,6 +42,7 @@ from quarto_arena.engines.registry import BUILTIN
 from quarto_arena.engines.registry import command as builtin_command
 
 from .engine import EngineConfig
+from .match import distinct_names, engine_config
 from .timecontrol import TimeControl
 
 __all__ = [
@@ -113,7 +116,7 @@ def _entry(path: Path, index: int, raw: object) -> EngineConfig:
     argv.extend(args)
     if argv and "/" in argv[0] and not os.path.isabs(argv[0]) and raw.get("cwd") is None:
         # Relative to the file, not to wherever the arena happens to run (a resume may run elsewhere).
-        argv[0] = str((path.parent / argv[0]).resolve())
+        argv[0] = os.path.abspath(path.parent / argv[0])
     if endpoint is not None and (not isinstance(endpoint, str) or not endpoint.startswith(_ENDPOINT_SCHEMES)):
         raise EnginesFileError(f"{where}: key 'endpoint' must be a string starting with tcp:// or ipc://")
     cwd = raw.get("cwd")
@@ -179,64 +182,50 @@ def load_engines_file(path: Path) -> dict[str, EngineConfig]:
 
 
 def engine_from_arg(text: str, known: Mapping[str, EngineConfig] | None = None) -> EngineConfig:
-    """One engine from a command-line word (see the module documentation); raises :class:`EnginesFileError`."""
+    """One engine from a command-line word (see the module documentation); raises :class:`EnginesFileError`.
+
+    Words that are not in ``known`` (the engines file) are read by :func:`~quarto_arena.arena.match.engine_config`,
+    as ``play`` reads them; a program given by path must exist and is made absolute, so that the journal's copy
+    still starts it when the tournament is resumed from another directory.
+    """
     known = known or {}
     name, eq, spec = text.partition("=")
-    if eq and name and " " not in name and "/" not in name:
-        spec = spec.strip()
-        if not spec:
-            raise EnginesFileError(f"engine {text!r}: nothing after '='")
-    else:
-        name, spec = "", text.strip()
-    if spec in known:
-        found = known[spec]
-        return found if not name else _renamed(found, name)
-    if spec in BUILTIN:
-        return EngineConfig(name=name or spec, command=tuple(builtin_command(spec)))
-    if spec.startswith(_ENDPOINT_SCHEMES):
-        return EngineConfig(name=name or spec, endpoint=spec)
+    if eq and name and name in known:
+        raise EnginesFileError(f"engine {text!r}: {name!r} is already an engine of the engines file")
+    if eq and spec.strip() in known:
+        return replace(known[spec.strip()], name=name)
+    if text.strip() in known:
+        return known[text.strip()]
     try:
-        argv = shlex.split(spec)
+        config = engine_config(text)
     except ValueError as e:
-        raise EnginesFileError(f"engine {text!r}: cannot split the command: {e}") from None
-    exe = Path(argv[0]) if argv else Path()
-    if argv and ("/" in argv[0] or exe.exists()):
-        if not exe.exists():
-            raise EnginesFileError(f"engine {text!r}: {exe} does not exist")
-        if exe.is_dir() or not os.access(exe, os.X_OK):
-            raise EnginesFileError(f"engine {text!r}: {exe} is not an executable file")
-        # Absolute, so that the journal's copy still works when the tournament is resumed from elsewhere.
-        argv[0] = str(exe.resolve())
-        return EngineConfig(name=name or exe.name, command=tuple(argv))
-    choices = [*known, *BUILTIN]
-    raise EnginesFileError(
-        f"unknown engine {text!r}: not in the engines file, not a built-in ({', '.join(choices)}), not an executable"
-        " path; write NAME=COMMAND for any command"
-    )
-
-
-def _renamed(config: EngineConfig, name: str) -> EngineConfig:
-    return EngineConfig(
-        name=name,
-        command=config.command,
-        endpoint=config.endpoint,
-        cwd=config.cwd,
-        options=dict(config.options),
-        time_control=config.time_control,
-    )
+        raise EnginesFileError(str(e)) from None
+    if not config.command:
+        return config
+    exe = Path(config.command[0])
+    if "/" not in config.command[0] and not exe.exists():
+        if shutil.which(config.command[0]) is None:
+            choices = [*known, *BUILTIN]
+            raise EnginesFileError(
+                f"unknown engine {text!r}: not in the engines file, not a built-in ({', '.join(choices)}),"
+                " not a program; write NAME=COMMAND for any command"
+            )
+        return config
+    if not exe.exists():
+        raise EnginesFileError(f"engine {text!r}: {exe} does not exist")
+    if exe.is_dir() or not os.access(exe, os.X_OK):
+        raise EnginesFileError(f"engine {text!r}: {exe} is not an executable file")
+    return replace(config, command=(os.path.abspath(exe), *config.command[1:]))
 
 
 def resolve_engines(args: Sequence[str], engines_file: Path | None) -> list[EngineConfig]:
-    """The engines of a tournament: the command-line words, or every engine of the file when there are none."""
+    """The engines of a tournament: the command-line words, or every engine of the file when there are none.
+
+    Repeated display names get ``-2``, ``-3``... as in ``play``.
+    """
     known = load_engines_file(engines_file) if engines_file is not None else {}
     configs = [engine_from_arg(a, known) for a in args] if args else list(known.values())
-    names = [c.name for c in configs]
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise EnginesFileError(
-            f"engine names must be distinct; repeated: {', '.join(repeated)} (name them with NAME=COMMAND)"
-        )
-    return configs
+    return distinct_names(configs)
 
 
 def config_to_dict(config: EngineConfig) -> dict[str, Any]:
