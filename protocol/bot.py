@@ -1,0 +1,712 @@
+"""The bot SDK: write a Quarto bot as one function or a small class; this module does all the UQI work.
+
+The smallest bot is a function::
+
+    from quarto_arena.protocol.bot import SearchContext, run
+    from quarto_arena.protocol.rules import Position, Turn
+
+    def choose(position: Position, ctx: SearchContext) -> Turn:
+        return position.legal_turns()[0]
+
+    if __name__ == "__main__":
+        run(choose)
+
+A richer bot subclasses :class:`Bot` (a name, an author, typed options, ``new_game`` and ``search``). ``run`` serves
+it over standard input and output, or, with ``--listen tcp://127.0.0.1:PORT`` (or ``ipc://PATH``), on a ZeroMQ
+endpoint (SPEC.md §3.3). The SDK answers the handshake, checks option values against their declared types, rebuilds
+the position from every ``position`` command (the engine keeps no game state), runs each search in a worker
+thread so that ``isready`` is answered and ``stop`` works during it, sends exactly one ``turn`` per ``go``, answers
+every line it does not understand with an ``error`` line, and exits on ``quit`` or at the end of its input, even in
+the middle of a search.
+
+A bot bug must not lose a game by itself: when ``search`` raises, or returns something that is not a legal turn,
+the SDK logs the problem (with the traceback) on standard error and answers a legal turn of its own (a win when one
+is on the board, otherwise the first legal turn). Deliberately broken test bots turn this off with
+``validate_turns = False``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ipaddress
+import logging
+import os
+import queue
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from types import FrameType
+from typing import BinaryIO, Final, Literal, NoReturn
+
+from .notation import NotationError
+from .rules import IllegalTurn, Position, Turn, Variant
+from .uqi import (
+    PROTOCOL_VERSION,
+    Go,
+    Info,
+    IsReady,
+    NewGame,
+    OptionSpec,
+    OptionType,
+    PositionCommand,
+    Quit,
+    Score,
+    SetOption,
+    Stop,
+    Uqi,
+    UqiError,
+    format_reply,
+    parse_command,
+)
+
+__all__ = [
+    "Bot",
+    "EndpointError",
+    "FunctionBot",
+    "OptionValue",
+    "OptionValues",
+    "SearchContext",
+    "SearchFunction",
+    "UnsupportedVariant",
+    "fallback_turn",
+    "main",
+    "parse_endpoint",
+    "run",
+    "serve_stdio",
+    "serve_zmq",
+    "time_budget",
+]
+
+log = logging.getLogger(__name__)
+
+OptionValue = bool | int | str | None
+"""A typed option value: check -> bool, spin -> int, combo and string -> str, button -> None."""
+
+DEFAULT_BUDGET: Final = 1.0
+"""Seconds a search takes when ``go`` gives no limit at all (SPEC §4.5: the engine chooses)."""
+EXIT_USAGE: Final = 2
+"""Exit status for a bad command line or an endpoint that cannot be served."""
+_JOIN_ON_EXIT: Final = 0.5
+"""Seconds a search gets to notice ``stop`` when the engine exits before the process is ended regardless."""
+
+
+class UnsupportedVariant(Exception):
+    """Raised by :meth:`Bot.new_game` for a variant the bot cannot play; the SDK answers ``error newgame ...``."""
+
+
+class EndpointError(ValueError):
+    """A ``--listen`` endpoint that cannot be served. The message names the problem."""
+
+
+def _typed(spec: OptionSpec, text: str | None) -> OptionValue:
+    """A checked option text as its Python value."""
+    if spec.type is OptionType.CHECK:
+        return text == "true"
+    if spec.type is OptionType.SPIN:
+        assert text is not None  # OptionSpec.check guarantees a value for a spin
+        return int(text)
+    if spec.type is OptionType.BUTTON:
+        return None
+    return text
+
+
+class OptionValues(Mapping[str, OptionValue]):
+    """Read-only option values, looked up by option id case-insensitively (SPEC §4.1)."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: Mapping[str, OptionValue]) -> None:
+        self._values = {k.lower(): v for k, v in values.items()}
+
+    def __getitem__(self, name: str) -> OptionValue:
+        return self._values[name.lower()]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"OptionValues({self._values!r})"
+
+
+def time_budget(limits: Go, position: Position | None = None) -> float | None:
+    """Seconds to spend on this turn under ``limits``, or None when only ``stop`` (or depth/nodes) ends the search.
+
+    ``movetime`` minus a safety margin (a quarter of it, at most 25 ms) for the SDK's own latency; with a clock,
+    the remaining time shared over the turns we still have to play (half the empty squares, from ``position``;
+    8 when unknown) plus 80 % of the increment, never more than the clock minus the margin; with no limit at all,
+    :data:`DEFAULT_BUDGET`.
+    """
+    if limits.infinite:
+        return None
+    if limits.movetime is not None:
+        return max(limits.movetime - min(limits.movetime * 0.25, 25.0), 0.5) / 1000
+    if limits.time is not None:
+        turns_left = 8 if position is None else max(1, (16 - position.placed + 1) // 2)
+        clock = float(limits.time)
+        margin = min(clock * 0.25, 30.0)
+        share = clock / turns_left + 0.8 * (limits.inc or 0)
+        return max(min(share, clock - margin), 0.5) / 1000
+    if limits.depth is not None or limits.nodes is not None:
+        return None
+    return DEFAULT_BUDGET
+
+
+class SearchContext:
+    """What a search may know and do: the ``go`` limits, the time budget, the stop flag, info output, options.
+
+    The SDK builds one per ``go``; tests and tools may build their own (``SearchContext(Go(depth=2))``).
+    """
+
+    def __init__(
+        self,
+        limits: Go | None = None,
+        *,
+        position: Position | None = None,
+        options: Mapping[str, OptionValue] | None = None,
+        budget: float | Literal["auto"] | None = "auto",
+        on_info: Callable[[Info], None] | None = None,
+    ) -> None:
+        self.limits: Go = limits or Go()
+        """The ``go`` command: time, inc, otime, oinc, movetime, depth, nodes, infinite."""
+        self.options: OptionValues = OptionValues(options or {})
+        """The bot's option values when the search started (case-insensitive ids)."""
+        self.budget: float | None = time_budget(self.limits, position) if budget == "auto" else budget
+        """Seconds this search should take at most (:func:`time_budget`), or None for no time limit."""
+        self.started: float = time.monotonic()
+        """When the search started, on the monotonic clock."""
+        self.deadline: float | None = None if self.budget is None else self.started + self.budget
+        """Monotonic time at which :meth:`should_stop` turns true, or None."""
+        self._stop = threading.Event()
+        self._on_info = on_info
+
+    @property
+    def stopped(self) -> bool:
+        """True once ``stop`` arrived (or the session ended): return a turn as soon as possible."""
+        return self._stop.is_set()
+
+    def stop(self) -> None:
+        """Asks the search to end (what ``stop`` does)."""
+        self._stop.set()
+
+    def should_stop(self) -> bool:
+        """True when the search should return now: stopped, or its time budget is spent. Call it often."""
+        return self._stop.is_set() or (self.deadline is not None and time.monotonic() >= self.deadline)
+
+    def elapsed(self) -> float:
+        """Seconds since the search started."""
+        return time.monotonic() - self.started
+
+    def remaining(self) -> float | None:
+        """Seconds left in the budget (never negative), or None without a time limit."""
+        return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+
+    def info(
+        self,
+        *,
+        depth: int | None = None,
+        seldepth: int | None = None,
+        score: Score | None = None,
+        nodes: int | None = None,
+        nps: int | None = None,
+        time: int | None = None,
+        pv: Sequence[Turn] = (),
+        string: str | None = None,
+    ) -> None:
+        """Sends an ``info`` line (SPEC §5.3). ``time`` is in ms; ``pv`` starts with the bot's own turn."""
+        if self._on_info is not None:
+            info = Info(depth, seldepth, score, nodes, nps, time, tuple(pv), string)
+            self._on_info(info)
+
+
+SearchFunction = Callable[[Position, SearchContext], Turn]
+"""The simplest bot: a function from the position and the search context to a turn."""
+
+
+class Bot:
+    """Base class of a bot. Override :meth:`search`; optionally :meth:`new_game` and :meth:`set_option`.
+
+    Class attributes describe the bot for the handshake: :attr:`name`, :attr:`author`, :attr:`options`.
+    """
+
+    name: str = "Unnamed bot"
+    """Sent as ``id name``."""
+    author: str | None = None
+    """Sent as ``id author`` when set."""
+    options: tuple[OptionSpec, ...] = ()
+    """Typed options (protocol/uqi.py :class:`OptionSpec`), sent with the handshake and checked on ``setoption``."""
+    validate_turns: bool = True
+    """Replace a turn that is not legal by a legal one (see the module docstring). Only test bots turn it off."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, OptionValue] = {
+            spec.name.lower(): _typed(spec, spec.default) for spec in self.options if spec.type is not OptionType.BUTTON
+        }
+
+    def option(self, name: str) -> OptionValue:
+        """The current value of an option (id compared case-insensitively); KeyError when there is none."""
+        return self._values[name.lower()]
+
+    @property
+    def option_values(self) -> OptionValues:
+        """A snapshot of every option value."""
+        return OptionValues(self._values)
+
+    def set_option(self, name: str, value: OptionValue) -> None:
+        """Stores a checked, typed value (``name`` as declared). Override to react; raise ValueError to refuse it.
+
+        The SDK also calls it with every default when a session starts (``uqi``), so state derived from an option
+        (a random generator from a seed) can be built here.
+        """
+        self._values[name.lower()] = value
+
+    def reset_options(self) -> None:
+        """Sets every option back to its default through :meth:`set_option`."""
+        for spec in self.options:
+            if spec.type is not OptionType.BUTTON:
+                self.set_option(spec.name, _typed(spec, spec.default))
+
+    def new_game(self, variant: Variant) -> None:
+        """A new game starts under ``variant``: reset any search state. Raise UnsupportedVariant to refuse it."""
+
+    def search(self, position: Position, ctx: SearchContext) -> Turn:
+        """The turn to play in ``position`` (never a finished game). Check ``ctx.should_stop()`` often."""
+        raise NotImplementedError(f"{type(self).__name__}.search is not implemented")
+
+
+class FunctionBot(Bot):
+    """A bot made of one :data:`SearchFunction`."""
+
+    def __init__(
+        self,
+        choose: SearchFunction,
+        *,
+        name: str | None = None,
+        author: str | None = None,
+        options: Sequence[OptionSpec] = (),
+    ) -> None:
+        self.options = tuple(options)
+        self.name = name or str(getattr(choose, "__name__", "bot"))
+        self.author = author
+        self._choose = choose
+        super().__init__()
+
+    def search(self, position: Position, ctx: SearchContext) -> Turn:
+        """Calls the function."""
+        return self._choose(position, ctx)
+
+
+def fallback_turn(position: Position) -> Turn:
+    """A legal turn chosen without search: the claim or a winning placement when there is one, else the first."""
+    turns = position.legal_turns()
+    if not turns:
+        raise ValueError("the game is over: there is no legal turn")
+    for turn in turns:
+        if turn.claim or turn.call or (turn.place is not None and position.wins_at(turn.place)):
+            return turn
+    return turns[0]
+
+
+def _illegal(position: Position, turn: object) -> str | None:
+    """Why ``turn`` cannot be played in ``position``, or None when it can."""
+    if not isinstance(turn, Turn):
+        return f"search returned {turn!r}, not a Turn"
+    try:
+        position.apply(turn)
+    except IllegalTurn as e:
+        return f"search returned the illegal turn {turn}: {e}"
+    return None
+
+
+class _Search:
+    """One running ``go``: its context, its worker thread, and whether its output still goes anywhere."""
+
+    __slots__ = ("cancelled", "ctx", "position", "thread")
+
+    def __init__(self, position: Position, ctx: SearchContext) -> None:
+        self.position = position
+        self.ctx = ctx
+        self.cancelled = False
+        self.thread: threading.Thread | None = None
+
+
+class _Session:
+    """One UQI conversation with one arena: turns command lines into calls on the bot and reply lines.
+
+    ``handle`` runs on the transport's thread; searches run on worker threads. ``write`` must be thread-safe.
+    """
+
+    def __init__(self, bot: Bot, write: Callable[[str], None]) -> None:
+        self._bot = bot
+        self._write = write
+        self._lock = threading.Lock()
+        self._variant = Variant()
+        self._position: Position | None = None
+        self._position_problem = "no position was sent"
+        self._search: _Search | None = None
+
+    def handle(self, raw: str) -> bool:
+        """Handles one line; returns False when the session ends (``quit``)."""
+        line = raw.strip()
+        if not line:
+            return True
+        try:
+            cmd = parse_command(line)
+        except UqiError as e:
+            log.warning("bad command %r: %s", line[:200], e)
+            self._write(f"error {e}")
+            return True
+        match cmd:
+            case Uqi():
+                self._handshake()
+            case IsReady():
+                self._write("readyok")
+            case SetOption():
+                self._set_option(cmd)
+            case NewGame(variant):
+                self._new_game(variant)
+            case PositionCommand():
+                self._set_position(cmd)
+            case Go():
+                self._go(cmd)
+            case Stop():
+                with self._lock:
+                    if self._search is not None:
+                        self._search.ctx.stop()
+            case Quit():
+                return False
+        return True
+
+    def _busy(self) -> bool:
+        with self._lock:
+            return self._search is not None
+
+    def _handshake(self) -> None:
+        # A handshake starts the session afresh: forget a search left over from an arena that went away.
+        self.close()
+        try:
+            self._bot.reset_options()
+        except Exception:
+            log.exception("the bot's set_option raised while restoring defaults")
+        self._write(f"id name {self._bot.name}")
+        if self._bot.author:
+            self._write(f"id author {self._bot.author}")
+        for spec in self._bot.options:
+            self._write(format_reply(spec))
+        self._write(f"uqiok {PROTOCOL_VERSION}")
+
+    def _set_option(self, cmd: SetOption) -> None:
+        if self._busy():
+            self._write(f"error setoption {cmd.name}: not allowed during a search (send stop first)")
+            return
+        spec = next((s for s in self._bot.options if s.name.lower() == cmd.name.lower()), None)
+        if spec is None:
+            self._write(f"error setoption unknown option {cmd.name}")
+            return
+        try:
+            text = spec.check(cmd.value)
+            self._bot.set_option(spec.name, _typed(spec, text))
+        except (UqiError, ValueError) as e:
+            self._write(f"error setoption {e}")
+            return
+        log.info("option %s = %s", spec.name, text)
+
+    def _new_game(self, variant: Variant) -> None:
+        if self._busy():
+            self._write("error newgame: a search is running (send stop first)")
+            return
+        try:
+            self._bot.new_game(variant)
+        except UnsupportedVariant as e:
+            self._write(f"error newgame unsupported {variant.describe()}: {e}")
+            return
+        except Exception as e:
+            log.exception("the bot's new_game raised")
+            self._write(f"error newgame failed: {type(e).__name__}: {e}")
+            return
+        self._variant = variant
+        self._position = None
+        self._position_problem = "no position was sent since newgame"
+
+    def _set_position(self, cmd: PositionCommand) -> None:
+        # Stateless, as in UCI: the whole game comes with every position command, under the newgame variant.
+        try:
+            self._position = cmd.position(self._variant)
+        except (IllegalTurn, NotationError, ValueError) as e:
+            self._position = None
+            self._position_problem = f"the last position was invalid ({e})"
+            self._write(f"error position {e}")
+
+    def _go(self, limits: Go) -> None:
+        position = self._position
+        if position is None:
+            self._write(f"error go: {self._position_problem}")
+            return
+        if position.is_over:
+            self._write("error go: the game is over in this position, there is no turn to play")
+            return
+        with self._lock:
+            if self._search is not None:
+                self._write("error go: a search is already running (send stop first)")
+                return
+            run = _Search(position, SearchContext(limits, position=position, options=self._bot.option_values))
+            run.ctx._on_info = lambda info: self._info(run, info)
+            run.thread = threading.Thread(target=self._search_thread, args=(run,), name="search", daemon=True)
+            self._search = run
+        run.thread.start()
+
+    def _info(self, run: _Search, info: Info) -> None:
+        if not run.cancelled:
+            self._write(format_reply(info))
+
+    def _search_thread(self, run: _Search) -> None:
+        position = run.position
+        turn: object = None
+        try:
+            turn = self._bot.search(position, run.ctx)
+        except Exception:
+            log.exception("the bot's search raised; answering a fallback legal turn instead")
+            turn = fallback_turn(position)
+        if self._bot.validate_turns:
+            problem = _illegal(position, turn)
+            if problem is not None:
+                log.error("%s; answering a fallback legal turn instead", problem)
+                turn = fallback_turn(position)
+            assert isinstance(turn, Turn)
+            turn = position.canonical(turn)
+        if run.ctx.limits.infinite:
+            # As in UCI, an infinite search answers only when stopped, however early the bot has made up its mind.
+            run.ctx._stop.wait()
+        # Clearing the search and sending the turn under one lock: the arena may send the next go as soon as it
+        # reads the turn, and that go must not find this search still registered.
+        with self._lock:
+            if self._search is run:
+                self._search = None
+            if not run.cancelled:
+                self._write(f"turn {turn}")
+
+    def close(self) -> threading.Thread | None:
+        """Ends the session: stops a running search and drops its output. Returns its thread, if any."""
+        with self._lock:
+            run, self._search = self._search, None
+        if run is None:
+            return None
+        run.cancelled = True
+        run.ctx.stop()
+        return run.thread
+
+
+def serve_stdio(bot: Bot, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> threading.Thread | None:
+    """Serves one session over byte streams (standard input and output by default) until ``quit`` or end of input.
+
+    Returns the thread of a search that was still running at the end (already told to stop), or None.
+    """
+    instream = stdin if stdin is not None else sys.stdin.buffer
+    outstream = stdout if stdout is not None else sys.stdout.buffer
+    out_lock = threading.Lock()
+    broken = False
+
+    def write(line: str) -> None:
+        nonlocal broken
+        with out_lock:
+            if broken:
+                return
+            try:
+                outstream.write(line.encode("utf-8") + b"\n")
+                outstream.flush()
+            except (OSError, ValueError):
+                broken = True  # the arena closed our output; the end of input follows
+                log.warning("standard output is closed; dropping %r", line)
+
+    session = _Session(bot, write)
+    try:
+        for raw in iter(instream.readline, b""):
+            if not session.handle(raw.decode("utf-8", "replace")):
+                log.info("quit")
+                break
+        else:
+            log.info("end of input")
+    except KeyboardInterrupt:
+        log.info("interrupted")
+    return session.close()
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_endpoint(text: str, *, allow_remote: bool = False) -> str:
+    """Checks a ``--listen`` value and returns the endpoint to bind; raises :class:`EndpointError`.
+
+    Accepted: ``tcp://HOST:PORT`` (HOST a loopback address unless ``allow_remote``), ``ipc://PATH``, or a bare
+    port number, which means ``tcp://127.0.0.1:PORT``.
+    """
+    value = text.strip()
+    if value.isdigit():
+        value = f"tcp://127.0.0.1:{value}"
+    if value.startswith("ipc://"):
+        if len(value) == len("ipc://"):
+            raise EndpointError(f"endpoint {text!r}: ipc:// needs a path")
+        return value
+    if not value.startswith("tcp://"):
+        raise EndpointError(f"endpoint {text!r}: expected tcp://HOST:PORT, ipc://PATH or a port number")
+    host, sep, port = value[len("tcp://") :].rpartition(":")
+    if not sep or not host:
+        raise EndpointError(f"endpoint {text!r}: expected tcp://HOST:PORT")
+    if not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise EndpointError(f"endpoint {text!r}: port {port!r} is not a number in 1..65535")
+    bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not allow_remote and not _loopback(bare):
+        raise EndpointError(
+            f"endpoint {text!r}: {host} is not a loopback address; pass --allow-remote to accept other machines"
+        )
+    if bare == "localhost":
+        host = "127.0.0.1"  # libzmq binds addresses or interface names, not host names
+    return f"tcp://{host}:{port}"
+
+
+def serve_zmq(bot: Bot, endpoint: str, *, on_bound: Callable[[], None] | None = None) -> None:
+    """Serves UQI on a ZeroMQ endpoint (a bound DEALER, one frame per line, SPEC §3.3), one session after another.
+
+    ``quit`` ends a session, and the server waits for the next ``uqi``. Runs until interrupted. Raises
+    :class:`EndpointError` when the endpoint cannot be bound.
+    """
+    import zmq
+
+    context = zmq.Context()
+    sock = context.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    try:
+        sock.bind(endpoint)
+    except zmq.ZMQError as e:
+        sock.close()
+        context.term()
+        raise EndpointError(f"cannot listen on {endpoint}: {e}") from None
+    log.info("listening on %s", endpoint)
+    if on_bound is not None:
+        on_bound()
+    # ZeroMQ sockets are not thread-safe, so search threads queue their lines and wake this thread through a pipe
+    # that the poller watches next to the socket; only this thread touches the socket.
+    outbox: queue.SimpleQueue[str] = queue.SimpleQueue()
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+
+    def write(line: str) -> None:
+        outbox.put(line)
+        with contextlib.suppress(BlockingIOError):  # a full pipe already holds a pending wake-up
+            os.write(wake_w, b"\0")
+
+    def flush() -> None:
+        with contextlib.suppress(BlockingIOError):
+            while os.read(wake_r, 4096):
+                pass
+        while True:
+            try:
+                line = outbox.get_nowait()
+            except queue.Empty:
+                return
+            sock.send(line.encode("utf-8"))
+
+    poller = zmq.Poller()
+    poller.register(sock, zmq.POLLIN)
+    poller.register(wake_r, zmq.POLLIN)
+    session = _Session(bot, write)
+    try:
+        while True:
+            events = dict(poller.poll())
+            if sock in events:
+                while True:
+                    try:
+                        frames = sock.recv_multipart(zmq.NOBLOCK)
+                    except zmq.Again:
+                        break
+                    if len(frames) != 1:
+                        write(f"error message has {len(frames)} frames; UQI over ZeroMQ is one line per frame")
+                        continue
+                    if not session.handle(frames[0].decode("utf-8", "replace")):
+                        session.close()
+                        flush()
+                        session = _Session(bot, write)
+                        log.info("session ended; waiting for the next uqi")
+            flush()
+    finally:
+        session.close()
+        poller.unregister(sock)
+        sock.close()
+        context.term()
+        os.close(wake_r)
+        os.close(wake_w)
+
+
+def _parser(prog: str | None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="A Quarto engine speaking UQI over standard input/output, or on a ZeroMQ endpoint.",
+    )
+    parser.add_argument(
+        "--listen",
+        metavar="ENDPOINT",
+        help="serve on a ZeroMQ endpoint instead of stdio: tcp://127.0.0.1:PORT, ipc://PATH, or a port number",
+    )
+    parser.add_argument("--allow-remote", action="store_true", help="allow a --listen address that is not loopback")
+    parser.add_argument(
+        "--log-level",
+        default="info",
+        choices=["debug", "info", "warning", "error"],
+        help="level of the log on standard error (default: info)",
+    )
+    return parser
+
+
+def _raise_exit(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(0)
+
+
+def main(bot: Bot | SearchFunction, argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
+    """Parses the command line and serves ``bot``; returns the exit status (0, or 2 for a bad command line).
+
+    A search still running when the session ends gets half a second to stop; after that the process exits
+    through ``os._exit`` because a Python thread cannot be killed and the engine must exit (SPEC §3.2).
+    """
+    args = _parser(prog).parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level.upper(),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    the_bot = bot if isinstance(bot, Bot) else FunctionBot(bot)
+    if args.listen is not None:
+        try:
+            endpoint = parse_endpoint(args.listen, allow_remote=args.allow_remote)
+            signal.signal(signal.SIGTERM, _raise_exit)
+            serve_zmq(the_bot, endpoint)
+        except EndpointError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return EXIT_USAGE
+        except KeyboardInterrupt:
+            log.info("interrupted")
+        return 0
+    leftover = serve_stdio(the_bot)
+    if leftover is not None:
+        leftover.join(_JOIN_ON_EXIT)
+        if leftover.is_alive():
+            log.warning("the search did not stop within %.1f s; exiting anyway", _JOIN_ON_EXIT)
+            logging.shutdown()
+            os._exit(0)
+    return 0
+
+
+def run(bot: Bot | SearchFunction, argv: Sequence[str] | None = None) -> NoReturn:
+    """Runs ``bot`` as an engine process: :func:`main`, then exit with its status."""
+    sys.exit(main(bot, argv))
