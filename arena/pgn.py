@@ -1,0 +1,376 @@
+"""PGN for Quarto games: a writer for our records and a fast, forgiving reader for PGN files from any tool.
+
+Quarto in PGN. White is the first player, who gives the first piece; Black is the second. The movetext is the
+list of turn tokens (``7``, ``b3e``, ``c1!`` ...; see protocol.notation) numbered like chess moves: ``1. 7 b3e
+2. c2a d4f ...``, one number per pair of turns, White's then Black's, then the result token. A game that starts
+from another position says so in a ``StartPosition`` tag (a position string); its first recorded turn is still
+White's. A ``{comment}`` may follow any turn.
+
+Reading. :func:`read_games` streams the games of one file; :func:`read_results` reads what a rating needs from many
+files. Only the tag pairs are parsed (the movetext is kept as text, or skipped by :func:`read_results`), so a chess
+PGN reads just as well. The reader accepts a UTF-8 byte-order mark, CRLF line ends, ``{...}`` comments spanning
+lines, ``;`` comments, ``%`` escape lines, games without movetext and missing blank lines (a tag line after
+movetext, after a blank line, or repeating a tag name starts a new game). The ``Result`` tag is the game's result;
+the termination marker at the end of the movetext is not checked against it. Anything it cannot read raises
+:class:`PgnError` with ``file:line:`` and the problem: a missing or unknown ``Result``, a malformed tag line, an
+unclosed comment, a NUL byte (binary file), invalid UTF-8, a file that cannot be opened.
+
+A game whose result is ``*`` is unfinished: :func:`read_games` yields it, :func:`read_results` skips it and
+counts it in :attr:`PgnResults.unfinished`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Final
+
+from .stats import ScoredGame
+
+__all__ = [
+    "RESULTS",
+    "PgnError",
+    "PgnGame",
+    "PgnResults",
+    "format_game",
+    "parse_movetext",
+    "read_games",
+    "read_results",
+]
+
+RESULTS: Final[Mapping[str, float | None]] = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5, "*": None}
+"""Result tokens and White's score; ``None`` for an unfinished game."""
+
+_ROSTER: Final = ("Event", "Site", "Date", "Round", "White", "Black", "Result")
+# The PGN standard's placeholders for roster tags whose value is unknown.
+_UNKNOWN: Final = {"Date": "????.??.??"}
+_LINE_WIDTH: Final = 79
+# Lenient on purpose: other tools write unescaped quotes inside values, and the last quote before ']' ends it.
+_TAG_LINE: Final = re.compile(r'\[\s*([A-Za-z0-9_][A-Za-z0-9_+#=:-]*)\s+"(.*)"\s*\]$')
+_ESCAPE: Final = re.compile(r'\\(["\\])')
+_TAG_NAME: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_+#=:-]*")
+_MOVE_NUMBER: Final = re.compile(r"\d+\.+")
+_MOVETEXT_ITEM: Final = re.compile(r"\{([^}]*)\}|;([^\n]*)|([^\s{};]+)")
+# States of a brace comment at the end of a movetext line.
+_CLOSED: Final = 0
+_STILL_OPEN: Final = 1
+_OPENED: Final = 2
+
+
+class PgnError(Exception):
+    """A PGN file that cannot be read; the message is one line, ``file:line: problem``."""
+
+    def __init__(self, path: str, line: int | None, problem: str) -> None:
+        where = f"{path}:{line}" if line is not None else path
+        super().__init__(f"{where}: {problem}")
+        self.path = path
+        """The file."""
+        self.line = line
+        """The 1-based line number, or ``None`` when the problem is the whole file."""
+        self.problem = problem
+        """What is wrong, without the location."""
+
+
+@dataclass(frozen=True, slots=True)
+class PgnGame:
+    """One game as read from a PGN file."""
+
+    tags: Mapping[str, str]
+    """Tag pairs in file order, values unescaped."""
+    movetext: str
+    """The movetext lines as in the file (comments and result token included), joined by newlines."""
+    path: str
+    """The file the game came from."""
+    line: int
+    """The line where the game starts."""
+
+    @property
+    def result(self) -> str:
+        """The ``Result`` tag: ``1-0``, ``0-1``, ``1/2-1/2`` or ``*`` (the reader guarantees one of these)."""
+        return self.tags["Result"]
+
+    @property
+    def white_score(self) -> float | None:
+        """White's score (1, 0.5, 0), or ``None`` for an unfinished game."""
+        return RESULTS[self.result]
+
+
+@dataclass(frozen=True, slots=True)
+class PgnResults:
+    """What a rating needs from a set of PGN files."""
+
+    games: list[ScoredGame]
+    """Finished games in file order."""
+    unfinished: int
+    """Games with result ``*``, skipped."""
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Writing
+
+
+def format_game(
+    tags: Mapping[str, str], turns: Sequence[str], result: str, comments: Mapping[int, str] | None = None
+) -> str:
+    """One game as PGN text ending in a newline; separate games in a file with a blank line.
+
+    The seven roster tags come first in the standard order (``?`` for those not given, ``????.??.??`` for Date),
+    ``Result`` taken from ``result``; the other tags follow in the order of ``tags``. ``comments`` maps the index
+    of a turn in ``turns`` to the comment written after it (``-1``: before the first turn); their white space is
+    normalized to single spaces. Raises :class:`ValueError` for a tag, token, comment or result that would not
+    read back as written.
+    """
+    if result not in RESULTS:
+        raise ValueError(f"result {result!r} is not one of {', '.join(RESULTS)}")
+    if tags.get("Result", result) != result:
+        raise ValueError(f"tag Result {tags['Result']!r} contradicts result {result!r}")
+    lines = []
+    for name in _ROSTER:
+        value = result if name == "Result" else tags.get(name, _UNKNOWN.get(name, "?"))
+        lines.append(_tag_line(name, value))
+    lines.extend(_tag_line(name, value) for name, value in tags.items() if name not in _ROSTER)
+
+    notes = {} if comments is None else dict(comments)
+    for index, text in notes.items():
+        if not -1 <= index < len(turns):
+            raise ValueError(f"comment index {index} is not a turn index (-1 .. {len(turns) - 1})")
+        if "}" in text:
+            raise ValueError(f"comment {text!r} contains '}}', which would end it early")
+    words: list[str] = []
+    if -1 in notes:
+        words.extend(_comment_words(notes[-1]))
+    for index, token in enumerate(turns):
+        if not token or any(c.isspace() or c in "{};" for c in token) or token in RESULTS or _MOVE_NUMBER.match(token):
+            raise ValueError(f"turn {index + 1}: {token!r} cannot be a PGN token")
+        if index % 2 == 0:
+            words.append(f"{index // 2 + 1}.")
+        words.append(token)
+        if index in notes:
+            words.extend(_comment_words(notes[index]))
+    words.append(result)
+
+    movetext: list[str] = []
+    current = ""
+    for word in words:
+        if current and len(current) + 1 + len(word) > _LINE_WIDTH:
+            movetext.append(current)
+            current = word
+        else:
+            current = f"{current} {word}" if current else word
+    movetext.append(current)
+    return "\n".join(lines) + "\n\n" + "\n".join(movetext) + "\n"
+
+
+def _tag_line(name: str, value: str) -> str:
+    if not _TAG_NAME.fullmatch(name):
+        raise ValueError(f"{name!r} is not a PGN tag name (letters, digits, _ + # = : -)")
+    if "\n" in value or "\r" in value:
+        raise ValueError(f"tag {name} spans lines: {value!r}")
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return f'[{name} "{escaped}"]'
+
+
+def _comment_words(text: str) -> list[str]:
+    words = text.split()
+    if not words:
+        return ["{}"]
+    words[0] = "{" + words[0]
+    words[-1] = words[-1] + "}"
+    return words
+
+
+def parse_movetext(movetext: str) -> tuple[list[str], dict[int, str]]:
+    """The turn tokens and comments of a movetext, the inverse of :func:`format_game`'s movetext.
+
+    Move numbers (``12.``, ``12...``, also glued to a token), NAGs (``$3``) and result tokens are dropped. A
+    comment (``{...}`` or ``;`` to the end of the line) belongs to the turn before it (``-1``: before the first);
+    several comments on one turn are joined by a space and white space is normalized. Variations are not
+    recognized (Quarto records have none).
+    """
+    turns: list[str] = []
+    comments: dict[int, str] = {}
+    for match in _MOVETEXT_ITEM.finditer(movetext):
+        brace, semicolon, token = match.groups()
+        if token is None:
+            text = " ".join((brace if brace is not None else semicolon).split())
+            key = len(turns) - 1
+            comments[key] = f"{comments[key]} {text}" if key in comments else text
+            continue
+        number = _MOVE_NUMBER.match(token)
+        if number:
+            token = token[number.end() :]
+        if token and token not in RESULTS and not token.startswith("$"):
+            turns.append(token)
+    return turns, comments
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Reading
+
+
+def read_games(path: str | Path) -> Iterator[PgnGame]:
+    """The games of one PGN file, streamed in file order (``*`` games included). Raises :class:`PgnError`."""
+    name = str(path)
+    for tags, movetext, line in _scan(name, keep_movetext=True):
+        yield PgnGame(tags, "\n".join(movetext), name, line)
+
+
+def read_results(paths: Iterable[str | Path]) -> PgnResults:
+    """White, Black and White's score of every finished game in ``paths``, for rating.
+
+    Games with result ``*`` are skipped and counted. Raises :class:`PgnError` for unreadable input, including a
+    finished game without a White or Black tag.
+    """
+    games: list[ScoredGame] = []
+    unfinished = 0
+    for path in paths:
+        name = str(path)
+        for tags, _, line in _scan(name, keep_movetext=False):
+            score = RESULTS[tags["Result"]]
+            if score is None:
+                unfinished += 1
+                continue
+            white, black = tags.get("White"), tags.get("Black")
+            if not white or not black:
+                missing = "White" if not white else "Black"
+                raise PgnError(name, line, f"game has no {missing} tag (or it is empty), so it cannot be rated")
+            games.append(ScoredGame(white, black, score))
+    return PgnResults(games, unfinished)
+
+
+def _scan(path: str, keep_movetext: bool) -> Iterator[tuple[dict[str, str], list[str], int]]:
+    """Yields (tags, movetext lines, first line) per game; checks the encoding, tag lines and Result."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - the generator closes it in its finally clause
+    except OSError as error:
+        raise PgnError(path, None, f"cannot open: {error.strerror or error}") from None
+    tags: dict[str, str] = {}
+    result_line = 0
+    movetext: list[str] = []
+    start = 0  # 0: no game open
+    has_movetext = False
+    after_blank = False
+    comment_line = 0  # line where an open {comment} started, 0 when none is open
+    known_names: set[str] = set()  # tag names already seen in the plain form [Name "value"]
+    try:
+        for number, text in enumerate(_decoded_lines(path, handle), start=1):
+            line = text.rstrip()
+            if comment_line:
+                if keep_movetext:
+                    movetext.append(line)
+                if "}" in line:
+                    state = _comment_state(line, open_comment=True)
+                    comment_line = 0 if state == _CLOSED else number if state == _OPENED else comment_line
+                continue
+            if not line:
+                after_blank = True
+                continue
+            first = line[0]
+            if first == "%":
+                continue
+            if first == "[":
+                # Fast path for the usual [Name "value"]; anything else goes through the full pattern.
+                gap = line.find(' "')
+                name = line[1:gap]
+                if gap > 1 and line.endswith('"]') and name in known_names:
+                    value = line[gap + 2 : -2]
+                else:
+                    match = _TAG_LINE.match(line)
+                    if match is None:
+                        raise PgnError(path, number, f'malformed tag pair {line[:60]!r} (expected [Name "value"])')
+                    name, value = match.groups()
+                    if line == f'[{name} "{value}"]':
+                        known_names.add(name)
+                if start and (has_movetext or after_blank or name in tags):
+                    yield _finish(path, start, tags, result_line, movetext)
+                    start = 0
+                if not start:
+                    tags, movetext, start = {}, [], number
+                    has_movetext = after_blank = False
+                if "\\" in value:
+                    value = _ESCAPE.sub(r"\1", value)
+                tags[name] = value
+                if name == "Result":
+                    result_line = number
+                continue
+            if not start:
+                tags, movetext, start = {}, [], number
+            has_movetext = True
+            after_blank = False
+            if keep_movetext:
+                movetext.append(line)
+            if "{" in line or ";" in line:
+                comment_line = number if _comment_state(line, open_comment=False) == _OPENED else 0
+        if comment_line:
+            raise PgnError(path, comment_line, "comment '{' is never closed")
+        if start:
+            yield _finish(path, start, tags, result_line, movetext)
+    finally:
+        handle.close()
+
+
+def _decoded_lines(path: str, handle: BinaryIO) -> Iterator[str]:
+    """The file's lines as text (newline kept, byte-order mark dropped), decoded a megabyte at a time."""
+    number = 0
+    while chunk := handle.readlines(1 << 20):
+        data = b"".join(chunk)
+        try:
+            if b"\0" in data:
+                raise ValueError("NUL byte")
+            text = data.decode("utf-8")
+        except ValueError:  # UnicodeDecodeError included: find the line to name it
+            binary = b"\0" in data  # a NUL anywhere says more than the first undecodable byte
+            for offset, raw in enumerate(chunk, start=number + 1):
+                if b"\0" in raw:
+                    raise PgnError(path, offset, "NUL byte: this is a binary file, not PGN") from None
+                if binary:
+                    continue
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError as error:
+                    raise PgnError(
+                        path, offset, f"invalid UTF-8 (byte {raw[error.start]:#04x}): save the file as UTF-8"
+                    ) from None
+            # UTF-8 sequences never span a newline byte, so one of the lines above has raised.
+            raise
+        if number == 0 and text.startswith("\ufeff"):
+            text = text[1:]
+        lines = text.split("\n")
+        if not lines[-1]:
+            lines.pop()
+        number += len(chunk)
+        yield from lines
+
+
+def _comment_state(line: str, open_comment: bool) -> int:
+    """Whether a brace comment is open after this movetext line: closed, still open from before, or opened here."""
+    position = 0
+    state = _STILL_OPEN if open_comment else _CLOSED
+    while True:
+        if open_comment:
+            close = line.find("}", position)
+            if close < 0:
+                return state
+            open_comment = False
+            position = close + 1
+        brace = line.find("{", position)
+        semicolon = line.find(";", position)
+        if brace < 0 or 0 <= semicolon < brace:
+            return _CLOSED
+        open_comment = True
+        state = _OPENED
+        position = brace + 1
+
+
+def _finish(
+    path: str, start: int, tags: dict[str, str], result_line: int, movetext: list[str]
+) -> tuple[dict[str, str], list[str], int]:
+    """Checks the game's Result tag."""
+    result = tags.get("Result")
+    if result is None:
+        raise PgnError(path, start, "game has no Result tag")
+    if result not in RESULTS:
+        raise PgnError(path, result_line, f"unknown result {result!r} (expected 1-0, 0-1, 1/2-1/2 or *)")
+    return tags, movetext, start
