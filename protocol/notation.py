@@ -146,6 +146,9 @@ def format_position(position: Position) -> str:
 
 def parse_turn(token: str) -> Turn:
     """Parses one turn token (case-insensitive). Syntax only: legality is :meth:`Position.apply`'s job."""
+    turn = _TOKENS.get(token)
+    if turn is not None:
+        return turn
     t = token.strip().lower()
     if not t:
         raise NotationError("empty turn token")
@@ -226,3 +229,16 @@ def parse_variant(shapes: str = "standard", attributes: str | Iterable[str] = "a
 def format_attributes(attributes: frozenset[Attribute]) -> str:
     """``color,shape,height,fill`` order; the inverse of :func:`parse_attributes`."""
     return ",".join(a.name.lower() for a in Attribute if a in attributes)
+
+
+# Every valid lower-case token, so that the referee's hot path parses a reply with one dictionary look-up.
+_TOKENS: Final[dict[str, Turn]] = {}
+for _s in range(17):
+    for _p in range(17):
+        if (_s, _p) != (16, 16):
+            _TOKENS[str(turn_of(place=None if _s == 16 else _s, give=None if _p == 16 else _p))] = turn_of(
+                place=None if _s == 16 else _s, give=None if _p == 16 else _p
+            )
+    if _s < 16:
+        _TOKENS[square_name(_s) + "!"] = turn_of(place=_s, call=True)
+_TOKENS["!"] = turn_of(claim=True)

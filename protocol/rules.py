@@ -26,6 +26,7 @@ __all__ = [
     "ATTRIBUTE_BITS",
     "PIECES",
     "SQUARES",
+    "TURNS",
     "Attribute",
     "ClaimMode",
     "IllegalTurn",
@@ -172,8 +173,11 @@ class Turn:
     """The placer calls "QUARTO!" with the placement (token ``b3!``)."""
     claim: bool = False
     """The player claims the alignment the opponent missed with the previous placement (token ``!``)."""
+    fast: int = field(init=False, repr=False, compare=False)
+    """The square of a plain placement (no call, no claim), else -1: the referee's hot path tests only this."""
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "fast", -1 if self.place is None or self.call or self.claim else self.place)
         if self.claim:
             if self.place is not None or self.give is not None or self.call:
                 raise ValueError("a claim is a whole turn: nothing is placed or given with it")
@@ -213,6 +217,7 @@ class Outcome(enum.Enum):
 
 # Positions are created once per turn on the referee's hot path and by the million in searches, so Position is
 # a tuple subclass (creation is one C call) rather than a frozen dataclass; it is just as immutable.
+_new: Final = tuple.__new__  # one C call: the cheapest way to build the next position
 _ONGOING: Final = Outcome.ONGOING
 _WIN: Final = Outcome.WIN
 _DRAW: Final = Outcome.DRAW
@@ -379,7 +384,7 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
         )
         pieces = [p for p in PIECES if available >> p & 1]
         if hand < 0:
-            return [_TURNS[16][p] for p in pieces]
+            return [TURNS[16][p] for p in pieces]
         turns: list[Turn] = [CLAIM] if claimable else []
         strict = variant.claims is ClaimMode.STRICT
         last = occupied.bit_count() == 15
@@ -388,13 +393,13 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
                 continue
             if self.wins_at(s):
                 if not strict:
-                    turns.append(_TURNS[s][16])
+                    turns.append(TURNS[s][16])
                     continue
                 turns.append(_CALLS[s])
             if last:
-                turns.append(_TURNS[s][16])
+                turns.append(TURNS[s][16])
             else:
-                row = _TURNS[s]
+                row = TURNS[s]
                 turns.extend(row[p] for p in pieces)
         return turns
 
@@ -420,9 +425,10 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
         With automatic claims a placement that completes an alignment wins at once; a piece given with it is
         ignored (:meth:`canonical` gives the turn as it should be recorded).
         """
-        variant, occupied, planes, hand, available, claimable, outcome = self
-        place = turn.place
-        if place is None or hand < 0 or outcome is not _ONGOING or turn.call:
+        variant, occupied, planes, hand, available, _, _ = self
+        place = turn.fast
+        # A finished game never has a piece in hand, so this one test also sends finished games to the slow path.
+        if place < 0 or hand < 0:
             return self._apply_rare(turn)
         bit = 1 << place
         if occupied & bit:
@@ -437,18 +443,18 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
                     if x == 0 or x == mask:
                         if variant.strict:
                             return self._missed(occupied, planes, give)
-                        return tuple.__new__(Position, (variant, occupied, planes, -1, available, False, _WIN))
+                        return _new(Position, (variant, occupied, planes, -1, available, False, _WIN))
         if occupied == FULL:
             if give is not None:
                 raise IllegalTurn("the board is full: no piece is left to give")
-            return tuple.__new__(Position, (variant, occupied, planes, -1, available, False, _DRAW))
+            return _new(Position, (variant, occupied, planes, -1, available, False, _DRAW))
         if give is None:
             raise IllegalTurn("a piece must be given")
         if not available >> give & 1:
             if give == hand:
                 raise IllegalTurn(f"piece {give:x} is the piece being placed")
             raise IllegalTurn(f"piece {give:x} is already on the board")
-        return tuple.__new__(Position, (variant, occupied, planes, give, available & ~(1 << give), False, _ONGOING))
+        return _new(Position, (variant, occupied, planes, give, available & ~(1 << give), False, _ONGOING))
 
     def _missed(self, occupied: int, planes: int, give: int | None) -> Position:
         """Strict claims: the placement completed an alignment without a call; it stays claimable for one turn."""
@@ -456,14 +462,14 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
         if occupied == FULL:
             if give is not None:
                 raise IllegalTurn("the board is full: no piece is left to give")
-            return tuple.__new__(Position, (variant, occupied, planes, -1, available, False, _DRAW))
+            return _new(Position, (variant, occupied, planes, -1, available, False, _DRAW))
         if give is None:
             raise IllegalTurn("a piece must be given, or QUARTO! called (this placement completes an alignment)")
         if not available >> give & 1:
             if give == hand:
                 raise IllegalTurn(f"piece {give:x} is the piece being placed")
             raise IllegalTurn(f"piece {give:x} is already on the board")
-        return tuple.__new__(Position, (variant, occupied, planes, give, available & ~(1 << give), True, _ONGOING))
+        return _new(Position, (variant, occupied, planes, give, available & ~(1 << give), True, _ONGOING))
 
     def _apply_rare(self, turn: Turn) -> Position:
         """The turns off the hot path: claims, calls, gives without a placement, finished games."""
@@ -478,7 +484,7 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
                     "no alignment to claim: the previous placement completed none, or it was called",
                     false_claim=True,
                 )
-            return tuple.__new__(Position, (variant, occupied, planes, hand, available, False, _WIN))
+            return _new(Position, (variant, occupied, planes, -1, available, False, _WIN))
         place, give = turn.place, turn.give
         if place is None:
             assert give is not None  # Turn's constructor guarantees a give when nothing is placed
@@ -486,7 +492,7 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
                 raise IllegalTurn(f"piece {hand:x} is in hand and must be placed first")
             if not available >> give & 1:
                 raise IllegalTurn(f"piece {give:x} is already on the board")
-            return tuple.__new__(Position, (variant, occupied, planes, give, available & ~(1 << give), False, _ONGOING))
+            return _new(Position, (variant, occupied, planes, give, available & ~(1 << give), False, _ONGOING))
         if hand < 0:
             raise IllegalTurn("no piece in hand: this turn only gives a piece")
         # A call: the placement must complete an alignment, and then it wins.
@@ -497,7 +503,7 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
         planes |= _PIECE_PLANES[hand][place]
         if not _completes(variant, occupied, planes, place):
             raise IllegalTurn(f"QUARTO! called, but {square_name(place)} completes no alignment", false_claim=True)
-        return tuple.__new__(Position, (variant, occupied, planes, -1, available, False, _WIN))
+        return _new(Position, (variant, occupied, planes, -1, available, False, _WIN))
 
     def canonical(self, turn: Turn) -> Turn:
         """``turn`` as it is recorded after being applied here: a give after an automatic win is dropped."""
@@ -543,7 +549,9 @@ def _any_alignment(occupied: int, planes: int, variant: Variant) -> bool:
 
 
 # Every turn object exists once (flyweights): generating moves and parsing tokens allocate nothing.
-_TURNS: Final = tuple(
+#: ``TURNS[square][piece]``: the shared place-and-give turn; index 16 stands for "none" (``TURNS[16][p]`` gives
+#: only, ``TURNS[s][16]`` places only). Equal to ``turn_of(place, give)`` without its checks, for hot loops.
+TURNS: Final = tuple(
     tuple(
         Turn(place=None if s == 16 else s, give=None if p == 16 else p) if (s, p) != (16, 16) else CLAIM
         for p in range(17)
@@ -565,11 +573,9 @@ def turn_of(place: int | None = None, give: int | None = None, *, call: bool = F
         return _CALLS[place] if 0 <= place < 16 else Turn(place=place, call=True)
     if place is None and give is None:
         raise ValueError("a turn places a piece, gives a piece, or claims")
-    s = 16 if place is None else place
-    p = 16 if give is None else give
-    if not (0 <= s <= 16 and 0 <= p <= 16):
+    if (place is not None and not 0 <= place < 16) or (give is not None and not 0 <= give < 16):
         return Turn(place=place, give=give)  # raises with the reason
-    return _TURNS[s][p]
+    return TURNS[16 if place is None else place][16 if give is None else give]
 
 
 def perft(position: Position, depth: int) -> int:
