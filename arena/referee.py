@@ -1,0 +1,166 @@
+"""One game between two engine sessions: clocks, validation by the rules core, forfeits -> a GameRecord.
+
+The referee owns the truth: the position, the clocks (its own monotonic clock, never the engine's report) and the
+result. Every reply is checked with the rules core; an engine that fails in any way loses the game with the
+matching :class:`Termination` and a one-line detail, and is killed on the spot. A killed engine is left dead:
+the caller sees ``session.alive`` is False and restarts it (``play_game`` itself starts a session that is not
+running, so a restart before the next game is automatic; a failed start loses that game).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import logging
+from dataclasses import dataclass
+from typing import Final
+
+from quarto_arena.arena.engine import EngineError, EngineSession
+from quarto_arena.arena.records import GameRecord, Result, Termination, TurnRecord
+from quarto_arena.arena.timecontrol import DEFAULT_MARGIN_MS, Clock, TimeControl
+from quarto_arena.protocol.notation import format_attributes, format_position, parse_position, parse_turns
+from quarto_arena.protocol.rules import STANDARD, IllegalTurn, Outcome, Position, Turn, Variant
+from quarto_arena.protocol.uqi import PositionCommand
+
+__all__ = ["OFFICIAL_TIME_CONTROL", "GameSpec", "play_game", "variant_text"]
+
+log = logging.getLogger(__name__)
+
+OFFICIAL_TIME_CONTROL: Final = TimeControl.parse("st=60")
+"""One minute per turn: the official tournament rule."""
+
+
+@dataclass(frozen=True, slots=True)
+class GameSpec:
+    """Everything about a game except the engines."""
+
+    variant: Variant = STANDARD
+    """The rules."""
+    time_control: TimeControl = OFFICIAL_TIME_CONTROL
+    """The time control of both players (an engine's own ``EngineConfig.time_control`` overrides it)."""
+    margin_ms: int = DEFAULT_MARGIN_MS
+    """Overrun tolerated before a player loses on time, ms."""
+    start: str | None = None
+    """Position string the game starts from, None for the empty board. Its player to move is ``first``."""
+    opening: tuple[str, ...] = ()
+    """Turn tokens played from ``start`` before the engines take over (recorded with ms 0)."""
+    game_id: int = 0
+    """Index of the game in its schedule."""
+    round: int = 1
+    """Round number."""
+    names: tuple[str, str] | None = None
+    """Display names of first and second, when they differ from the sessions' names."""
+
+
+def variant_text(variant: Variant) -> str:
+    """``standard color,shape,height,fill auto``: the three ``newgame`` fields, as GameRecord stores them."""
+    return f"{variant.shapes.value} {format_attributes(variant.attributes)} {variant.claims.value}"
+
+
+async def play_game(first: EngineSession, second: EngineSession, spec: GameSpec) -> GameRecord:
+    """Plays one game; ``first`` gives the first piece (or moves first from ``spec.start``).
+
+    Never raises for an engine fault: the faulty engine loses, is killed, and the record says why. Raises
+    ValueError for a bad start position or opening (the spec's fault, not an engine's). When cancelled, both
+    engines are killed (they may be in the middle of a search) and the cancellation propagates.
+    """
+    variant = spec.variant
+    start = Position.start(variant) if spec.start is None else parse_position(spec.start, variant)
+    game = _Game(first, second, spec, start)
+    for turn in parse_turns(spec.opening):
+        game.record(turn, 0, None)
+    try:
+        return await game.play()
+    except asyncio.CancelledError:
+        await asyncio.gather(first.kill(), second.kill())
+        raise
+
+
+class _Game:
+    """The state of one game in progress (the loop is :meth:`play`)."""
+
+    def __init__(self, first: EngineSession, second: EngineSession, spec: GameSpec, start: Position) -> None:
+        self.players = (first, second)
+        self.names = spec.names or (first.name, second.name)
+        self.spec = spec
+        self.start_text = None if spec.start is None else format_position(start)
+        self.position = start
+        self.turns: list[Turn] = []
+        self.records: list[TurnRecord] = []
+        self.clocks = tuple(Clock(p.config.time_control or spec.time_control, spec.margin_ms) for p in self.players)
+        self.started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+        self.exit_info: dict[str, str] = {}
+
+    def record(self, turn: Turn, ms: int, score: str | None) -> None:
+        canonical = self.position.canonical(turn)
+        self.position = self.position.apply(turn)
+        self.turns.append(canonical)
+        self.records.append(TurnRecord(str(canonical), ms, score))
+
+    async def play(self) -> GameRecord:
+        for side, engine in enumerate(self.players):
+            if failure := await self._prepare(engine):
+                return await self.forfeit(side, *failure)
+        while not self.position.is_over:
+            side = len(self.turns) % 2
+            engine, clock, other = self.players[side], self.clocks[side], self.clocks[1 - side]
+            ask = PositionCommand(self.start_text, tuple(self.turns))
+            out = await engine.search(ask, clock.go(other), clock.deadline(engine.deadlines.safety))
+            if out.turn is None:
+                assert out.termination is not None
+                return await self.forfeit(side, out.termination, out.detail)
+            if clock.charge(out.ms):
+                return await self.forfeit(side, Termination.TIME_FORFEIT, f"{self.names[side]}: {out.ms} ms used")
+            try:
+                self.record(out.turn, out.ms, out.score)
+            except IllegalTurn as e:
+                reason = Termination.FALSE_CLAIM if e.false_claim else Termination.ILLEGAL_TURN
+                return await self.forfeit(side, reason, f"{self.names[side]}: {reason.value} {out.turn}: {e}")
+        return self.finish()
+
+    async def _prepare(self, engine: EngineSession) -> tuple[Termination, str] | None:
+        """Starts the engine if it is not running (a restart after a crash), then ``newgame``."""
+        try:
+            if not engine.alive:
+                await engine.start()
+            await engine.new_game(self.spec.variant)
+        except EngineError as e:
+            return e.termination, str(e)
+        return None
+
+    def finish(self) -> GameRecord:
+        if self.position.outcome is Outcome.DRAW:
+            return self._record(Result.DRAW, Termination.NORMAL, "draw: the board is full")
+        winner = (len(self.turns) - 1) % 2  # the player who made the last turn
+        how = "claims the missed alignment" if self.turns and self.turns[-1].claim else "completes an alignment"
+        result = Result.FIRST_WINS if winner == 0 else Result.SECOND_WINS
+        return self._record(result, Termination.NORMAL, f"{self.names[winner]} {how}")
+
+    async def forfeit(self, side: int, termination: Termination, detail: str) -> GameRecord:
+        """The engine on ``side`` loses: its exit status is noted, then it is killed (the caller restarts it)."""
+        engine = self.players[side]
+        transport = engine.transport
+        status = engine.exit_info() if transport is not None and transport.gone else "killed by the arena"
+        last = None if transport is None else transport.last_line
+        self.exit_info[self.names[side]] = f"{status}; last line {last!r}" if last is not None else str(status)
+        log.info("game %d: %s", self.spec.game_id, detail)
+        await engine.kill()
+        return self._record(Result.SECOND_WINS if side == 0 else Result.FIRST_WINS, termination, detail)
+
+    def _record(self, result: Result, termination: Termination, detail: str) -> GameRecord:
+        return GameRecord(
+            first=self.names[0],
+            second=self.names[1],
+            result=result,
+            termination=termination,
+            detail=detail,
+            variant=variant_text(self.spec.variant),
+            time_control=self.spec.time_control.text,
+            start=self.start_text or "startpos",
+            opening=tuple(r.token for r in self.records[: len(self.spec.opening)]),
+            turns=tuple(self.records),
+            game_id=self.spec.game_id,
+            round=self.spec.round,
+            started=self.started,
+            exit_info=dict(self.exit_info),
+        )

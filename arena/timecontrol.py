@@ -1,0 +1,168 @@
+"""Time controls and chess clocks: what ``--tc`` means, what each ``go`` says, and when a player flags.
+
+A time control is written as one or more comma-separated parts:
+
+=================  ===========================================================================================
+``BASE+INC``       ``BASE`` seconds for the game, ``INC`` seconds added after each turn (``60+0.5``); ``10``
+                   alone is ``10+0``
+``st=SECONDS``     a fixed time per turn (``go movetime``); the official tournament rule is ``st=60``
+``depth=N``        search ``N`` turns ahead (``go depth N``)
+``nodes=N``        search at most ``N`` positions (``go nodes N``)
+``inf``            no limit: ``go`` carries no time and the engine chooses its own pace
+=================  ===========================================================================================
+
+``depth=`` and ``nodes=`` combine with each other and with one clock part (``10+0.1,depth=4``, ``st=1,nodes=5000``).
+``BASE+INC`` and ``st=`` exclude each other, and ``inf`` stands alone. Without a clock part the arena cannot flag
+anyone, so a search is bounded only by the safety deadline of :class:`quarto_arena.arena.engine.Deadlines`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from quarto_arena.protocol.uqi import Go
+
+__all__ = ["DEFAULT_MARGIN_MS", "Clock", "TimeControl"]
+
+DEFAULT_MARGIN_MS: Final = 50
+_SECONDS: Final = re.compile(r"\d+(\.\d+)?\Z|\.\d+\Z")
+_HELP: Final = "expected BASE+INC, st=SECONDS, depth=N, nodes=N or inf (parts joined by ',')"
+
+
+def _ms(text: str, what: str, spec: str) -> int:
+    if not _SECONDS.match(text):
+        raise ValueError(f"time control {spec!r}: {what} {text!r} is not a number of seconds")
+    return round(float(text) * 1000)
+
+
+def _count(text: str, what: str, spec: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"time control {spec!r}: {what} {text!r} is not a positive integer")
+    return int(text)
+
+
+@dataclass(frozen=True, slots=True)
+class TimeControl:
+    """The limits of every search in a game, as parsed from a ``--tc`` string."""
+
+    text: str = "inf"
+    """The time control as written (recorded in the game record and the PGN)."""
+    base_ms: int | None = None
+    """Time for the whole game per player, ms; None without a game clock."""
+    inc_ms: int = 0
+    """Increment added after each turn, ms (only with ``base_ms``)."""
+    movetime_ms: int | None = None
+    """Fixed time per turn, ms (``st=``)."""
+    depth: int | None = None
+    """Depth limit in turns, sent as ``go depth``."""
+    nodes: int | None = None
+    """Node limit, sent as ``go nodes``."""
+
+    @classmethod
+    def parse(cls, text: str) -> TimeControl:
+        """Parses a ``--tc`` string; raises ValueError with a one-line message naming the bad part."""
+        spec = text.strip().lower()
+        if not spec:
+            raise ValueError(f"empty time control; {_HELP}")
+        if spec == "inf":
+            return cls("inf")
+        fields: dict[str, int] = {}
+        for part in (p.strip() for p in spec.split(",")):
+            key, eq, value = part.partition("=")
+            if not part:
+                raise ValueError(f"time control {text!r}: empty part; {_HELP}")
+            if part == "inf":
+                raise ValueError(f"time control {text!r}: inf cannot be combined with other limits")
+            if eq and key in ("st", "depth", "nodes"):
+                name = {"st": "movetime"}.get(key, key)
+                if name in fields:
+                    raise ValueError(f"time control {text!r}: {key}= is given twice")
+                fields[name] = _ms(value, "st", text) if key == "st" else _count(value, key, text)
+            elif not eq:
+                if "base" in fields:
+                    raise ValueError(f"time control {text!r}: two game clocks given")
+                base, plus, inc = part.partition("+")
+                fields["base"] = _ms(base, "base time", text)
+                fields["inc"] = _ms(inc, "increment", text) if plus else 0
+                if fields["base"] <= 0:
+                    raise ValueError(f"time control {text!r}: the base time must be positive")
+            else:
+                raise ValueError(f"time control {text!r}: unknown part {part!r}; {_HELP}")
+        if "base" in fields and "movetime" in fields:
+            raise ValueError(f"time control {text!r}: BASE+INC and st= exclude each other")
+        if fields.get("movetime") == 0:
+            raise ValueError(f"time control {text!r}: st= must be positive")
+        return cls(
+            text.strip(),
+            base_ms=fields.get("base"),
+            inc_ms=fields.get("inc", 0),
+            movetime_ms=fields.get("movetime"),
+            depth=fields.get("depth"),
+            nodes=fields.get("nodes"),
+        )
+
+    @property
+    def timed(self) -> bool:
+        """True when the arena can flag a player (a game clock or a fixed time per turn)."""
+        return self.base_ms is not None or self.movetime_ms is not None
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(slots=True)
+class Clock:
+    """One player's clock in one game. Mutable: the referee charges it after every turn."""
+
+    control: TimeControl
+    """The player's time control."""
+    margin_ms: int = DEFAULT_MARGIN_MS
+    """Overrun tolerated before the player loses on time, ms."""
+    remaining_ms: int | None = None
+    """Time left on a game clock, ms (None without one)."""
+
+    def __post_init__(self) -> None:
+        if self.remaining_ms is None:
+            self.remaining_ms = self.control.base_ms
+
+    def go(self, opponent: Clock) -> Go:
+        """The ``go`` command for this player's search; the clocks in it are relative to this player."""
+        c = self.control
+        return Go(
+            time=self.remaining_ms,
+            inc=c.inc_ms if c.base_ms is not None else None,
+            otime=opponent.remaining_ms,
+            oinc=opponent.control.inc_ms if opponent.control.base_ms is not None else None,
+            movetime=c.movetime_ms,
+            depth=c.depth,
+            nodes=c.nodes,
+        )
+
+    def allowance_ms(self) -> int | None:
+        """Longest the player may take for the coming turn before flagging, ms (None when untimed)."""
+        limits = [t for t in (self.remaining_ms, self.control.movetime_ms) if t is not None]
+        return min(limits) + self.margin_ms if limits else None
+
+    def deadline(self, safety_s: float) -> float:
+        """Seconds the arena waits for the coming turn: the allowance, or ``safety_s`` when untimed."""
+        allowance = self.allowance_ms()
+        return safety_s if allowance is None else allowance / 1000
+
+    def charge(self, elapsed_ms: int) -> bool:
+        """Charges a turn that took ``elapsed_ms``; returns True when the player has flagged (lost on time)."""
+        allowance = self.allowance_ms()
+        if allowance is not None and elapsed_ms > allowance:
+            return True
+        if self.remaining_ms is not None:
+            self.remaining_ms = max(0, self.remaining_ms - elapsed_ms) + self.control.inc_ms
+        return False
+
+    def describe(self) -> str:
+        """Short text for messages, e.g. ``1234 ms left`` or ``st=1``."""
+        if self.remaining_ms is not None:
+            return f"{self.remaining_ms} ms left"
+        if self.control.movetime_ms is not None:
+            return f"{self.control.movetime_ms} ms per turn"
+        return "untimed"
