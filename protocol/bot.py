@@ -15,9 +15,9 @@ A richer bot subclasses :class:`Bot` (a name, an author, typed options, ``new_ga
 it over standard input and output, or, with ``--listen tcp://127.0.0.1:PORT`` (or ``ipc://PATH``), on a ZeroMQ
 endpoint (SPEC.md §3.3). The SDK answers the handshake, checks option values against their declared types, rebuilds
 the position from every ``position`` command (the engine keeps no game state), runs each search in a worker
-thread so that ``isready`` is answered and ``stop`` works during it, sends exactly one ``turn`` per ``go``, answers
-every line it does not understand with an ``error`` line, and exits on ``quit`` or at the end of its input, even in
-the middle of a search.
+thread so that ``isready`` is answered and ``stop`` works during it, sends exactly one ``turn`` per ``go`` (for
+``go infinite`` only once ``stop`` arrives, as in UCI), answers every line it does not understand with an ``error``
+line, and exits on ``quit`` or at the end of its input, even in the middle of a search. Logs go to standard error.
 
 A bot bug must not lose a game by itself: when ``search`` raises, or returns something that is not a legal turn,
 the SDK logs the problem (with the traceback) on standard error and answers a legal turn of its own (a win when one
