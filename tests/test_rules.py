@@ -211,7 +211,7 @@ def test_strict_claim_window_lasts_exactly_one_turn() -> None:
     assert missed.legal_turns()[0] == Turn(claim=True)
     assert missed.count_turns() == len(missed.legal_turns())
     claimed = missed.apply(parse_turn("!"))
-    assert claimed.outcome is Outcome.WIN and not claimed.claimable
+    assert claimed.outcome is Outcome.WIN and not claimed.claimable and claimed.hand is None
     later = missed.apply(parse_turn("a46"))
     assert not later.claimable and later.outcome is Outcome.ONGOING
     assert rejection(later, "!").false_claim
@@ -262,17 +262,12 @@ def test_turn_constructor_rejections() -> None:
     for fields, message in cases:
         with pytest.raises(ValueError, match=message):
             Turn(**fields)
-        if 16 in (fields.get("place"), fields.get("give")):
-            continue  # see test_turn_of_rejects_out_of_range_indices
         with pytest.raises(ValueError, match=message):
             turn_of(**fields)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rules.turn_of uses 16 as its own 'none' index, so place=16 or give=16 slips through as None",
-)
 def test_turn_of_rejects_out_of_range_indices() -> None:
+    """turn_of uses 16 as its own 'none' index internally; it must not let a caller's 16 slip through as None."""
     for place, give in ((16, 2), (1, 16), (16, 16)):
         with pytest.raises(ValueError):
             turn_of(place=place, give=give)
