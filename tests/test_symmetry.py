@@ -279,3 +279,6 @@ def test_canonical_examples() -> None:
     # A lone piece goes to a1 as piece 0; piece maps keep how many attributes two pieces share.
     assert canonical(parse_position("..../.5../..../.... 4")) == parse_position("..../..../..../0... 1")
     assert canonical(parse_position("..../.5../..../.... a")) == parse_position("..../..../..../0... f")
+    # Ties on the board are broken by the hand: 0 and 8 differ in colour only, which a piece map moves to fill.
+    assert canonical(parse_position("..../..../..../0... 8")) == parse_position("..../..../..../0... 1")
+    assert canonical(parse_position("7.../..../..../.... 3")) == parse_position("..../..../..../0... 1")
