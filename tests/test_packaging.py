@@ -1,0 +1,52 @@
+"""The three folders install under quarto_arena.*, every package is listed, and no generic name leaks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FOLDERS = {"protocol": "quarto_arena.protocol", "arena": "quarto_arena.arena", "engines": "quarto_arena.engines"}
+
+
+def _listed_packages() -> set[str]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    return set(config["tool"]["setuptools"]["packages"])
+
+
+def _packages_on_disk() -> set[str]:
+    found = set()
+    for folder, dotted in FOLDERS.items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            rel = init.parent.relative_to(ROOT / folder)
+            found.add(".".join([dotted, *rel.parts]))
+    return found
+
+
+def test_every_package_folder_is_listed_in_pyproject() -> None:
+    missing = _packages_on_disk() - _listed_packages()
+    assert not missing, f"add these to [tool.setuptools] packages in pyproject.toml: {sorted(missing)}"
+
+
+def test_every_listed_package_exists() -> None:
+    stale = _listed_packages() - _packages_on_disk()
+    assert not stale, f"listed in pyproject.toml but not on disk: {sorted(stale)}"
+
+
+def test_each_package_ships_py_typed() -> None:
+    for folder in FOLDERS:
+        assert (ROOT / folder / "py.typed").exists(), f"{folder}/py.typed is missing"
+
+
+def test_no_generic_name_is_importable(tmp_path: Path) -> None:
+    # Run from an empty directory so that the checkout itself is not on sys.path.
+    code = (
+        "import importlib.util, sys\n"
+        "leaks = [n for n in ('protocol', 'arena', 'engines') if importlib.util.find_spec(n) is not None]\n"
+        "import quarto_arena.protocol.rules, quarto_arena.arena.cli, quarto_arena.engines\n"
+        "print(','.join(leaks))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", f"generic top-level names importable: {out.stdout.strip()}"
