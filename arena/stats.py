@@ -130,7 +130,7 @@ class PlayerRating:
     """Games drawn."""
     pool: int
     """Index of the player's pool of connected players: 0 is the anchor's pool, else the largest; ratings of
-    different pools are not comparable."""
+    different pools are not comparable. -1 for a player with no game."""
     regularized: bool
     """True when the player's pool has no finite maximum-likelihood fit (a 100% or 0% score, or a group that beat
     everyone outside it) and was fitted with virtual draws between the groups: the rating depends on that
@@ -206,7 +206,7 @@ class RatingTable:
 class _Tally:
     """Games of one ordered pair (white, black); mutable only while the games are being counted."""
 
-    games: float = 0.0
+    games: int = 0
     points: float = 0.0
     draws: int = 0
 
@@ -240,7 +240,7 @@ def rate(
         tally = tallies.get((i, j))
         if tally is None:
             tally = tallies[(i, j)] = _Tally()
-        tally.games += 1.0
+        tally.games += 1
         tally.points += game.score
         tally.draws += game.score == 0.5
     for name in players:
@@ -254,8 +254,8 @@ def rate(
     points = [0.0] * n
     draws = [0] * n
     for (i, j), t in tallies.items():
-        played[i] += int(t.games)
-        played[j] += int(t.games)
+        played[i] += t.games
+        played[j] += t.games
         points[i] += t.points
         points[j] += t.games - t.points
         draws[i] += t.draws
