@@ -443,6 +443,8 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
                     if x == 0 or x == mask:
                         if variant.strict:
                             return self._missed(occupied, planes, give)
+                        if give is not None and not available >> give & 1:
+                            raise IllegalTurn(f"piece {give:x} is not available to give")
                         return _new(Position, (variant, occupied, planes, -1, available, False, _WIN))
         if occupied == FULL:
             if give is not None:
@@ -506,9 +508,14 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
         return _new(Position, (variant, occupied, planes, -1, available, False, _WIN))
 
     def canonical(self, turn: Turn) -> Turn:
-        """``turn`` as it is recorded after being applied here: a give after an automatic win is dropped."""
-        if turn.give is not None and turn.place is not None and not self[0].strict and self.wins_at(turn.place):
-            return turn_of(place=turn.place)
+        """``turn`` as it is recorded after being applied here.
+
+        With automatic claims a winning placement is recorded alone: a piece given with it is dropped, and a call
+        (``b3!``) means the same as no call.
+        """
+        place = turn.place
+        if place is not None and not self[0].strict and (turn.call or (turn.give is not None and self.wins_at(place))):
+            return turn_of(place=place)
         return turn
 
     def play(self, turns: Iterable[Turn]) -> Position:

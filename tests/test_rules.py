@@ -390,3 +390,15 @@ def test_square_and_piece_errors() -> None:
         parse_square("e1")
     with pytest.raises(NotationError, match="'10' is not a piece"):
         parse_piece("10")
+
+
+def test_auto_call_is_recorded_as_the_plain_placement() -> None:
+    pos = parse_position("012./..../..../.... 3")
+    assert str(pos.canonical(parse_turn("d4!"))) == "d4"
+    assert pos.apply(parse_turn("d4!")).outcome is Outcome.WIN
+
+
+def test_auto_win_still_rejects_a_give_of_a_piece_already_placed() -> None:
+    pos = parse_position("012./..../..../.... 3")
+    with pytest.raises(IllegalTurn, match="piece 1 is not available"):
+        pos.apply(parse_turn("d41"))
