@@ -1,0 +1,330 @@
+"""The referee and the time controls: full games between real engines over stdio and ZeroMQ, and the verdicts on
+illegal turns, false claims and overruns (engines scripted where a real one cannot misbehave on cue)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+from quarto_arena.arena.engine import Deadlines, EngineConfig, EngineSession
+from quarto_arena.arena.match import engine_config, play_match, summarize
+from quarto_arena.arena.records import GameRecord, Result, Termination
+from quarto_arena.arena.referee import GameSpec, play_game
+from quarto_arena.arena.timecontrol import Clock, TimeControl
+from quarto_arena.arena.transports import ScriptedTransport
+from quarto_arena.engines.registry import command
+from quarto_arena.protocol.notation import parse_position, parse_turns, parse_variant
+from quarto_arena.protocol.rules import Outcome, Position
+from quarto_arena.protocol.uqi import Go, PositionCommand
+
+ENGINES_DIR = Path(__file__).resolve().parent.parent / "engines"
+FAST = Deadlines(startup=10, ready=5, newgame=5, quit=1, safety=10)
+QUICK = TimeControl.parse("st=0.5")
+
+
+def replay(record: GameRecord, variant_text: str = "standard all auto") -> Position:
+    """Replays a record with the rules core and checks the verdict it records; returns the final position."""
+    variant = parse_variant(*variant_text.split())
+    pos = Position.start(variant) if record.start == "startpos" else parse_position(record.start, variant)
+    for t in record.turns:
+        turn = parse_turns([t.token])[0]
+        assert pos.canonical(turn) == turn, f"{t.token} is not recorded canonically"
+        pos = pos.apply(turn)
+    return pos
+
+
+def check_normal(record: GameRecord) -> None:
+    assert record.termination is Termination.NORMAL, record.detail
+    final = replay(record)
+    assert final.is_over
+    if final.outcome is Outcome.DRAW:
+        assert record.result is Result.DRAW
+    else:
+        last_mover_first = len(record.turns) % 2 == 1
+        assert record.result is (Result.FIRST_WINS if last_mover_first else Result.SECOND_WINS)
+    assert all(t.ms >= 0 for t in record.turns)
+
+
+@pytest.fixture(scope="module")
+def bots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
+    """Every greedy bot that can run here: python always, C and JS when their files and tools are present."""
+    out = {"python": command("greedy")}
+    c_source = ENGINES_DIR / "c" / "quarto_bot.c"
+    if c_source.exists() and shutil.which("cc"):
+        exe = tmp_path_factory.mktemp("cbot") / "quarto_bot"
+        subprocess.run(["cc", "-O2", "-o", str(exe), str(c_source)], check=True)
+        out["c"] = [str(exe)]
+    js_source = ENGINES_DIR / "js" / "quarto_bot.js"
+    node = shutil.which("node")
+    if js_source.exists() and node:
+        out["js"] = [node, str(js_source)]
+    return out
+
+
+@pytest.mark.parametrize(("a", "b"), [("python", "c"), ("python", "js"), ("c", "js")])
+def test_full_games_between_languages(bots: dict[str, list[str]], a: str, b: str) -> None:
+    for kind in (a, b):
+        if kind not in bots:
+            pytest.skip(f"the {kind} bot is not available here")
+    records = asyncio.run(
+        play_match(
+            EngineConfig(a, command=tuple(bots[a]), options={"Seed": "1"}),
+            EngineConfig(b, command=tuple(bots[b]), options={"Seed": "2"}),
+            2,
+            GameSpec(time_control=QUICK),
+            deadlines=FAST,
+        )
+    )
+    assert [(r.first, r.second) for r in records] == [(a, b), (b, a)]
+    for r in records:
+        check_normal(r)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def zmq_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """The Python greedy bot served on a loopback ZeroMQ endpoint; killed (whole group) afterwards."""
+    endpoint = f"tcp://127.0.0.1:{free_port()}"
+    proc = subprocess.Popen([*command("greedy"), "--listen", endpoint], start_new_session=True)
+    try:
+        yield endpoint, proc
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def test_games_over_zeromq(zmq_server: tuple[str, subprocess.Popen[bytes]], bots: dict[str, list[str]]) -> None:
+    endpoint, _ = zmq_server
+    served = engine_config(f"served={endpoint}")
+    assert served.endpoint == endpoint
+    local = EngineConfig("local", command=tuple(bots["python"]))
+    # Two matches in a row: the server takes the next session after quit.
+    for _ in range(2):
+        records = asyncio.run(play_match(served, local, 2, GameSpec(time_control=QUICK), deadlines=FAST))
+        assert len(records) == 2
+        for r in records:
+            check_normal(r)
+
+
+def test_zeromq_server_that_dies_is_a_disconnect(zmq_server: tuple[str, subprocess.Popen[bytes]]) -> None:
+    endpoint, proc = zmq_server
+
+    async def main() -> None:
+        s = EngineSession(EngineConfig("served", endpoint=endpoint), deadlines=FAST)
+        await s.start()
+        await s.new_game(parse_variant())
+        # The server dies behind the session's back: the search reports a disconnect at once, not a time forfeit.
+        os.killpg(proc.pid, signal.SIGKILL)
+        out = await s.search(PositionCommand(None), Go(movetime=5000), 5.0)
+        assert out.termination is Termination.DISCONNECT, out.detail
+        assert out.detail == "served: disconnected during a search (disconnected)"
+        assert out.ms < 5000
+        assert not s.alive
+        await s.quit()
+
+    asyncio.run(main())
+
+
+# --- verdicts (scripted engines) ------------------------------------------------------------------------------
+
+
+async def answer(t: ScriptedTransport, batches: list[list[str]]) -> None:
+    """Answers each ``go`` the arena sends with the next batch of lines."""
+    seen = 0
+    while True:
+        await asyncio.sleep(0.001)
+        gos = [line for line in t.sent if line.startswith("go")]
+        if len(gos) > seen:
+            seen = len(gos)
+            t.feed(batches[seen - 1] if seen <= len(batches) else [])
+
+
+class FreeScript(ScriptedTransport):
+    """A scripted engine that accepts any position/go line after the scripted prefix."""
+
+    async def _send(self, lines: Sequence[str]) -> None:
+        for line in lines:
+            if line.startswith(("position", "go", "stop")):
+                self.sent.append(line)
+            else:
+                await super()._send([line])
+
+
+def scripted_pair() -> tuple[EngineSession, FreeScript, EngineSession, FreeScript]:
+    out: list[EngineSession | FreeScript] = []
+    for name in ("alpha", "beta"):
+        t = FreeScript(name)
+        t.expect("uqi 1", [f"id name {name}", "uqiok 1"])
+        t.expect("newgame shapes standard attributes color,shape,height,fill claims auto", [])
+        t.expect("isready", ["readyok"])
+        out += [EngineSession(EngineConfig(name, command=(name,)), deadlines=FAST), t]
+    return out[0], out[1], out[2], out[3]  # type: ignore[return-value]
+
+
+def run_scripted(first: list[list[str]], second: list[list[str]], spec: GameSpec) -> tuple[GameRecord, list[str]]:
+    a, ta, b, tb = scripted_pair()
+
+    async def main() -> GameRecord:
+        await a.start(ta)
+        await b.start(tb)
+        feeders = [asyncio.create_task(answer(ta, first)), asyncio.create_task(answer(tb, second))]
+        try:
+            return await play_game(a, b, spec)
+        finally:
+            for f in feeders:
+                f.cancel()
+
+    record = asyncio.run(main())
+    return record, ta.sent + tb.sent
+
+
+def test_illegal_turn_loses_with_a_detail_line() -> None:
+    record, _ = run_scripted([["turn 0"], ["turn b1e"]], [["turn b1f"]], GameSpec(time_control=QUICK))
+    assert record.termination is Termination.ILLEGAL_TURN
+    assert record.result is Result.SECOND_WINS and record.loser == "alpha"
+    assert record.detail == "alpha: illegal turn b1e: b1 is occupied"
+    assert [t.token for t in record.turns] == ["0", "b1f"]
+    assert "alpha" in record.exit_info
+
+
+def test_false_claim_and_malformed_reply() -> None:
+    record, _ = run_scripted([["turn 0"]], [["turn b1!"]], GameSpec(time_control=QUICK))
+    assert record.termination is Termination.FALSE_CLAIM
+    assert record.result is Result.FIRST_WINS
+    assert record.detail == "beta: false claim b1!: QUARTO! called, but b1 completes no alignment"
+    record, _ = run_scripted([["info depth 1 score value 3", "turn q9"]], [], GameSpec(time_control=QUICK))
+    assert record.termination is Termination.MALFORMED_REPLY
+    assert record.detail.startswith("alpha: malformed reply 'turn q9': ")
+
+
+def test_time_forfeit_on_silence_and_on_overrun() -> None:
+    tc = TimeControl.parse("st=0.1")
+    record, _ = run_scripted([[]], [], GameSpec(time_control=tc, margin_ms=20))
+    assert record.termination is Termination.TIME_FORFEIT
+    assert record.detail.startswith("alpha: no turn in ")
+    assert record.result is Result.SECOND_WINS
+
+
+def test_opening_is_recorded_with_zero_ms_and_sent_with_every_position() -> None:
+    spec = GameSpec(time_control=QUICK, opening=("3", "c47"), start=None)
+    record, sent = run_scripted([["turn d4e"], ["turn d35"]], [["turn a41"]], spec)
+    assert record.opening == ("3", "c47")
+    assert [(t.token, t.ms) for t in record.turns[:2]] == [("3", 0), ("c47", 0)]
+    positions = [line for line in sent if line.startswith("position")]
+    assert positions[0] == "position startpos turns 3 c47"  # alpha's first search
+    assert "position startpos turns 3 c47 d4e" in positions  # beta's
+    # alpha (first) moves at ply 2; the game goes on from the opening with alpha to move.
+    assert record.turns[2].token == "d4e"
+
+
+def test_auto_win_with_a_give_is_recorded_without_it() -> None:
+    # From row 1 = 0 1 2 . with piece 3 in hand, d1 wins; the engine adds a give, the record drops it.
+    spec = GameSpec(time_control=QUICK, start="..../..../..../012. 3")
+    record, _ = run_scripted([["turn d14"]], [], spec)
+    assert record.termination is Termination.NORMAL
+    assert record.result is Result.FIRST_WINS
+    assert [t.token for t in record.turns] == ["d1"]
+    assert record.start == "..../..../..../012. 3"
+
+
+# --- time controls --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "base", "inc", "st", "depth", "nodes"),
+    [
+        ("60+0.5", 60000, 500, None, None, None),
+        ("10", 10000, 0, None, None, None),
+        ("st=60", None, 0, 60000, None, None),
+        ("depth=4", None, 0, None, 4, None),
+        ("nodes=5000,depth=3", None, 0, None, 3, 5000),
+        ("st=0.2,nodes=10", None, 0, 200, None, 10),
+        ("inf", None, 0, None, None, None),
+    ],
+)
+def test_time_control_parse(
+    text: str, base: int | None, inc: int, st: int | None, depth: int | None, nodes: int | None
+) -> None:
+    tc = TimeControl.parse(text)
+    assert (tc.base_ms, tc.inc_ms, tc.movetime_ms, tc.depth, tc.nodes) == (base, inc, st, depth, nodes)
+    assert str(tc) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "empty time control"),
+        ("fast", "base time 'fast' is not a number of seconds"),
+        ("60+x", "increment 'x' is not a number of seconds"),
+        ("st=1,10", "BASE+INC and st= exclude each other"),
+        ("depth=0", "depth '0' is not a positive integer"),
+        ("inf,depth=3", "inf cannot be combined"),
+        ("st=1,st=2", "st= is given twice"),
+        ("speed=3", "unknown part 'speed=3'"),
+        ("0+1", "the base time must be positive"),
+    ],
+)
+def test_time_control_errors(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)) as e:
+        TimeControl.parse(text)
+    assert "\n" not in str(e.value)
+
+
+def test_clock_go_charge_and_flag() -> None:
+    tc = TimeControl.parse("1+0.1")
+    me, you = Clock(tc, 50), Clock(tc, 50)
+    assert me.go(you) == Go(time=1000, inc=100, otime=1000, oinc=100)
+    assert me.deadline(60) == pytest.approx(1.05)
+    assert not me.charge(300)
+    assert me.remaining_ms == 800
+    assert not me.charge(850)  # over the clock, within the margin: not flagged, clock at zero plus increment
+    assert me.remaining_ms == 100
+    assert me.charge(151)  # 100 left + 50 margin
+    fixed = Clock(TimeControl.parse("st=0.5,depth=2"), 50)
+    assert fixed.go(fixed) == Go(movetime=500, depth=2)
+    assert not fixed.charge(550) and fixed.charge(551)
+    untimed = Clock(TimeControl.parse("depth=3"))
+    assert untimed.deadline(60) == 60 and not untimed.charge(10**9)
+
+
+def test_summary_counts_wins_and_forfeits() -> None:
+    def rec(first: str, second: str, result: Result, termination: Termination) -> GameRecord:
+        return GameRecord(first, second, result, termination)
+
+    records = [
+        rec("a", "b", Result.FIRST_WINS, Termination.NORMAL),
+        rec("b", "a", Result.FIRST_WINS, Termination.ILLEGAL_TURN),
+        rec("a", "b", Result.DRAW, Termination.NORMAL),
+        rec("b", "a", Result.SECOND_WINS, Termination.TIME_FORFEIT),
+        rec("a", "b", Result.UNFINISHED, Termination.ABORTED),
+    ]
+    s = summarize(records, "a", "b")
+    assert (s.wins, s.losses, s.draws, s.games) == (2, 1, 1, 4)
+    assert s.score == pytest.approx(2.5 / 4)
+    assert s.forfeits == {"a": {"illegal turn": 1}, "b": {"time forfeit": 1}}
+
+
+def test_engine_specs() -> None:
+    assert engine_config("greedy").command == tuple(command("greedy"))
+    assert engine_config("new=greedy").name == "new"
+    c = engine_config("'./my bot' --level 3")
+    assert c.command == ("./my bot", "--level", "3") and c.name == "my bot"
+    assert engine_config("./bot --x=1").name == "bot"
+    assert engine_config("ipc:///tmp/x.sock", "served").endpoint == "ipc:///tmp/x.sock"
+    with pytest.raises(ValueError, match="empty command"):
+        engine_config("  ")
