@@ -102,7 +102,7 @@ def _decode(path: Path, offset: int, data: bytes) -> dict[str, Any]:
 
 
 def read_journal(path: Path) -> JournalContents:
-    """Reads and checks a whole journal; drops a torn tail (logged as a warning and returned in ``torn``).
+    """Reads and checks a whole journal; drops a torn tail (its description is returned in ``torn``, to be shown).
 
     Raises :class:`JournalError` for a missing, foreign, corrupt or newer journal.
     """
@@ -174,7 +174,8 @@ def read_journal(path: Path) -> JournalContents:
             raise JournalError(f"{path}: game {game_id} is recorded twice (second at byte {offset})")
         records[game_id] = record
     if torn is not None:
-        log.warning("%s: dropped a torn last record: %s", path, torn)
+        # INFO, not WARNING: the caller shows ``torn`` to the user; logging it as a warning too would say it twice.
+        log.info("%s: dropped a torn last record: %s", path, torn)
     return JournalContents(config=config, records=records, good_length=good, torn=torn)
 
 

@@ -38,6 +38,7 @@ __all__ = [
     "random_opening",
     "random_openings",
     "schedule_digest",
+    "seeded_opening",
 ]
 
 STARTPOS = "startpos"
@@ -221,5 +222,10 @@ def random_openings(turns: int, count: int, variant: Variant, seed: int) -> list
     """``count`` random openings of ``turns`` turns; opening ``j`` depends only on ``seed`` and ``j``."""
     if not 0 <= turns <= 15:
         raise ScheduleError(f"random openings take 0 to 15 turns, not {turns}")
+    return [seeded_opening(turns, variant, seed, j) for j in range(count)]
+
+
+def seeded_opening(turns: int, variant: Variant, seed: int, j: int) -> Opening:
+    """Random opening number ``j`` of ``seed``: the same on every run, whatever else was drawn before."""
     # String seeds are hashed with SHA-512 by random.Random: stable across runs and Python versions.
-    return [random_opening(turns, variant, random.Random(f"quarto-arena:{seed}:{j}")) for j in range(count)]
+    return random_opening(turns, variant, random.Random(f"quarto-arena:{seed}:{j}"))
