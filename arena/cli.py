@@ -220,3 +220,251 @@ def list_engines() -> None:
     width = max(map(len, BUILTIN))
     for e in BUILTIN.values():
         typer.echo(f"{e.name:<{width}}  {e.description}")
+
+
+# --- tournament, rate, sprt --------------------------------------------------------------------------------------
+
+
+def _table_format(fmt: str) -> str:
+    from .output import TABLE_FORMATS
+
+    if fmt not in TABLE_FORMATS:
+        fail(f"unknown --format {fmt!r}; choose one of {', '.join(TABLE_FORMATS)}")
+    return fmt
+
+
+@app.command()
+def tournament(
+    ctx: typer.Context,
+    engines: list[str] = typer.Argument(
+        None,
+        metavar="[ENGINE]...",
+        help="Engines: names from --engines FILE, built-ins, commands; NAME=ENGINE names it.",
+    ),
+    engines_file: str | None = typer.Option(
+        None, "--engines", help="TOML engines file (all its engines if none named)."
+    ),
+    gauntlet: bool = typer.Option(False, "--gauntlet", help="The first engine against each of the others."),
+    games: int = typer.Option(2, "--games", help="Games per encounter per round (even: colour-swapped pairs)."),
+    rounds: int = typer.Option(1, "--rounds", help="Rounds."),
+    concurrency: int = typer.Option(1, "--concurrency", help="Games played at once."),
+    tc: str = typer.Option("st=60", "--tc", help="Time control: BASE+INC, st=SECONDS, depth=N, nodes=N, inf."),
+    timemargin: int = typer.Option(50, "--timemargin", min=0, help="Overrun tolerated before a time forfeit, ms."),
+    variant: str = VariantOpt,
+    attributes: str = AttributesOpt,
+    claim: str = ClaimOpt,
+    openings: str | None = typer.Option(None, "--openings", help="Openings file: a position or turns per line."),
+    random_openings: int | None = typer.Option(None, "--random-openings", help="Openings of K random turns."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the random openings."),
+    strict: bool = typer.Option(False, "--strict", help="Stop at the first engine failure (exit status 3)."),
+    rating_interval: int = typer.Option(0, "--rating-interval", min=0, help="Interim table every N games."),
+    fmt: str = typer.Option("simple", "--format", help="Table format: any tabulate format, csv or json."),
+    out: str | None = typer.Option(None, "--out", help="Tournament directory (journal, PGN, JSONL, logs)."),
+    resume: str | None = typer.Option(None, "--resume", help="Resume the tournament in DIR (no other option)."),
+) -> None:
+    """Run a round-robin or gauntlet tournament in colour-swapped pairs; crash-safe, resumable with --resume DIR."""
+    import asyncio
+    import datetime
+    from pathlib import Path
+
+    from .output import TournamentView, make_progress
+    from .tournament import Tournament, TournamentError, build_spec
+
+    try:
+        if resume is not None:
+            # Any value not left at its default came from the user (command line or environment).
+            given = [
+                p
+                for p in ctx.params
+                if p != "resume" and getattr(ctx.get_parameter_source(p), "name", "DEFAULT") != "DEFAULT"
+            ]
+            if given or engines:
+                fail("--resume takes no other option or engine: the journal keeps the configuration")
+            directory = Path(resume)
+            t = Tournament.resume(directory)
+        else:
+            spec = build_spec(
+                engines or [],
+                engines_file=None if engines_file is None else Path(engines_file),
+                gauntlet=gauntlet,
+                rounds=rounds,
+                games=games,
+                concurrency=concurrency,
+                tc=tc,
+                margin_ms=timemargin,
+                shapes=variant,
+                attributes=attributes,
+                claims=claim,
+                openings_file=None if openings is None else Path(openings),
+                random_turns=random_openings,
+                seed=seed,
+                strict=strict,
+                rating_interval=rating_interval,
+                table_format=_table_format(fmt),
+            )
+            stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%d-%H%M%S")
+            directory = Path(out or f"tournament-{stamp}")
+            t = Tournament.create(spec, directory)
+    except TournamentError as e:
+        fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
+    with t:
+        progress = make_progress(sys.stderr, t.total, len(t.records))
+        view = TournamentView(
+            progress,
+            t.spec.names,
+            list(t.records.values()),
+            t.total,
+            fmt=t.spec.table_format,
+            interval=t.spec.rating_interval,
+        )
+        typer.echo(f"Tournament in {directory}: {t.total} games, {len(t.records)} already played", err=True)
+        try:
+            outcome = asyncio.run(t.run(view))
+        except TournamentError as e:
+            progress.close()
+            fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
+        except KeyboardInterrupt:
+            progress.close()
+            typer.echo(
+                f"quarto-arena: interrupted; resume with: quarto-arena tournament --resume {directory}", err=True
+            )
+            raise
+        except OSError as e:
+            progress.close()
+            fail(f"{directory}: {e.strerror or e}")
+        progress.close()
+    typer.echo(view.table_text(t.spec.table_format))
+    if outcome.failure is not None:
+        r = outcome.failure
+        fail(
+            f"stopped (--strict) by game {r.game_id}: {r.termination.value}: {r.detail}; fix the engine, then "
+            f"quarto-arena tournament --resume {directory}",
+            EXIT_ENGINE,
+        )
+
+
+@app.command()
+def rate(
+    files: list[str] = typer.Argument(..., metavar="FILE.pgn...", help="PGN files (ours or any tool's)."),
+    fmt: str = typer.Option("simple", "--format", help="Table format: any tabulate format, csv or json."),
+) -> None:
+    """Print the Elo table (and forfeits by reason) of the games in PGN files."""
+    from collections import Counter
+
+    from .output import format_table, results_table
+    from .pgn import PgnError, read_games
+    from .records import Termination
+    from .stats import ScoredGame, rating_rows
+    from .stats import rate as fit
+
+    _table_format(fmt)
+    scored: list[ScoredGame] = []
+    forfeits: dict[str, Counter[Termination]] = {}
+    failures = {t.value: t for t in Termination if t.is_failure}
+    try:
+        for path in files:
+            for g in read_games(path):
+                white, black, score = g.tags.get("White", "?"), g.tags.get("Black", "?"), g.white_score
+                if score is None:
+                    continue
+                scored.append(ScoredGame(white, black, score))
+                reason = failures.get(g.tags.get("Termination", ""))
+                if reason is not None and score != 0.5:
+                    forfeits.setdefault(black if score == 1.0 else white, Counter())[reason] += 1
+    except PgnError as e:
+        fail(str(e))
+    if not scored:
+        fail("no finished games in " + ", ".join(files))
+    try:
+        table = fit(scored)
+    except ValueError as e:
+        fail(str(e))
+    for p in table.players:
+        forfeits.setdefault(p.name, Counter())
+    typer.echo(format_table(results_table(rating_rows(table), forfeits if any(forfeits.values()) else None), fmt))
+
+
+@app.command()
+def sprt(
+    new: str = typer.Argument(..., help="The engine under test (NAME=ENGINE names it)."),
+    base: str = typer.Argument(..., help="The engine it must beat or match."),
+    elo0: float = typer.Option(..., "--elo0", help="Elo under H0 (in --model units)."),
+    elo1: float = typer.Option(..., "--elo1", help="Elo under H1 (in --model units)."),
+    alpha: float = typer.Option(0.05, "--alpha", help="False positive rate (accept H1 when H0 holds)."),
+    beta: float = typer.Option(0.05, "--beta", help="False negative rate (accept H0 when H1 holds)."),
+    model: str = typer.Option("normalized", "--model", help="Elo model of the bounds: normalized or logistic."),
+    max_games: int = typer.Option(0, "--max-games", min=0, help="Give up (exit 4) after N games; 0: no limit."),
+    concurrency: int = typer.Option(1, "--concurrency", help="Games played at once."),
+    tc: str = typer.Option("st=1", "--tc", help="Time control: BASE+INC, st=SECONDS, depth=N, nodes=N, inf."),
+    timemargin: int = typer.Option(50, "--timemargin", min=0, help="Overrun tolerated before a time forfeit, ms."),
+    variant: str = VariantOpt,
+    attributes: str = AttributesOpt,
+    claim: str = ClaimOpt,
+    openings: str | None = typer.Option(None, "--openings", help="Openings file: a position or turns per line."),
+    random_openings: int = typer.Option(2, "--random-openings", min=0, max=15, help="Random opening turns."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the random openings."),
+    lenient: bool = typer.Option(False, "--lenient", help="Count engine failures as losses instead of exit 3."),
+) -> None:
+    """Play NEW against BASE in colour-swapped pairs until the SPRT decides. Exit 0: H1 (pass), 1: H0 (fail)."""
+    import asyncio
+    from pathlib import Path
+
+    from .enginesfile import EnginesFileError, engine_from_arg
+    from .match import distinct_names
+    from .output import make_progress
+    from .schedule import ScheduleError, load_openings
+    from .sprt_runner import SprtSettings, Verdict, make_sprt, run_sprt
+    from .timecontrol import TimeControl
+    from .tournament import GameStarted, Notice, TournamentError
+
+    v = _variant(variant, attributes, claim)
+    try:
+        a, b = distinct_names([engine_from_arg(new), engine_from_arg(base)])
+        settings = SprtSettings(
+            test=make_sprt(elo0, elo1, alpha, beta, model),
+            max_games=max_games,
+            concurrency=concurrency,
+            time_control=TimeControl.parse(tc),
+            variant=v,
+            openings=() if openings is None else tuple(load_openings(Path(openings), v)),
+            random_turns=random_openings,
+            seed=seed,
+            margin_ms=timemargin,
+            lenient=lenient,
+        )
+    except (EnginesFileError, ScheduleError, TournamentError, ValueError) as e:
+        fail(str(e))
+    lower, upper = settings.test.bounds
+    typer.echo(
+        f"SPRT {a.name} vs {b.name}: elo0 {elo0:g} elo1 {elo1:g} ({model}), alpha {alpha:g} beta {beta:g}, "
+        f"LLR bounds ({lower:.3f}, {upper:.3f})",
+        err=True,
+    )
+    progress = make_progress(sys.stderr, max_games)
+
+    def event(e: GameStarted | Notice) -> None:
+        if isinstance(e, GameStarted):
+            progress.started(e.game.game_id, e.game.first, e.game.second)
+        else:
+            progress.message(f"warning: {e.text}")
+
+    try:
+        outcome = asyncio.run(
+            run_sprt(
+                a, b, settings, on_game=progress.finished, on_pair=lambda s: progress.note(s.line()), on_event=event
+            )
+        )
+    except TournamentError as e:
+        progress.close()
+        fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
+    progress.close()
+    verdict = {
+        Verdict.H1: f"H1 accepted: {a.name} passes",
+        Verdict.H0: f"H0 accepted: {a.name} fails (regression, or not the improvement tested for)",
+        Verdict.NO_DECISION: f"no decision after {len(outcome.records)} games (--max-games {max_games})",
+        Verdict.ENGINE_FAILURE: "engine failure: "
+        + ("" if outcome.failure is None else f"game {outcome.failure.game_id}: {outcome.failure.detail}"),
+    }[outcome.verdict]
+    typer.echo(outcome.last.line())
+    typer.echo(verdict)
+    raise typer.Exit(outcome.verdict.exit_code)
