@@ -1,0 +1,57 @@
+"""Deliberately broken UQI engines for the arena's fault tests, one fault each.
+
+Each bot is a module runnable as ``python -m quarto_arena.engines.testing.NAME`` (see :func:`command`); apart
+from its one fault it speaks correct UQI. :data:`BROKEN` says what each one does wrong and
+:data:`EXPECTED_TERMINATION` what the arena must record for a game it spoils (values of
+``quarto_arena.arena.records.Termination``), so fault tests can be table driven.
+
+``ignores_quit`` plays correctly: its games end ``normal``, and the fault is that it must be killed afterwards.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Final
+
+__all__ = ["BROKEN", "EXPECTED_TERMINATION", "command"]
+
+BROKEN: Final[dict[str, str]] = {
+    "crash_on_go": "exits with status 3 on the first go, without a turn",
+    "hang_on_go": "on the first go the whole process sleeps forever: no turn, ignores stop, isready, quit and EOF",
+    "illegal_turn": "once a piece is on the board, places its piece on an occupied square",
+    "malformed_reply": "answers go with 'turn zz9'",
+    "false_claim": "calls QUARTO! ('b3!') with a placement that completes nothing",
+    "slow_handshake": "sleeps before uqiok (argument or QUARTO_ARENA_HANDSHAKE_DELAY seconds, default 60)",
+    "no_handshake": "answers uqi with 'id name' but never sends uqiok",
+    "flood": "on go writes an endless line (no newline ever) to stdout",
+    "exit_midgame": "answers two searches, then exits with status 0 on the third go",
+    "ignores_quit": "plays correctly but ignores quit, end of input and SIGTERM: it must be killed",
+    "leaves_child": "starts 'sleep 1000' in its process group (holding stdout open), then exits 3 on go",
+    "invalid_utf8": "answers go with a turn line that is not UTF-8",
+    "no_readyok": "never answers isready",
+}
+"""Bot name -> its one fault."""
+
+EXPECTED_TERMINATION: Final[dict[str, str]] = {
+    "crash_on_go": "disconnect",
+    "hang_on_go": "time forfeit",
+    "illegal_turn": "illegal turn",
+    "malformed_reply": "malformed reply",
+    "false_claim": "false claim",
+    "slow_handshake": "stall",
+    "no_handshake": "stall",
+    "flood": "malformed reply",
+    "exit_midgame": "disconnect",
+    "ignores_quit": "normal",
+    "leaves_child": "disconnect",
+    "invalid_utf8": "malformed reply",
+    "no_readyok": "stall",
+}
+"""Bot name -> the termination reason of a game it spoils (a ``Termination`` value)."""
+
+
+def command(name: str, *args: str) -> list[str]:
+    """The command line that runs broken bot ``name`` with this Python interpreter."""
+    if name not in BROKEN:
+        raise ValueError(f"no broken bot {name!r}; choose from {', '.join(sorted(BROKEN))}")
+    return [sys.executable, "-m", f"{__name__}.{name}", *args]
