@@ -168,7 +168,8 @@ class PlainProgress:
 
     def started(self, game_id: int, first: str, second: str) -> None:
         """Writes ``Started game N of T (A vs B)``."""
-        self._line(f"Started game {game_id} of {self.total} ({first} vs {second})")
+        of = f" of {self.total}" if self.total else ""  # an SPRT has no fixed number of games
+        self._line(f"Started game {game_id}{of} ({first} vs {second})")
 
     def finished(self, record: GameRecord) -> None:
         """Writes ``Finished game N (A vs B): RESULT {reason}``."""
@@ -200,7 +201,7 @@ class TtyProgress:
     _WIDTH: Final = 30
 
     def __init__(self, stream: TextIO, total: int, done: int = 0) -> None:
-        """``total`` games in the schedule, ``done`` already finished (a resumed tournament)."""
+        """``total`` games in the schedule (0: open-ended), ``done`` already finished (a resumed tournament)."""
         self.stream = stream
         self.total = total
         self.done = done
@@ -248,17 +249,20 @@ class TtyProgress:
 
     def status(self) -> str:
         """The status line's text (without control characters)."""
-        fraction = self.done / self.total if self.total else 1.0
-        filled = round(self._WIDTH * fraction)
-        bar = "#" * filled + "." * (self._WIDTH - filled)
         elapsed = time.monotonic() - self._t0
         new = self.done - self._first_done
         rate = new / elapsed if elapsed > 0 and new else 0.0
-        eta = _duration((self.total - self.done) / rate) if rate else "?"
+        if self.total:
+            filled = round(self._WIDTH * self.done / self.total)
+            bar = "[" + "#" * filled + "." * (self._WIDTH - filled) + "] "
+            count = f"{self.done}/{self.total}"
+            eta = _duration((self.total - self.done) / rate) + " left" if rate else "? left"
+        else:
+            bar, count, eta = "", str(self.done), _duration(elapsed)
         w, b, d = self.results["1-0"], self.results["0-1"], self.results["1/2-1/2"]
         return (
-            f"[{bar}] {self.done}/{self.total} games, {len(self.running)} running | "
-            f"first {w} second {b} draw {d} forfeits {self.forfeits} | {rate:.1f}/s, {eta} left"
+            f"{bar}{count} games, {len(self.running)} running | "
+            f"first {w} second {b} draw {d} forfeits {self.forfeits} | {rate:.1f}/s, {eta}"
         ) + (f" | {self.extra}" if self.extra else "")
 
     def _clear(self) -> None:

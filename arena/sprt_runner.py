@@ -108,7 +108,7 @@ class SprtProgress:
     penta: tuple[int, int, int, int, int]
     """Pair counts ``[LL, LD, WL+DD, WD, WW]`` from NEW's side."""
     wins: int
-    """Games NEW won."""
+    """Games NEW won (every finished game, including the first half of a pair still being played)."""
     losses: int
     """Games NEW lost."""
     draws: int
@@ -120,11 +120,11 @@ class SprtProgress:
         return sum(self.penta)
 
     def line(self) -> str:
-        """One line for logs: LLR and bounds, pentanomial counts, W-L-D and the Elo estimate."""
+        """One line for logs: LLR and bounds, NEW's W-L-D over all games, pentanomial counts, the Elo estimate."""
         s = self.status
         text = (
-            f"LLR {s.llr:.3f} ({s.lower:.3f}, {s.upper:.3f}) | games {2 * self.pairs}: "
-            f"W {self.wins} L {self.losses} D {self.draws} | penta {list(self.penta)}"
+            f"LLR {s.llr:.3f} ({s.lower:.3f}, {s.upper:.3f}) | games {self.wins + self.losses + self.draws}: "
+            f"W {self.wins} L {self.losses} D {self.draws} | pairs {self.pairs}: penta {list(self.penta)}"
         )
         if self.pairs >= 2:
             stats = pentanomial_stats(self.penta)

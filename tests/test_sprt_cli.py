@@ -1,0 +1,168 @@
+"""``quarto-arena sprt`` and ``rate`` as CI sees them: real engines, the documented exit statuses, one-line errors."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from quarto_arena.arena.records import GameRecord, Result, Termination, TurnRecord
+from quarto_arena.arena.sprt_runner import Verdict, pair_index
+from quarto_arena.arena.tournament import pgn_text
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI = [sys.executable, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
+CRASH = f"crash={sys.executable} -m quarto_arena.engines.testing.crash_on_go"
+
+
+@pytest.fixture(scope="session")
+def c_bot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The C bot, compiled: a greedy engine that answers at once."""
+    source = ROOT / "engines" / "c" / "quarto_bot.c"
+    cc = shutil.which("cc")
+    if cc is None or not source.exists():
+        pytest.skip("needs cc and engines/c/quarto_bot.c")
+    exe = tmp_path_factory.mktemp("cbot") / "quarto_bot"
+    subprocess.run([cc, "-O2", "-o", str(exe), str(source)], check=True)
+    return exe
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+def sprt(*args: str) -> subprocess.CompletedProcess[str]:
+    return run("sprt", *args, "--elo0", "0", "--elo1", "10", "--tc", "st=1", "--concurrency", "2")
+
+
+def test_exit_codes_match_the_documentation() -> None:
+    assert [v.exit_code for v in (Verdict.H1, Verdict.H0, Verdict.ENGINE_FAILURE, Verdict.NO_DECISION)] == [0, 1, 3, 4]
+    assert [pair_index(p) for p in (0, 0.5, 1, 1.5, 2)] == [0, 1, 2, 3, 4]
+
+
+def test_a_stronger_new_engine_passes(c_bot: Path) -> None:
+    r = sprt(f"new={c_bot}", "base=random")
+    assert r.returncode == 0, r.stderr
+    assert "H1 accepted: new passes" in r.stdout
+    # The LLR and its bounds are printed as the test goes (one line per finished pair in a log).
+    llr_lines = [line for line in r.stderr.splitlines() if line.startswith("LLR ")]
+    assert len(llr_lines) >= 3
+    assert "(-2.944, 2.944)" in llr_lines[0]
+
+
+def test_a_regression_fails_the_build(c_bot: Path) -> None:
+    r = sprt("new=random", f"base={c_bot}")
+    assert r.returncode == 1, r.stderr
+    assert "H0 accepted: new fails" in r.stdout
+
+
+def test_no_decision_within_max_games(c_bot: Path) -> None:
+    r = sprt(f"new={c_bot}", f"base={c_bot}", "--max-games", "4")
+    assert r.returncode == 4, r.stderr
+    assert "no decision after 4 games" in r.stdout
+    assert r.stderr.count("Finished game") == 4
+
+
+def test_a_crashing_engine_is_an_engine_failure(c_bot: Path) -> None:
+    r = sprt(CRASH, f"base={c_bot}")
+    assert r.returncode == 3, r.stderr
+    assert "engine failure" in r.stdout and "crash" in r.stdout
+    # Lenient: the crashes are losses and the test goes on (here until --max-games), restarting the engine.
+    lenient = sprt(CRASH, f"base={c_bot}", "--lenient", "--max-games", "4")
+    assert lenient.returncode == 4, lenient.stderr
+    assert "W 0 L 4 D 0" in lenient.stdout
+    assert lenient.stderr.count("disconnect") >= 4
+
+
+def test_an_engine_that_cannot_start() -> None:
+    r = sprt("dead=sh -c 'exit 5'", "random")
+    assert r.returncode == 3
+    assert "dead" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["random", "greedy", "--elo0", "5", "--elo1", "5"], "elo0 != elo1"),
+        (["random", "greedy", "--elo0", "0", "--elo1", "5", "--alpha", "1.5"], "alpha=1.5"),
+        (["random", "greedy", "--elo0", "0", "--elo1", "5", "--model", "bayes"], "'bayes' is not a valid SprtModel"),
+        (["random", "greedy", "--elo0", "0", "--elo1", "5", "--tc", "soon"], "time control 'soon'"),
+        (["random", "./nowhere", "--elo0", "0", "--elo1", "5"], "does not exist"),
+        (["random", "greedy", "--elo0", "0"], "--elo1"),
+    ],
+)
+def test_sprt_usage_errors(args: list[str], message: str) -> None:
+    r = run("sprt", *args)
+    assert r.returncode == 2, r.stderr
+    assert message in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def record(game_id: int, first: str, second: str, result: Result, termination: Termination) -> GameRecord:
+    return GameRecord(
+        first=first,
+        second=second,
+        result=result,
+        termination=termination,
+        turns=(TurnRecord("3", 0), TurnRecord("c47", 5, "value 10")),
+        game_id=game_id,
+        started="2026-01-02T03:04:05+00:00",
+    )
+
+
+def test_rate_reads_our_pgn_and_counts_forfeits(tmp_path: Path) -> None:
+    games = [
+        record(1, "a", "b", Result.FIRST_WINS, Termination.NORMAL),
+        record(2, "b", "a", Result.FIRST_WINS, Termination.TIME_FORFEIT),
+        record(3, "a", "c", Result.DRAW, Termination.NORMAL),
+        record(4, "c", "b", Result.SECOND_WINS, Termination.ILLEGAL_TURN),
+    ]
+    one = tmp_path / "one.pgn"
+    two = tmp_path / "two.pgn"
+    one.write_text("\n".join(pgn_text(g, "test") for g in games[:2]))
+    two.write_text("\n".join(pgn_text(g, "test") for g in games[2:]))
+    r = run("rate", str(one), str(two), "--format", "csv")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    header = lines[0].split(",")
+    rows = {line.split(",")[1]: dict(zip(header, line.split(","), strict=True)) for line in lines[1:]}
+    assert set(rows) == {"a", "b", "c"}
+    assert rows["a"]["games"] == "3" and rows["a"]["forfeits"] == "1" and rows["a"]["time_forfeit"] == "1"
+    assert rows["c"]["illegal_turn"] == "1"
+    assert rows["b"]["forfeits"] == "0"
+    j = run("rate", str(one), str(two), "--format", "json")
+    assert j.returncode == 0 and j.stdout.lstrip().startswith("[")
+    text = run("rate", str(one), str(two), "--format", "github")
+    assert text.returncode == 0 and text.stdout.startswith("| rank")
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"\x00\x01binary", "NUL"),
+        (b'[Event "x"]\n[White "a"]\n[Black "b"]\n\n1. 3 c47 *\n', "Result"),
+        (b'[Event "x"]\n[Result "2-0"]\n', "unknown result '2-0'"),
+        (b'[Event "x\n', ""),
+        (b'[Event "x"]\n[White "a"]\n[Black "b"]\n[Result "1-0"]\n\n1. 3 {never closed\n', "comment"),
+    ],
+)
+def test_rate_bad_pgn_is_a_one_line_error(tmp_path: Path, content: bytes, message: str) -> None:
+    bad = tmp_path / "bad.pgn"
+    bad.write_bytes(content)
+    r = run("rate", str(bad))
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert str(bad) in r.stderr and message in r.stderr
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+
+
+def test_rate_missing_file_and_no_games(tmp_path: Path) -> None:
+    r = run("rate", str(tmp_path / "none.pgn"))
+    assert r.returncode == 2 and "none.pgn" in r.stderr and "Traceback" not in r.stderr
+    empty = tmp_path / "empty.pgn"
+    empty.write_text("")
+    r = run("rate", str(empty))
+    assert r.returncode == 2 and "no finished games" in r.stderr
+    r = run("rate", str(empty), "--format", "yaml")
+    assert r.returncode == 2 and "unknown --format 'yaml'" in r.stderr
