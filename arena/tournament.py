@@ -35,7 +35,7 @@ import socket
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TextIO
 
 from quarto_arena.protocol.notation import NotationError, format_attributes, parse_variant
 from quarto_arena.protocol.rules import Variant
@@ -491,13 +491,12 @@ class Tournament:
         _write_atomic(self.directory / PGN_NAME, "\n".join(pgn_text(r, self.spec.event) for r in records))
         _write_atomic(self.directory / JSONL_NAME, "".join(json.dumps(r.to_dict()) + "\n" for r in records))
 
-    def _append_outputs(self, record: GameRecord) -> None:
-        pgn = self.directory / PGN_NAME
-        with open(pgn, "a", encoding="utf-8") as f:
-            # Games are separated by one blank line.
-            f.write(("\n" if pgn.stat().st_size else "") + pgn_text(record, self.spec.event))
-        with open(self.directory / JSONL_NAME, "a", encoding="utf-8") as f:
-            f.write(json.dumps(record.to_dict()) + "\n")
+    def _append_outputs(self, record: GameRecord, pgn: TextIO, jsonl: TextIO) -> None:
+        # Games are separated by one blank line. Flushed, not synced: the journal can rebuild these files.
+        pgn.write(("\n" if pgn.tell() else "") + pgn_text(record, self.spec.event))
+        pgn.flush()
+        jsonl.write(json.dumps(record.to_dict()) + "\n")
+        jsonl.flush()
 
     def _game_spec(self, game: ScheduledGame) -> GameSpec:
         opening = game.opening
@@ -554,9 +553,11 @@ class Tournament:
                     # The game counts once it is on disk: sync in a thread so the other games' clocks keep going.
                     await asyncio.to_thread(self.journal.append, record)
                     self.records[record.game_id] = record
-                    self._append_outputs(record)
+                    self._append_outputs(record, pgn, jsonl)
                 emit(GameFinished(record, len(self.records), self.total))
 
+        pgn = open(self.directory / PGN_NAME, "a", encoding="utf-8")  # noqa: SIM115 - closed in the finally below
+        jsonl = open(self.directory / JSONL_NAME, "a", encoding="utf-8")  # noqa: SIM115
         try:
             await pool.preflight(self.spec.variant)
             workers = [asyncio.create_task(worker()) for _ in range(min(self.spec.concurrency, len(pending)))]
@@ -574,6 +575,8 @@ class Tournament:
                 stopper.cancel()
                 await asyncio.gather(*workers, stopper, return_exceptions=True)
         finally:
+            pgn.close()
+            jsonl.close()
             # Shielded: a second Ctrl-C during the clean-up must not leave an engine behind.
             await asyncio.shield(pool.close())
         if failure is not None:
