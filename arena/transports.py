@@ -48,6 +48,8 @@ log = logging.getLogger(__name__)
 _READ_LIMIT: Final = MAX_LINE_BYTES + 1
 # How long lines an engine wrote just before it exited may take to arrive, seconds.
 _AFTER_EXIT: Final = 0.1
+# How long close() waits for the killed children of an engine to be reaped by init, seconds.
+_GROUP_REAP_S: Final = 2.0
 
 # Process groups we started and have not yet killed: a last-resort sweep at interpreter exit, so that not even a
 # crash of the arena itself leaves an engine behind.
@@ -204,6 +206,23 @@ def _decode(raw: bytes) -> str:
         raise BadLine(f"invalid UTF-8 at byte {e.start}") from None
 
 
+class _EngineProtocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """asyncio's stream protocol plus a future for the process's own exit.
+
+    ``Process.wait()`` also waits for the pipes to close, which never happens while a child the engine left behind
+    holds its output open, or while a flooded reader has paused the pipe; the supervisor needs the exit itself.
+    """
+
+    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=limit, loop=loop)
+        self.exited: asyncio.Future[None] = loop.create_future()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
 class ProcessTransport(Transport):
     """An engine process in its own process group, over standard input and output.
 
@@ -211,14 +230,22 @@ class ProcessTransport(Transport):
     ends never holds more than a few kilobytes in memory.
     """
 
-    def __init__(self, name: str, proc: asyncio.subprocess.Process, transcript: Transcript | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        proc: asyncio.subprocess.Process,
+        pipes: asyncio.SubprocessTransport,
+        exited: asyncio.Future[None],
+        transcript: Transcript | None = None,
+    ) -> None:
         super().__init__(name, transcript)
         self._proc = proc
+        self._pipes = pipes
+        self._exited = exited
         self._pgid = proc.pid  # start_new_session makes the engine the leader of a new group
         self._skip_rest = False  # the tail of an over-long line is still to be discarded
         self._closed = False
         self._eof = False
-        self._exited = asyncio.ensure_future(proc.wait())
         _LIVE_GROUPS.add(self._pgid)
 
     @classmethod
@@ -236,22 +263,25 @@ class ProcessTransport(Transport):
         if stderr_path is not None:
             Path(stderr_path).parent.mkdir(parents=True, exist_ok=True)
             stderr = Path(stderr_path).open("ab")  # noqa: SIM115 (handed to the child, closed right after)
+        loop = asyncio.get_running_loop()
         try:
-            proc = await asyncio.create_subprocess_exec(
+            # asyncio.create_subprocess_exec, spelled out to get at the protocol (see _EngineProtocol).
+            pipes, protocol = await loop.subprocess_exec(
+                lambda: _EngineProtocol(_READ_LIMIT, loop),
                 *argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=stderr,
                 cwd=cwd,
                 start_new_session=True,
-                limit=_READ_LIMIT,
             )
         except OSError as e:
             raise OSError(e.errno, f"cannot start {' '.join(argv)!r}: {e.strerror or e}") from None
         finally:
             if not isinstance(stderr, int):
                 stderr.close()
-        transport = cls(name, proc, transcript)
+        proc = asyncio.subprocess.Process(pipes, protocol, loop)
+        transport = cls(name, proc, pipes, protocol.exited, transcript)
         transport.note(f"started pid {proc.pid}: {' '.join(argv)}")
         return transport
 
@@ -368,8 +398,25 @@ class ProcessTransport(Transport):
             # Always, even after a clean exit: children the engine left in its group die with it.
             self.kill_group()
             _LIVE_GROUPS.discard(self._pgid)
+            await self._exited  # reaped by asyncio's child watcher
+            self._pipes.close()  # a paused or inherited pipe would otherwise keep wait() from returning
             await self._proc.wait()
+            await self._group_gone(_GROUP_REAP_S)
             self.note(describe_exit(self._proc.returncode))
+
+    async def _group_gone(self, timeout: float) -> None:
+        """Waits until no process of the group is left, zombies included (orphans are reaped by init, not us)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(self._pgid, 0)
+            except ProcessLookupError:
+                return
+            except PermissionError:
+                return  # the pgid was reused by someone else's group: ours is gone
+            self.kill_group()
+            await asyncio.sleep(0.005)
+        log.warning("%s: processes of group %d still exist %g s after the kill", self.name, self._pgid, timeout)
 
     async def _send_quit(self) -> None:
         log.debug("%s > quit", self.name)
