@@ -46,7 +46,7 @@ log = logging.getLogger(__name__)
 
 # Room for the optional "\r" before the "\n": the 4096-byte limit is on the line's text.
 _READ_LIMIT: Final = MAX_LINE_BYTES + 1
-# How long lines an engine wrote just before it exited may take to arrive, seconds.
+# How long lines an engine wrote just before it exited may take to arrive before its output is closed, seconds.
 _AFTER_EXIT: Final = 0.1
 # How long close() waits for the killed children of an engine to be reaped by init, seconds.
 _GROUP_REAP_S: Final = 2.0
@@ -242,6 +242,7 @@ class ProcessTransport(Transport):
         self._proc = proc
         self._pipes = pipes
         self._exited = exited
+        exited.add_done_callback(self._on_exit)
         self._pgid = proc.pid  # start_new_session makes the engine the leader of a new group
         self._skip_rest = False  # the tail of an over-long line is still to be discarded
         self._closed = False
@@ -323,30 +324,22 @@ class ProcessTransport(Transport):
             await self._await_exit(0.5)
             raise PeerGone(f"{self.name} closed its input ({self.exit_info() or 'still running'})") from None
 
+    def _on_exit(self, _: asyncio.Future[None]) -> None:
+        # A child the engine left behind can hold the output pipe open after the engine died, so the exit ends the
+        # output: once lines written just before it have had time to arrive, the pipe is closed, which makes a
+        # pending read see the end of the output (buffered lines are still read first).
+        asyncio.get_running_loop().call_later(_AFTER_EXIT, self._close_output)
+
+    def _close_output(self) -> None:
+        pipe = self._pipes.get_pipe_transport(1)
+        if pipe is not None and not pipe.is_closing():
+            pipe.close()
+
     async def _read(self) -> str:
         stdout = self._proc.stdout
         assert stdout is not None
         if self._eof:
             raise PeerGone(f"{self.name} closed its output ({self.exit_info()})")
-        read = asyncio.ensure_future(self._read_raw(stdout))
-        try:
-            # A child the engine left behind can hold the pipe open after the engine died, so the exit is watched
-            # too, not only the end of the output.
-            done, _ = await asyncio.wait((read, self._exited), return_when=asyncio.FIRST_COMPLETED)
-            if read not in done:
-                # Lines written just before the exit may still be on their way through the pipe.
-                done, _ = await asyncio.wait((read,), timeout=_AFTER_EXIT)
-            if read not in done:
-                self._eof = True
-                raise PeerGone(f"{self.name} exited ({self.exit_info()})")
-            return read.result()
-        finally:
-            if not read.done():
-                read.cancel()
-                # Let the cancellation land, so that the next read does not find the stream still claimed.
-                await asyncio.wait((read,))
-
-    async def _read_raw(self, stdout: asyncio.StreamReader) -> str:
         try:
             if self._skip_rest:
                 await self._discard_rest(stdout)
