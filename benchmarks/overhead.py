@@ -69,7 +69,8 @@ def free_port() -> int:
 
 
 def report(label: str, ping_us: float, turn_us: float, turns: int) -> None:
-    print(f"{label}: ping {ping_us:8.1f} us   turn {turn_us:8.1f} us   ratio {turn_us / ping_us:5.2f}x   ({turns} turns)")
+    ratio = turn_us / ping_us
+    print(f"{label}: ping {ping_us:8.1f} us   turn {turn_us:8.1f} us   ratio {ratio:5.2f}x   ({turns} turns)")
 
 
 def main() -> None:
