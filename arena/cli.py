@@ -381,7 +381,7 @@ def rate(
         fail(str(e))
     for p in table.players:
         forfeits.setdefault(p.name, Counter())
-    typer.echo(format_table(results_table(rating_rows(table), forfeits if any(forfeits.values()) else None), fmt))
+    typer.echo(format_table(results_table(rating_rows(table), forfeits), fmt))
 
 
 @app.command()
