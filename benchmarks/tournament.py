@@ -67,6 +67,7 @@ def main() -> None:
     print(f"round-robin of 4 instant bots: {games} games, {turns} engine turns, concurrency {args.concurrency}")
     print(f"  {games / wall:.1f} games/s ({wall:.1f} s wall)")
     print(f"  arena CPU per turn:   {1e6 * arena_cpu / turns:.0f} us  ({arena_cpu:.2f} s in all)")
+    print(f"  wall per turn:        {1e6 * wall / turns:.0f} us  (throughput, {args.concurrency} games at once)")
     print(f"  engines CPU per turn: {1e6 * engines_cpu / turns:.0f} us  (all four bots, for scale)")
     overhead = ROOT / "benchmarks" / "overhead.py"
     if overhead.exists():
