@@ -26,11 +26,11 @@ from quarto_arena.protocol.rules import Variant
 
 from .engine import Deadlines, EngineConfig
 from .records import GameRecord
-from .referee import GameSpec, play_game
-from .schedule import STARTPOS, Opening, ScheduledGame, seeded_opening
+from .referee import play_game
+from .schedule import Opening, ScheduledGame, seeded_opening
 from .stats import Sprt, SprtDecision, SprtModel, SprtStatus, pentanomial_stats
 from .timecontrol import DEFAULT_MARGIN_MS, TimeControl
-from .tournament import EnginePool, GameStarted, Notice, TournamentError
+from .tournament import EnginePool, GameStarted, Notice, TournamentError, game_spec, run_workers
 
 __all__ = [
     "EXIT_CODES",
@@ -216,15 +216,7 @@ async def run_sprt(
             first, second = pool.acquire(game.first), pool.acquire(game.second)
             if on_event is not None:
                 on_event(GameStarted(game))
-            spec = GameSpec(
-                variant=settings.variant,
-                time_control=settings.time_control,
-                margin_ms=settings.margin_ms,
-                start=None if game.opening.start == STARTPOS else game.opening.start,
-                opening=game.opening.turns,
-                game_id=game.game_id,
-                round=game.round,
-            )
+            spec = game_spec(game, settings.variant, settings.time_control, settings.margin_ms)
             try:
                 record = await play_game(first, second, spec)
             finally:
@@ -243,19 +235,7 @@ async def run_sprt(
 
     try:
         await pool.preflight(settings.variant)
-        workers = [asyncio.create_task(worker()) for _ in range(settings.concurrency)]
-        stopper = asyncio.create_task(done.wait())
-        try:
-            while not done.is_set() and (live := [w for w in workers if not w.done()]):
-                await asyncio.wait([stopper, *live], return_when=asyncio.FIRST_COMPLETED)
-                for w in workers:
-                    if w.done() and not w.cancelled() and (exc := w.exception()) is not None:
-                        raise exc
-        finally:
-            for w in workers:
-                w.cancel()
-            stopper.cancel()
-            await asyncio.gather(*workers, stopper, return_exceptions=True)
+        await run_workers(worker, settings.concurrency, done)
     finally:
         # Shielded: a second Ctrl-C during the clean-up must not leave an engine behind.
         await asyncio.shield(pool.close())

@@ -32,7 +32,7 @@ import json
 import logging
 import os
 import socket
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, TextIO
@@ -498,18 +498,6 @@ class Tournament:
         jsonl.write(json.dumps(record.to_dict()) + "\n")
         jsonl.flush()
 
-    def _game_spec(self, game: ScheduledGame) -> GameSpec:
-        opening = game.opening
-        return GameSpec(
-            variant=self.spec.variant,
-            time_control=self.spec.time_control,
-            margin_ms=self.spec.margin_ms,
-            start=None if opening.start == STARTPOS else opening.start,
-            opening=opening.turns,
-            game_id=game.game_id,
-            round=game.round,
-        )
-
     async def run(self, on_event: Callable[[Event], None] | None = None) -> TournamentOutcome:
         """Plays every missing game, ``concurrency`` at a time; returns when all are done or a strict stop.
 
@@ -537,7 +525,9 @@ class Tournament:
                 first, second = pool.acquire(game.first), pool.acquire(game.second)
                 emit(GameStarted(game))
                 try:
-                    record = await play_game(first, second, self._game_spec(game))
+                    record = await play_game(
+                        first, second, game_spec(game, self.spec.variant, self.spec.time_control, self.spec.margin_ms)
+                    )
                 finally:
                     pool.release(first)
                     pool.release(second)
@@ -560,20 +550,7 @@ class Tournament:
         jsonl = open(self.directory / JSONL_NAME, "a", encoding="utf-8")  # noqa: SIM115
         try:
             await pool.preflight(self.spec.variant)
-            workers = [asyncio.create_task(worker()) for _ in range(min(self.spec.concurrency, len(pending)))]
-            stopper = asyncio.create_task(stop.wait())
-            try:
-                while not stop.is_set() and (live := [w for w in workers if not w.done()]):
-                    await asyncio.wait([stopper, *live], return_when=asyncio.FIRST_COMPLETED)
-                    for w in workers:
-                        if w.done() and not w.cancelled() and (exc := w.exception()) is not None:
-                            raise exc
-            finally:
-                # On a strict stop the running games are abandoned: play_game kills their engines when cancelled.
-                for w in workers:
-                    w.cancel()
-                stopper.cancel()
-                await asyncio.gather(*workers, stopper, return_exceptions=True)
+            await run_workers(worker, min(self.spec.concurrency, len(pending)), stop)
         finally:
             pgn.close()
             jsonl.close()
@@ -593,6 +570,41 @@ class Tournament:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def game_spec(game: ScheduledGame, variant: Variant, time_control: TimeControl, margin_ms: int) -> GameSpec:
+    """The referee's view of a scheduled game."""
+    opening = game.opening
+    return GameSpec(
+        variant=variant,
+        time_control=time_control,
+        margin_ms=margin_ms,
+        start=None if opening.start == STARTPOS else opening.start,
+        opening=opening.turns,
+        game_id=game.game_id,
+        round=game.round,
+    )
+
+
+async def run_workers(worker: Callable[[], Awaitable[None]], count: int, stop: asyncio.Event) -> None:
+    """Runs ``count`` copies of ``worker`` until all return or ``stop`` is set; re-raises a worker's error.
+
+    On a stop or an error the running workers are cancelled (their games abandoned: play_game kills their
+    engines when cancelled) and awaited, so nothing is left running when this returns.
+    """
+    workers = [asyncio.create_task(worker()) for _ in range(count)]
+    stopper = asyncio.create_task(stop.wait())
+    try:
+        while not stop.is_set() and (live := [w for w in workers if not w.done()]):
+            await asyncio.wait([stopper, *live], return_when=asyncio.FIRST_COMPLETED)
+            for w in workers:
+                if w.done() and not w.cancelled() and (exc := w.exception()) is not None:
+                    raise exc
+    finally:
+        for w in workers:
+            w.cancel()
+        stopper.cancel()
+        await asyncio.gather(*workers, stopper, return_exceptions=True)
 
 
 def build_spec(
