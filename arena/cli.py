@@ -468,3 +468,37 @@ def sprt(
     typer.echo(outcome.last.line())
     typer.echo(verdict)
     raise typer.Exit(outcome.verdict.exit_code)
+
+
+# --- check ---------------------------------------------------------------------------------------------------------
+
+
+@app.command()
+def check(
+    engine: str = typer.Argument(
+        ...,
+        metavar="ENGINE",
+        help="A built-in name, a quoted command line, or tcp://HOST:PORT / ipc://PATH; NAME=ENGINE names it.",
+    ),
+    keep_going: bool = typer.Option(False, "--keep-going", help="Run every step, not only up to the first failure."),
+    timeout_scale: float = typer.Option(
+        1.0, "--timeout-scale", min=0.01, help="Multiply every deadline (e.g. 3 on a slow machine)."
+    ),
+    verbose: bool = typer.Option(False, "--verbose", help="Print every step's I/O, not only a failed step's."),
+) -> None:
+    """Check that an engine speaks UQI: numbered steps, the I/O of a failed step; exit 0 only if it complies."""
+    import asyncio
+
+    from .compliance import CheckTimeouts, format_report, run_check
+    from .match import engine_config
+
+    try:
+        config = engine_config(engine)
+    except ValueError as e:
+        fail(str(e))
+    report = asyncio.run(run_check(config, timeouts=CheckTimeouts().scaled(timeout_scale), keep_going=keep_going))
+    if not report.started:
+        fail(report.steps[0].reason, EXIT_ENGINE)
+    for line in format_report(report, verbose=verbose):
+        typer.echo(line)
+    raise typer.Exit(0 if report.complies else 1)

@@ -1,0 +1,377 @@
+"""``quarto-arena check``: every example bot complies, every broken bot fails the step its fault belongs to.
+
+All real: engine processes in their own process groups, a ZeroMQ server on 127.0.0.1, the CLI as a subprocess.
+After each check no process of the engine is left (zombies included). The broken bots run with scaled-down
+deadlines so that the stalling ones stay cheap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import quarto_arena.engines
+from quarto_arena.arena.compliance import (
+    LIMITS,
+    PROBES,
+    STEPS,
+    CheckReport,
+    CheckTimeouts,
+    Status,
+    format_report,
+    run_check,
+)
+from quarto_arena.arena.engine import EngineConfig
+from quarto_arena.arena.match import engine_config
+from quarto_arena.engines.registry import BUILTIN
+from quarto_arena.engines.testing import BROKEN
+from quarto_arena.engines.testing import command as broken_command
+
+ENGINES = Path(quarto_arena.engines.__file__).parent
+CLI = [sys.executable, "-c", "from quarto_arena.arena.cli import main; main()"]
+# Start-up still leaves a Python bot 3 s to import on a busy machine; a stalled search costs 0.5 s.
+SHORT = CheckTimeouts().scaled(0.3)
+
+EXPECTED_STEP: dict[str, int] = {
+    "no_handshake": 1,  # id name but no uqiok
+    "slow_handshake": 1,  # uqiok after the start-up deadline
+    "no_readyok": 2,
+    "crash_on_go": 6,  # exits during the first search
+    "hang_on_go": 6,  # no turn within the search deadline
+    "illegal_turn": 6,  # the first position with a piece on the board
+    "malformed_reply": 6,  # 'turn zz9'
+    "false_claim": 6,  # the first position with a piece in hand
+    "flood": 6,  # a line over 4096 bytes
+    "exit_midgame": 6,  # the third search
+    "leaves_child": 6,  # exits on go (its child holds the output open)
+    "invalid_utf8": 6,
+    "ignores_quit": 10,  # plays correctly; still running after quit
+}
+"""Broken bot -> the step it must fail first."""
+
+
+def check(config: EngineConfig, timeouts: CheckTimeouts | None = None, *, keep_going: bool = False) -> CheckReport:
+    # An outer bound, so that a checker bug shows as a failure rather than a hung suite.
+    return asyncio.run(asyncio.wait_for(run_check(config, timeouts=timeouts, keep_going=keep_going), 120))
+
+
+def processes_in_groups(pgids: tuple[int, ...]) -> list[str]:
+    """``pid (state) cmdline`` of every process, zombies too, whose process group is one of ``pgids``."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue  # it ended while we looked
+        state, _ppid, pgrp = stat.rsplit(")", 1)[1].split()[:3]
+        if int(pgrp) in pgids:
+            out.append(f"{entry.name} ({state}) {cmdline.strip()}")
+    return out
+
+
+def processes_running(token: str, *, besides: int | None = None) -> list[str]:
+    """Processes (other than this one and ``besides``) whose command line contains ``token``."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) not in (os.getpid(), besides):
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if token in cmdline:
+                out.append(f"{entry.name} {cmdline.strip()}")
+    return out
+
+
+def assert_complies(report: CheckReport, skipped: tuple[int, ...] = ()) -> None:
+    shown = "\n".join(format_report(report))
+    assert report.complies, shown
+    assert [s.number for s in report.steps] == [s.number for s in STEPS], shown
+    assert [s.number for s in report.steps if s.status is Status.SKIP] == list(skipped), shown
+    assert processes_in_groups(report.pids) == []
+
+
+# --- the example bots ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(BUILTIN))
+def test_builtin_engine_complies(name: str) -> None:
+    report = check(engine_config(name))
+    assert_complies(report)
+    assert report.engine_id is not None
+    assert len(report.pids) == 2  # the session, and the fresh process of step 11
+
+
+@pytest.fixture(scope="module")
+def c_bot(tmp_path_factory: pytest.TempPathFactory) -> str:
+    cc = shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler (cc)")
+    exe = tmp_path_factory.mktemp("cbot") / "quarto_bot"
+    subprocess.run([cc, "-O2", "-o", str(exe), str(ENGINES / "c" / "quarto_bot.c")], check=True)
+    return str(exe)
+
+
+def test_c_bot_complies(c_bot: str) -> None:
+    assert_complies(check(EngineConfig("c-bot", command=(c_bot,))))
+
+
+def test_js_bot_complies() -> None:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    assert_complies(check(EngineConfig("js-bot", command=(node, str(ENGINES / "js" / "quarto_bot.js")))))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def zmq_server() -> Iterator[str]:
+    """The greedy SDK bot serving UQI on a loopback TCP port, in its own process group (killed afterwards)."""
+    endpoint = f"tcp://127.0.0.1:{free_port()}"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "quarto_arena.engines.greedy", "--listen", endpoint],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        yield endpoint
+        assert proc.poll() is None, "the ZeroMQ server died during the check"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def test_zmq_sdk_bot_complies(zmq_server: str) -> None:
+    # No \r\n over ZeroMQ frames, no end of input: steps 9 and 11 do not apply. Step 10 reconnects.
+    report = check(engine_config(f"zmq-greedy={zmq_server}"))
+    assert_complies(report, skipped=(9, 11))
+    assert report.pids == ()
+    quit_step = report.steps[9].transcript
+    assert sum(line.text == "uqi 1" for line in quit_step) == 1  # the handshake of the second session
+    assert any(line.text == "uqiok 1" for line in quit_step)
+
+
+# --- the broken bots -----------------------------------------------------------------------------------------
+
+
+def test_the_table_covers_every_broken_bot() -> None:
+    assert set(EXPECTED_STEP) == set(BROKEN)
+
+
+@pytest.mark.parametrize("bot", sorted(BROKEN))
+def test_broken_bot_fails_its_step(bot: str) -> None:
+    report = check(EngineConfig(bot, command=tuple(broken_command(bot))), SHORT)
+    shown = "\n".join(format_report(report))
+    expected = EXPECTED_STEP[bot]
+    assert report.started
+    assert not report.complies
+    assert report.failed == (expected,), shown
+    # It stopped at the failure, and every step before it passed.
+    assert [s.number for s in report.steps] == list(range(1, expected + 1)), shown
+    assert all(s.status is Status.PASS for s in report.steps[:-1]), shown
+    failure = report.steps[-1]
+    assert failure.reason and "\n" not in failure.reason
+    assert failure.transcript, "a failed step comes with its I/O"
+    assert processes_in_groups(report.pids) == [], f"{bot} left processes behind"
+
+
+# Bots with one fault that no bot in engines/testing has, each a MinimalBot with one hook bent: step -> (code,
+# expected start of the reason).
+BENT: dict[str, tuple[int, str, str]] = {
+    "no_id_name": (1, "def on_uqi(self):\n        self.send('uqiok 1')", "no 'id name' line before uqiok"),
+    "stray_line": (
+        1,
+        "def on_uqi(self):\n        self.send('id name X')\n        self.send('hello')\n        self.send('uqiok 1')",
+        "malformed line 'hello' in the handshake",
+    ),
+    "silent_unknown": (
+        3,
+        "def handle(self, line):\n        if line != 'frobnicate':\n            super().handle(line)",
+        "no error line in answer to the unknown command 'frobnicate'",
+    ),
+    "lax_spin": (
+        4,
+        "def on_uqi(self):\n        self.send('id name X')\n"
+        "        self.send('option name Level type spin min 1 max 5 default 3')\n        self.send('uqiok 1')\n"
+        "    def handle(self, line):\n        if not line.startswith('setoption'):\n            super().handle(line)",
+        "no error line for the out-of-range value 'setoption name Level value 6' (declared 1..5)",
+    ),
+    "double_turn": (
+        6,
+        "def on_go(self, go):\n        super().on_go(go)\n        super().on_go(go)",
+        "'turn ",  # the second turn shows up while the next newgame waits for readyok
+    ),
+    "noisy_stop": (
+        7,
+        "def handle(self, line):\n        if line == 'stop':\n            self.send('error stop: no search')\n"
+        "        else:\n            super().handle(line)",
+        "answered 'stop' when no search runs with 'error stop: no search'",
+    ),
+    "ignores_eof": (
+        11,
+        "def on_eof(self):\n        import time\n        time.sleep(3600)",
+        "still running 0.3 s after its standard input was closed",
+    ),
+}
+
+
+@pytest.mark.parametrize("fault", sorted(BENT))
+def test_each_rule_can_fail(fault: str, tmp_path: Path) -> None:
+    step, hook, reason = BENT[fault]
+    script = tmp_path / f"{fault}.py"
+    script.write_text(
+        "from quarto_arena.engines.testing._base import MinimalBot\n\n"
+        f"class Bent(MinimalBot):\n    {hook}\n\nBent().run()\n"
+    )
+    report = check(EngineConfig(fault, command=(sys.executable, str(script))), SHORT)
+    shown = "\n".join(format_report(report))
+    assert report.failed == (step,), shown
+    assert report.steps[-1].reason.startswith(reason), shown
+    assert processes_in_groups(report.pids) == []
+
+
+def test_reasons_quote_the_offending_line() -> None:
+    report = check(EngineConfig("malformed", command=tuple(broken_command("malformed_reply"))), SHORT)
+    failure = report.steps[-1]
+    assert failure.reason.startswith("malformed line 'turn zz9' during a search"), failure.reason
+    texts = [(line.direction, line.text) for line in failure.transcript]
+    assert (">", "go movetime 200") in texts
+    assert ("<", "turn zz9") in texts
+    assert texts.index((">", "go movetime 200")) < texts.index(("<", "turn zz9"))
+    assert all(a.at <= b.at for a, b in zip(failure.transcript, failure.transcript[1:], strict=False))
+
+    report = check(EngineConfig("illegal", command=tuple(broken_command("illegal_turn"))), SHORT)
+    assert re.match(
+        r"illegal turn 'turn [a-d][1-4][0-9a-f]' after 'go movetime 200' in a mid-game", report.steps[-1].reason
+    )
+
+    report = check(EngineConfig("claim", command=tuple(broken_command("false_claim"))), SHORT)
+    assert re.match(r"false claim 'turn [a-d][1-4]!' after", report.steps[-1].reason), report.steps[-1].reason
+
+
+def test_stall_reasons_name_the_deadline_and_the_last_line() -> None:
+    report = check(EngineConfig("no-readyok", command=tuple(broken_command("no_readyok"))), SHORT)
+    assert report.steps[-1].reason == "no readyok after 'isready' within 1.5 s (last line from the engine: 'uqiok 1')"
+
+
+def test_keep_going_runs_every_step_and_restarts_the_engine() -> None:
+    report = check(EngineConfig("ignores-quit", command=tuple(broken_command("ignores_quit"))), SHORT, keep_going=True)
+    shown = "\n".join(format_report(report))
+    assert [s.number for s in report.steps] == [s.number for s in STEPS], shown
+    assert report.failed == (10, 11), shown  # it ignores end of input too
+    assert "still running" in report.steps[10].reason
+    assert not report.complies
+    assert processes_in_groups(report.pids) == []
+
+
+def test_keep_going_after_a_failed_search_restarts_for_the_next_step() -> None:
+    report = check(EngineConfig("crash", command=tuple(broken_command("crash_on_go"))), SHORT, keep_going=True)
+    shown = "\n".join(format_report(report))
+    # Every step with a search fails; the others pass on a restarted engine (a crash in step 11 is an exit).
+    assert report.failed == (6, 7, 8, 9), shown
+    assert report.steps[9].status is Status.PASS, shown
+    assert len(report.pids) > 2
+    assert processes_in_groups(report.pids) == []
+
+
+def test_an_engine_that_cannot_start() -> None:
+    report = check(EngineConfig("nothing", command=("/nonexistent/quarto-bot",)), SHORT)
+    assert not report.started
+    assert not report.complies
+    assert [(s.number, s.status) for s in report.steps] == [(1, Status.FAIL)]
+    assert "/nonexistent/quarto-bot" in report.steps[0].reason
+
+
+def test_the_probes_are_valid_positions() -> None:
+    # Each probe must be a real, unfinished position, or the searches step would test nothing.
+    for probe in PROBES:
+        position = probe.position()
+        assert not position.is_over, probe.label
+        assert position.legal_turns(), probe.label
+    assert any(t.claim for t in PROBES[6].position().legal_turns())
+    assert all(t.give is None for t in PROBES[3].position().legal_turns())  # the placement fills the board
+    assert len(LIMITS) == 4
+
+
+# --- the CLI -------------------------------------------------------------------------------------------------
+
+
+def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_cli_passing_engine() -> None:
+    r = cli("check", "greedy")
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("Checking greedy (Greedy ")
+    assert lines[1] == "  1 start-up ................ ok"
+    assert lines[3] == "  3 unknown command ......... ok"
+    assert lines[11] == " 11 end of input ............ ok"
+    assert lines[-1] == "greedy complies with UQI 1: 11 passed, 0 failed, 0 skipped, 0 warnings"
+    assert len(lines) == 13
+    assert r.stderr == ""
+
+
+def test_cli_failing_engine_prints_the_failed_steps_io() -> None:
+    bot = " ".join(broken_command("malformed_reply"))
+    r = cli("check", f"bad={bot}", "--timeout-scale", "0.3")
+    assert r.returncode == 1, r.stdout + r.stderr
+    out = r.stdout
+    assert re.search(r"^  6 searches \.+ FAIL: malformed line 'turn zz9' during a search", out, re.M), out
+    assert re.search(r"^ +\d+\.\d{3} > go movetime 200$", out, re.M), out
+    assert re.search(r"^ +\d+\.\d{3} < turn zz9$", out, re.M), out
+    assert "bad does NOT comply with UQI 1: step 6 failed" in out
+    assert "--keep-going" in out.splitlines()[-1]
+
+
+def test_cli_exit_statuses_for_usage_and_start_errors() -> None:
+    r = cli("check", "/nonexistent/quarto-bot")
+    assert r.returncode == 3
+    assert r.stderr.strip() == "quarto-arena: error: cannot start '/nonexistent/quarto-bot': No such file or directory"
+    r = cli("check", "greedy", "--timeout-scale", "0")
+    assert r.returncode == 2
+    assert "--timeout-scale" in r.stderr
+    r = cli("check", "'unterminated")
+    assert r.returncode == 2
+    assert r.stderr.startswith("quarto-arena: error: engine")
+
+
+def test_cli_ctrl_c_kills_the_engine() -> None:
+    token = "4711.5"  # slow_handshake's delay argument: marks this very process in /proc
+    bot = " ".join([*broken_command("slow_handshake"), token])
+    proc = subprocess.Popen([*CLI, "check", bot], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        # The CLI's own command line holds the token too: wait for the engine it starts.
+        while not processes_running(token, besides=proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert processes_running(token, besides=proc.pid), "the engine never started"
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert processes_running(token, besides=proc.pid) == []
