@@ -202,6 +202,10 @@ class StepSkipped(Exception):
     """The step does not apply to this engine or transport (or the engine could not be restarted for it)."""
 
 
+class _Silence(StepFailed):
+    """No line came before the deadline (a failure, except where silence is what a step wants)."""
+
+
 class CannotStart(Exception):
     """The engine's process could not be started, or its endpoint is unusable."""
 
@@ -273,7 +277,7 @@ class _Link:
         except TimeoutError:
             last = self.transport.last_line
             tail = "" if last is None else f" (last line from the engine: {_q(last)})"
-            raise StepFailed(f"no {waiting_for} within {deadline.seconds:.3g} s{tail}") from None
+            raise _Silence(f"no {waiting_for} within {deadline.seconds:.3g} s{tail}") from None
         except PeerGone as e:
             self.recorder.add("#", str(e))
             raise StepFailed(f"{e} while waiting for {waiting_for}") from None
@@ -287,10 +291,8 @@ class _Link:
         """The next line if one comes within ``seconds``, else None (for lines that must not come)."""
         try:
             return await self.read(_Deadline(seconds), "line")
-        except StepFailed as e:
-            if str(e).startswith("no line within"):
-                return None
-            raise
+        except _Silence:
+            return None
 
     async def close(self, quit_grace: float | None = None) -> None:
         """Ends the connection: kills the process group and reaps it, or closes the socket (after ``quit``)."""
