@@ -2,7 +2,8 @@
 
 Exit status: 0 success; 1 a finished job whose verdict is negative (``sprt``: H0 accepted; ``check``: the engine
 does not comply); 2 usage error (bad option, position, file); 3 engine failure with ``--strict`` or where an
-engine cannot be started; 4 no decision (``sprt`` reached ``--max-games``); 70 internal error (a bug: please report it); 130 interrupted.
+engine cannot be started; 4 no decision (``sprt`` reached ``--max-games``); 70 internal error (a bug: please
+report it); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ def main(argv: list[str] | None = None) -> None:
         if message:  # empty when help was shown for a bare command
             typer.echo(f"quarto-arena: error: {message}", err=True)
         sys.exit(int(getattr(e, "exit_code", EXIT_USAGE)))
+    if code == 130:  # typer turns Ctrl-C inside a command into Exit(130)
+        typer.echo("quarto-arena: interrupted", err=True)
     sys.exit(code if isinstance(code, int) else 0)
 
 

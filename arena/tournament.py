@@ -32,7 +32,7 @@ import json
 import logging
 import os
 import socket
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, TextIO
@@ -586,7 +586,7 @@ def game_spec(game: ScheduledGame, variant: Variant, time_control: TimeControl, 
     )
 
 
-async def run_workers(worker: Callable[[], Awaitable[None]], count: int, stop: asyncio.Event) -> None:
+async def run_workers(worker: Callable[[], Coroutine[Any, Any, None]], count: int, stop: asyncio.Event) -> None:
     """Runs ``count`` copies of ``worker`` until all return or ``stop`` is set; re-raises a worker's error.
 
     On a stop or an error the running workers are cancelled (their games abandoned: play_game kills their

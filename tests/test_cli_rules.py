@@ -25,8 +25,15 @@ def _vectors() -> list[dict[str, object]]:
 @pytest.mark.parametrize("vector", _vectors(), ids=lambda v: f"{v['position']}-{v['depth']}")
 def test_perft_command_reproduces_vectors(vector: dict[str, object]) -> None:
     attributes = ",".join(vector["attributes"])  # type: ignore[arg-type]
-    out = run("perft", str(vector["position"]), str(vector["depth"]), "--variant", str(vector["variant"]),
-              "--attributes", attributes)
+    out = run(
+        "perft",
+        str(vector["position"]),
+        str(vector["depth"]),
+        "--variant",
+        str(vector["variant"]),
+        "--attributes",
+        attributes,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == str(vector["nodes"])
 
