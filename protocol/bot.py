@@ -584,14 +584,27 @@ def serve_zmq(bot: Bot, endpoint: str, *, on_bound: Callable[[], None] | None = 
     import zmq
 
     context = zmq.Context()
-    sock = context.socket(zmq.DEALER)
-    sock.setsockopt(zmq.LINGER, 0)
+
+    def bind(patience: float = 0.0) -> zmq.Socket[bytes]:
+        # ZeroMQ releases a closed socket's address in its I/O thread, a moment later: a rebind may retry a while.
+        give_up = time.monotonic() + patience
+        while True:
+            fresh = context.socket(zmq.DEALER)
+            fresh.setsockopt(zmq.LINGER, 0)
+            try:
+                fresh.bind(endpoint)
+                return fresh
+            except zmq.ZMQError as e:
+                fresh.close()
+                if e.errno != zmq.EADDRINUSE or time.monotonic() > give_up:
+                    raise EndpointError(f"cannot listen on {endpoint}: {e}") from None
+            time.sleep(0.01)
+
     try:
-        sock.bind(endpoint)
-    except zmq.ZMQError as e:
-        sock.close()
+        sock = bind()
+    except EndpointError:
         context.term()
-        raise EndpointError(f"cannot listen on {endpoint}: {e}") from None
+        raise
     log.info("listening on %s", endpoint)
     if on_bound is not None:
         on_bound()
@@ -637,8 +650,15 @@ def serve_zmq(bot: Bot, endpoint: str, *, on_bound: Callable[[], None] | None = 
                     if not session.handle(frames[0].decode("utf-8", "replace")):
                         session.close()
                         flush()
+                        # A bound DEALER deals its replies round-robin to every peer it still has, so the next
+                        # arena could lose lines to this one's dying connection: start over with a fresh socket.
+                        poller.unregister(sock)
+                        sock.close()
+                        sock = bind(patience=5.0)
+                        poller.register(sock, zmq.POLLIN)
                         session = _Session(bot, write)
                         log.info("session ended; waiting for the next uqi")
+                        break
             flush()
     finally:
         session.close()
