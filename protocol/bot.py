@@ -662,7 +662,9 @@ def serve_zmq(bot: Bot, endpoint: str, *, on_bound: Callable[[], None] | None = 
             flush()
     finally:
         session.close()
-        poller.unregister(sock)
+        # A signal may land mid-way through a session switch, when this socket is closed and not registered.
+        with contextlib.suppress(KeyError):
+            poller.unregister(sock)
         sock.close()
         context.term()
         os.close(wake_r)
