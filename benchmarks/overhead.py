@@ -1,10 +1,15 @@
 """The arena's own cost per turn, next to the cost of one ``isready`` round trip to the same engine.
 
 Over stdio: two instances of the C bot (it answers every ``go`` at once, so a turn costs the arena's work plus one
-round trip) play games with the real referee. Over ZeroMQ: two Python SDK greedy bots served on loopback. Prints
-figures only (no assertions); run it as::
+round trip) play games with the real referee. Over ZeroMQ: two Python SDK greedy bots served on loopback.
 
-    python benchmarks/overhead.py [--games N] [--pings N]
+The machine this runs on may be shared and noisy, so pings and games are interleaved (a batch of pings before each
+game) in several rounds, and each round gives one ping figure (the median of its pings) and one turn figure (its
+games' time per turn). The headline is the best round of each, the spread is shown by the median round; both
+come from the same run. A breakdown shows where a turn's time goes: the arena's own CPU and the engines' CPU
+(from ``/proc/PID/schedstat``), per turn and per ping. Prints figures only (no assertions); run it as::
+
+    python benchmarks/overhead.py [--rounds N] [--games N] [--pings N]
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from quarto_arena.arena.engine import EngineConfig, EngineSession
@@ -31,32 +38,82 @@ ROOT = Path(__file__).resolve().parent.parent
 TC = TimeControl.parse("st=10")
 
 
-async def measure(a: EngineConfig, b: EngineConfig, games: int, pings: int) -> tuple[float, float, int]:
-    """(µs per ping, µs per turn, turns) for two engines."""
+def cpu_ns(pids: Sequence[int]) -> int:
+    """CPU time the processes have used so far, ns (0 when /proc cannot tell)."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
+@dataclass
+class Round:
+    """One round's figures: pings interleaved with games."""
+
+    pings: list[float] = field(default_factory=list)
+    """Each ping's round trip, s."""
+    ping_arena_s: float = 0.0
+    ping_engine_ns: int = 0
+    turn_s: float = 0.0
+    """Wall time of the games' turns (without the newgame exchanges), s."""
+    turn_arena_s: float = 0.0
+    turn_engine_ns: int = 0
+    turns: int = 0
+
+    @property
+    def ping_us(self) -> float:
+        return statistics.median(self.pings) * 1e6
+
+    @property
+    def turn_us(self) -> float:
+        return self.turn_s / self.turns * 1e6
+
+
+async def play_round(sessions: list[EngineSession], engine_pids: Sequence[int], games: int, pings: int) -> Round:
+    """``games`` games, each after ``pings`` pings (alternating between the two engines, as turns do)."""
+    r = Round()
+    for g in range(games):
+        c0, a0 = cpu_ns(engine_pids), time.process_time()
+        for i in range(pings):
+            r.pings.append(await sessions[i % 2].ping())
+        r.ping_arena_s += time.process_time() - a0
+        r.ping_engine_ns += cpu_ns(engine_pids) - c0
+        first, second = sessions if g % 2 == 0 else sessions[::-1]
+        # play_game sends newgame+isready to both engines; the same two exchanges, timed here on their own just
+        # before, are subtracted (wall time and CPU) so the figures are per turn only.
+        c0, a0, t0 = cpu_ns(engine_pids), time.process_time(), time.perf_counter()
+        await first.new_game(GameSpec().variant)
+        await second.new_game(GameSpec().variant)
+        t1, a1, c1 = time.perf_counter(), time.process_time(), cpu_ns(engine_pids)
+        t2, a2 = time.perf_counter(), time.process_time()
+        record = await play_game(first, second, GameSpec(time_control=TC, game_id=g))
+        t3, a3, c3 = time.perf_counter(), time.process_time(), cpu_ns(engine_pids)
+        if record.termination.is_failure:
+            raise SystemExit(f"game {g} failed: {record.detail}")
+        r.turn_s += (t3 - t2) - (t1 - t0)
+        r.turn_arena_s += (a3 - a2) - (a1 - a0)
+        r.turn_engine_ns += (c3 - c1) - (c1 - c0)
+        r.turns += len(record.turns)
+    return r
+
+
+async def measure(
+    a: EngineConfig, b: EngineConfig, engine_pids: Sequence[int], rounds: int, games: int, pings: int
+) -> list[Round]:
+    """The rounds' figures for two engines (``engine_pids``: their processes, when not the sessions' own)."""
     sessions = [EngineSession(a), EngineSession(b)]
     try:
         for s in sessions:
             await s.start()
+        pids = list(engine_pids) or [s.pid for s in sessions if s.pid is not None]
         for _ in range(50):  # warm up
             await sessions[0].ping()
-        ping_s = [await sessions[0].ping() for _ in range(pings)]
-        turns = 0
-        elapsed = 0.0
-        for g in range(games):
-            first, second = sessions if g % 2 == 0 else sessions[::-1]
-            # play_game sends newgame+isready to both engines; the same two exchanges, timed here on their own,
-            # are subtracted so the figure is per turn only.
-            t0 = time.perf_counter()
-            await first.new_game(GameSpec().variant)
-            await second.new_game(GameSpec().variant)
-            newgame = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            record = await play_game(first, second, GameSpec(time_control=TC, game_id=g))
-            elapsed += time.perf_counter() - t0 - newgame
-            turns += len(record.turns)
-            if record.termination.is_failure:
-                raise SystemExit(f"game {g} failed: {record.detail}")
-        return statistics.median(ping_s) * 1e6, elapsed / turns * 1e6, turns
+        await play_round(sessions, pids, 2, 10)
+        return [await play_round(sessions, pids, games, pings) for _ in range(rounds)]
     finally:
         for s in sessions:
             await s.quit()
@@ -68,15 +125,34 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def report(label: str, ping_us: float, turn_us: float, turns: int) -> None:
-    ratio = turn_us / ping_us
-    print(f"{label}: ping {ping_us:8.1f} us   turn {turn_us:8.1f} us   ratio {ratio:5.2f}x   ({turns} turns)")
+def report(label: str, rounds: list[Round]) -> None:
+    best_ping = min(r.ping_us for r in rounds)
+    best_turn = min(r.turn_us for r in rounds)
+    med_ping = statistics.median(r.ping_us for r in rounds)
+    med_turn = statistics.median(r.turn_us for r in rounds)
+    med_ratio = statistics.median(r.turn_us / r.ping_us for r in rounds)
+    npings = sum(len(r.pings) for r in rounds)
+    turns = sum(r.turns for r in rounds)
+    arena_turn = sum(r.turn_arena_s for r in rounds) / turns * 1e6
+    engine_turn = sum(r.turn_engine_ns for r in rounds) / turns / 1e3
+    arena_ping = sum(r.ping_arena_s for r in rounds) / npings * 1e6
+    engine_ping = sum(r.ping_engine_ns for r in rounds) / npings / 1e3
+    print(
+        f"{label}: ping {best_ping:7.1f} us  turn {best_turn:7.1f} us  ratio {best_turn / best_ping:4.2f}x"
+        f"   (best of {len(rounds)} rounds; median round: ping {med_ping:.1f} turn {med_turn:.1f}"
+        f" ratio {med_ratio:.2f}x; {turns} turns, {npings} pings)"
+    )
+    print(
+        f"{' ' * len(label)}  CPU per ping: arena {arena_ping:6.1f} us, engine {engine_ping:6.1f} us"
+        f"   CPU per turn: arena {arena_turn:6.1f} us, engines {engine_turn:6.1f} us"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=200)
-    parser.add_argument("--pings", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=9, help="rounds of interleaved pings and games (default 9)")
+    parser.add_argument("--games", type=int, default=30, help="games per round over stdio (default 30)")
+    parser.add_argument("--pings", type=int, default=16, help="pings before each game (default 16)")
     args = parser.parse_args()
     cc = shutil.which("cc")
     if cc is None:
@@ -86,15 +162,16 @@ def main() -> None:
         subprocess.run([cc, "-O2", "-o", str(exe), str(ROOT / "engines" / "c" / "quarto_bot.c")], check=True)
         c1 = EngineConfig("c1", command=(str(exe),))
         c2 = EngineConfig("c2", command=(str(exe),))
-        report("stdio, C bot       ", *asyncio.run(measure(c1, c2, args.games, args.pings)))
+        report("stdio, C bot      ", asyncio.run(measure(c1, c2, (), args.rounds, args.games, args.pings)))
 
     endpoints = [f"tcp://127.0.0.1:{free_port()}" for _ in range(2)]
     servers = [subprocess.Popen([*command("greedy"), "--listen", e], start_new_session=True) for e in endpoints]
     try:
         z1 = EngineConfig("z1", endpoint=endpoints[0])
         z2 = EngineConfig("z2", endpoint=endpoints[1])
-        label = "zmq, Python greedy "
-        report(label, *asyncio.run(measure(z1, z2, max(args.games // 4, 10), max(args.pings // 4, 100))))
+        zmq_games = max(args.games // 6, 2)
+        rounds = asyncio.run(measure(z1, z2, [p.pid for p in servers], max(args.rounds // 2, 3), zmq_games, args.pings))
+        report("zmq, Python greedy", rounds)
     finally:
         for p in servers:
             os.killpg(p.pid, signal.SIGKILL)
