@@ -3,8 +3,10 @@
 
 Prints:
 - random full games per second played through the public API (``Position.apply`` on ``Turn`` values: the code
-  path the referee uses to validate and apply every turn an engine sends), with turns chosen uniformly at
-  random among the empty squares and the pieces left, exactly like ../shared/baselines/naive_playouts.py does;
+  path the referee uses to validate and apply every turn an engine sends). Each turn places on a uniformly random
+  empty square and gives a uniformly random piece left: the same distribution of games as
+  ../shared/baselines/naive_playouts.py, which draws them by shuffling both lists up front where we draw one
+  random number per turn;
 - the naive baseline's games per second, run in this same process, and the ratio (target: at least 1.5);
 - the same games with tokens parsed from text first (``parse_turn``: what the referee does with a reply line);
 - perft nodes per second on the shared vectors.
@@ -40,8 +42,9 @@ def _pick(items: list[int], rnd: Callable[[], float]) -> int:
     return item
 
 
-#: PAIRS[n]: every (square index, piece index) when n + 1 squares are empty and n pieces are left.
-PAIRS = [[(i, j) for i in range(n + 1) for j in range(n)] for n in range(16)]
+#: For each turn after the first: every (square index, piece index) pair when n + 1 squares are empty and n
+#: pieces are left (n = 15 down to 1), and how many there are.
+STEPS = [([(i, j) for i in range(n + 1) for j in range(n)], (n + 1) * n) for n in range(15, 0, -1)]
 
 
 def random_game(rng: random.Random, start: Position) -> Position:
@@ -49,19 +52,13 @@ def random_game(rng: random.Random, start: Position) -> Position:
     rnd = rng.random
     squares = list(range(16))
     pieces = list(range(16))
-    # Uniform picks without replacement, inlined: swap the chosen element with the last one and pop it.
-    i = int(rnd() * 16)
-    pieces[i], pieces[-1] = pieces[-1], pieces[i]
-    pos = start.apply(TURNS[16][pieces.pop()])
+    pos = start.apply(TURNS[16][pieces.pop(int(rnd() * 16))])
     ongoing = Outcome.ONGOING
-    for n in range(15, 0, -1):
-        # One draw picks the (square, piece) pair uniformly among the (n + 1) * n possible.
-        pairs = PAIRS[n]
-        i, j = pairs[int(rnd() * len(pairs))]
-        squares[i], squares[-1] = squares[-1], squares[i]
-        pieces[j], pieces[-1] = pieces[-1], pieces[j]
+    for pairs, count in STEPS:
+        # One draw picks the (square, piece) pair uniformly among those possible.
+        i, j = pairs[int(rnd() * count)]
         # With automatic claims a winning placement ends the game and the piece given with it is ignored.
-        pos = pos.apply(TURNS[squares.pop()][pieces.pop()])
+        pos = pos.apply(TURNS[squares.pop(i)][pieces.pop(j)])
         if pos[6] is not ongoing:
             return pos
     return pos.apply(TURNS[squares[0]][16])  # the sixteenth placement

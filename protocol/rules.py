@@ -115,10 +115,10 @@ class Variant:
     """Whether wins are automatic or must be called."""
     lines: tuple[int, ...] = field(init=False, repr=False, compare=False)
     """Every winning group of four cells, as square masks (derived)."""
-    through: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
-    """For each square, the winning groups that contain it (derived)."""
-    shifts: tuple[int, ...] = field(init=False, repr=False, compare=False)
-    """Bit offsets in :attr:`Position.planes` of the counted attributes (derived)."""
+    through: tuple[tuple[tuple[int, tuple[int, ...]], ...], ...] = field(init=False, repr=False, compare=False)
+    """For each square, the winning groups that contain it (derived): pairs of the group's square mask and that
+    mask moved into each counted attribute's plane. A full group wins when the planes, masked by one of those,
+    are all zeros or all ones."""
     strict: bool = field(init=False, repr=False, compare=False)
     """``claims is ClaimMode.STRICT`` (derived; read on every turn)."""
 
@@ -129,8 +129,12 @@ class Variant:
         lines = STANDARD_LINES + (SQUARE_LINES if self.shapes is Shapes.ADVANCED else ())
         object.__setattr__(self, "attributes", attributes)
         object.__setattr__(self, "lines", lines)
-        object.__setattr__(self, "through", tuple(tuple(m for m in lines if m >> s & 1) for s in SQUARES))
-        object.__setattr__(self, "shifts", tuple(sorted(16 * a.plane for a in attributes)))
+        shifts = sorted(16 * a.plane for a in attributes)
+        object.__setattr__(
+            self,
+            "through",
+            tuple(tuple((m, tuple(m << sh for sh in shifts)) for m in lines if m >> s & 1) for s in SQUARES),
+        )
         object.__setattr__(self, "strict", self.claims is ClaimMode.STRICT)
 
     @property
@@ -427,36 +431,38 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
         """
         variant, occupied, planes, hand, available, _, _ = self
         place = turn.fast
-        # A finished game never has a piece in hand, so this one test also sends finished games to the slow path.
-        if place < 0 or hand < 0:
+        # One test for both: a turn that is not a plain placement, or no piece in hand (a give-only position, or a
+        # finished game, which never holds a piece) goes the slow way.
+        if place | hand < 0:
             return self._apply_rare(turn)
         bit = 1 << place
         if occupied & bit:
             raise IllegalTurn(f"{square_name(place)} is occupied")
         occupied |= bit
-        planes |= _PIECE_PLANES[hand][place]
+        planes |= _PIECE_PLANES[hand << 4 | place]
         give = turn.give
-        for mask in variant.through[place]:
+        for mask, planes_masks in variant.through[place]:
             if occupied & mask == mask:
-                for shift in variant.shifts:
-                    x = planes >> shift & mask
-                    if x == 0 or x == mask:
+                for wide in planes_masks:
+                    x = planes & wide
+                    if x == 0 or x == wide:
                         if variant.strict:
                             return self._missed(occupied, planes, give)
                         if give is not None and not available >> give & 1:
                             raise IllegalTurn(f"piece {give:x} is not available to give")
                         return _new(Position, (variant, occupied, planes, -1, available, False, _WIN))
-        if occupied == FULL:
-            if give is not None:
-                raise IllegalTurn("the board is full: no piece is left to give")
-            return _new(Position, (variant, occupied, planes, -1, available, False, _DRAW))
         if give is None:
+            if occupied == FULL:
+                return _new(Position, (variant, occupied, planes, -1, available, False, _DRAW))
             raise IllegalTurn("a piece must be given")
-        if not available >> give & 1:
+        given = 1 << give
+        if not available & given:  # also when the board is full: then no piece is left
+            if occupied == FULL:
+                raise IllegalTurn("the board is full: no piece is left to give")
             if give == hand:
                 raise IllegalTurn(f"piece {give:x} is the piece being placed")
             raise IllegalTurn(f"piece {give:x} is already on the board")
-        return _new(Position, (variant, occupied, planes, give, available & ~(1 << give), False, _ONGOING))
+        return _new(Position, (variant, occupied, planes, give, available ^ given, False, _ONGOING))
 
     def _missed(self, occupied: int, planes: int, give: int | None) -> Position:
         """Strict claims: the placement completed an alignment without a call; it stays claimable for one turn."""
@@ -502,7 +508,7 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
         if occupied & bit:
             raise IllegalTurn(f"{square_name(place)} is occupied")
         occupied |= bit
-        planes |= _PIECE_PLANES[hand][place]
+        planes |= _PIECE_PLANES[hand << 4 | place]
         if not _completes(variant, occupied, planes, place):
             raise IllegalTurn(f"QUARTO! called, but {square_name(place)} completes no alignment", false_claim=True)
         return _new(Position, (variant, occupied, planes, -1, available, False, _WIN))
@@ -532,21 +538,20 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
 
 
 def _piece_planes(piece: int, square: int) -> int:
-    return _PIECE_PLANES[piece][square]
+    return _PIECE_PLANES[piece << 4 | square]
 
 
-_PIECE_PLANES: Final = tuple(
-    tuple(sum(1 << (16 * a + s) for a in range(4) if p >> a & 1) for s in SQUARES) for p in PIECES
-)
+#: ``_PIECE_PLANES[piece << 4 | square]``: the attribute planes of ``piece`` standing on ``square``.
+_PIECE_PLANES: Final = tuple(sum(1 << (16 * a + s) for a in range(4) if p >> a & 1) for p in PIECES for s in SQUARES)
 
 
 def _completes(variant: Variant, occupied: int, planes: int, square: int) -> bool:
     """True when a full winning group through ``square`` shares a counted attribute."""
-    for mask in variant.through[square]:
+    for mask, planes_masks in variant.through[square]:
         if occupied & mask == mask:
-            for shift in variant.shifts:
-                x = planes >> shift & mask
-                if x == 0 or x == mask:
+            for wide in planes_masks:
+                x = planes & wide
+                if x == 0 or x == wide:
                     return True
     return False
 
@@ -602,7 +607,10 @@ def perft(position: Position, depth: int) -> int:
 
 def iter_alignments(position: Position) -> Iterator[int]:
     """Masks of every full winning group on the board that shares a counted attribute."""
-    variant, occupied, planes = position.variant, position.occupied, position.planes
-    for mask in variant.lines:
-        if occupied & mask == mask and any((x := planes >> sh & mask) == 0 or x == mask for sh in variant.shifts):
-            yield mask
+    occupied, planes = position.occupied, position.planes
+    seen = set()
+    for square_groups in position.variant.through:
+        for mask, planes_masks in square_groups:
+            if mask not in seen and occupied & mask == mask and any(planes & w in (0, w) for w in planes_masks):
+                seen.add(mask)
+                yield mask
