@@ -39,7 +39,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import FrameType
-from typing import BinaryIO, Final, Literal, NoReturn
+from typing import BinaryIO, Final, Literal, NoReturn, Protocol
 
 from .notation import NotationError
 from .rules import IllegalTurn, Position, Turn, Variant
@@ -575,12 +575,36 @@ def parse_endpoint(text: str, *, allow_remote: bool = False) -> str:
     return f"tcp://{host}:{port}"
 
 
+class ZmqSession(Protocol):
+    """One conversation served by :func:`serve_zmq_sessions`."""
+
+    def handle(self, line: str) -> bool:
+        """Handles one line from the arena; returns False when the session ends (``quit``)."""
+        ...
+
+    def close(self) -> object:
+        """Ends the session (stops a search, or the engine behind a bridge)."""
+        ...
+
+
+#: ``make_session(write)``: a new session whose replies go to ``write(line)`` (thread-safe); ``write(None)``
+#: ends the session from the engine's side (a bridged engine that exited), so the arena sees a disconnect.
+SessionFactory = Callable[[Callable[[str | None], None]], ZmqSession]
+
+
 def serve_zmq(bot: Bot, endpoint: str, *, on_bound: Callable[[], None] | None = None) -> None:
-    """Serves UQI on a ZeroMQ endpoint (a bound DEALER, one frame per line, SPEC §3.3), one session after another.
+    """Serves ``bot`` on a ZeroMQ endpoint (a bound DEALER, one frame per line, SPEC §3.3), session after session.
 
     ``quit`` ends a session, and the server waits for the next ``uqi``. Runs until interrupted. Raises
     :class:`EndpointError` when the endpoint cannot be bound.
     """
+    serve_zmq_sessions(lambda write: _Session(bot, write), endpoint, on_bound=on_bound)
+
+
+def serve_zmq_sessions(
+    make_session: SessionFactory, endpoint: str, *, on_bound: Callable[[], None] | None = None
+) -> None:
+    """The ZeroMQ server behind :func:`serve_zmq` and the stdio bridge: one session at a time, each on a new socket."""
     import zmq
 
     context = zmq.Context()
@@ -608,19 +632,20 @@ def serve_zmq(bot: Bot, endpoint: str, *, on_bound: Callable[[], None] | None = 
     log.info("listening on %s", endpoint)
     if on_bound is not None:
         on_bound()
-    # ZeroMQ sockets are not thread-safe, so search threads queue their lines and wake this thread through a pipe
+    # ZeroMQ sockets are not thread-safe, so other threads queue their lines and wake this thread through a pipe
     # that the poller watches next to the socket; only this thread touches the socket.
-    outbox: queue.SimpleQueue[str] = queue.SimpleQueue()
+    outbox: queue.SimpleQueue[str | None] = queue.SimpleQueue()
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
 
-    def write(line: str) -> None:
+    def write(line: str | None) -> None:
         outbox.put(line)
         with contextlib.suppress(BlockingIOError):  # a full pipe already holds a pending wake-up
             os.write(wake_w, b"\0")
 
-    def flush() -> None:
+    def flush() -> bool:
+        """Sends what is queued; False when the session ended from the engine's side."""
         with contextlib.suppress(BlockingIOError):
             while os.read(wake_r, 4096):
                 pass
@@ -628,18 +653,21 @@ def serve_zmq(bot: Bot, endpoint: str, *, on_bound: Callable[[], None] | None = 
             try:
                 line = outbox.get_nowait()
             except queue.Empty:
-                return
+                return True
+            if line is None:
+                return False
             sock.send(line.encode("utf-8"))
 
     poller = zmq.Poller()
     poller.register(sock, zmq.POLLIN)
     poller.register(wake_r, zmq.POLLIN)
-    session = _Session(bot, write)
+    session = make_session(write)
     try:
         while True:
             events = dict(poller.poll())
+            ended = False
             if sock in events:
-                while True:
+                while not ended:
                     try:
                         frames = sock.recv_multipart(zmq.NOBLOCK)
                     except zmq.Again:
@@ -647,19 +675,23 @@ def serve_zmq(bot: Bot, endpoint: str, *, on_bound: Callable[[], None] | None = 
                     if len(frames) != 1:
                         write(f"error message has {len(frames)} frames; UQI over ZeroMQ is one line per frame")
                         continue
-                    if not session.handle(frames[0].decode("utf-8", "replace")):
-                        session.close()
-                        flush()
-                        # A bound DEALER deals its replies round-robin to every peer it still has, so the next
-                        # arena could lose lines to this one's dying connection: start over with a fresh socket.
-                        poller.unregister(sock)
-                        sock.close()
-                        sock = bind(patience=5.0)
-                        poller.register(sock, zmq.POLLIN)
-                        session = _Session(bot, write)
-                        log.info("session ended; waiting for the next uqi")
-                        break
-            flush()
+                    ended = not session.handle(frames[0].decode("utf-8", "replace"))
+            if ended:
+                session.close()  # before the flush: a search it stops still sends its turn
+            if not flush() or ended:
+                if not ended:
+                    session.close()
+                # A bound DEALER deals its replies round-robin to every peer it still has, so the next arena
+                # could lose lines to this one's dying connection: start over with a fresh socket. Closing it
+                # is also how the arena learns that a bridged engine went away (a disconnect).
+                poller.unregister(sock)
+                sock.close()
+                sock = bind(patience=5.0)
+                poller.register(sock, zmq.POLLIN)
+                while not outbox.empty():  # stale lines of the old session
+                    outbox.get_nowait()
+                session = make_session(write)
+                log.info("session ended; waiting for the next uqi")
     finally:
         session.close()
         # A signal may land mid-way through a session switch, when this socket is closed and not registered.

@@ -1,0 +1,104 @@
+"""Serve any stdio UQI engine on a ZeroMQ endpoint: ``python -m quarto_arena.protocol.bridge``.
+
+    python -m quarto_arena.protocol.bridge --listen tcp://127.0.0.1:5555 -- ./quarto_bot --some-flag
+
+Each session (SPEC §3.3) starts the engine as a child process in its own process group, passes every line from
+the arena to its standard input and every line of its standard output back, and ends when the arena sends
+``quit`` (the engine gets a second to exit, then its group is killed). If the engine exits on its own, the
+bridge closes the socket, so the arena sees a disconnect, and waits for the next session. Standard error goes
+to ours. Binds to loopback unless ``--allow-remote`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Sequence
+
+from .bot import EXIT_USAGE, EndpointError, parse_endpoint, serve_zmq_sessions
+
+log = logging.getLogger(__name__)
+
+QUIT_GRACE = 1.0
+"""Seconds the engine has to exit after ``quit`` before its process group is killed."""
+
+
+class _Bridged:
+    """One session: one engine process, its lines pumped both ways."""
+
+    def __init__(self, argv: Sequence[str], write: Callable[[str | None], None]) -> None:
+        self._write = write
+        self._proc = subprocess.Popen(
+            list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True, bufsize=0
+        )
+        log.info("started %s (pid %d)", " ".join(argv), self._proc.pid)
+        self._pump = threading.Thread(target=self._read, daemon=True)
+        self._pump.start()
+
+    def _read(self) -> None:
+        assert self._proc.stdout is not None
+        for raw in iter(self._proc.stdout.readline, b""):
+            self._write(raw.decode("utf-8", "replace").rstrip("\r\n"))
+        log.info("the engine closed its output (pid %d)", self._proc.pid)
+        self._write(None)
+
+    def handle(self, line: str) -> bool:
+        assert self._proc.stdin is not None
+        try:
+            self._proc.stdin.write(line.encode("utf-8") + b"\n")
+        except (BrokenPipeError, ValueError):
+            return False  # the engine is gone; the reader thread ends the session
+        if line.strip() == "quit":
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._proc.wait(QUIT_GRACE)
+            return False
+        return True
+
+    def close(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self._proc.pid, signal.SIGKILL)
+        self._proc.wait()
+        for stream in (self._proc.stdin, self._proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parses the command line and serves the engine until interrupted; returns the exit status."""
+    parser = argparse.ArgumentParser(
+        prog="python -m quarto_arena.protocol.bridge",
+        description="Serve a stdio UQI engine on a ZeroMQ endpoint, one arena session at a time.",
+    )
+    parser.add_argument("--listen", required=True, metavar="ENDPOINT", help="tcp://127.0.0.1:PORT or ipc://PATH")
+    parser.add_argument("--allow-remote", action="store_true", help="allow a --listen address that is not loopback")
+    parser.add_argument("engine", nargs="+", help="the engine's command line (put it after --)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s bridge: %(message)s")
+    try:
+        endpoint = parse_endpoint(args.listen, allow_remote=args.allow_remote)
+        signal.signal(signal.SIGTERM, _exit)
+        serve_zmq_sessions(lambda write: _Bridged(args.engine, write), endpoint)
+    except EndpointError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as e:
+        print(f"error: cannot start {args.engine[0]!r}: {e.strerror}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        log.info("interrupted")
+    return 0
+
+
+def _exit(signum: int, frame: object) -> None:
+    raise SystemExit(0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
