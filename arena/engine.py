@@ -268,15 +268,21 @@ class SearchFailed(Exception):
 class Search(Exchange[tuple[Turn, str | None]]):
     """``position`` + ``go`` -> ``info``... -> ``turn``; keeps the last score; anything else loses the game."""
 
-    def __init__(self, engine: str, position: PositionCommand, go: Go) -> None:
+    def __init__(self, engine: str, position: PositionCommand | str, go: Go | str) -> None:
         super().__init__(engine)
         self.position = position
+        """The position to search, or its ``position`` line already formatted."""
         self.go = go
+        """The limits, or the ``go`` line already formatted."""
         self.score: str | None = None
         self.turn: Turn | None = None
 
     def lines(self) -> list[str]:
-        return [format_command(self.position), format_command(self.go)]
+        position, go = self.position, self.go
+        return [
+            position if isinstance(position, str) else format_command(position),
+            go if isinstance(go, str) else format_command(go),
+        ]
 
     def feed(self, line: str) -> bool:
         try:
@@ -413,21 +419,20 @@ class EngineSession:
         t = self._transport
         if t is None or t.gone:
             raise self._died(f"cannot {stalled}: the engine is not running")
-        deadline = time.monotonic() + timeout
         try:
-            await t.send_lines(exchange.lines())
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError
-                try:
-                    line = await asyncio.wait_for(t.read_line(), left)
-                except BadLine as e:
-                    exchange.ignore("", str(e))
-                    continue
-                if exchange.feed(line):
-                    self.errors.extend(exchange.errors)
-                    return exchange.result()
+            # One timer for the whole exchange, on the loop's clock (time.monotonic): asyncio.wait_for per line
+            # would cost a task and a timer for every line read.
+            async with asyncio.timeout(timeout):
+                await t.send_lines(exchange.lines())
+                while True:
+                    try:
+                        line = await t.read_line()
+                    except BadLine as e:
+                        exchange.ignore("", str(e))
+                        continue
+                    if exchange.feed(line):
+                        self.errors.extend(exchange.errors)
+                        return exchange.result()
         except TimeoutError:
             shown = timeout if deadline_s is None else deadline_s
             raise self._fail(f"no answer within {shown:g} s: {stalled}", Termination.STALL) from None
@@ -511,8 +516,11 @@ class EngineSession:
         await self._run(ReadyPing(self.name), self.deadlines.ready, "isready")
         return time.perf_counter() - t0
 
-    async def search(self, position: PositionCommand, go: Go, deadline: float) -> SearchOutcome:
+    async def search(self, position: PositionCommand | str, go: Go | str, deadline: float) -> SearchOutcome:
         """Sends ``position`` and ``go`` in one write and waits up to ``deadline`` seconds for the ``turn``.
+
+        Each may be given as its line, already formatted with ``format_command`` (the referee keeps the
+        ``position`` line of the game growing turn by turn instead of formatting the whole game again).
 
         Never raises for an engine fault: a timeout, malformed reply or disconnect comes back as a failed
         :class:`SearchOutcome`. The engine is then in an unknown state; the caller kills it.
@@ -523,13 +531,11 @@ class EngineSession:
         exchange = Search(self.name, position, go)
         t0 = time.monotonic()
         try:
-            await t.send_lines(exchange.lines())
-            while True:
-                left = t0 + deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError
-                if exchange.feed(await asyncio.wait_for(t.read_line(), left)):
-                    break
+            # One timer for the whole search (see _run); the loop's clock is time.monotonic, as t0 is.
+            async with asyncio.timeout(deadline):
+                await t.send_lines(exchange.lines())
+                while not exchange.feed(await t.read_line()):
+                    pass
         except TimeoutError:
             ms = round((time.monotonic() - t0) * 1000)
             return SearchOutcome(None, ms, exchange.score, Termination.TIME_FORFEIT, f"{self.name}: no turn in {ms} ms")

@@ -20,7 +20,7 @@ from quarto_arena.arena.records import GameRecord, Result, Termination, TurnReco
 from quarto_arena.arena.timecontrol import DEFAULT_MARGIN_MS, Clock, TimeControl
 from quarto_arena.protocol.notation import format_attributes, format_position, parse_position, parse_turns
 from quarto_arena.protocol.rules import STANDARD, IllegalTurn, Outcome, Position, Turn, Variant
-from quarto_arena.protocol.uqi import PositionCommand
+from quarto_arena.protocol.uqi import PositionCommand, format_command
 
 __all__ = ["OFFICIAL_TIME_CONTROL", "GameSpec", "play_game", "variant_text"]
 
@@ -86,6 +86,9 @@ class _Game:
         self.start_text = None if spec.start is None else format_position(start)
         self.position = start
         self.turns: list[Turn] = []
+        # The position line sent before every search, grown by one canonical token per turn: what
+        # format_command(PositionCommand(start, turns)) gives, without formatting the whole game every turn.
+        self.position_line = format_command(PositionCommand(self.start_text))
         self.records: list[TurnRecord] = []
         self.clocks = tuple(Clock(p.config.time_control or spec.time_control, spec.margin_ms) for p in self.players)
         self.started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
@@ -94,8 +97,10 @@ class _Game:
     def record(self, turn: Turn, ms: int, score: str | None) -> None:
         canonical = self.position.canonical(turn)
         self.position = self.position.apply(turn)
+        token = str(canonical)
+        self.position_line += f" {token}" if self.turns else f" turns {token}"
         self.turns.append(canonical)
-        self.records.append(TurnRecord(str(canonical), ms, score))
+        self.records.append(TurnRecord(token, ms, score))
 
     async def play(self) -> GameRecord:
         for side, engine in enumerate(self.players):
@@ -104,8 +109,7 @@ class _Game:
         while not self.position.is_over:
             side = len(self.turns) % 2
             engine, clock, other = self.players[side], self.clocks[side], self.clocks[1 - side]
-            ask = PositionCommand(self.start_text, tuple(self.turns))
-            out = await engine.search(ask, clock.go(other), clock.deadline(engine.deadlines.safety))
+            out = await engine.search(self.position_line, clock.go_line(other), clock.deadline(engine.deadlines.safety))
             if out.turn is None:
                 assert out.termination is not None
                 return await self.forfeit(side, out.termination, out.detail)

@@ -19,10 +19,10 @@ anyone, so a search is bounded only by the safety deadline of :class:`quarto_are
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
-from quarto_arena.protocol.uqi import Go
+from quarto_arena.protocol.uqi import Go, format_command
 
 __all__ = ["DEFAULT_MARGIN_MS", "Clock", "TimeControl"]
 
@@ -122,6 +122,8 @@ class Clock:
     """Overrun tolerated before the player loses on time, ms."""
     remaining_ms: int | None = None
     """Time left on a game clock, ms (None without one)."""
+    _go_key: tuple[object, ...] = field(default=(), init=False, repr=False, compare=False)
+    _go_line: str = field(default="", init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.remaining_ms is None:
@@ -139,6 +141,18 @@ class Clock:
             depth=c.depth,
             nodes=c.nodes,
         )
+
+    def go_line(self, opponent: Clock) -> str:
+        """``format_command(self.go(opponent))``, formatted again only when one of the two clocks has moved.
+
+        The line depends only on the two remaining times and the two controls; without a game clock they never
+        change during a game, so the line of the last turn is reused (the controls compare by identity first).
+        """
+        key = (self.remaining_ms, opponent.remaining_ms, self.control, opponent.control)
+        if key != self._go_key:
+            self._go_line = format_command(self.go(opponent))
+            self._go_key = key
+        return self._go_line
 
     def allowance_ms(self) -> int | None:
         """Longest the player may take for the coming turn before flagging, ms (None when untimed)."""

@@ -155,10 +155,11 @@ class Transport(abc.ABC):
 
     async def send_lines(self, lines: Sequence[str]) -> None:
         """Sends several lines at once (one write where the transport allows it)."""
-        for line in lines:
-            log.debug("%s > %s", self.name, line)
-            if self.transcript is not None:
-                self.transcript.write(self.name, ">", line)
+        if self.transcript is not None or log.isEnabledFor(logging.DEBUG):  # no per-line work when neither
+            for line in lines:
+                log.debug("%s > %s", self.name, line)
+                if self.transcript is not None:
+                    self.transcript.write(self.name, ">", line)
         await self._send(lines)
 
     async def read_line(self) -> str:
@@ -172,9 +173,10 @@ class Transport(abc.ABC):
                 if self.transcript is not None:
                     self.transcript.write(self.name, "<", f"<{e}>")
                 raise
-            log.debug("%s < %s", self.name, line)
             if self.transcript is not None:
                 self.transcript.write(self.name, "<", line)
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug("%s < %s", self.name, line)
             if line.strip():
                 self.last_line = line
                 return line
@@ -318,7 +320,7 @@ class ProcessTransport(Transport):
         if self.gone or stdin.is_closing():
             raise PeerGone(f"{self.name} is gone ({self.exit_info() or 'input closed'})")
         try:
-            stdin.write("".join(line + "\n" for line in lines).encode("utf-8"))
+            stdin.write(("\n".join(lines) + "\n").encode("utf-8"))
             await stdin.drain()
         except (BrokenPipeError, ConnectionResetError):
             await self._await_exit(0.5)
