@@ -158,6 +158,7 @@ def play(
 
     from .engine import EngineError
     from .match import distinct_names, engine_config, play_match, summarize
+    from .output import match_lines
     from .records import GameRecord
     from .referee import GameSpec
     from .schedule import random_openings
@@ -209,10 +210,8 @@ def play(
     finally:
         if transcript is not None:
             transcript.close()
-    s = summarize(records, a.name, b.name)
-    typer.echo(f"Score of {a.name} vs {b.name}: {s.wins} - {s.losses} - {s.draws}  [{s.score:.3f}] {s.games}")
-    for engine, reasons in sorted(s.forfeits.items()):
-        typer.echo(f"Forfeits by {engine}: " + ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items())))
+    for line in match_lines(summarize(records, a.name, b.name)):
+        typer.echo(line)
 
 
 @app.command("engines")
@@ -337,6 +336,13 @@ def tournament(
             fail(f"{directory}: {e.strerror or e}")
         progress.close()
     typer.echo(view.table_text(t.spec.table_format))
+    if len(view.names) == 2 and t.spec.table_format not in ("csv", "json"):
+        from .match import summarize
+        from .output import match_lines
+
+        typer.echo("")
+        for line in match_lines(summarize(view.records, *view.names)):
+            typer.echo(line)
     if outcome.failure is not None:
         r = outcome.failure
         fail(

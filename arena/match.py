@@ -145,6 +145,8 @@ class MatchSummary:
     """Games drawn."""
     forfeits: dict[str, Counter[str]]
     """Engine name -> termination reason -> number of games that engine lost that way."""
+    pentanomial: tuple[int, int, int, int, int] = (0, 0, 0, 0, 0)
+    """Colour-swapped pairs (games 1+2, 3+4, ...) by the engine's points in them: [LL, LD, WL+DD, WD, WW]."""
 
     @property
     def games(self) -> int:
@@ -161,16 +163,25 @@ def summarize(records: Sequence[GameRecord], engine: str, opponent: str) -> Matc
     """Wins, losses, draws of ``engine`` and the forfeits of both; aborted games are not scored."""
     wins = losses = draws = 0
     forfeits: dict[str, Counter[str]] = {}
+    points: dict[int, float] = {}
     for r in records:
         if r.termination is Termination.ABORTED or r.result is Result.UNFINISHED:
             continue
         loser = r.loser
         if loser is None:
             draws += 1
+            points[r.game_id] = 0.5
         elif loser == engine:
             losses += 1
+            points[r.game_id] = 0.0
         else:
             wins += 1
+            points[r.game_id] = 1.0
         if r.termination.is_failure and loser is not None:
             forfeits.setdefault(loser, Counter())[r.termination.value] += 1
-    return MatchSummary(engine, opponent, wins, losses, draws, forfeits)
+    penta = [0, 0, 0, 0, 0]
+    for first_of_pair in range(1, max(points, default=0) + 1, 2):
+        if first_of_pair in points and first_of_pair + 1 in points:
+            penta[round(2 * (points[first_of_pair] + points[first_of_pair + 1]))] += 1
+    a, b, c, d, e = penta
+    return MatchSummary(engine, opponent, wins, losses, draws, forfeits, (a, b, c, d, e))

@@ -25,8 +25,9 @@ from typing import Final, Protocol, TextIO
 import tabulate as tabulate_module
 from tabulate import tabulate
 
+from .match import MatchSummary
 from .records import GameRecord, Result, Termination
-from .stats import Cell, TableRows, rating_rows
+from .stats import Cell, TableRows, pentanomial_stats, rating_rows, trinomial_stats
 from .tournament import GameFinished, GameStarted, Notice, forfeit_counts, rating_table
 
 __all__ = [
@@ -348,3 +349,36 @@ class TournamentView:
     def table_text(self, fmt: str) -> str:
         """The results table rendered in ``fmt``."""
         return format_table(self.table(), fmt)
+
+
+def match_lines(summary: MatchSummary) -> list[str]:
+    """The statistics of a two-engine match, from the first engine's side: W/L/D, pairs, Elo, nElo, LOS.
+
+    Elo and its margin come from the game counts; normalized Elo and LOS from the pentanomial pair counts when
+    there are complete pairs (colour-swapped pairs are the real trials), else from the game counts.
+    """
+    s = summary
+    lines = [f"Score of {s.engine} vs {s.opponent}: {s.wins} - {s.losses} - {s.draws}  [{s.score:.3f}] {s.games}"]
+    if not s.games:
+        return lines
+    trinomial = trinomial_stats(s.wins, s.losses, s.draws)
+    pairs = sum(s.pentanomial)
+    by_pairs = pentanomial_stats(s.pentanomial) if pairs else trinomial
+    lines.append(
+        f"Elo difference: {_signed(trinomial.elo)} +/- {_margin(trinomial.elo_margin)}, "
+        f"nElo: {_signed(by_pairs.nelo)} +/- {_margin(by_pairs.nelo_margin)}, LOS: {100 * by_pairs.los:.1f} %"
+    )
+    if pairs:
+        ll, ld, wl_dd, wd, ww = s.pentanomial
+        lines.append(f"Pairs [LL, LD, WL+DD, WD, WW]: [{ll}, {ld}, {wl_dd}, {wd}, {ww}]  ({pairs} pairs)")
+    for engine, reasons in sorted(s.forfeits.items()):
+        lines.append(f"Forfeits by {engine}: " + ", ".join(f"{n} {r}" for r, n in sorted(reasons.items())))
+    return lines
+
+
+def _signed(x: float) -> str:
+    return f"{x:+.1f}" if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
+
+
+def _margin(x: float) -> str:
+    return f"{x:.1f}" if math.isfinite(x) else "inf"

@@ -21,7 +21,7 @@ def test_play_two_games_prints_results_and_summary() -> None:
     r = cli("play", "random", "greedy", "--games", "2", "--tc", "st=0.2")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert len(lines) == 3, r.stdout
+    assert len(lines) == 5, r.stdout
     assert re.fullmatch(r"Finished game 1 \(random vs greedy\): (1-0|0-1|1/2-1/2) \{normal\}", lines[0])
     assert re.fullmatch(r"Finished game 2 \(greedy vs random\): (1-0|0-1|1/2-1/2) \{normal\}", lines[1])
     m = re.fullmatch(r"Score of random vs greedy: (\d) - (\d) - (\d)  \[(\d\.\d{3})\] 2", lines[2])
@@ -29,6 +29,8 @@ def test_play_two_games_prints_results_and_summary() -> None:
     wins, losses, draws = map(int, m.groups()[:3])
     assert wins + losses + draws == 2
     assert float(m.group(4)) == pytest.approx((wins + draws / 2) / 2, abs=1e-3)
+    assert lines[3].startswith("Elo difference: ") and ", nElo: " in lines[3] and ", LOS: " in lines[3]
+    assert re.fullmatch(r"Pairs \[LL, LD, WL\+DD, WD, WW\]: \[\d, \d, \d, \d, \d\]  \(1 pairs\)", lines[4])
 
 
 def test_names_debug_transcript_and_logs(tmp_path: Path) -> None:
