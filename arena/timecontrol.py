@@ -156,8 +156,11 @@ class Clock:
 
     def allowance_ms(self) -> int | None:
         """Longest the player may take for the coming turn before flagging, ms (None when untimed)."""
-        limits = [t for t in (self.remaining_ms, self.control.movetime_ms) if t is not None]
-        return min(limits) + self.margin_ms if limits else None
+        # Called twice per turn (deadline and charge): plain branches rather than a list of the limits.
+        remaining, movetime = self.remaining_ms, self.control.movetime_ms
+        if remaining is None:
+            return None if movetime is None else movetime + self.margin_ms
+        return (remaining if movetime is None else min(remaining, movetime)) + self.margin_ms
 
     def deadline(self, safety_s: float) -> float:
         """Seconds the arena waits for the coming turn: the allowance, or ``safety_s`` when untimed."""
