@@ -95,9 +95,10 @@ class _Game:
         self.exit_info: dict[str, str] = {}
 
     def record(self, turn: Turn, ms: int, score: str | None) -> None:
-        canonical = self.position.canonical(turn)
-        self.position = self.position.apply(turn)
-        token = str(canonical)
+        after = self.position.apply(turn)
+        canonical = self.position.canonical(turn, after)
+        self.position = after
+        token = canonical.token
         self.position_line += f" {token}" if self.turns else f" turns {token}"
         self.turns.append(canonical)
         self.records.append(TurnRecord(token, ms, score))

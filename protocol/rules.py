@@ -179,6 +179,8 @@ class Turn:
     """The player claims the alignment the opponent missed with the previous placement (token ``!``)."""
     fast: int = field(init=False, repr=False, compare=False)
     """The square of a plain placement (no call, no claim), else -1: the referee's hot path tests only this."""
+    token: str = field(init=False, repr=False, compare=False)
+    """The canonical token (``b3e``); ``str(turn)`` returns it, computed once since turns are shared values."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fast", -1 if self.place is None or self.call or self.claim else self.place)
@@ -196,16 +198,15 @@ class Turn:
             raise ValueError(f"square index {self.place} is off the board")
         if self.give is not None and not 0 <= self.give < 16:
             raise ValueError(f"piece {self.give} does not exist")
+        token = "!" if self.claim else ""
+        if self.place is not None:
+            token = square_name(self.place) + ("!" if self.call else "")
+        if self.give is not None:
+            token += "0123456789abcdef"[self.give]
+        object.__setattr__(self, "token", token)
 
     def __str__(self) -> str:
-        if self.claim:
-            return "!"
-        out = ""
-        if self.place is not None:
-            out = square_name(self.place) + ("!" if self.call else "")
-        if self.give is not None:
-            out += "0123456789abcdef"[self.give]
-        return out
+        return self.token
 
 
 CLAIM: Final = Turn(claim=True)
@@ -513,16 +514,17 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
             raise IllegalTurn(f"QUARTO! called, but {square_name(place)} completes no alignment", false_claim=True)
         return _new(Position, (variant, occupied, planes, -1, available, False, _WIN))
 
-    def canonical(self, turn: Turn) -> Turn:
-        """``turn`` as it is recorded after being applied here.
+    def canonical(self, turn: Turn, after: Position | None = None) -> Turn:
+        """``turn`` as it is recorded after being applied here (``after``, if given, is ``self.apply(turn)``).
 
         With automatic claims a winning placement is recorded alone: a piece given with it is dropped, and a call
         (``b3!``) means the same as no call.
         """
         place = turn.place
-        if place is not None and not self[0].strict and (turn.call or (turn.give is not None and self.wins_at(place))):
-            return turn_of(place=place)
-        return turn
+        if place is None or self[0].strict or (turn.give is None and not turn.call):
+            return turn
+        wins = after[6] is _WIN if after is not None else turn.call or self.wins_at(place)
+        return turn_of(place=place) if wins else turn
 
     def play(self, turns: Iterable[Turn]) -> Position:
         """Applies turns in order (raising :class:`IllegalTurn` at the first bad one)."""
