@@ -336,13 +336,18 @@ def tournament(
             fail(f"{directory}: {e.strerror or e}")
         progress.close()
     typer.echo(view.table_text(t.spec.table_format))
-    if len(view.names) == 2 and t.spec.table_format not in ("csv", "json"):
+    if t.spec.table_format not in ("csv", "json"):
         from .match import summarize
-        from .output import match_lines
+        from .output import format_table, match_lines
+        from .stats import crosstable_rows
+        from .tournament import rating_table
 
         typer.echo("")
-        for line in match_lines(summarize(view.records, *view.names)):
-            typer.echo(line)
+        if len(view.names) == 2:
+            for line in match_lines(summarize(view.records, *view.names)):
+                typer.echo(line)
+        else:
+            typer.echo(format_table(crosstable_rows(rating_table(view.records, view.names)), t.spec.table_format))
     if outcome.failure is not None:
         r = outcome.failure
         fail(
@@ -356,17 +361,27 @@ def tournament(
 def rate(
     files: list[str] = typer.Argument(..., metavar="FILE.pgn...", help="PGN files (ours or any tool's)."),
     fmt: str = typer.Option("simple", "--format", help="Table format: any tabulate format, csv or json."),
+    anchor: str | None = typer.Option(None, "--anchor", help="NAME=ELO fixes one rating (default: pool average 0)."),
 ) -> None:
-    """Print the Elo table (and forfeits by reason) of the games in PGN files."""
+    """Print the Elo table (and forfeits by reason) of the games in PGN files, then the crosstable."""
     from collections import Counter
 
     from .output import format_table, results_table
     from .pgn import PgnError, read_games
     from .records import Termination
-    from .stats import ScoredGame, rating_rows
+    from .stats import ScoredGame, crosstable_rows, rating_rows
     from .stats import rate as fit
 
     _table_format(fmt)
+    anchored = None
+    if anchor is not None:
+        name, sep, elo = anchor.rpartition("=")
+        try:
+            anchored = (name, float(elo))
+        except ValueError:
+            fail(f"--anchor {anchor!r}: expected NAME=ELO, e.g. greedy=1500")
+        if not sep or not name:
+            fail(f"--anchor {anchor!r}: expected NAME=ELO, e.g. greedy=1500")
     scored: list[ScoredGame] = []
     forfeits: dict[str, Counter[Termination]] = {}
     failures = {t.value: t for t in Termination if t.is_failure}
@@ -385,12 +400,15 @@ def rate(
     if not scored:
         fail("no finished games in " + ", ".join(files))
     try:
-        table = fit(scored)
+        table = fit(scored, anchor=anchored)
     except ValueError as e:
         fail(str(e))
     for p in table.players:
         forfeits.setdefault(p.name, Counter())
     typer.echo(format_table(results_table(rating_rows(table), forfeits), fmt))
+    if fmt not in ("csv", "json"):
+        typer.echo("")
+        typer.echo(format_table(crosstable_rows(table), fmt))
 
 
 @app.command()
