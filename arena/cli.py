@@ -18,6 +18,7 @@ from quarto_arena.protocol.notation import NotationError, parse_position, parse_
 from quarto_arena.protocol.rules import IllegalTurn, Position, Variant
 
 from .display import render
+from .timecontrol import DEFAULT_MARGIN_MS
 
 app = typer.Typer(
     name="quarto-arena",
@@ -72,6 +73,12 @@ AttributesOpt = typer.Option(
     "color,shape,height,fill", "--attributes", help="Attributes that count, comma-separated (beginners' rule)."
 )
 ClaimOpt = typer.Option("auto", "--claim", help="auto: wins are automatic; strict: QUARTO! must be called.")
+TimeMarginOpt = typer.Option(
+    DEFAULT_MARGIN_MS, "--timemargin", min=0, help="Overrun tolerated before a time forfeit, ms."
+)
+ConcurrencyOpt = typer.Option(1, "--concurrency", help="Games played at once.")
+OpeningsOpt = typer.Option(None, "--openings", help="Openings file: a position or turns per line.")
+OpeningSeedOpt = typer.Option(0, "--seed", help="Seed of the random openings.")
 
 
 def _variant(variant: str, attributes: str, claim: str) -> Variant:
@@ -143,7 +150,7 @@ def play(
     ),
     games: int = typer.Option(2, "--games", min=1, help="Number of games (colours alternate)."),
     tc: str = typer.Option("st=60", "--tc", help="Time control: BASE+INC, st=SECONDS, depth=N, nodes=N, inf."),
-    timemargin: int = typer.Option(50, "--timemargin", min=0, help="Overrun tolerated before a time forfeit, ms."),
+    timemargin: int = TimeMarginOpt,
     variant: str = VariantOpt,
     attributes: str = AttributesOpt,
     claim: str = ClaimOpt,
@@ -249,15 +256,15 @@ def tournament(
     gauntlet: bool = typer.Option(False, "--gauntlet", help="The first engine against each of the others."),
     games: int = typer.Option(2, "--games", help="Games per encounter per round (even: colour-swapped pairs)."),
     rounds: int = typer.Option(1, "--rounds", help="Rounds."),
-    concurrency: int = typer.Option(1, "--concurrency", help="Games played at once."),
+    concurrency: int = ConcurrencyOpt,
     tc: str = typer.Option("st=60", "--tc", help="Time control: BASE+INC, st=SECONDS, depth=N, nodes=N, inf."),
-    timemargin: int = typer.Option(50, "--timemargin", min=0, help="Overrun tolerated before a time forfeit, ms."),
+    timemargin: int = TimeMarginOpt,
     variant: str = VariantOpt,
     attributes: str = AttributesOpt,
     claim: str = ClaimOpt,
-    openings: str | None = typer.Option(None, "--openings", help="Openings file: a position or turns per line."),
+    openings: str | None = OpeningsOpt,
     random_openings: int | None = typer.Option(None, "--random-openings", help="Openings of K random turns."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the random openings."),
+    seed: int = OpeningSeedOpt,
     strict: bool = typer.Option(False, "--strict", help="Stop at the first engine failure (exit status 3)."),
     rating_interval: int = typer.Option(0, "--rating-interval", min=0, help="Interim table every N games."),
     fmt: str = typer.Option("simple", "--format", help="Table format: any tabulate format, csv or json."),
@@ -421,15 +428,15 @@ def sprt(
     beta: float = typer.Option(0.05, "--beta", help="False negative rate (accept H0 when H1 holds)."),
     model: str = typer.Option("normalized", "--model", help="Elo model of the bounds: normalized or logistic."),
     max_games: int = typer.Option(0, "--max-games", min=0, help="Give up (exit 4) after N games; 0: no limit."),
-    concurrency: int = typer.Option(1, "--concurrency", help="Games played at once."),
+    concurrency: int = ConcurrencyOpt,
     tc: str = typer.Option("st=1", "--tc", help="Time control: BASE+INC, st=SECONDS, depth=N, nodes=N, inf."),
-    timemargin: int = typer.Option(50, "--timemargin", min=0, help="Overrun tolerated before a time forfeit, ms."),
+    timemargin: int = TimeMarginOpt,
     variant: str = VariantOpt,
     attributes: str = AttributesOpt,
     claim: str = ClaimOpt,
-    openings: str | None = typer.Option(None, "--openings", help="Openings file: a position or turns per line."),
+    openings: str | None = OpeningsOpt,
     random_openings: int = typer.Option(2, "--random-openings", min=0, max=15, help="Random opening turns."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the random openings."),
+    seed: int = OpeningSeedOpt,
     lenient: bool = typer.Option(False, "--lenient", help="Count engine failures as losses instead of exit 3."),
 ) -> None:
     """Play NEW against BASE in colour-swapped pairs until the SPRT decides. Exit 0: H1 (pass), 1: H0 (fail)."""
