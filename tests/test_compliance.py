@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 import quarto_arena.engines
+from procs import processes_in_groups
 from quarto_arena.arena.compliance import (
     LIMITS,
     PROBES,
@@ -65,23 +66,6 @@ def check(config: EngineConfig, timeouts: CheckTimeouts | None = None, *, keep_g
     return asyncio.run(asyncio.wait_for(run_check(config, timeouts=timeouts, keep_going=keep_going), 120))
 
 
-def processes_in_groups(pgids: tuple[int, ...]) -> list[str]:
-    """``pid (state) cmdline`` of every process, zombies too, whose process group is one of ``pgids``."""
-    out = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue  # it ended while we looked
-        state, _ppid, pgrp = stat.rsplit(")", 1)[1].split()[:3]
-        if int(pgrp) in pgids:
-            out.append(f"{entry.name} ({state}) {cmdline.strip()}")
-    return out
-
-
 def processes_running(token: str, *, besides: int | None = None) -> list[str]:
     """Processes (other than this one and ``besides``) whose command line contains ``token``."""
     out = []
@@ -115,18 +99,8 @@ def test_builtin_engine_complies(name: str) -> None:
     assert len(report.pids) == 2  # the session, and the fresh process of step 11
 
 
-@pytest.fixture(scope="module")
-def c_bot(tmp_path_factory: pytest.TempPathFactory) -> str:
-    cc = shutil.which("cc")
-    if cc is None:
-        pytest.skip("no C compiler (cc)")
-    exe = tmp_path_factory.mktemp("cbot") / "quarto_bot"
-    subprocess.run([cc, "-O2", "-o", str(exe), str(ENGINES / "c" / "quarto_bot.c")], check=True)
-    return str(exe)
-
-
-def test_c_bot_complies(c_bot: str) -> None:
-    assert_complies(check(EngineConfig("c-bot", command=(c_bot,))))
+def test_c_bot_complies(c_bot: Path) -> None:
+    assert_complies(check(EngineConfig("c-bot", command=(str(c_bot),))))
 
 
 def test_js_bot_complies() -> None:

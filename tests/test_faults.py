@@ -7,6 +7,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from procs import processes_in_groups
 from quarto_arena.arena.engine import Deadlines, EngineConfig, EngineId, EngineSession
 from quarto_arena.arena.match import play_match
 from quarto_arena.arena.records import GameRecord, Termination
@@ -20,25 +21,6 @@ from quarto_arena.engines.testing import command as broken_command
 # Short deadlines keep the stalling bots cheap; the start-up one still leaves a Python bot time to import.
 DEADLINES = Deadlines(startup=3.0, ready=1.0, newgame=1.0, quit=0.5, safety=5.0)
 TC = TimeControl.parse("st=0.3")
-
-
-def processes_in_groups(pgids: set[int]) -> list[str]:
-    """``pid (state) cmdline`` of every process, zombies included, in one of the process groups or sessions
-    ``pgids`` (each engine leads its own session, so a child that left the engine's group is still found)."""
-    out = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue  # it ended while we looked
-        # Fields after the command name in parentheses: state, ppid, pgrp, session, ...
-        state, _ppid, pgrp, session = stat.rsplit(")", 1)[1].split()[:4]
-        if int(pgrp) in pgids or int(session) in pgids:
-            out.append(f"{entry.name} ({state}) {cmdline.strip()}")
-    return out
 
 
 @pytest.fixture

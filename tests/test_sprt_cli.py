@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,18 +14,6 @@ from quarto_arena.arena.tournament import pgn_text
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
 CRASH = f"crash={sys.executable} -m quarto_arena.engines.testing.crash_on_go"
-
-
-@pytest.fixture(scope="session")
-def c_bot(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The C bot, compiled: a greedy engine that answers at once."""
-    source = ROOT / "engines" / "c" / "quarto_bot.c"
-    cc = shutil.which("cc")
-    if cc is None or not source.exists():
-        pytest.skip("needs cc and engines/c/quarto_bot.c")
-    exe = tmp_path_factory.mktemp("cbot") / "quarto_bot"
-    subprocess.run([cc, "-O2", "-o", str(exe), str(source)], check=True)
-    return exe
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

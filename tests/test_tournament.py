@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -54,18 +53,6 @@ SLOW_BOT = textwrap.dedent(
     run(choose, [])
     """
 )
-
-
-@pytest.fixture(scope="session")
-def c_bot(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The C bot, compiled: the instant engine."""
-    source = ROOT / "engines" / "c" / "quarto_bot.c"
-    cc = shutil.which("cc")
-    if cc is None or not source.exists():
-        pytest.skip("needs cc and engines/c/quarto_bot.c")
-    exe = tmp_path_factory.mktemp("cbot") / "quarto_bot"
-    subprocess.run([cc, "-O2", "-o", str(exe), str(source)], check=True)
-    return exe
 
 
 def processes_mentioning(marker: str) -> list[str]:
