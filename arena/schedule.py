@@ -1,37 +1,50 @@
 """Who plays whom, with which colours and from which opening: round-robin, gauntlet, colour-swapped pairs.
 
 A schedule is a pure function of the engine names, the format, the number of rounds and games per encounter, and
-the openings; random openings are a pure function of the seed. So a tournament resumed from its journal rebuilds
-exactly the schedule it started with, and the game ids in the journal mean the same games.
+the openings; random openings are a pure function of the seed. So a run resumed from its journal rebuilds exactly
+the schedule it started with, and the game ids in the journal mean the same games.
+
+A :class:`Schedule` is lazy: game ``k`` is computed from ``k`` by arithmetic when it is asked for, so neither
+memory nor start-up time grows with the number of scheduled games (``--games 1000000000`` costs nothing until it is
+played), and its digest (kept in the journal) is a hash of the parameters, not of the list.
 
 Games come in colour-swapped pairs that share an opening: the first game of a pair has engine A give the first
 piece, the second has engine B, both from the same opening. Over a pair the first-player advantage cancels, and
-the two results form one pentanomial observation for the SPRT.
+the two results form one pentanomial observation for the SPRT. With an odd number of games per encounter the last
+pair of each encounter is a single game.
 
 Order (as cutechess-cli): round by round; inside a round, encounter by encounter; inside an encounter, pair by
 pair. Game ids count from 1 in that order. The ``j``-th pair of every encounter (counting across rounds) uses
-opening ``j`` (cycling through the list), so every encounter sees the same openings.
+opening ``j`` of the :class:`OpeningBook` (a file's openings cycle; random openings are drawn from the seed), so
+every encounter sees the same openings. A two-engine run may be open-ended (an SPRT without ``--max-games``).
 """
 
 from __future__ import annotations
 
 import enum
+import functools
 import hashlib
+import json
 import random
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Final
 
 from quarto_arena.protocol.notation import NotationError, format_position, parse_position, parse_turns
 from quarto_arena.protocol.rules import IllegalTurn, Position, Variant
 
 __all__ = [
+    "MAX_GAMES",
     "STARTPOS",
     "Format",
     "Opening",
+    "OpeningBook",
+    "Schedule",
     "ScheduleError",
     "ScheduledGame",
     "build_schedule",
+    "encounter_count",
     "encounters",
     "load_openings",
     "opening_from_text",
@@ -42,6 +55,11 @@ __all__ = [
 ]
 
 STARTPOS = "startpos"
+MAX_GAMES: Final = 2**53
+"""Scheduled games at most: game ids stay exact in JSON (and no run gets near it)."""
+_MAX_OPENINGS_BYTES: Final = 16 << 20
+#: Bumped when the order or content of schedules changes, so an old journal is not resumed with a new schedule.
+_SCHEDULE_VERSION: Final = 2
 
 
 class ScheduleError(ValueError):
@@ -70,6 +88,43 @@ class Opening:
 
 
 @dataclass(frozen=True, slots=True)
+class OpeningBook:
+    """The openings of a run: the start position, a list (from a file, cycled), or random openings from a seed."""
+
+    openings: tuple[Opening, ...] = ()
+    """Openings from a file, cycled over the pairs; empty for random openings or the start position."""
+    random_turns: int = 0
+    """Turns of each random opening (used when ``openings`` is empty; 0 is the start position)."""
+    seed: int = 0
+    """Seed of the random openings."""
+    variant: Variant = field(default_factory=Variant)
+    """The rules the random openings are played under."""
+    source: str = STARTPOS
+    """Where the openings came from, for people: ``startpos``, a file name, or ``random K``."""
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.random_turns <= 15:
+            raise ScheduleError(f"random openings take 0 to 15 turns, not {self.random_turns}")
+
+    def opening(self, j: int) -> Opening:
+        """Opening number ``j`` (0-based)."""
+        if self.openings:
+            return self.openings[j % len(self.openings)]
+        if not self.random_turns:
+            return Opening()
+        return _cached_opening(self.random_turns, self.variant, self.seed, j)
+
+    def identity(self) -> dict[str, Any]:
+        """What defines the book, as plain values (hashed into the schedule digest, kept in the journal)."""
+        return {
+            "openings": [o.text() for o in self.openings],
+            "random_turns": self.random_turns,
+            "seed": self.seed,
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class ScheduledGame:
     """One game of the schedule."""
 
@@ -87,16 +142,124 @@ class ScheduledGame:
     """The opening both games of the pair start from."""
 
 
+def encounter_count(n: int, fmt: Format) -> int:
+    """Encounters per round among ``n`` engines."""
+    return n - 1 if fmt is Format.GAUNTLET else n * (n - 1) // 2
+
+
+def _encounter(n: int, fmt: Format, e: int) -> tuple[int, int]:
+    """Indexes of the two engines of encounter ``e`` (0-based, schedule order), by arithmetic."""
+    if fmt is Format.GAUNTLET:
+        return 0, e + 1
+    i = 0
+    while e >= n - 1 - i:  # row i holds the encounters (i, i+1) .. (i, n-1)
+        e -= n - 1 - i
+        i += 1
+    return i, i + 1 + e
+
+
 def encounters(names: Sequence[str], fmt: Format) -> list[tuple[str, str]]:
     """The pairs of engines that meet, in schedule order; raises ScheduleError on too few or repeated names."""
+    _check_names(names)
+    return [
+        (names[a], names[b])
+        for a, b in (_encounter(len(names), fmt, e) for e in range(encounter_count(len(names), fmt)))
+    ]
+
+
+def _check_names(names: Sequence[str]) -> None:
     if len(set(names)) != len(names):
         repeated = sorted({n for n in names if names.count(n) > 1})
         raise ScheduleError(f"engine names must be distinct; repeated: {', '.join(repeated)}")
     if len(names) < 2:
         raise ScheduleError("a tournament needs at least two engines")
-    if fmt is Format.GAUNTLET:
-        return [(names[0], other) for other in names[1:]]
-    return [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
+
+
+class Schedule:
+    """Every game of a run, computed on demand. Iterating yields games in id order; :meth:`game` any one."""
+
+    def __init__(
+        self,
+        names: Sequence[str],
+        *,
+        fmt: Format = Format.ROUND_ROBIN,
+        rounds: int = 1,
+        games: int | None = 2,
+        book: OpeningBook | None = None,
+    ) -> None:
+        """``games`` per encounter per round; None for an open-ended two-engine run (one round)."""
+        _check_names(names)
+        if rounds < 1:
+            raise ScheduleError(f"rounds must be at least 1, not {rounds}")
+        if games is not None and games < 1:
+            raise ScheduleError(f"games per encounter must be at least 1, not {games}")
+        if games is None and (len(names) != 2 or rounds != 1):
+            raise ScheduleError("only a two-engine run of one round can be open-ended")
+        self.names = tuple(names)
+        self.fmt = fmt
+        self.rounds = rounds
+        self.games = games
+        self.book = book or OpeningBook()
+        self.encounters = encounter_count(len(names), fmt)
+        self.total = None if games is None else rounds * self.encounters * games
+        """Games in the schedule; None when open-ended."""
+        if self.total is not None and self.total > MAX_GAMES:
+            raise ScheduleError(f"{self.total} games is more than any run can play (at most {MAX_GAMES})")
+
+    def game(self, game_id: int) -> ScheduledGame:
+        """Game ``game_id`` (1-based); raises IndexError outside the schedule."""
+        if game_id < 1 or (self.total is not None and game_id > self.total):
+            raise IndexError(f"game {game_id} is not in the schedule")
+        k = game_id - 1
+        if self.games is None:
+            r, e = 0, 0
+        else:
+            per_round = self.encounters * self.games
+            r, rest = divmod(k, per_round)
+            e, k = divmod(rest, self.games)
+        pairs_per_encounter = 0 if self.games is None else (self.games + 1) // 2
+        a, b = _encounter(len(self.names), self.fmt, e)
+        first, second = (a, b) if k % 2 == 0 else (b, a)
+        pair = (r * self.encounters + e) * pairs_per_encounter + k // 2
+        opening = self.book.opening(r * pairs_per_encounter + k // 2)
+        return ScheduledGame(game_id, r + 1, pair, self.names[first], self.names[second], opening)
+
+    def __iter__(self) -> Iterator[ScheduledGame]:
+        return self.games_from(1)
+
+    def games_from(self, game_id: int) -> Iterator[ScheduledGame]:
+        """The games from ``game_id`` on, in order."""
+        k = game_id
+        while self.total is None or k <= self.total:
+            yield self.game(k)
+            k += 1
+
+    def __len__(self) -> int:
+        if self.total is None:
+            raise TypeError("an open-ended schedule has no length")
+        return self.total
+
+    def __getitem__(self, index: int) -> ScheduledGame:
+        n = len(self)
+        if index < 0:
+            index += n
+        return self.game(index + 1)
+
+    def identity(self) -> dict[str, Any]:
+        """The parameters that define the schedule, as plain values."""
+        return {
+            "version": _SCHEDULE_VERSION,
+            "names": list(self.names),
+            "format": self.fmt.value,
+            "rounds": self.rounds,
+            "games": self.games,
+            "book": self.book.identity(),
+        }
+
+    def digest(self) -> str:
+        """A short hash of the parameters, kept in the journal so a resume can tell it rebuilt the same schedule."""
+        text = json.dumps(self.identity(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def build_schedule(
@@ -106,33 +269,16 @@ def build_schedule(
     rounds: int = 1,
     games: int = 2,
     openings: Sequence[Opening] = (Opening(),),
-) -> list[ScheduledGame]:
-    """Every game of the tournament, in order. ``games`` (per encounter per round) must be even: pairs swap colours."""
-    if rounds < 1:
-        raise ScheduleError(f"rounds must be at least 1, not {rounds}")
-    if games < 2 or games % 2:
-        raise ScheduleError(f"games per encounter must be even and at least 2 (colour-swapped pairs), not {games}")
+) -> Schedule:
+    """The schedule of ``names`` with openings cycled from ``openings`` (a convenience over :class:`Schedule`)."""
     if not openings:
         raise ScheduleError("no openings to play from")
-    pairs_per_round = games // 2
-    out: list[ScheduledGame] = []
-    pair_index = 0
-    for r in range(rounds):
-        for a, b in encounters(names, fmt):
-            for k in range(pairs_per_round):
-                opening = openings[(r * pairs_per_round + k) % len(openings)]
-                for first, second in ((a, b), (b, a)):
-                    out.append(ScheduledGame(len(out) + 1, r + 1, pair_index, first, second, opening))
-                pair_index += 1
-    return out
+    return Schedule(names, fmt=fmt, rounds=rounds, games=games, book=OpeningBook(tuple(openings)))
 
 
-def schedule_digest(schedule: Sequence[ScheduledGame]) -> str:
-    """A short hash of the schedule, kept in the journal so a resume can tell that it rebuilt the same one."""
-    h = hashlib.sha256()
-    for g in schedule:
-        h.update(f"{g.game_id}|{g.round}|{g.pair}|{g.first}|{g.second}|{g.opening.text()}\n".encode())
-    return h.hexdigest()[:16]
+def schedule_digest(schedule: Schedule) -> str:
+    """:meth:`Schedule.digest`."""
+    return schedule.digest()
 
 
 def _check(opening: Opening, variant: Variant) -> None:
@@ -179,12 +325,22 @@ def load_openings(path: Path, variant: Variant) -> list[Opening]:
     Raises ScheduleError naming the file and line of the first bad opening.
     """
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise ScheduleError(f"{path}: cannot read the openings file: {e}") from None
+        with open(path, "rb") as f:
+            raw = f.read(_MAX_OPENINGS_BYTES + 1)
+        text = raw.decode("utf-8")
+    except IsADirectoryError:
+        raise ScheduleError(f"{path}: is a directory, not an openings file") from None
+    except FileNotFoundError:
+        raise ScheduleError(f"{path}: cannot read the openings file: no such file") from None
+    except OSError as e:
+        raise ScheduleError(f"{path}: cannot read the openings file: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise ScheduleError(f"{path}: cannot read the openings file: not UTF-8 text (byte {e.start})") from None
+    if len(raw) > _MAX_OPENINGS_BYTES:
+        raise ScheduleError(f"{path}: an openings file of more than {_MAX_OPENINGS_BYTES >> 20} MB is not plausible")
     out = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.split("#", 1)[0].strip()
+    for number, text_line in enumerate(text.splitlines(), start=1):
+        line = text_line.split("#", 1)[0].strip()
         if not line:
             continue
         try:
@@ -223,6 +379,12 @@ def random_openings(turns: int, count: int, variant: Variant, seed: int) -> list
     if not 0 <= turns <= 15:
         raise ScheduleError(f"random openings take 0 to 15 turns, not {turns}")
     return [seeded_opening(turns, variant, seed, j) for j in range(count)]
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_opening(turns: int, variant: Variant, seed: int, j: int) -> Opening:
+    # Both games of a pair, and every encounter of a round, ask for the same opening: draw it once.
+    return seeded_opening(turns, variant, seed, j)
 
 
 def seeded_opening(turns: int, variant: Variant, seed: int, j: int) -> Opening:

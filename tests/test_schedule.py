@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import itertools
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,8 @@ from hypothesis import strategies as st
 from quarto_arena.arena.schedule import (
     Format,
     Opening,
+    OpeningBook,
+    Schedule,
     ScheduleError,
     build_schedule,
     encounters,
@@ -18,6 +21,7 @@ from quarto_arena.arena.schedule import (
     opening_from_text,
     random_openings,
     schedule_digest,
+    seeded_opening,
 )
 from quarto_arena.protocol.notation import parse_position, parse_turns, parse_variant
 from quarto_arena.protocol.rules import Variant
@@ -50,10 +54,51 @@ def test_bad_engine_lists_are_refused(names: list[str], message: str) -> None:
         encounters(names, Format.ROUND_ROBIN)
 
 
-@pytest.mark.parametrize(("rounds", "games"), [(0, 2), (1, 3), (1, 0)])
+@pytest.mark.parametrize(("rounds", "games"), [(0, 2), (1, 0), (1, -2)])
 def test_bad_counts_are_refused(rounds: int, games: int) -> None:
     with pytest.raises(ScheduleError):
         build_schedule(["a", "b"], rounds=rounds, games=games)
+
+
+def test_an_odd_number_of_games_ends_each_encounter_with_a_single_game() -> None:
+    sched = build_schedule(["a", "b", "c"], games=3)
+    assert len(sched) == 9
+    first = [(g.first, g.second, g.pair) for g in sched][:3]
+    assert first == [("a", "b", 0), ("b", "a", 0), ("a", "b", 1)]
+    assert sched[3].pair == 2  # the next encounter starts a new pair
+
+
+def test_schedules_are_lazy_and_random_access_matches_iteration() -> None:
+    # A schedule far too large to list costs nothing until a game is asked for.
+    huge = Schedule([f"e{i}" for i in range(200)], rounds=10**3, games=10**6, book=OpeningBook(random_turns=2))
+    assert huge.total == 10**3 * 10**6 * 200 * 199 // 2
+    last = huge.game(huge.total)
+    assert (last.round, last.first, last.second) == (10**3, "e199", "e198")
+    assert len(huge.digest()) == 16
+    with pytest.raises(ScheduleError, match="more than any run can play"):
+        Schedule(["a", "b"], games=2**60)
+    small = Schedule(["a", "b", "c", "d"], fmt=Format.GAUNTLET, rounds=2, games=4, book=OpeningBook(random_turns=1))
+    assert [small.game(k) for k in range(1, len(small) + 1)] == list(small)
+    with pytest.raises(IndexError):
+        small.game(len(small) + 1)
+
+
+def test_an_open_ended_two_engine_schedule() -> None:
+    sched = Schedule(["new", "base"], games=None, book=OpeningBook(random_turns=2, seed=5))
+    assert sched.total is None
+    games = list(itertools.islice(sched, 6))
+    assert [(g.first, g.pair) for g in games] == [
+        ("new", 0),
+        ("base", 0),
+        ("new", 1),
+        ("base", 1),
+        ("new", 2),
+        ("base", 2),
+    ]
+    assert games[0].opening == games[1].opening == seeded_opening(2, STANDARD, 5, 0)
+    assert sched.game(10**12).pair == (10**12 - 1) // 2
+    with pytest.raises(ScheduleError, match="open-ended"):
+        Schedule(["a", "b", "c"], games=None)
 
 
 @settings(max_examples=60, deadline=None)
@@ -106,9 +151,17 @@ def test_every_encounter_sees_the_same_openings() -> None:
 def test_schedule_digest_changes_with_the_schedule() -> None:
     a = build_schedule(["a", "b", "c"], games=2)
     b = build_schedule(["a", "b", "c"], games=2)
-    c = build_schedule(["a", "c", "b"], games=2)
     assert schedule_digest(a) == schedule_digest(b)
-    assert schedule_digest(a) != schedule_digest(c)
+    for other in (
+        build_schedule(["a", "c", "b"], games=2),
+        build_schedule(["a", "b", "c"], games=4),
+        build_schedule(["a", "b", "c"], games=2, rounds=2),
+        build_schedule(["a", "b", "c"], games=2, fmt=Format.GAUNTLET),
+        build_schedule(["a", "b", "c"], games=2, openings=[Opening(turns=("3",))]),
+        Schedule(["a", "b", "c"], book=OpeningBook(random_turns=2, seed=1)),
+        Schedule(["a", "b", "c"], book=OpeningBook(random_turns=2, seed=2)),
+    ):
+        assert schedule_digest(a) != schedule_digest(other)
 
 
 def test_random_openings_are_legal_unfinished_and_reproducible() -> None:
@@ -173,6 +226,12 @@ def test_bad_openings_files_name_file_line_and_problem(tmp_path: Path, content: 
 def test_missing_openings_file(tmp_path: Path) -> None:
     with pytest.raises(ScheduleError, match="cannot read"):
         load_openings(tmp_path / "nope.txt", STANDARD)
+
+
+def test_an_openings_directory_is_a_one_line_error(tmp_path: Path) -> None:
+    with pytest.raises(ScheduleError, match="is a directory, not an openings file") as info:
+        load_openings(tmp_path, STANDARD)
+    assert "Errno" not in str(info.value)
 
 
 def test_binary_openings_file(tmp_path: Path) -> None:
