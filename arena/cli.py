@@ -1,24 +1,29 @@
 """The ``quarto-arena`` command line: thin; parses options, calls the layers below, decides what the user sees.
 
-Exit status: 0 success; 1 a finished job whose verdict is negative (``sprt``: H0 accepted; ``check``: the engine
-does not comply); 2 usage error (bad option, position, file); 3 engine failure with ``--strict`` or where an
-engine cannot be started; 4 no decision (``sprt`` reached ``--max-games``); 70 internal error (a bug: please
-report it); 130 interrupted.
+Exit status (the README's table): 0 success; 1 a finished job whose verdict is negative (``sprt``: H0 accepted;
+``check``: the engine does not comply); 2 usage error (bad option, position, file, or a corrupt or foreign journal);
+3 engine failure (an engine cannot start, refuses its options or the variant, or fails a game under ``--strict``);
+4 ``sprt`` reached ``--max-games`` without a decision; 70 internal error (a bug: please report it); 128 + N when
+stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP), after printing what was played so far and how to resume.
+
+Start-up is kept short (``--help`` and ``show`` answer in well under a tenth of a second): this module imports only
+typer at the top; every command imports what it needs when it runs.
 """
 
 from __future__ import annotations
 
-import logging
+import contextlib
 import sys
-from typing import NoReturn
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
-from quarto_arena.protocol import rules
-from quarto_arena.protocol.notation import NotationError, parse_position, parse_turns, parse_variant
-from quarto_arena.protocol.rules import IllegalTurn, Position, Variant
 
-from .display import render
-from .timecontrol import DEFAULT_MARGIN_MS
+if TYPE_CHECKING:
+    from quarto_arena.protocol.rules import Position, Variant
+
+    from .output import RunView
+    from .runner import Run, RunOutcome, RunSpec
 
 app = typer.Typer(
     name="quarto-arena",
@@ -26,17 +31,51 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
 
 EXIT_USAGE = 2
 EXIT_ENGINE = 3
 EXIT_INTERNAL = 70
+DEFAULT_MARGIN_MS = 50  # the same as timecontrol.DEFAULT_MARGIN_MS (tested): not imported, for start-up time
+DEFAULT_TC = "st=1"
+ATTRIBUTES = "color,shape,height,fill"
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """Prints one line on stderr and exits with ``code``."""
-    typer.echo(f"quarto-arena: error: {message}", err=True)
+    _err(f"quarto-arena: error: {_one_line(message)}")
     raise typer.Exit(code)
+
+
+def _err(text: str) -> None:
+    with contextlib.suppress(OSError):  # a closed terminal (SIGHUP) must not turn into a traceback
+        typer.echo(text, err=True)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("quarto-arena")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"quarto-arena {_version()}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_show_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """UQI, the Universal Quarto Interface: play, check, rate and test Quarto engines."""
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -44,21 +83,23 @@ def main(argv: list[str] | None = None) -> None:
     try:
         code = app(args=argv, prog_name="quarto-arena", standalone_mode=False)
     except (KeyboardInterrupt, typer.Abort):
-        typer.echo("quarto-arena: interrupted", err=True)
+        _err("quarto-arena: interrupted")
         sys.exit(130)
     except Exception as e:
         # Usage errors come from the click that typer bundles; duck typing keeps us off its private module path.
         format_message = getattr(e, "format_message", None)
         if not callable(format_message):
+            import logging
+
             logging.getLogger(__name__).debug("internal error", exc_info=True)
-            typer.echo(f"quarto-arena: internal error (please report it): {type(e).__name__}: {e}", err=True)
+            _err(f"quarto-arena: internal error (please report it): {type(e).__name__}: {_one_line(str(e))}")
             sys.exit(EXIT_INTERNAL)
         message = _one_line(str(format_message()))
         if message:  # empty when help was shown for a bare command
-            typer.echo(f"quarto-arena: error: {message}", err=True)
+            _err(f"quarto-arena: error: {message}")
         sys.exit(int(getattr(e, "exit_code", EXIT_USAGE)))
     if code == 130:  # typer turns Ctrl-C inside a command into Exit(130)
-        typer.echo("quarto-arena: interrupted", err=True)
+        _err("quarto-arena: interrupted")
     sys.exit(code if isinstance(code, int) else 0)
 
 
@@ -66,22 +107,60 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-# --- rules: show, perft ---------------------------------------------------------------------------------------
+# --- options shared by several commands ---------------------------------------------------------------------------
 
-VariantOpt = typer.Option("standard", "--variant", help="Winning shapes: standard, or advanced (also 2x2 squares).")
+VariantOpt = typer.Option(
+    "standard", "--variant", metavar="SHAPES", help="Winning shapes: standard, or advanced (also 2x2 squares)."
+)
 AttributesOpt = typer.Option(
-    "color,shape,height,fill", "--attributes", help="Attributes that count, comma-separated (beginners' rule)."
+    ATTRIBUTES, "--attributes", metavar="LIST", help="Attributes that count, comma-separated (beginners' rule)."
 )
-ClaimOpt = typer.Option("auto", "--claim", help="auto: wins are automatic; strict: QUARTO! must be called.")
+ClaimOpt = typer.Option(
+    "auto", "--claim", metavar="MODE", help="auto: wins are automatic; strict: QUARTO! must be called."
+)
+TcOpt = typer.Option(
+    DEFAULT_TC, "--tc", metavar="TC", help="Time control: BASE+INC, st=SECONDS, depth=N, nodes=N, inf (joined by ',')."
+)
 TimeMarginOpt = typer.Option(
-    DEFAULT_MARGIN_MS, "--timemargin", min=0, help="Overrun tolerated before a time forfeit, ms."
+    DEFAULT_MARGIN_MS, "--timemargin", metavar="MS", min=0, help="Overrun tolerated before a time forfeit, ms."
 )
-ConcurrencyOpt = typer.Option(1, "--concurrency", help="Games played at once.")
-OpeningsOpt = typer.Option(None, "--openings", help="Openings file: a position or turns per line.")
-OpeningSeedOpt = typer.Option(0, "--seed", help="Seed of the random openings.")
+ConcurrencyOpt = typer.Option(1, "--concurrency", "-j", metavar="N", help="Games played at once.")
+OpeningsOpt = typer.Option(
+    None, "--openings", metavar="FILE", help="Openings file: a position or turns per line (instead of random ones)."
+)
+RandomOpeningsOpt = typer.Option(
+    2, "--random-openings", metavar="K", help="Open each pair with K random turns (0: the empty board)."
+)
+SeedOpt = typer.Option(0, "--seed", metavar="N", help="Seed of the random openings.")
+EnginesFileOpt = typer.Option(
+    None, "--engines", metavar="FILE", help="TOML engines file (see the README); without ENGINE words, all of them."
+)
+OptionOpt = typer.Option(
+    [], "--option", "-o", metavar="[ENGINE:]ID=VALUE", help="Set a UQI option of one engine, or of every engine."
+)
+FormatOpt = typer.Option("simple", "--format", metavar="FMT", help="Table format: any tabulate format, csv or json.")
+OutOpt = typer.Option(
+    None,
+    "--out",
+    metavar="DIR",
+    help="Run directory (journal, PGN, JSON Lines, logs, standings); default out/KIND-TIME.",
+)
+ResumeOpt = typer.Option(None, "--resume", metavar="DIR", help="Resume the run in DIR (its journal keeps the options).")
+ForceOpt = typer.Option(False, "--force", help="Start over in a --out directory that holds a run already.")
+ProgressOpt = typer.Option(
+    None,
+    "--progress-every",
+    metavar="N|Ns",
+    help="Off a terminal, a status line every N games or N seconds (s, m, h); 1: a line per game. "
+    "Default: every 60 s and every tenth of the games.",
+)
+QuietOpt = typer.Option(False, "--quiet", "-q", help="No progress: only warnings and the result.")
+DebugOpt = typer.Option(None, "--debug", metavar="DIR", help="Write every UQI line with a time stamp into DIR.")
 
 
 def _variant(variant: str, attributes: str, claim: str) -> Variant:
+    from quarto_arena.protocol.notation import NotationError, parse_variant
+
     try:
         return parse_variant(variant, attributes, claim)
     except NotationError as e:
@@ -89,10 +168,23 @@ def _variant(variant: str, attributes: str, claim: str) -> Variant:
 
 
 def _position(text: str, variant: Variant) -> Position:
+    from quarto_arena.protocol.notation import NotationError, parse_position
+
     try:
         return parse_position(text, variant)
     except NotationError as e:
         fail(f"bad position: {e}")
+
+
+def _table_format(fmt: str) -> str:
+    from .output import TABLE_FORMATS
+
+    if fmt not in TABLE_FORMATS:
+        fail(f"unknown --format {fmt!r}; choose one of {', '.join(TABLE_FORMATS)}")
+    return fmt
+
+
+# --- rules: show, perft ---------------------------------------------------------------------------------------
 
 
 @app.command()
@@ -101,10 +193,15 @@ def show(
     variant: str = VariantOpt,
     attributes: str = AttributesOpt,
     claim: str = ClaimOpt,
-    turns: str = typer.Option("", "--turns", help="Turn tokens to play from POSITION first, space-separated."),
+    turns: str = typer.Option("", "--turns", metavar="TOKENS", help="Turn tokens to play from POSITION first."),
     color: bool | None = typer.Option(None, "--color/--no-color", help="Reverse video for dark pieces."),
 ) -> None:
     """Draw a position: each piece's four attributes at a glance, the piece in hand and the pieces left."""
+    from quarto_arena.protocol.notation import NotationError, parse_turns
+    from quarto_arena.protocol.rules import IllegalTurn
+
+    from .display import render
+
     v = _variant(variant, attributes, claim)
     pos = _position(position, v)
     try:
@@ -124,6 +221,8 @@ def perft(
     divide: bool = typer.Option(False, "--divide", help="Also print the count below each legal turn."),
 ) -> None:
     """Count turn sequences of DEPTH turns (ending early only at the end of a game); the count is the last line."""
+    from quarto_arena.protocol import rules
+
     v = _variant(variant, attributes, claim)
     pos = _position(position, v)
     if divide and depth > 0 and not pos.is_over:
@@ -137,93 +236,9 @@ def perft(
     typer.echo(str(rules.perft(pos, depth)))
 
 
-# --- play, engines -----------------------------------------------------------------------------------------------
-
-
-@app.command()
-def play(
-    engines: list[str] = typer.Argument(
-        ...,
-        metavar="ENGINE ENGINE",
-        help="Two engines: a built-in name (random, greedy), a quoted command line, or tcp://HOST:PORT / ipc://PATH; "
-        "NAME=ENGINE names it.",
-    ),
-    games: int = typer.Option(2, "--games", min=1, help="Number of games (colours alternate)."),
-    tc: str = typer.Option("st=60", "--tc", help="Time control: BASE+INC, st=SECONDS, depth=N, nodes=N, inf."),
-    timemargin: int = TimeMarginOpt,
-    variant: str = VariantOpt,
-    attributes: str = AttributesOpt,
-    claim: str = ClaimOpt,
-    seed: int | None = typer.Option(None, "--seed", help="Play each colour-swapped pair from a seeded random opening."),
-    name: list[str] = typer.Option([], "--name", help="Display names, in the order of the engines (repeatable)."),
-    debug: str | None = typer.Option(None, "--debug", help="Write every UQI line with a time stamp into DIR."),
-    log_dir: str | None = typer.Option(None, "--log-dir", help="Save each engine's standard error into DIR."),
-) -> None:
-    """Play a match between two engines and print each result, then the score."""
-    import asyncio
-    from pathlib import Path
-
-    from .engine import EngineError
-    from .match import distinct_names, engine_config, play_match, summarize
-    from .output import match_lines
-    from .records import GameRecord
-    from .referee import GameSpec
-    from .schedule import random_openings
-    from .timecontrol import TimeControl
-    from .transports import Transcript
-
-    if len(engines) != 2:
-        fail(f"play takes two engines, not {len(engines)}")
-    if len(name) > 2:
-        fail("--name is given more than twice")
-    v = _variant(variant, attributes, claim)
-    try:
-        control = TimeControl.parse(tc)
-        configs = distinct_names(
-            [engine_config(spec, name[i] if i < len(name) else None) for i, spec in enumerate(engines)]
-        )
-    except ValueError as e:
-        fail(str(e))
-    transcript = None
-    if debug is not None:
-        transcript = Transcript(Path(debug) / "uqi-transcript.log")
-        handler = logging.FileHandler(Path(debug) / "debug.log")
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        logging.getLogger("quarto_arena").addHandler(handler)
-        logging.getLogger("quarto_arena").setLevel(logging.DEBUG)
-    openings = random_openings(2, (games + 1) // 2, v, seed) if seed is not None else ()
-
-    def finished(r: GameRecord) -> None:
-        reason = r.termination.value if not r.termination.is_failure else f"{r.termination.value}: {r.detail}"
-        typer.echo(f"Finished game {r.game_id} ({r.first} vs {r.second}): {r.result.value} {{{reason}}}")
-
-    template = GameSpec(variant=v, time_control=control, margin_ms=timemargin)
-    a, b = configs
-    try:
-        records = asyncio.run(
-            play_match(
-                a,
-                b,
-                games,
-                template,
-                openings=openings,
-                log_dir=None if log_dir is None else Path(log_dir),
-                transcript=transcript,
-                on_game=finished,
-            )
-        )
-    except EngineError as e:
-        fail(str(e), EXIT_ENGINE)
-    finally:
-        if transcript is not None:
-            transcript.close()
-    for line in match_lines(summarize(records, a.name, b.name)):
-        typer.echo(line)
-
-
 @app.command("engines")
 def list_engines() -> None:
-    """List the built-in engines (usable by name in play)."""
+    """List the built-in engines (usable by name wherever an engine is asked for)."""
     from quarto_arena.engines.registry import BUILTIN
 
     width = max(map(len, BUILTIN))
@@ -231,15 +246,238 @@ def list_engines() -> None:
         typer.echo(f"{e.name:<{width}}  {e.description}")
 
 
-# --- tournament, rate, sprt --------------------------------------------------------------------------------------
+# --- runs: tournament, play, sprt ------------------------------------------------------------------------------
 
 
-def _table_format(fmt: str) -> str:
-    from .output import TABLE_FORMATS
+def _given(ctx: typer.Context, allowed: set[str]) -> list[str]:
+    """Options the user set (not left at their default), other than ``allowed``."""
+    return [
+        p
+        for p in ctx.params
+        if p not in allowed and getattr(ctx.get_parameter_source(p), "name", "DEFAULT") != "DEFAULT"
+    ]
 
-    if fmt not in TABLE_FORMATS:
-        fail(f"unknown --format {fmt!r}; choose one of {', '.join(TABLE_FORMATS)}")
-    return fmt
+
+def _default_directory(kind: str) -> Path:
+    """``out/KIND-YYYYmmdd-HHMMSS``, numbered ``-2``, ``-3``... when a run of that second exists already."""
+    import datetime
+
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%d-%H%M%S")
+    base = Path("out") / f"{kind}-{stamp}"
+    candidate, k = base, 1
+    while True:
+        try:
+            candidate.mkdir(parents=True)  # exclusive: two runs started in the same second get two directories
+            return candidate
+        except FileExistsError:
+            k += 1
+            candidate = base.with_name(f"{base.name}-{k}")
+        except OSError as e:
+            fail(f"{candidate}: cannot create the run directory: {e.strerror}")
+
+
+def _check_concurrency(concurrency: int, engines: int) -> None:
+    """Refuses a concurrency that would run out of file descriptors or processes; warns above the CPU count."""
+    import os
+    import resource
+
+    if concurrency < 1:
+        fail(f"--concurrency must be at least 1, not {concurrency}")
+    # Each game holds two engines; each engine about five descriptors on our side (pipes, pidfd, log).
+    needed = concurrency * 2 * 5 + 64
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and needed > soft:
+        if hard == resource.RLIM_INFINITY or needed <= hard:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (needed if hard == resource.RLIM_INFINITY else hard, hard))
+        else:
+            fail(
+                f"--concurrency {concurrency} needs about {needed} open files; the limit is {hard} (ulimit -n):"
+                " lower --concurrency"
+            )
+    nproc = resource.getrlimit(resource.RLIMIT_NPROC)[0]
+    if nproc != resource.RLIM_INFINITY and concurrency * 2 > nproc // 2:
+        fail(f"--concurrency {concurrency} would start {2 * concurrency} engines; the process limit is {nproc}")
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if concurrency > cpus:
+        _err(
+            f"quarto-arena: warning: --concurrency {concurrency} on {cpus} CPUs: engines will share cores and their"
+            " clocks keep running (fair only for engines that do not search)"
+        )
+
+
+def _build_spec(kind: str, engine_words: list[str], options: dict[str, Any]) -> RunSpec:
+    """A run from the command line's values; a usage error (exit 2) is one line."""
+    from .runner import RunError, RunKind, build_spec
+
+    o = options
+    test = None
+    if kind == "sprt":
+        test = (o["elo0"], o["elo1"], o["alpha"], o["beta"], o["model"])
+    try:
+        spec = build_spec(
+            RunKind({"tournament": "tournament", "play": "match", "sprt": "sprt"}[kind]),
+            engine_words,
+            engines_file=None if o["engines_file"] is None else Path(o["engines_file"]),
+            option_settings=o["option"],
+            gauntlet=bool(o.get("gauntlet")),
+            rounds=o.get("rounds", 1),
+            games=o.get("games", 2),
+            max_games=o.get("max_games", 0),
+            concurrency=o["concurrency"],
+            tc=o["tc"],
+            margin_ms=o["timemargin"],
+            shapes=o["variant"],
+            attributes=o["attributes"],
+            claims=o["claim"],
+            openings_file=None if o["openings"] is None else Path(o["openings"]),
+            random_turns=None if o["openings"] is not None and not o["random_openings_given"] else o["random_openings"],
+            seed=o["seed"],
+            strict=o["strict"],
+            sprt=test,
+            rating_interval=o.get("rating_interval", 0),
+            table_format=o["fmt"],
+        )
+    except RunError as e:
+        fail(str(e))
+    _check_concurrency(spec.concurrency, len(spec.engines))
+    return spec
+
+
+def _open_run(kind: str, ctx: typer.Context, engine_words: list[str], options: dict[str, Any]) -> Run:
+    """The run to play: resumed from ``--resume DIR``, or created from the options (in ``--out`` or a new dir)."""
+    from .runner import Run, RunError
+
+    transcript = None
+    if options["debug"] is not None:
+        transcript = _debug(Path(options["debug"]))
+    try:
+        if options["resume"] is not None:
+            given = _given(ctx, {"resume", "quiet", "progress_every", "debug"})
+            if given or engine_words:
+                what = "engines" if engine_words else "--" + given[0].replace("_", "-")
+                fail(f"--resume takes no engines or game options (got {what}): the journal keeps them")
+            return Run.resume(Path(options["resume"]), transcript=transcript)
+        spec = _build_spec(kind, engine_words, options)
+        directory = Path(options["out"]) if options["out"] is not None else _default_directory(kind)
+        return Run.create(spec, directory, force=options["force"], transcript=transcript)
+    except RunError as e:
+        if transcript is not None:
+            transcript.close()
+        fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
+
+
+def _debug(directory: Path) -> Any:
+    """The ``--debug`` transcript and log, both in ``directory``."""
+    import logging
+
+    from .transports import Transcript
+
+    try:
+        transcript = Transcript(directory / "uqi-transcript.log")
+        handler = logging.FileHandler(directory / "debug.log")
+    except OSError as e:
+        fail(f"--debug {directory}: {e.strerror or e}")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.getLogger("quarto_arena").addHandler(handler)
+    logging.getLogger("quarto_arena").setLevel(logging.DEBUG)
+    return transcript
+
+
+async def _play(run: Run, view: RunView) -> RunOutcome:
+    """Runs with SIGINT, SIGTERM and SIGHUP turned into a clean stop (engines killed, finished games synced)."""
+    import asyncio
+    import signal
+
+    from .runner import Interrupt
+
+    interrupt = Interrupt()
+    loop = asyncio.get_running_loop()
+    handled = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
+    for signum in handled:
+        loop.add_signal_handler(signum, interrupt.set, signum)
+    try:
+        return await run.run(view, interrupt=interrupt)
+    finally:
+        for signum in handled:
+            loop.remove_signal_handler(signum)
+
+
+def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options: dict[str, Any]) -> None:
+    """What ``tournament``, ``play`` and ``sprt`` share: open the run, play it, report, exit with its status."""
+    import asyncio
+    import signal
+
+    from .output import RunView, final_report, parse_progress_every, write_standings
+    from .runner import RunError, Verdict
+
+    _table_format(options["fmt"])
+    every = None
+    if options["progress_every"] is not None:
+        try:
+            every = parse_progress_every(options["progress_every"])
+        except ValueError as e:
+            fail(str(e))
+    run = _open_run(kind, ctx, engine_words, options)
+    with run:
+        assert run.directory is not None
+        spec = run.spec
+        done = len(run.records)
+        total = "open-ended" if run.total is None else f"{run.total} games"
+        title = {"tournament": "Tournament", "play": "Match", "sprt": "SPRT"}[kind]
+        header = f"{title} in {run.directory}: {', '.join(spec.names)}; {total}, {done} already played"
+        if spec.sprt is not None:
+            lower, upper = spec.sprt.bounds
+            header += (
+                f"; SPRT elo0 {spec.sprt.elo0:g} elo1 {spec.sprt.elo1:g} ({spec.sprt.model.value}),"
+                f" LLR bounds ({lower:.3f}, {upper:.3f})"
+            )
+        _err(header)
+        view = RunView(
+            sys.stderr,
+            spec.kind,
+            spec.names,
+            list(run.records.values()),
+            run.total,
+            every=every,
+            quiet=options["quiet"],
+            fmt=spec.table_format,
+            interval=spec.rating_interval,
+        )
+        try:
+            outcome = asyncio.run(_play(run, view))
+        except RunError as e:
+            view.close()
+            fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
+        except OSError as e:
+            view.close()
+            fail(f"{run.directory}: {e.strerror or e}")
+        view.close()
+        try:
+            write_standings(run.directory, outcome)
+        except OSError as e:
+            _err(f"quarto-arena: warning: cannot write the standings into {run.directory}: {e.strerror or e}")
+        report = final_report(outcome, spec.table_format)
+        with contextlib.suppress(OSError):
+            typer.echo(report)
+    resume = f"quarto-arena {kind} --resume {run.directory}"
+    if outcome.interrupted is not None:
+        name = signal.Signals(outcome.interrupted).name
+        fail(
+            f"interrupted by {name} after {len(outcome.records)} games; continue with: {resume}",
+            128 + outcome.interrupted,
+        )
+    if outcome.failure is not None:
+        r = outcome.failure
+        if spec.sprt is None or r.termination.value == "engine error":
+            fail(
+                f"stopped by game {r.game_id}: {r.termination.value}: {r.detail}; fix the engine, then {resume}",
+                EXIT_ENGINE,
+            )
+    verdict = outcome.verdict
+    if verdict is not None:
+        raise typer.Exit(
+            {Verdict.H1: 0, Verdict.H0: 1, Verdict.ENGINE_FAILURE: EXIT_ENGINE, Verdict.NO_DECISION: 4}[verdict]
+        )
 
 
 @app.command()
@@ -248,127 +486,141 @@ def tournament(
     engines: list[str] = typer.Argument(
         None,
         metavar="[ENGINE]...",
-        help="Engines: names from --engines FILE, built-ins, commands; NAME=ENGINE names it.",
+        help="Engines: built-in names, commands (quoted), tcp:// or ipc:// endpoints, names from --engines FILE; "
+        "NAME=ENGINE names one.",
     ),
-    engines_file: str | None = typer.Option(
-        None, "--engines", help="TOML engines file (all its engines if none named)."
-    ),
+    engines_file: str | None = EnginesFileOpt,
+    option: list[str] = OptionOpt,
     gauntlet: bool = typer.Option(False, "--gauntlet", help="The first engine against each of the others."),
-    games: int = typer.Option(2, "--games", help="Games per encounter per round (even: colour-swapped pairs)."),
-    rounds: int = typer.Option(1, "--rounds", help="Rounds."),
+    games: int = typer.Option(2, "--games", metavar="N", help="Games per encounter per round (even: whole pairs)."),
+    rounds: int = typer.Option(1, "--rounds", metavar="N", help="Rounds: each repeats every encounter."),
     concurrency: int = ConcurrencyOpt,
-    tc: str = typer.Option("st=60", "--tc", help="Time control: BASE+INC, st=SECONDS, depth=N, nodes=N, inf."),
+    tc: str = TcOpt,
     timemargin: int = TimeMarginOpt,
     variant: str = VariantOpt,
     attributes: str = AttributesOpt,
     claim: str = ClaimOpt,
     openings: str | None = OpeningsOpt,
-    random_openings: int | None = typer.Option(None, "--random-openings", help="Openings of K random turns."),
-    seed: int = OpeningSeedOpt,
-    strict: bool = typer.Option(False, "--strict", help="Stop at the first engine failure (exit status 3)."),
-    rating_interval: int = typer.Option(0, "--rating-interval", min=0, help="Interim table every N games."),
-    fmt: str = typer.Option("simple", "--format", help="Table format: any tabulate format, csv or json."),
-    out: str | None = typer.Option(None, "--out", help="Tournament directory (journal, PGN, JSONL, logs)."),
-    resume: str | None = typer.Option(None, "--resume", help="Resume the tournament in DIR (no other option)."),
+    random_openings: int = RandomOpeningsOpt,
+    seed: int = SeedOpt,
+    strict: bool = typer.Option(False, "--strict/--lenient", help="Stop at the first engine failure (exit 3)."),
+    rating_interval: int = typer.Option(
+        0, "--rating-interval", metavar="N", min=0, help="Interim table every N games."
+    ),
+    fmt: str = FormatOpt,
+    out: str | None = OutOpt,
+    resume: str | None = ResumeOpt,
+    force: bool = ForceOpt,
+    progress_every: str | None = ProgressOpt,
+    quiet: bool = QuietOpt,
+    debug: str | None = DebugOpt,
 ) -> None:
-    """Run a round-robin or gauntlet tournament in colour-swapped pairs; crash-safe, resumable with --resume DIR."""
-    import asyncio
-    import datetime
-    from pathlib import Path
+    """Run a round-robin or gauntlet tournament in colour-swapped pairs; crash-safe, resumable with --resume DIR.
 
-    from .output import TournamentView, make_progress
-    from .tournament import Tournament, TournamentError, build_spec
+    The table's columns: rank; player; rating (logistic Elo, pool average 0); margin (95% interval half-width);
+    games; points; score (points per game); draw_rate; los_next (likelihood of superiority over the next line);
+    forfeits (games lost by an engine failure), then one column per failure reason seen.
+    """
+    options = dict(locals())
+    options["random_openings_given"] = "random_openings" in _given(ctx, set())
+    _run_command("tournament", ctx, engines or [], options)
 
-    try:
-        if resume is not None:
-            # Any value not left at its default came from the user (command line or environment).
-            given = [
-                p
-                for p in ctx.params
-                if p != "resume" and getattr(ctx.get_parameter_source(p), "name", "DEFAULT") != "DEFAULT"
-            ]
-            if given or engines:
-                fail("--resume takes no other option or engine: the journal keeps the configuration")
-            directory = Path(resume)
-            t = Tournament.resume(directory)
-        else:
-            spec = build_spec(
-                engines or [],
-                engines_file=None if engines_file is None else Path(engines_file),
-                gauntlet=gauntlet,
-                rounds=rounds,
-                games=games,
-                concurrency=concurrency,
-                tc=tc,
-                margin_ms=timemargin,
-                shapes=variant,
-                attributes=attributes,
-                claims=claim,
-                openings_file=None if openings is None else Path(openings),
-                random_turns=random_openings,
-                seed=seed,
-                strict=strict,
-                rating_interval=rating_interval,
-                table_format=_table_format(fmt),
-            )
-            stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%d-%H%M%S")
-            directory = Path(out or f"tournament-{stamp}")
-            t = Tournament.create(spec, directory)
-    except TournamentError as e:
-        fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
-    with t:
-        progress = make_progress(sys.stderr, t.total, len(t.records))
-        view = TournamentView(
-            progress,
-            t.spec.names,
-            list(t.records.values()),
-            t.total,
-            fmt=t.spec.table_format,
-            interval=t.spec.rating_interval,
-        )
-        typer.echo(f"Tournament in {directory}: {t.total} games, {len(t.records)} already played", err=True)
-        try:
-            outcome = asyncio.run(t.run(view))
-        except TournamentError as e:
-            progress.close()
-            fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
-        except KeyboardInterrupt:
-            progress.close()
-            typer.echo(
-                f"quarto-arena: interrupted; resume with: quarto-arena tournament --resume {directory}", err=True
-            )
-            raise
-        except OSError as e:
-            progress.close()
-            fail(f"{directory}: {e.strerror or e}")
-        progress.close()
-    typer.echo(view.table_text(t.spec.table_format))
-    if t.spec.table_format not in ("csv", "json"):
-        from .match import summarize
-        from .output import format_table, match_lines
-        from .stats import crosstable_rows
-        from .tournament import rating_table
 
-        typer.echo("")
-        if len(view.names) == 2:
-            for line in match_lines(summarize(view.records, *view.names)):
-                typer.echo(line)
-        else:
-            typer.echo(format_table(crosstable_rows(rating_table(view.records, view.names)), t.spec.table_format))
-    if outcome.failure is not None:
-        r = outcome.failure
-        fail(
-            f"stopped (--strict) by game {r.game_id}: {r.termination.value}: {r.detail}; fix the engine, then "
-            f"quarto-arena tournament --resume {directory}",
-            EXIT_ENGINE,
-        )
+@app.command()
+def play(
+    ctx: typer.Context,
+    engines: list[str] = typer.Argument(
+        None,
+        metavar="ENGINE ENGINE",
+        help="Two engines: built-in names, commands (quoted), tcp:// or ipc:// endpoints, names from --engines FILE; "
+        "NAME=ENGINE names one.",
+    ),
+    engines_file: str | None = EnginesFileOpt,
+    option: list[str] = OptionOpt,
+    games: int = typer.Option(2, "--games", metavar="N", help="Number of games (colours alternate, in pairs)."),
+    concurrency: int = ConcurrencyOpt,
+    tc: str = TcOpt,
+    timemargin: int = TimeMarginOpt,
+    variant: str = VariantOpt,
+    attributes: str = AttributesOpt,
+    claim: str = ClaimOpt,
+    openings: str | None = OpeningsOpt,
+    random_openings: int = RandomOpeningsOpt,
+    seed: int = SeedOpt,
+    strict: bool = typer.Option(False, "--strict/--lenient", help="Stop at the first engine failure (exit 3)."),
+    fmt: str = FormatOpt,
+    out: str | None = OutOpt,
+    resume: str | None = ResumeOpt,
+    force: bool = ForceOpt,
+    progress_every: str | None = ProgressOpt,
+    quiet: bool = QuietOpt,
+    debug: str | None = DebugOpt,
+) -> None:
+    """Play a match between two engines and print the score, Elo and pair statistics; resumable with --resume DIR."""
+    options = dict(locals())
+    options["random_openings_given"] = "random_openings" in _given(ctx, set())
+    _run_command("play", ctx, engines or [], options)
+
+
+@app.command()
+def sprt(
+    ctx: typer.Context,
+    engines: list[str] = typer.Argument(
+        None, metavar="NEW BASE", help="The engine under test, then the engine it must beat or match."
+    ),
+    elo0: float | None = typer.Option(None, "--elo0", metavar="ELO", help="Elo under H0 (in --model units)."),
+    elo1: float | None = typer.Option(
+        None, "--elo1", metavar="ELO", help="Elo under H1 (in --model units); above --elo0."
+    ),
+    alpha: float = typer.Option(0.05, "--alpha", metavar="P", help="False positive rate (accept H1 when H0 holds)."),
+    beta: float = typer.Option(0.05, "--beta", metavar="P", help="False negative rate (accept H0 when H1 holds)."),
+    model: str = typer.Option(
+        "normalized", "--model", metavar="MODEL", help="Units of the bounds: normalized or logistic."
+    ),
+    max_games: int = typer.Option(
+        0, "--max-games", metavar="N", min=0, help="Give up (exit 4) after N games; 0: never."
+    ),
+    engines_file: str | None = EnginesFileOpt,
+    option: list[str] = OptionOpt,
+    concurrency: int = ConcurrencyOpt,
+    tc: str = TcOpt,
+    timemargin: int = TimeMarginOpt,
+    variant: str = VariantOpt,
+    attributes: str = AttributesOpt,
+    claim: str = ClaimOpt,
+    openings: str | None = OpeningsOpt,
+    random_openings: int = RandomOpeningsOpt,
+    seed: int = SeedOpt,
+    strict: bool = typer.Option(
+        True, "--strict/--lenient", help="Stop at the first engine failure (exit 3) or count it as a loss."
+    ),
+    fmt: str = FormatOpt,
+    out: str | None = OutOpt,
+    resume: str | None = ResumeOpt,
+    force: bool = ForceOpt,
+    progress_every: str | None = ProgressOpt,
+    quiet: bool = QuietOpt,
+    debug: str | None = DebugOpt,
+) -> None:
+    """Play NEW against BASE in colour-swapped pairs until the SPRT decides. Exit 0: H1 (pass), 1: H0 (fail),
+    3: an engine failed, 4: no decision within --max-games."""
+    options = dict(locals())
+    options["random_openings_given"] = "random_openings" in _given(ctx, set())
+    if resume is None and (elo0 is None or elo1 is None):
+        fail("sprt needs --elo0 and --elo1, e.g. --elo0 0 --elo1 10")
+    _run_command("sprt", ctx, engines or [], options)
+
+
+# --- rate --------------------------------------------------------------------------------------------------------
 
 
 @app.command()
 def rate(
     files: list[str] = typer.Argument(..., metavar="FILE.pgn...", help="PGN files (ours or any tool's)."),
-    fmt: str = typer.Option("simple", "--format", help="Table format: any tabulate format, csv or json."),
-    anchor: str | None = typer.Option(None, "--anchor", help="NAME=ELO fixes one rating (default: pool average 0)."),
+    fmt: str = FormatOpt,
+    anchor: str | None = typer.Option(
+        None, "--anchor", metavar="NAME=ELO", help="Fix one rating (default: pool average 0)."
+    ),
 ) -> None:
     """Print the Elo table (and forfeits by reason) of the games in PGN files, then the crosstable."""
     from collections import Counter
@@ -418,92 +670,6 @@ def rate(
         typer.echo(format_table(crosstable_rows(table), fmt))
 
 
-@app.command()
-def sprt(
-    new: str = typer.Argument(..., help="The engine under test (NAME=ENGINE names it)."),
-    base: str = typer.Argument(..., help="The engine it must beat or match."),
-    elo0: float = typer.Option(..., "--elo0", help="Elo under H0 (in --model units)."),
-    elo1: float = typer.Option(..., "--elo1", help="Elo under H1 (in --model units)."),
-    alpha: float = typer.Option(0.05, "--alpha", help="False positive rate (accept H1 when H0 holds)."),
-    beta: float = typer.Option(0.05, "--beta", help="False negative rate (accept H0 when H1 holds)."),
-    model: str = typer.Option("normalized", "--model", help="Elo model of the bounds: normalized or logistic."),
-    max_games: int = typer.Option(0, "--max-games", min=0, help="Give up (exit 4) after N games; 0: no limit."),
-    concurrency: int = ConcurrencyOpt,
-    tc: str = typer.Option("st=1", "--tc", help="Time control: BASE+INC, st=SECONDS, depth=N, nodes=N, inf."),
-    timemargin: int = TimeMarginOpt,
-    variant: str = VariantOpt,
-    attributes: str = AttributesOpt,
-    claim: str = ClaimOpt,
-    openings: str | None = OpeningsOpt,
-    random_openings: int = typer.Option(2, "--random-openings", min=0, max=15, help="Random opening turns."),
-    seed: int = OpeningSeedOpt,
-    lenient: bool = typer.Option(False, "--lenient", help="Count engine failures as losses instead of exit 3."),
-) -> None:
-    """Play NEW against BASE in colour-swapped pairs until the SPRT decides. Exit 0: H1 (pass), 1: H0 (fail)."""
-    import asyncio
-    from pathlib import Path
-
-    from .enginesfile import EnginesFileError, engine_from_arg
-    from .match import distinct_names
-    from .output import make_progress
-    from .schedule import ScheduleError, load_openings
-    from .sprt_runner import SprtSettings, Verdict, make_sprt, run_sprt
-    from .timecontrol import TimeControl
-    from .tournament import GameStarted, Notice, TournamentError
-
-    v = _variant(variant, attributes, claim)
-    try:
-        a, b = distinct_names([engine_from_arg(new), engine_from_arg(base)])
-        settings = SprtSettings(
-            test=make_sprt(elo0, elo1, alpha, beta, model),
-            max_games=max_games,
-            concurrency=concurrency,
-            time_control=TimeControl.parse(tc),
-            variant=v,
-            openings=() if openings is None else tuple(load_openings(Path(openings), v)),
-            random_turns=random_openings,
-            seed=seed,
-            margin_ms=timemargin,
-            lenient=lenient,
-        )
-    except (EnginesFileError, ScheduleError, TournamentError, ValueError) as e:
-        fail(str(e))
-    lower, upper = settings.test.bounds
-    typer.echo(
-        f"SPRT {a.name} vs {b.name}: elo0 {elo0:g} elo1 {elo1:g} ({model}), alpha {alpha:g} beta {beta:g}, "
-        f"LLR bounds ({lower:.3f}, {upper:.3f})",
-        err=True,
-    )
-    progress = make_progress(sys.stderr, max_games)
-
-    def event(e: GameStarted | Notice) -> None:
-        if isinstance(e, GameStarted):
-            progress.started(e.game.game_id, e.game.first, e.game.second)
-        else:
-            progress.message(f"warning: {e.text}")
-
-    try:
-        outcome = asyncio.run(
-            run_sprt(
-                a, b, settings, on_game=progress.finished, on_pair=lambda s: progress.note(s.line()), on_event=event
-            )
-        )
-    except TournamentError as e:
-        progress.close()
-        fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
-    progress.close()
-    verdict = {
-        Verdict.H1: f"H1 accepted: {a.name} passes",
-        Verdict.H0: f"H0 accepted: {a.name} fails (regression, or not the improvement tested for)",
-        Verdict.NO_DECISION: f"no decision after {len(outcome.records)} games (--max-games {max_games})",
-        Verdict.ENGINE_FAILURE: "engine failure: "
-        + ("" if outcome.failure is None else f"game {outcome.failure.game_id}: {outcome.failure.detail}"),
-    }[outcome.verdict]
-    typer.echo(outcome.last.line())
-    typer.echo(verdict)
-    raise typer.Exit(outcome.verdict.exit_code)
-
-
 # --- check ---------------------------------------------------------------------------------------------------------
 
 
@@ -516,7 +682,7 @@ def check(
     ),
     keep_going: bool = typer.Option(False, "--keep-going", help="Run every step, not only up to the first failure."),
     timeout_scale: float = typer.Option(
-        1.0, "--timeout-scale", min=0.01, help="Multiply every deadline (e.g. 3 on a slow machine)."
+        1.0, "--timeout-scale", metavar="X", min=0.01, help="Multiply every deadline (e.g. 3 on a slow machine)."
     ),
     verbose: bool = typer.Option(False, "--verbose", help="Print every step's I/O, not only a failed step's."),
 ) -> None:
@@ -524,11 +690,11 @@ def check(
     import asyncio
 
     from .compliance import CheckTimeouts, format_report, run_check
-    from .match import engine_config
+    from .roster import RosterError, resolve_engines
 
     try:
-        config = engine_config(engine)
-    except ValueError as e:
+        (config,) = resolve_engines([engine])
+    except RosterError as e:
         fail(str(e))
     report = asyncio.run(run_check(config, timeouts=CheckTimeouts().scaled(timeout_scale), keep_going=keep_going))
     if not report.started:

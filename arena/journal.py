@@ -36,7 +36,7 @@ import logging
 import os
 import struct
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -202,7 +202,7 @@ class Journal:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            raise JournalError(f"{path}: the journal is in use by another running tournament") from None
+            raise JournalError(f"{path}: the journal is in use by another running quarto-arena") from None
         return fd
 
     @classmethod
@@ -251,14 +251,34 @@ class Journal:
 
     def append(self, record: GameRecord) -> None:
         """Appends one finished game and syncs it to disk; the game counts once this returns."""
+        self.append_many((record,))
+
+    def append_many(self, records: Sequence[GameRecord]) -> None:
+        """Appends finished games in one write and one sync (group commit); they count once this returns.
+
+        A crash during the write leaves a torn tail at worst: the games before it are whole, the rest are played
+        again on resume.
+        """
         if self._fd is None:
             raise JournalError(f"{self.path}: the journal is closed")
-        data = encode_frame({"kind": "game", "id": record.game_id, "game": record.to_dict()})
+        data = b"".join(encode_frame({"kind": "game", "id": r.game_id, "game": r.to_dict()}) for r in records)
         view = memoryview(data)
         while view:
             n = os.write(self._fd, view)
             view = view[n:]
         os.fsync(self._fd)
+
+    @staticmethod
+    def discard(path: Path) -> None:
+        """Deletes the journal at ``path`` unless a running process holds it (``--force``: start over)."""
+        try:
+            fd = Journal._lock(path)
+        except FileNotFoundError:
+            return
+        try:
+            path.unlink()
+        finally:
+            os.close(fd)
 
     def close(self) -> None:
         """Releases the lock and the descriptor (idempotent)."""

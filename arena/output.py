@@ -1,14 +1,18 @@
-"""What the CLI shows: progress of many games (a live bar on a terminal, plain lines elsewhere) and tables.
+"""What the CLI shows: progress of a run, the tables, the final report, and the standings files.
 
-Progress goes to standard error so that standard output carries only the final table (``--format json >
-table.json`` works while the log still shows progress). On a terminal one status line is redrawn in place; in a
-CI log or under ``nohup`` every game gets lines in the style of cutechess-cli::
+Progress goes to standard error so that standard output carries only the result (``--format json > table.json``
+works while the log still shows progress):
 
-    Started game 17 of 40 (random vs greedy)
-    Finished game 17 (random vs greedy): 0-1 {time forfeit}
+- on a terminal, one status line redrawn in place (:class:`LiveProgress`): games done, running score or LLR,
+  forfeits, games/s and the time left;
+- elsewhere (a CI log, ``nohup``, a pipe), the same status as a line of its own every so many games or seconds
+  (:class:`PeriodicProgress`; ``--progress-every``), so a 20,000-game run writes a few dozen lines, not thousands;
+  every 1 game gives one cutechess-style ``Finished game ...`` line per game instead;
+- ``--quiet``: nothing but warnings that matter, then the result.
 
-Tables are :class:`~quarto_arena.arena.stats.TableRows`; :func:`format_table` renders them in any tabulate
-format, or as CSV or JSON with unrounded numbers.
+Tables are :class:`~quarto_arena.arena.stats.TableRows`; :func:`format_table` renders them in any tabulate format,
+or as CSV or JSON with unrounded numbers. :func:`final_report` is the text a run ends with, also written into the
+run directory by :func:`write_standings` (``standings.txt``, ``.csv``, ``.json``), so nobody has to scrape stdout.
 """
 
 from __future__ import annotations
@@ -17,40 +21,66 @@ import csv
 import io
 import json
 import math
+import re
 import shutil
 import time
 from collections.abc import Mapping, Sequence
-from typing import Final, Protocol, TextIO
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, TextIO
 
 import tabulate as tabulate_module
 from tabulate import tabulate
 
-from .match import MatchSummary
 from .records import GameRecord, Result, Termination
-from .stats import Cell, TableRows, pentanomial_stats, rating_rows, trinomial_stats
-from .tournament import GameFinished, GameStarted, Notice, forfeit_counts, rating_table
+from .results import MatchSummary, forfeit_counts, rating_table, summarize
+from .runner import GameFinished, GameStarted, Notice, RunKind, RunOutcome, SprtUpdate, Verdict
+from .stats import Cell, TableRows, crosstable_rows, pentanomial_stats, rating_rows, trinomial_stats
 
 __all__ = [
+    "COLUMNS",
     "TABLE_FORMATS",
-    "PlainProgress",
-    "Progress",
-    "TournamentView",
-    "TtyProgress",
+    "LiveProgress",
+    "PeriodicProgress",
+    "ProgressEvery",
+    "RunView",
+    "final_report",
     "forfeit_rows",
     "format_table",
     "game_comment",
-    "interim_title",
-    "make_progress",
+    "match_lines",
+    "parse_progress_every",
     "results_table",
-    "table_block",
+    "verdict_line",
+    "write_standings",
 ]
 
 TABLE_FORMATS: Final = (*tabulate_module.tabulate_formats, "csv", "json")
 """Every value ``--format`` accepts."""
 
+COLUMNS: Final = {
+    "rank": "place in the table (blank: no game played)",
+    "player": "the engine's name",
+    "rating": "logistic Elo, maximum likelihood, pool average 0 (or the --anchor)",
+    "margin": "half-width of the 95% confidence interval of the rating",
+    "games": "games played (forfeits included, aborted games not)",
+    "points": "1 per win, 1/2 per draw",
+    "score": "points per game",
+    "draw_rate": "draws per game",
+    "los_next": "likelihood of superiority over the engine on the next line",
+    "pool": "players never linked by games are rated in separate pools (shown only when there are several)",
+    "regularized": "rated with a virtual draw because a result was one-sided (100% or 0%)",
+    "forfeits": "games lost by an engine failure; the next columns split them by reason",
+}
+"""What each column of the results table means (shown by ``quarto-arena tournament --help``)."""
+
 # Columns shown as percentages in text tables, and columns shown with one decimal.
 _PERCENT: Final = frozenset({"score", "draw_rate", "los_next", "los"})
 _ONE_DECIMAL: Final = frozenset({"rating", "margin", "elo", "elo_margin", "nelo", "nelo_margin"})
+#: Engine failures shown in full before the rest are only counted in the progress line.
+_FAILURES_SHOWN: Final = 10
+#: Seconds since the last status line before a tenth-of-the-schedule milestone gets a line of its own.
+_MILESTONE_GAP_S: Final = 5.0
 
 
 def _cell(header: str, value: Cell) -> Cell:
@@ -129,8 +159,16 @@ def results_table(ratings: TableRows, forfeits: Mapping[str, Mapping[Termination
     return TableRows(tuple(headers), tuple(tuple(r) for r in rows))
 
 
+def standings_table(records: Sequence[GameRecord], names: Sequence[str]) -> TableRows:
+    """The results so far: ratings plus forfeits."""
+    return results_table(rating_rows(rating_table(records, names)), forfeit_counts(records, names))
+
+
 def game_comment(record: GameRecord) -> str:
-    """The brace comment of a finished game: the reason it ended, e.g. ``time forfeit`` or ``QUARTO! by greedy``."""
+    """The brace comment of a finished game: the reason it ended, e.g. ``time forfeit`` or ``QUARTO! by greedy``.
+
+    The same words as the ``play`` lines, the PGN Termination tag and the JSON Lines ``termination`` field.
+    """
     if record.termination is not Termination.NORMAL:
         return str(record.termination.value)
     if record.result is Result.DRAW:
@@ -139,144 +177,35 @@ def game_comment(record: GameRecord) -> str:
     return f"QUARTO! by {winner}"
 
 
-class Progress(Protocol):
-    """Where the CLI reports a running tournament or SPRT."""
-
-    def started(self, game_id: int, first: str, second: str) -> None:
-        """A game began."""
-
-    def finished(self, record: GameRecord) -> None:
-        """A game ended and is counted."""
-
-    def message(self, text: str) -> None:
-        """A line the user must see (warning, interim table)."""
-
-    def note(self, text: str) -> None:
-        """A status that replaces the previous one (SPRT: the LLR after each pair)."""
-
-    def close(self) -> None:
-        """No more events: leave the stream clean."""
+# ----------------------------------------------------------------------------------------------------------------
+# Progress
 
 
-class PlainProgress:
-    """cutechess-cli style lines, one per event (for logs, pipes and ``nohup``)."""
+@dataclass(frozen=True, slots=True)
+class ProgressEvery:
+    """How often a status line is written off a terminal: after so many games, or so many seconds, or both."""
 
-    def __init__(self, stream: TextIO, total: int, done: int = 0) -> None:
-        """``total`` games in the schedule, ``done`` already finished (a resumed tournament)."""
-        self.stream = stream
-        self.total = total
-        self.done = done
-
-    def started(self, game_id: int, first: str, second: str) -> None:
-        """Writes ``Started game N of T (A vs B)``."""
-        of = f" of {self.total}" if self.total else ""  # an SPRT has no fixed number of games
-        self._line(f"Started game {game_id}{of} ({first} vs {second})")
-
-    def finished(self, record: GameRecord) -> None:
-        """Writes ``Finished game N (A vs B): RESULT {reason}``."""
-        self.done += 1
-        self._line(
-            f"Finished game {record.game_id} ({record.first} vs {record.second}): "
-            f"{record.result.value} {{{game_comment(record)}}}"
-        )
-
-    def message(self, text: str) -> None:
-        """Writes the text as it is."""
-        self._line(text)
-
-    def note(self, text: str) -> None:
-        """Writes the status as a line of its own (a log keeps every one)."""
-        self._line(text)
-
-    def close(self) -> None:
-        """Nothing to clean up."""
-
-    def _line(self, text: str) -> None:
-        self.stream.write(text + "\n")
-        self.stream.flush()
+    games: int | None = None
+    """Write after this many games (1: one cutechess-style line per game)."""
+    seconds: float | None = 60.0
+    """Write when this many seconds have passed since the last line."""
 
 
-class TtyProgress:
-    """A status line redrawn in place: a bar, games done, games running, speed and time left."""
-
-    _WIDTH: Final = 30
-
-    def __init__(self, stream: TextIO, total: int, done: int = 0) -> None:
-        """``total`` games in the schedule (0: open-ended), ``done`` already finished (a resumed tournament)."""
-        self.stream = stream
-        self.total = total
-        self.done = done
-        self._first_done = done
-        self.running: set[int] = set()
-        self.results = {"1-0": 0, "0-1": 0, "1/2-1/2": 0}
-        self.forfeits = 0
-        self.extra = ""
-        self._t0 = time.monotonic()
-        self._shown = False
-
-    def started(self, game_id: int, first: str, second: str) -> None:
-        """Counts the game as running and redraws."""
-        self.running.add(game_id)
-        self._draw()
-
-    def finished(self, record: GameRecord) -> None:
-        """Counts the result and redraws."""
-        self.running.discard(record.game_id)
-        self.done += 1
-        if record.result.value in self.results:
-            self.results[record.result.value] += 1
-        if record.termination.is_failure:
-            self.forfeits += 1
-        self._draw()
-
-    def message(self, text: str) -> None:
-        """Clears the status line, writes the text, redraws the status below it."""
-        self._clear()
-        self.stream.write(text + "\n")
-        self._draw()
-
-    def note(self, text: str) -> None:
-        """Shows the status at the end of the status line."""
-        self.extra = text
-        self._draw()
-
-    def close(self) -> None:
-        """Ends the status line so the next output starts on a fresh line."""
-        if self._shown:
-            self._draw()
-            self.stream.write("\n")
-            self.stream.flush()
-            self._shown = False
-
-    def status(self) -> str:
-        """The status line's text (without control characters)."""
-        elapsed = time.monotonic() - self._t0
-        new = self.done - self._first_done
-        rate = new / elapsed if elapsed > 0 and new else 0.0
-        if self.total:
-            filled = round(self._WIDTH * self.done / self.total)
-            bar = "[" + "#" * filled + "." * (self._WIDTH - filled) + "] "
-            count = f"{self.done}/{self.total}"
-            eta = _duration((self.total - self.done) / rate) + " left" if rate else "? left"
+def parse_progress_every(text: str) -> ProgressEvery:
+    """``100`` (games), ``30s``, ``5m``, or both joined by a comma; raises ValueError naming the problem."""
+    games: int | None = None
+    seconds: float | None = None
+    for part in (p.strip() for p in text.split(",")):
+        m = re.fullmatch(r"(\d+(?:\.\d+)?)([smh]?)", part)
+        if not m or float(m.group(1)) <= 0:
+            raise ValueError(f"--progress-every {text!r}: expected N (games), Ns, Nm or Nh, e.g. 100 or 30s")
+        if m.group(2):
+            seconds = float(m.group(1)) * {"s": 1, "m": 60, "h": 3600}[m.group(2)]
+        elif "." in m.group(1):
+            raise ValueError(f"--progress-every {text!r}: a number of games is a whole number")
         else:
-            bar, count, eta = "", str(self.done), _duration(elapsed)
-        w, b, d = self.results["1-0"], self.results["0-1"], self.results["1/2-1/2"]
-        return (
-            f"{bar}{count} games, {len(self.running)} running | "
-            f"first {w} second {b} draw {d} forfeits {self.forfeits} | {rate:.1f}/s, {eta}"
-        ) + (f" | {self.extra}" if self.extra else "")
-
-    def _clear(self) -> None:
-        if self._shown:
-            self.stream.write("\r\x1b[K")
-
-    def _draw(self) -> None:
-        self._clear()
-        # A line wider than the terminal wraps, and \r would then redraw only its last part.
-        width = shutil.get_terminal_size().columns - 1
-        self.stream.write(self.status()[:width])
-        self.stream.flush()
-        self._shown = True
+            games = int(m.group(1))
+    return ProgressEvery(games, seconds)
 
 
 def _duration(seconds: float) -> str:
@@ -284,11 +213,271 @@ def _duration(seconds: float) -> str:
     return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
 
 
-def make_progress(stream: TextIO, total: int, done: int = 0, *, live: bool | None = None) -> Progress:
-    """A live bar when ``stream`` is a terminal (or ``live`` says so), plain lines otherwise."""
-    if live is None:
-        live = stream.isatty()
-    return TtyProgress(stream, total, done) if live else PlainProgress(stream, total, done)
+class _Tally:
+    """What the status line says: counts kept up to date game by game (never recomputed from all records)."""
+
+    def __init__(self, kind: RunKind, names: Sequence[str], total: int | None, done: Sequence[GameRecord]) -> None:
+        self.kind = kind
+        self.names = list(names)
+        self.total = total
+        self.done = 0
+        self.new = 0
+        self.running: set[int] = set()
+        self.points = dict.fromkeys(self.names, 0.0)
+        self.games = dict.fromkeys(self.names, 0)
+        self.wld = [0, 0, 0]  # the first engine's wins, losses, draws (two-engine runs)
+        self.forfeits = 0
+        self.llr = ""
+        self.t0 = time.monotonic()
+        for record in done:
+            self.count(record)
+        self.new = 0
+
+    def count(self, record: GameRecord) -> None:
+        self.done += 1
+        self.new += 1
+        self.running.discard(record.game_id)
+        score = record.result.first_score
+        if score is not None:
+            for name, points in ((record.first, score), (record.second, 1.0 - score)):
+                self.points[name] = self.points.get(name, 0.0) + points
+                self.games[name] = self.games.get(name, 0) + 1
+            mine = score if record.first == self.names[0] else 1.0 - score
+            self.wld[0 if mine == 1.0 else 1 if mine == 0.0 else 2] += 1
+        if record.termination.is_failure:
+            self.forfeits += 1
+
+    def status(self) -> str:
+        elapsed = time.monotonic() - self.t0
+        rate = self.new / elapsed if elapsed > 0 and self.new else 0.0
+        if self.total:
+            count = f"{self.done}/{self.total} games ({100 * self.done / self.total:.0f}%)"
+            eta = f"ETA {_duration((self.total - self.done) / rate)}" if rate else "ETA ?"
+        else:
+            count, eta = f"{self.done} games", f"elapsed {_duration(elapsed)}"
+        parts = [f"{count}, {len(self.running)} running"]
+        if len(self.names) == 2:
+            wins, losses, draws = self.wld
+            played = wins + losses + draws
+            share = f" ({100 * (wins + draws / 2) / played:.1f}%)" if played else ""
+            parts.append(f"{self.names[0]} +{wins} -{losses} ={draws}{share}")
+        elif any(self.games.values()):
+            leader = max(self.names, key=lambda n: (self.points[n] / self.games[n]) if self.games[n] else -1.0)
+            parts.append(f"leader {leader} {100 * self.points[leader] / self.games[leader]:.1f}%")
+        if self.llr:
+            parts.append(self.llr)
+        if self.forfeits:
+            parts.append(f"forfeits {self.forfeits}")
+        parts.append(f"{rate:.1f} games/s, {eta}")
+        return " | ".join(parts)
+
+
+class LiveProgress:
+    """The status line redrawn in place on a terminal; warnings are written above it."""
+
+    def __init__(self, stream: TextIO, tally: _Tally) -> None:
+        self.stream = stream
+        self.tally = tally
+        self._shown = False
+        self._last = 0.0
+
+    def started(self, game_id: int) -> None:
+        """A game began."""
+        self.tally.running.add(game_id)
+        self._draw(throttle=True)
+
+    def finished(self, record: GameRecord) -> None:
+        """A game is counted."""
+        self.tally.count(record)
+        self._draw(throttle=True)
+
+    def message(self, text: str) -> None:
+        """Clears the status line, writes the text, redraws the status below it."""
+        self._clear()
+        _write(self.stream, text + "\n")
+        self._draw()
+
+    def update(self) -> None:
+        """Redraws (the SPRT's LLR changed)."""
+        self._draw(throttle=True)
+
+    def close(self) -> None:
+        """Ends the status line so the next output starts on a fresh line."""
+        if self._shown:
+            self._draw()
+            _write(self.stream, "\n")
+            self._shown = False
+
+    def _clear(self) -> None:
+        if self._shown:
+            _write(self.stream, "\r\x1b[K")
+
+    def _draw(self, throttle: bool = False) -> None:
+        now = time.monotonic()
+        if throttle and now - self._last < 0.1:  # a terminal needs no more than ten frames a second
+            return
+        self._last = now
+        self._clear()
+        # A line wider than the terminal wraps, and \r would then redraw only its last part.
+        width = shutil.get_terminal_size().columns - 1
+        _write(self.stream, self.tally.status()[:width])
+        self._shown = True
+
+
+class PeriodicProgress:
+    """A status line of its own every so many games or seconds (logs, pipes, ``nohup``); see :class:`ProgressEvery`.
+
+    With ``ProgressEvery(games=1)`` each game gets a cutechess-style ``Finished game N (A vs B): RESULT {reason}``.
+    """
+
+    def __init__(self, stream: TextIO, tally: _Tally, every: ProgressEvery) -> None:
+        self.stream = stream
+        self.tally = tally
+        self.every = every
+        self._since = 0
+        self._last = time.monotonic()
+        self._milestone = 0
+
+    def started(self, game_id: int) -> None:
+        """A game began."""
+        self.tally.running.add(game_id)
+
+    def finished(self, record: GameRecord) -> None:
+        """A game is counted: a line when one is due."""
+        self.tally.count(record)
+        self._since += 1
+        if self.every.games == 1:
+            _write(
+                self.stream,
+                f"Finished game {record.game_id} ({record.first} vs {record.second}): "
+                f"{record.result.value} {{{game_comment(record)}}}\n",
+            )
+            self._since = 0
+            return
+        now = time.monotonic()
+        due = self.every.games is not None and self._since >= self.every.games
+        due = due or (self.every.seconds is not None and now - self._last >= self.every.seconds)
+        total = self.tally.total
+        if total and self.every.games is None:
+            # By default also at every tenth of a known schedule, if it is not flying by (a short run needs none).
+            milestone = 10 * self.tally.done // total
+            if milestone > self._milestone and now - self._last >= _MILESTONE_GAP_S:
+                due = True
+                self._milestone = milestone
+        if due:
+            self._line(now)
+
+    def message(self, text: str) -> None:
+        """Writes the text as it is."""
+        _write(self.stream, text + "\n")
+
+    def update(self) -> None:
+        """The SPRT's LLR changed: it shows in the next line."""
+
+    def close(self) -> None:
+        """A last status line when games were counted since the previous one."""
+        if self._since and self.every.games != 1:
+            self._line(time.monotonic())
+
+    def _line(self, now: float) -> None:
+        self._since = 0
+        self._last = now
+        _write(self.stream, f"[{_duration(now - self.tally.t0)}] {self.tally.status()}\n")
+
+
+class _Silent:
+    """``--quiet``: no progress at all; warnings still go to the stream."""
+
+    def __init__(self, stream: TextIO, tally: _Tally) -> None:
+        self.stream = stream
+        self.tally = tally
+
+    def started(self, game_id: int) -> None:
+        self.tally.running.add(game_id)
+
+    def finished(self, record: GameRecord) -> None:
+        self.tally.count(record)
+
+    def message(self, text: str) -> None:
+        _write(self.stream, text + "\n")
+
+    def update(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _write(stream: TextIO, text: str) -> None:
+    # A closed terminal (SIGHUP) or a closed pipe must not turn the end of a run into a traceback.
+    try:
+        stream.write(text)
+        stream.flush()
+    except (OSError, ValueError):
+        pass
+
+
+class RunView:
+    """Turns a run's events into progress output and interim tables (the CLI passes it as the callback)."""
+
+    def __init__(
+        self,
+        stream: TextIO,
+        kind: RunKind,
+        names: Sequence[str],
+        records: Sequence[GameRecord],
+        total: int | None,
+        *,
+        live: bool | None = None,
+        every: ProgressEvery | None = None,
+        quiet: bool = False,
+        fmt: str = "simple",
+        interval: int = 0,
+    ) -> None:
+        """``records``: games already counted (a resume); ``interval``: an interim table every that many games."""
+        self.names = list(names)
+        self.records = list(records)
+        self.tally = _Tally(kind, names, total, records)
+        if live is None:
+            live = stream.isatty()
+        self.progress: LiveProgress | PeriodicProgress | _Silent
+        if quiet:
+            self.progress = _Silent(stream, self.tally)
+        elif live:
+            self.progress = LiveProgress(stream, self.tally)
+        else:
+            self.progress = PeriodicProgress(stream, self.tally, every or ProgressEvery())
+        self.fmt = fmt if fmt not in ("csv", "json") else "simple"
+        self.interval = 0 if quiet else interval
+        self.failures_shown = 0
+
+    def __call__(self, event: object) -> None:
+        """Handles one event of :meth:`quarto_arena.arena.runner.Run.run`."""
+        if isinstance(event, GameStarted):
+            self.progress.started(event.game.game_id)
+        elif isinstance(event, GameFinished):
+            self.records.append(event.record)
+            self.progress.finished(event.record)
+            total = event.total
+            if self.interval and event.done % self.interval == 0 and (total is None or event.done < total):
+                title = f"Rating after {event.done} games:" if total is None else interim_title(event.done, total)
+                self.progress.message(title + "\n" + format_table(standings_table(self.records, self.names), self.fmt))
+        elif isinstance(event, SprtUpdate):
+            self.tally.llr = f"LLR {event.progress.status.llr:.2f} ({event.progress.status.lower:.2f}, " + (
+                f"{event.progress.status.upper:.2f})"
+            )
+            self.progress.update()
+        elif isinstance(event, Notice):
+            if event.failure is None:
+                self.progress.message(f"warning: {event.text}")
+            elif self.failures_shown < _FAILURES_SHOWN:
+                self.failures_shown += 1
+                more = " (further engine failures are only counted)" if self.failures_shown == _FAILURES_SHOWN else ""
+                self.progress.message(f"warning: {event.text}{more}")
+
+    def close(self) -> None:
+        """Ends the progress output."""
+        self.progress.close()
 
 
 def interim_title(done: int, total: int) -> str:
@@ -296,59 +485,8 @@ def interim_title(done: int, total: int) -> str:
     return f"Rating after {done} of {total} games:"
 
 
-def table_block(title: str, tables: Sequence[tuple[str, TableRows]], fmt: str) -> str:
-    """Several titled tables in one block (text formats only)."""
-    parts = [title] if title else []
-    for name, rows in tables:
-        if not rows.rows:
-            continue
-        if name:
-            parts.append(name)
-        parts.append(format_table(rows, fmt))
-    return "\n\n".join(parts)
-
-
-class TournamentView:
-    """Turns a tournament's events into progress output and interim tables (the CLI passes it as the callback)."""
-
-    def __init__(
-        self,
-        progress: Progress,
-        names: Sequence[str],
-        records: Sequence[GameRecord],
-        total: int,
-        *,
-        fmt: str = "simple",
-        interval: int = 0,
-    ) -> None:
-        """``records``: games already finished (a resume); ``interval``: interim table every that many games."""
-        self.progress = progress
-        self.names = list(names)
-        self.records = list(records)
-        self.total = total
-        self.fmt = fmt if fmt not in ("csv", "json") else "simple"
-        self.interval = interval
-
-    def __call__(self, event: object) -> None:
-        """Handles one event of :meth:`quarto_arena.arena.tournament.Tournament.run`."""
-        if isinstance(event, GameStarted):
-            self.progress.started(event.game.game_id, event.game.first, event.game.second)
-        elif isinstance(event, GameFinished):
-            self.records.append(event.record)
-            self.progress.finished(event.record)
-            if self.interval and event.done % self.interval == 0 and event.done < event.total:
-                self.progress.message(interim_title(event.done, event.total) + "\n" + self.table_text(self.fmt))
-        elif isinstance(event, Notice):
-            self.progress.message(f"warning: {event.text}")
-
-    def table(self) -> TableRows:
-        """The results so far: ratings plus forfeits."""
-        forfeits = forfeit_counts(self.records, self.names)
-        return results_table(rating_rows(rating_table(self.records, self.names)), forfeits)
-
-    def table_text(self, fmt: str) -> str:
-        """The results table rendered in ``fmt``."""
-        return format_table(self.table(), fmt)
+# ----------------------------------------------------------------------------------------------------------------
+# The report a run ends with
 
 
 def match_lines(summary: MatchSummary) -> list[str]:
@@ -382,3 +520,88 @@ def _signed(x: float) -> str:
 
 def _margin(x: float) -> str:
     return f"{x:.1f}" if math.isfinite(x) else "inf"
+
+
+def verdict_line(outcome: RunOutcome) -> str:
+    """The SPRT's last line: what was decided, and what the exit status will say."""
+    new = outcome.spec.names[0]
+    failure = outcome.failure
+    texts = {
+        Verdict.H1: f"H1 accepted: {new} passes",
+        Verdict.H0: f"H0 accepted: {new} fails (regression, or not the improvement tested for)",
+        Verdict.NO_DECISION: f"no decision after {len(outcome.records)} games (--max-games {outcome.total})",
+        Verdict.ENGINE_FAILURE: "engine failure: "
+        + ("" if failure is None else f"game {failure.game_id}: {failure.detail}"),
+    }
+    verdict = outcome.verdict
+    return "not decided yet (interrupted)" if verdict is None else texts[verdict]
+
+
+def final_report(outcome: RunOutcome, fmt: str = "simple") -> str:
+    """The text a run ends with: the table and crosstable, or the match statistics, and the SPRT's verdict.
+
+    With ``csv`` or ``json`` only the results table, in that format (machine-readable standard output).
+    """
+    spec = outcome.spec
+    records = list(outcome.records)
+    names = spec.names
+    table = standings_table(records, names)
+    if fmt in ("csv", "json"):
+        return format_table(table, fmt)
+    parts: list[str] = []
+    if spec.kind is RunKind.TOURNAMENT:
+        parts.append(format_table(table, fmt))
+        if len(names) == 2:
+            parts.append("\n".join(match_lines(summarize(records, *names))))
+        else:
+            parts.append(format_table(crosstable_rows(rating_table(records, names)), fmt))
+    else:
+        parts.append("\n".join(match_lines(summarize(records, *names))))
+    if spec.kind is RunKind.SPRT and outcome.sprt is not None:
+        parts.append(outcome.sprt.line() + "\n" + verdict_line(outcome))
+    return "\n\n".join(parts)
+
+
+def _standings_json(outcome: RunOutcome) -> dict[str, Any]:
+    spec = outcome.spec
+    records = list(outcome.records)
+    out: dict[str, Any] = {
+        "kind": spec.kind.value,
+        "engines": spec.names,
+        "games": len(records),
+        "scheduled": outcome.total,
+        "complete": outcome.complete,
+        "interrupted": outcome.interrupted is not None,
+        "table": json.loads(format_table(standings_table(records, spec.names), "json")),
+    }
+    if len(spec.names) == 2:
+        s = summarize(records, *spec.names)
+        out["match"] = {"wins": s.wins, "losses": s.losses, "draws": s.draws, "pentanomial": list(s.pentanomial)}
+    if outcome.sprt is not None and spec.sprt is not None:
+        status = outcome.sprt.status
+        verdict = outcome.verdict
+        out["sprt"] = {
+            "elo0": spec.sprt.elo0,
+            "elo1": spec.sprt.elo1,
+            "model": spec.sprt.model.value,
+            "llr": status.llr,
+            "lower": status.lower,
+            "upper": status.upper,
+            "verdict": None if verdict is None else verdict.value,
+        }
+    return out
+
+
+def write_standings(directory: Path, outcome: RunOutcome) -> None:
+    """Writes ``standings.txt`` (the final report), ``standings.csv`` and ``standings.json`` into ``directory``."""
+    records = list(outcome.records)
+    table = standings_table(records, outcome.spec.names)
+    files = {
+        "standings.txt": final_report(outcome) + "\n",
+        "standings.csv": format_table(table, "csv") + "\n",
+        "standings.json": json.dumps(_standings_json(outcome), indent=2) + "\n",
+    }
+    for name, text in files.items():
+        tmp = directory / (name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(directory / name)

@@ -8,8 +8,11 @@ statistics consume. It names players by their display names; "first" is the play
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
+
+_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 class Termination(enum.Enum):
@@ -57,6 +60,49 @@ class TurnRecord:
     """The engine's last reported score for this search (``win 3``, ``draw``, ``value -40``), if any."""
 
 
+def printable(text: str, limit: int = 200) -> str:
+    """Engine-supplied text made safe to show and store: control characters (ANSI escapes included) become U+FFFD."""
+    return _CONTROL.sub("\ufffd", text[:limit])
+
+
+@dataclass(frozen=True, slots=True)
+class EngineIdentity:
+    """Who played a side of a game, so that a result can be traced to a binary and its settings."""
+
+    id_name: str | None = None
+    """What the engine called itself (``id name``), control characters replaced."""
+    author: str | None = None
+    """``id author``, if it sent one."""
+    protocol: int | None = None
+    """The UQI version of its ``uqiok``."""
+    source: str = ""
+    """Its command line or ZeroMQ endpoint."""
+    options: dict[str, str] = field(default_factory=dict)
+    """UQI options the arena set (id -> value)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON/msgpack types (the inverse of :meth:`from_dict`)."""
+        return {
+            "id_name": self.id_name,
+            "author": self.author,
+            "protocol": self.protocol,
+            "source": self.source,
+            "options": dict(self.options),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> EngineIdentity:
+        """Rebuilds an identity; raises KeyError/ValueError/TypeError on bad data."""
+        protocol = d.get("protocol")
+        return cls(
+            id_name=None if d.get("id_name") is None else str(d["id_name"]),
+            author=None if d.get("author") is None else str(d["author"]),
+            protocol=None if protocol is None else int(protocol),
+            source=str(d.get("source", "")),
+            options={str(k): str(v) for k, v in dict(d.get("options", {})).items()},
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class GameRecord:
     """Everything about one finished game."""
@@ -89,6 +135,8 @@ class GameRecord:
     """UTC start time, ISO 8601."""
     exit_info: dict[str, str] = field(default_factory=dict)
     """Per engine that failed: exit code/signal and last line, for the record."""
+    engines: tuple[EngineIdentity, ...] = ()
+    """The identities of first and second, as far as known (empty when not recorded)."""
 
     @property
     def loser(self) -> str | None:
@@ -116,6 +164,7 @@ class GameRecord:
             "round": self.round,
             "started": self.started,
             "exit_info": dict(self.exit_info),
+            "engines": [e.to_dict() for e in self.engines],
         }
 
     @classmethod
@@ -136,4 +185,5 @@ class GameRecord:
             round=int(d["round"]),
             started=str(d.get("started", "")),
             exit_info={str(k): str(v) for k, v in dict(d.get("exit_info", {})).items()},
+            engines=tuple(EngineIdentity.from_dict(dict(e)) for e in d.get("engines", ())),
         )

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from quarto_arena.arena.engine import EngineError, EngineSession
-from quarto_arena.arena.records import GameRecord, Result, Termination, TurnRecord
+from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination, TurnRecord, printable
 from quarto_arena.arena.timecontrol import DEFAULT_MARGIN_MS, Clock, TimeControl
 from quarto_arena.protocol.notation import format_attributes, format_position, parse_position, parse_turns
 from quarto_arena.protocol.rules import STANDARD, IllegalTurn, Outcome, Position, Turn, Variant
@@ -168,4 +168,17 @@ class _Game:
             round=self.spec.round,
             started=self.started,
             exit_info=dict(self.exit_info),
+            engines=tuple(_identity(p) for p in self.players),
         )
+
+
+def _identity(session: EngineSession) -> EngineIdentity:
+    """What the handshake told about an engine, with how it was run (for the record, the JSON Lines and PGN)."""
+    ident = session.id
+    return EngineIdentity(
+        id_name=None if ident is None or ident.name is None else printable(ident.name),
+        author=None if ident is None or ident.author is None else printable(ident.author),
+        protocol=None if ident is None else ident.version,
+        source=session.config.describe(),
+        options=dict(session.config.options),
+    )

@@ -1,12 +1,18 @@
-"""Throughput of the tournament runner: a round-robin of four instant bots, concurrency 2.
+"""What the runner costs per turn: a round-robin of four instant bots, with the journal on disk and without one.
 
-    python benchmarks/tournament.py [--games 2000] [--concurrency 2]
+    python benchmarks/tournament.py [--games 1200] [--rounds 3] [--dir DIR]
 
-Prints games per second and the arena's own CPU time per turn (the Python process: referee, engine sessions,
-journal with an fsync per game, PGN and JSON Lines), and the engines' CPU per turn for scale. The instant bot is
-engines/c/quarto_bot.c compiled with cc: it answers every ``go`` at once, so nearly all the time measured is ours.
-When benchmarks/overhead.py exists its single-game figure is printed next to ours: the difference is what the
-tournament layer (pool, journal, records) adds per turn.
+Three set-ups are measured in interleaved rounds (the machine is shared: the best and the median round are shown):
+
+- ``memory, j=1``: the runner in memory, one game at a time (no journal, no PGN: what ``play`` used to be);
+- ``disk, j=1``: the same games in a run directory: journal with group commit, PGN, JSON Lines, logs;
+- ``disk, j=2``: two games at once.
+
+For each: wall time per engine turn, the arena's own CPU per turn (this Python process: referee, sessions, runner,
+journal, records), and the disk/memory wall ratio at concurrency 1 (the goal is at most 1.15: a game counts only
+once synced, yet the sync must not hold up the next game). The instant bot is engines/c/quarto_bot.c compiled with
+cc: it answers every ``go`` at once, so nearly all the time measured is ours. ``--dir`` puts the run directories on
+another file system (a real disk rather than tmpfs, say).
 """
 
 from __future__ import annotations
@@ -15,68 +21,77 @@ import argparse
 import asyncio
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from quarto_arena.arena.enginesfile import engine_from_arg
-from quarto_arena.arena.schedule import random_openings
+from quarto_arena.arena.roster import resolve_engines
+from quarto_arena.arena.runner import Run, RunKind, RunSpec
+from quarto_arena.arena.schedule import OpeningBook
 from quarto_arena.arena.timecontrol import TimeControl
-from quarto_arena.arena.tournament import Tournament, TournamentSpec
-from quarto_arena.protocol.rules import Variant
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def cpu(who: int) -> float:
-    usage = resource.getrusage(who)
+def cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
 
 
+def measure(spec: RunSpec, directory: Path | None) -> tuple[float, float, int]:
+    """(wall s, arena CPU s, engine turns) of one run."""
+    t0, c0 = time.perf_counter(), cpu()
+    with Run.in_memory(spec) if directory is None else Run.create(spec, directory) as run:
+        outcome = asyncio.run(run.run())
+    wall, used = time.perf_counter() - t0, cpu() - c0
+    turns = sum(len(r.turns) - len(r.opening) for r in outcome.records)
+    return wall, used, turns
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=2000, help="about this many games (a multiple of 12 is played)")
-    parser.add_argument("--concurrency", type=int, default=2)
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--games", type=int, default=1200, help="about this many games per run (multiples of 12)")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the three set-ups")
+    parser.add_argument("--dir", type=Path, default=None, help="where the run directories go (default: a temp dir)")
     args = parser.parse_args()
     cc = shutil.which("cc")
     if cc is None:
         sys.exit("needs a C compiler (cc) for the instant bot")
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory(dir=args.dir) as runs:
         exe = Path(tmp) / "quarto_bot"
         subprocess.run([cc, "-O2", "-o", str(exe), str(ROOT / "engines" / "c" / "quarto_bot.c")], check=True)
-        engines = tuple(engine_from_arg(f"bot{i}={exe}") for i in range(1, 5))
-        # 6 encounters, in colour-swapped pairs: games come in multiples of 12 per round.
-        rounds = max(1, round(args.games / 12))
-        spec = TournamentSpec(
-            engines=engines,
-            rounds=rounds,
-            games=2,
-            concurrency=args.concurrency,
-            time_control=TimeControl.parse("st=1"),
-            openings=tuple(random_openings(2, rounds, Variant(), seed=1)),
+        engines = tuple(resolve_engines([f"bot{i}={exe}" for i in range(1, 5)]))
+
+        def spec(concurrency: int) -> RunSpec:
+            return RunSpec(
+                RunKind.TOURNAMENT,
+                engines,
+                rounds=max(1, round(args.games / 12)),
+                games=2,
+                concurrency=concurrency,
+                time_control=TimeControl.parse("st=1"),
+                book=OpeningBook(random_turns=2, seed=1),
+            )
+
+        setups = {"memory, j=1": (spec(1), False), "disk, j=1": (spec(1), True), "disk, j=2": (spec(2), True)}
+        results: dict[str, list[tuple[float, float]]] = {name: [] for name in setups}
+        for r in range(args.rounds):
+            for name, (s, on_disk) in setups.items():
+                directory = Path(runs) / f"{name.replace(', ', '-').replace('=', '')}-{r}" if on_disk else None
+                wall, used, turns = measure(s, directory)
+                results[name].append((wall / turns, used / turns))
+    print(f"round-robin of 4 instant bots, {args.games} games a run, {args.rounds} interleaved rounds (best / median)")
+    for name, rows in results.items():
+        walls, cpus = [w for w, _ in rows], [c for _, c in rows]
+        print(
+            f"  {name:<12} wall per turn {1e6 * min(walls):6.1f} / {1e6 * statistics.median(walls):6.1f} us"
+            f"   arena CPU per turn {1e6 * min(cpus):6.1f} / {1e6 * statistics.median(cpus):6.1f} us"
         )
-        t0, c0 = time.perf_counter(), cpu(resource.RUSAGE_SELF)
-        with Tournament.create(spec, Path(tmp) / "t") as t:
-            outcome = asyncio.run(t.run())
-        wall, arena_cpu = time.perf_counter() - t0, cpu(resource.RUSAGE_SELF) - c0
-        engines_cpu = cpu(resource.RUSAGE_CHILDREN)  # the bots are reaped by now; cc's share is tiny
-    games = len(outcome.records)
-    turns = sum(len(r.turns) - len(r.opening) for r in outcome.records)
-    print(f"round-robin of 4 instant bots: {games} games, {turns} engine turns, concurrency {args.concurrency}")
-    print(f"  {games / wall:.1f} games/s ({wall:.1f} s wall)")
-    print(f"  arena CPU per turn:   {1e6 * arena_cpu / turns:.0f} us  ({arena_cpu:.2f} s in all)")
-    print(f"  wall per turn:        {1e6 * wall / turns:.0f} us  (throughput, {args.concurrency} games at once)")
-    print(f"  engines CPU per turn: {1e6 * engines_cpu / turns:.0f} us  (all four bots, for scale)")
-    overhead = ROOT / "benchmarks" / "overhead.py"
-    if overhead.exists():
-        print("benchmarks/overhead.py (one game at a time, no journal):")
-        single = subprocess.run([sys.executable, str(overhead)], capture_output=True, text=True, check=False)
-        for line in (single.stdout or single.stderr).strip().splitlines():
-            print(f"  {line}")
-    else:
-        print("benchmarks/overhead.py is not there yet: no single-game figure to compare with")
+    ratios = [d[0] / m[0] for d, m in zip(results["disk, j=1"], results["memory, j=1"], strict=True)]
+    print(f"  disk/memory wall ratio at j=1: best {min(ratios):.2f}, median {statistics.median(ratios):.2f} (goal <= 1.15)")
 
 
 if __name__ == "__main__":

@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 from quarto_arena.arena.engine import Deadlines
-from quarto_arena.arena.match import engine_config, play_match
 from quarto_arena.arena.records import Termination
 from quarto_arena.arena.referee import GameSpec
+from quarto_arena.arena.roster import engine_config
+from quarto_arena.arena.runner import play_match
 from quarto_arena.arena.timecontrol import TimeControl
 from quarto_arena.engines.registry import command
 

@@ -33,7 +33,7 @@ from quarto_arena.arena.compliance import (
     run_check,
 )
 from quarto_arena.arena.engine import EngineConfig
-from quarto_arena.arena.match import engine_config
+from quarto_arena.arena.roster import engine_config
 from quarto_arena.engines.registry import BUILTIN
 from quarto_arena.engines.testing import BROKEN
 from quarto_arena.engines.testing import command as broken_command
@@ -320,9 +320,16 @@ def test_cli_failing_engine_prints_the_failed_steps_io() -> None:
 
 
 def test_cli_exit_statuses_for_usage_and_start_errors() -> None:
+    # A program that does not exist is a usage error, worded as in play, tournament and sprt.
     r = cli("check", "/nonexistent/quarto-bot")
-    assert r.returncode == 3
-    assert r.stderr.strip() == "quarto-arena: error: cannot start '/nonexistent/quarto-bot': No such file or directory"
+    assert r.returncode == 2
+    assert r.stderr.strip() == (
+        "quarto-arena: error: engine '/nonexistent/quarto-bot': /nonexistent/quarto-bot does not exist"
+    )
+    # A program that runs but dies at once does not comply.
+    r = cli("check", "dead=sh -c 'exit 3'")
+    assert r.returncode == 1, r.stderr
+    assert "dead does NOT comply with UQI 1: step 1 failed" in r.stdout
     r = cli("check", "greedy", "--timeout-scale", "0")
     assert r.returncode == 2
     assert "--timeout-scale" in r.stderr

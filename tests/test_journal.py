@@ -67,7 +67,7 @@ def test_only_one_writer(tmp_path: Path) -> None:
     j, _ = Journal.open(path)
     with j:
         # flock is per open file description, so a second open in this process conflicts like another process.
-        with pytest.raises(JournalError, match="in use by another running tournament"):
+        with pytest.raises(JournalError, match="in use by another running quarto-arena"):
             Journal.open(path)
         probe = subprocess.run(
             [

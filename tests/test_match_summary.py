@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from quarto_arena.arena.match import summarize
 from quarto_arena.arena.output import match_lines
 from quarto_arena.arena.records import GameRecord, Result, Termination
+from quarto_arena.arena.results import summarize
 
 VECTORS = json.loads((Path(__file__).parent / "data" / "rating" / "match_stats.json").read_text())
 

@@ -8,16 +8,19 @@ import json
 import math
 
 import pytest
+from quarto_arena.arena import output
 from quarto_arena.arena.output import (
     TABLE_FORMATS,
-    PlainProgress,
-    TtyProgress,
+    ProgressEvery,
+    RunView,
     format_table,
     game_comment,
-    make_progress,
+    parse_progress_every,
     results_table,
 )
 from quarto_arena.arena.records import GameRecord, Result, Termination
+from quarto_arena.arena.runner import GameFinished, GameStarted, Notice, RunKind
+from quarto_arena.arena.schedule import Opening, ScheduledGame
 from quarto_arena.arena.stats import TableRows
 
 ROWS = TableRows(
@@ -33,8 +36,16 @@ def test_text_tables_round_and_drop_nothing_they_are_given() -> None:
 
 
 @pytest.mark.parametrize("fmt", TABLE_FORMATS)
-def test_every_format_renders(fmt: str) -> None:
-    assert "greedy" in format_table(ROWS, fmt)
+def test_every_format_renders_every_cell(fmt: str) -> None:
+    text = format_table(ROWS, fmt).replace("\\_", "_").replace("\\%", "%")  # LaTeX escapes these
+    for name in ("greedy", "random", "rank", "player", "rating", "margin", "los_next"):
+        assert name in text, (fmt, name)
+    if fmt in ("csv", "json"):
+        assert "120.456" in text and "0.75" in text
+    else:
+        assert "120.5" in text and "-120.5" in text and "75.0%" in text and "90.0%" in text and "inf" in text
+        assert "120.456" not in text
+    assert text.index("greedy") < text.index("random")  # rows keep their order
 
 
 def test_csv_and_json_keep_raw_numbers() -> None:
@@ -65,15 +76,19 @@ def record(game_id: int, result: Result, termination: Termination = Termination.
     return GameRecord("random", "greedy", result, termination, game_id=game_id)
 
 
-def test_plain_lines_in_the_style_of_cutechess() -> None:
+def finished(view: RunView, game_id: int, result: Result, termination: Termination = Termination.NORMAL) -> None:
+    view(GameStarted(ScheduledGame(game_id, 1, (game_id - 1) // 2, "random", "greedy", Opening())))
+    view(GameFinished(record(game_id, result, termination), game_id, 40))
+
+
+def test_one_line_per_game_in_the_style_of_cutechess() -> None:
     out = io.StringIO()
-    p = PlainProgress(out, total=40)
-    p.started(17, "random", "greedy")
-    p.finished(record(17, Result.SECOND_WINS, Termination.TIME_FORFEIT))
-    p.finished(record(18, Result.SECOND_WINS))
-    p.finished(record(19, Result.DRAW))
+    view = RunView(out, RunKind.MATCH, ["random", "greedy"], [], 40, live=False, every=ProgressEvery(games=1))
+    finished(view, 17, Result.SECOND_WINS, Termination.TIME_FORFEIT)
+    finished(view, 18, Result.SECOND_WINS)
+    finished(view, 19, Result.DRAW)
+    view.close()
     assert out.getvalue().splitlines() == [
-        "Started game 17 of 40 (random vs greedy)",
         "Finished game 17 (random vs greedy): 0-1 {time forfeit}",
         "Finished game 18 (random vs greedy): 0-1 {QUARTO! by greedy}",
         "Finished game 19 (random vs greedy): 1/2-1/2 {draw}",
@@ -81,21 +96,65 @@ def test_plain_lines_in_the_style_of_cutechess() -> None:
     assert game_comment(record(1, Result.FIRST_WINS)) == "QUARTO! by random"
 
 
+def test_status_lines_every_n_games_say_score_rate_and_eta() -> None:
+    out = io.StringIO()
+    view = RunView(out, RunKind.MATCH, ["random", "greedy"], [], 40, live=False, every=ProgressEvery(games=5))
+    for k in range(1, 13):
+        finished(view, k, Result.FIRST_WINS if k % 3 else Result.DRAW)
+    view.close()
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 3  # after 5 and 10 games, and the last status at the end
+    assert "5/40 games (12%)" in lines[0] and "random +4 -0 =1 (90.0%)" in lines[0]
+    assert "12/40 games (30%)" in lines[2] and "games/s, ETA " in lines[2]
+
+
+def test_a_long_run_off_a_terminal_writes_a_few_dozen_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The goal: a 20,000-game run writes under 100 lines to a pipe (here at 200 games/s, 100 s in all)."""
+    clock = [0.0]
+    monkeypatch.setattr(output.time, "monotonic", lambda: clock[0])
+    out = io.StringIO()
+    view = RunView(out, RunKind.MATCH, ["random", "greedy"], [], 20_000, live=False)
+    for k in range(1, 20_001):
+        clock[0] += 0.005
+        view(GameStarted(ScheduledGame(k, 1, (k - 1) // 2, "random", "greedy", Opening())))
+        r = record(k, Result.SECOND_WINS, Termination.TIME_FORFEIT if k % 50 == 0 else Termination.NORMAL)
+        view(GameFinished(r, k, 20_000))
+        if r.termination.is_failure:
+            view(Notice(f"game {k}: time forfeit", r))
+    view.close()
+    lines = out.getvalue().splitlines()
+    assert 10 <= len(lines) < 100, len(lines)
+    assert sum("warning:" in line for line in lines) == 10  # the first failures in full, the rest counted
+    assert "forfeits 400" in lines[-1] and "20000/20000 games (100%)" in lines[-1]
+
+
+def test_quiet_shows_warnings_only() -> None:
+    out = io.StringIO()
+    view = RunView(out, RunKind.MATCH, ["random", "greedy"], [], 40, quiet=True)
+    finished(view, 1, Result.DRAW)
+    view(Notice("journal: dropped a torn last record"))
+    view.close()
+    assert out.getvalue() == "warning: journal: dropped a torn last record\n"
+
+
 def test_live_status_line_redraws_in_place() -> None:
     out = io.StringIO()
-    p = TtyProgress(out, total=4)
-    p.started(1, "a", "b")
-    p.finished(record(1, Result.FIRST_WINS))
-    p.message("warning: something")
-    p.note("LLR 1.0")
-    p.close()
+    view = RunView(out, RunKind.MATCH, ["a", "b"], [], 4, live=True)
+    view(GameStarted(ScheduledGame(1, 1, 0, "a", "b", Opening())))
+    view(GameFinished(GameRecord("a", "b", Result.FIRST_WINS, Termination.NORMAL, game_id=1), 1, 4))
+    view(Notice("something"))
+    view.close()
     text = out.getvalue()
     assert "\r\x1b[K" in text
     assert "warning: something\n" in text
-    assert "1/4 games" in p.status() and "LLR 1.0" in p.status()
+    assert "1/4 games (25%)" in text and "a +1 -0 =0 (100.0%)" in text
     assert text.endswith("\n")
 
 
-def test_make_progress_picks_by_terminal() -> None:
-    assert isinstance(make_progress(io.StringIO(), 3), PlainProgress)
-    assert isinstance(make_progress(io.StringIO(), 3, live=True), TtyProgress)
+def test_progress_every_values() -> None:
+    assert parse_progress_every("100") == ProgressEvery(games=100, seconds=None)
+    assert parse_progress_every("30s") == ProgressEvery(games=None, seconds=30.0)
+    assert parse_progress_every("2m,500") == ProgressEvery(games=500, seconds=120.0)
+    for bad in ("", "0", "1.5", "soon", "10x", "-3"):
+        with pytest.raises(ValueError, match="--progress-every"):
+            parse_progress_every(bad)

@@ -16,9 +16,11 @@ from pathlib import Path
 
 import pytest
 from quarto_arena.arena.engine import Deadlines, EngineConfig, EngineSession
-from quarto_arena.arena.match import engine_config, play_match, summarize
 from quarto_arena.arena.records import GameRecord, Result, Termination
 from quarto_arena.arena.referee import GameSpec, play_game
+from quarto_arena.arena.results import summarize
+from quarto_arena.arena.roster import engine_config
+from quarto_arena.arena.runner import play_match
 from quarto_arena.arena.timecontrol import Clock, TimeControl
 from quarto_arena.arena.transports import ScriptedTransport
 from quarto_arena.engines.registry import command
@@ -323,7 +325,7 @@ def test_engine_specs() -> None:
     assert engine_config("greedy").command == tuple(command("greedy"))
     assert engine_config("new=greedy").name == "new"
     c = engine_config("'./my bot' --level 3")
-    assert c.command == ("./my bot", "--level", "3") and c.name == "my bot"
+    assert c.command == ("./my bot", "--level", "3") and c.name == "my-bot"
     assert engine_config("./bot --x=1").name == "bot"
     assert engine_config("ipc:///tmp/x.sock", "served").endpoint == "ipc:///tmp/x.sock"
     with pytest.raises(ValueError, match="empty command"):

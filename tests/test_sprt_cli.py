@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from quarto_arena.arena.journal import JOURNAL_NAME, read_journal
 from quarto_arena.arena.records import GameRecord, Result, Termination, TurnRecord
-from quarto_arena.arena.sprt_runner import Verdict, pair_index
-from quarto_arena.arena.tournament import pgn_text
+from quarto_arena.arena.runner import SprtTracker, pgn_text
+from quarto_arena.arena.stats import Sprt, SprtDecision, SprtModel
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
@@ -20,51 +22,70 @@ def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
 
 
-def sprt(*args: str) -> subprocess.CompletedProcess[str]:
-    return run("sprt", *args, "--elo0", "0", "--elo1", "10", "--tc", "st=1", "--concurrency", "2")
+def sprt(out: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return run("sprt", *args, "--elo0", "0", "--elo1", "10", "--tc", "st=1", "--concurrency", "2", "--out", str(out))
 
 
-def test_exit_codes_match_the_documentation() -> None:
-    assert [v.exit_code for v in (Verdict.H1, Verdict.H0, Verdict.ENGINE_FAILURE, Verdict.NO_DECISION)] == [0, 1, 3, 4]
-    assert [pair_index(p) for p in (0, 0.5, 1, 1.5, 2)] == [0, 1, 2, 3, 4]
+def replay(directory: Path) -> list[SprtDecision]:
+    """The test's decision after each pair, recomputed from the journal in journal order."""
+    test = Sprt(0, 10, model=SprtModel.NORMALIZED)
+    records = read_journal(directory / JOURNAL_NAME).records.values()
+    tracker = SprtTracker(test, "new")
+    return [p.status.decision for r in records if (p := tracker.add(r)) is not None]
 
 
-def test_a_stronger_new_engine_passes(c_bot: Path) -> None:
-    r = sprt(f"new={c_bot}", "base=random")
+def test_a_stronger_new_engine_passes_at_the_first_pair_past_the_bound(c_bot: Path, tmp_path: Path) -> None:
+    r = sprt(tmp_path / "s", f"new={c_bot}", "base=random")
     assert r.returncode == 0, r.stderr
     assert "H1 accepted: new passes" in r.stdout
-    # The LLR and its bounds are printed as the test goes (one line per finished pair in a log).
-    llr_lines = [line for line in r.stderr.splitlines() if line.startswith("LLR ")]
-    assert len(llr_lines) >= 3
-    assert "(-2.944, 2.944)" in llr_lines[0]
+    llr = float(r.stdout.split("LLR ")[1].split()[0])
+    assert llr >= 2.944
+    # The run stopped at the first pair whose LLR reached the bound: that pair is the journal's last game, and no
+    # earlier pair had reached either bound.
+    decisions = replay(tmp_path / "s")
+    assert decisions[-1] is SprtDecision.H1
+    assert all(d is SprtDecision.CONTINUE for d in decisions[:-1])
+    ids = list(read_journal(tmp_path / "s" / JOURNAL_NAME).records)
+    partner = ids[-1] + 1 if ids[-1] % 2 else ids[-1] - 1
+    assert partner in ids[:-1]  # the last game written completed its pair
+    standings = json.loads((tmp_path / "s" / "standings.json").read_text())
+    assert standings["sprt"]["verdict"] == "h1" and standings["sprt"]["llr"] == pytest.approx(llr, abs=1e-3)
 
 
-def test_a_regression_fails_the_build(c_bot: Path) -> None:
-    r = sprt("new=random", f"base={c_bot}")
+def test_a_regression_fails_the_build(c_bot: Path, tmp_path: Path) -> None:
+    r = sprt(tmp_path / "s", "new=random", f"base={c_bot}")
     assert r.returncode == 1, r.stderr
     assert "H0 accepted: new fails" in r.stdout
+    assert float(r.stdout.split("LLR ")[1].split()[0]) <= -2.944
+    decisions = replay(tmp_path / "s")
+    assert decisions[-1] is SprtDecision.H0 and set(decisions[:-1]) <= {SprtDecision.CONTINUE}
+    # Resuming a decided test plays nothing and decides the same.
+    games = len(read_journal(tmp_path / "s" / JOURNAL_NAME).records)
+    again = run("sprt", "--resume", str(tmp_path / "s"))
+    assert again.returncode == 1 and "H0 accepted" in again.stdout
+    assert len(read_journal(tmp_path / "s" / JOURNAL_NAME).records) == games
 
 
-def test_no_decision_within_max_games(c_bot: Path) -> None:
-    r = sprt(f"new={c_bot}", f"base={c_bot}", "--max-games", "4")
+def test_no_decision_within_max_games(c_bot: Path, tmp_path: Path) -> None:
+    r = sprt(tmp_path / "s", f"new={c_bot}", f"base={c_bot}", "--max-games", "4", "--progress-every", "1")
     assert r.returncode == 4, r.stderr
     assert "no decision after 4 games" in r.stdout
     assert r.stderr.count("Finished game") == 4
 
 
-def test_a_crashing_engine_is_an_engine_failure(c_bot: Path) -> None:
-    r = sprt(CRASH, f"base={c_bot}")
+def test_a_crashing_engine_is_an_engine_failure(c_bot: Path, tmp_path: Path) -> None:
+    r = sprt(tmp_path / "s", CRASH, f"base={c_bot}")
     assert r.returncode == 3, r.stderr
     assert "engine failure" in r.stdout and "crash" in r.stdout
     # Lenient: the crashes are losses and the test goes on (here until --max-games), restarting the engine.
-    lenient = sprt(CRASH, f"base={c_bot}", "--lenient", "--max-games", "4")
+    lenient = sprt(tmp_path / "l", CRASH, f"base={c_bot}", "--lenient", "--max-games", "4")
     assert lenient.returncode == 4, lenient.stderr
     assert "W 0 L 4 D 0" in lenient.stdout
     assert lenient.stderr.count("disconnect") >= 4
 
 
-def test_an_engine_that_cannot_start() -> None:
-    r = sprt("dead=sh -c 'exit 5'", "random")
+def test_an_engine_that_cannot_start(tmp_path: Path) -> None:
+    r = sprt(tmp_path / "s", "dead=sh -c 'exit 5'", "random")
     assert r.returncode == 3
     assert "dead" in r.stderr and "Traceback" not in r.stderr
 
@@ -72,19 +93,21 @@ def test_an_engine_that_cannot_start() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["random", "greedy", "--elo0", "5", "--elo1", "5"], "elo0 != elo1"),
+        (["random", "greedy", "--elo0", "5", "--elo1", "5"], "must be below --elo1"),
+        (["random", "greedy", "--elo0", "10", "--elo1", "0"], "--elo0 10 must be below --elo1 0"),
         (["random", "greedy", "--elo0", "0", "--elo1", "5", "--alpha", "1.5"], "alpha=1.5"),
-        (["random", "greedy", "--elo0", "0", "--elo1", "5", "--model", "bayes"], "'bayes' is not a valid SprtModel"),
+        (["random", "greedy", "--elo0", "0", "--elo1", "5", "--model", "bayes"], "choose normalized or logistic"),
         (["random", "greedy", "--elo0", "0", "--elo1", "5", "--tc", "soon"], "time control 'soon'"),
         (["random", "./nowhere", "--elo0", "0", "--elo1", "5"], "does not exist"),
         (["random", "greedy", "--elo0", "0"], "--elo1"),
+        (["random", "--elo0", "0", "--elo1", "5"], "sprt takes two engines, not 1"),
     ],
 )
-def test_sprt_usage_errors(args: list[str], message: str) -> None:
-    r = run("sprt", *args)
+def test_sprt_usage_errors(args: list[str], message: str, tmp_path: Path) -> None:
+    r = run("sprt", *args, "--out", str(tmp_path / "s"))
     assert r.returncode == 2, r.stderr
     assert message in r.stderr
-    assert "Traceback" not in r.stderr
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
 
 
 def record(game_id: int, first: str, second: str, result: Result, termination: Termination) -> GameRecord:

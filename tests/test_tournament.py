@@ -15,23 +15,25 @@ from pathlib import Path
 
 import pytest
 from quarto_arena.arena.engine import Deadlines
-from quarto_arena.arena.enginesfile import engine_from_arg
 from quarto_arena.arena.journal import JOURNAL_NAME, MAGIC, read_journal
-from quarto_arena.arena.output import PlainProgress, TournamentView, format_table
+from quarto_arena.arena.output import RunView, format_table, standings_table
 from quarto_arena.arena.pgn import read_games
 from quarto_arena.arena.records import Result, Termination
-from quarto_arena.arena.schedule import Format, random_openings
-from quarto_arena.arena.timecontrol import TimeControl
-from quarto_arena.arena.tournament import (
+from quarto_arena.arena.roster import resolve_engines
+from quarto_arena.arena.runner import (
     FAILURES_NAME,
     JSONL_NAME,
     PGN_NAME,
     GameFinished,
-    Tournament,
-    TournamentError,
-    TournamentSpec,
+    Run,
+    RunError,
+    RunKind,
+    RunOutcome,
+    RunSpec,
     build_spec,
 )
+from quarto_arena.arena.schedule import Format, OpeningBook, random_openings
+from quarto_arena.arena.timecontrol import TimeControl
 from quarto_arena.protocol.notation import parse_position, parse_turns
 from quarto_arena.protocol.rules import Variant
 
@@ -82,25 +84,25 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = 120) -> subpro
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd)
 
 
-def spec_of(*engines: str, **kw: object) -> TournamentSpec:
-    configs = tuple(engine_from_arg(e) for e in engines)
+def spec_of(*engines: str, **kw: object) -> RunSpec:
+    configs = tuple(resolve_engines(list(engines)))
     base: dict[str, object] = {"time_control": TimeControl.parse("st=1"), "concurrency": 2}
     base.update(kw)
-    return TournamentSpec(engines=configs, **base)  # type: ignore[arg-type]
+    return RunSpec(RunKind.TOURNAMENT, engines=configs, **base)  # type: ignore[arg-type]
 
 
-def play(spec: TournamentSpec, directory: Path) -> tuple[list[object], object]:
+def play(spec: RunSpec, directory: Path) -> tuple[list[object], RunOutcome]:
     events: list[object] = []
-    with Tournament.create(spec, directory, deadlines=FAST) as t:
+    with Run.create(spec, directory, deadlines=FAST) as t:
         outcome = asyncio.run(t.run(events.append))
     return events, outcome
 
 
 def test_round_robin_records_every_game_in_journal_pgn_and_jsonl(c_bot: Path, tmp_path: Path) -> None:
     openings = tuple(random_openings(3, 2, Variant(), seed=4))
-    spec = spec_of(f"a={c_bot}", f"b={c_bot}", "random", games=4, openings=openings)
+    spec = spec_of(f"a={c_bot}", f"b={c_bot}", "random", games=4, book=OpeningBook(openings))
     events, outcome = play(spec, tmp_path / "t")
-    assert outcome.complete  # type: ignore[attr-defined]
+    assert outcome.complete
     finished = [e for e in events if isinstance(e, GameFinished)]
     assert sorted(e.record.game_id for e in finished) == list(range(1, 13))
     journal = read_journal(tmp_path / "t" / JOURNAL_NAME)
@@ -118,6 +120,10 @@ def test_round_robin_records_every_game_in_journal_pgn_and_jsonl(c_bot: Path, tm
             assert g.tags[tag] not in ("", "?"), tag
         assert g.tags["Termination"] == "normal"
         assert g.tags["Opening"].startswith("startpos ")
+        # Who played: the engine's own id name and how it was run, for tracing a result to a binary.
+        side = "White" if g.tags["White"] in ("a", "b") else "Black"
+        assert g.tags[f"{side}Command"] == str(c_bot)
+        assert g.tags[f"{side}Engine"]
     lines = (tmp_path / "t" / JSONL_NAME).read_text().splitlines()
     assert sorted(json.loads(line)["game_id"] for line in lines) == list(range(1, 13))
     assert all(len(json.loads(line)["turns"]) >= 3 for line in lines)
@@ -131,15 +137,16 @@ def test_round_robin_records_every_game_in_journal_pgn_and_jsonl(c_bot: Path, tm
 def test_gauntlet_and_interim_tables(c_bot: Path, tmp_path: Path) -> None:
     spec = spec_of(f"hero={c_bot}", f"x={c_bot}", f"y={c_bot}", format=Format.GAUNTLET, games=2, rating_interval=2)
     out = tmp_path / "progress.txt"
-    with open(out, "w") as stream, Tournament.create(spec, tmp_path / "t", deadlines=FAST) as t:
-        view = TournamentView(PlainProgress(stream, t.total), spec.names, [], t.total, interval=2)
+    with open(out, "w") as stream, Run.create(spec, tmp_path / "t", deadlines=FAST) as t:
+        view = RunView(stream, spec.kind, spec.names, [], t.total, live=False, interval=2)
         asyncio.run(t.run(view))
+        view.close()
     text = out.read_text()
-    assert text.count("Finished game") == 4
     assert "Rating after 2 of 4 games:" in text
+    assert text.splitlines()[-1].endswith("ETA 0:00:00") and "4/4 games" in text.splitlines()[-1]
     records = read_journal(tmp_path / "t" / JOURNAL_NAME).records.values()
     assert all("hero" in (r.first, r.second) for r in records)
-    table = view.table()
+    table = standings_table(view.records, spec.names)
     games = dict(zip([r[1] for r in table.rows], [r[table.headers.index("games")] for r in table.rows], strict=True))
     assert games == {"hero": 4, "x": 2, "y": 2}
 
@@ -151,8 +158,7 @@ def test_a_crashing_engine_forfeits_is_restarted_and_the_tournament_goes_on(c_bo
     records = outcome.records  # type: ignore[attr-defined]
     assert len(records) == 4
     assert all(r.termination is Termination.DISCONNECT and r.loser == "crash" for r in records)
-    with open(os.devnull, "w") as devnull:
-        table = TournamentView(PlainProgress(devnull, 4), spec.names, records, 4).table()
+    table = standings_table(records, spec.names)
     row = next(r for r in table.rows if r[1] == "crash")
     assert row[table.headers.index("forfeits")] == 4
     assert row[table.headers.index("disconnect")] == 4
@@ -167,7 +173,7 @@ def test_strict_stops_at_the_first_failure_and_resume_replays_it(c_bot: Path, tm
         "tournament", crash, f"bot={c_bot}", "--games", "4", "--tc", "st=1", "--strict", "--out", str(directory)
     )
     assert r.returncode == 3, r.stderr
-    assert "stopped (--strict) by game" in r.stderr and "disconnect" in r.stderr
+    assert "stopped by game" in r.stderr and "disconnect" in r.stderr
     assert "Traceback" not in r.stderr
     assert read_journal(directory / JOURNAL_NAME).records == {}
     failed = [json.loads(line) for line in (directory / FAILURES_NAME).read_text().splitlines()]
@@ -180,7 +186,7 @@ def test_strict_stops_at_the_first_failure_and_resume_replays_it(c_bot: Path, tm
 def test_an_engine_that_cannot_start_stops_the_tournament_before_any_game(tmp_path: Path) -> None:
     r = run_cli("tournament", "dead=sh -c 'exit 7'", "random", "--tc", "st=1", "--out", str(tmp_path / "t"))
     assert r.returncode == 3, r.stderr
-    assert r.stderr.count("\n") == 2  # the "Tournament in" line and the error
+    assert r.stderr.count("\n") == 2, r.stderr  # the "Tournament in" line and the error
     assert "dead" in r.stderr and "Traceback" not in r.stderr
 
 
@@ -195,9 +201,9 @@ def test_resume_plays_exactly_the_missing_games(c_bot: Path, tmp_path: Path) -> 
     keep = ends[2] + (ends[3] - ends[2]) // 2  # ends[0] is the header's end, ends[k] game k's
     journal.write_bytes(data[:keep])
     (directory / PGN_NAME).write_text("garbage left by a kill\n")
-    with Tournament.resume(directory, deadlines=FAST) as t:
+    with Run.resume(directory, deadlines=FAST) as t:
         assert t.torn is not None
-        assert len(t.missing()) == 4
+        assert len(list(t.pending())) == 4
         events: list[object] = []
         outcome = asyncio.run(t.run(events.append))
     assert any("torn" in str(e) for e in events)
@@ -206,8 +212,8 @@ def test_resume_plays_exactly_the_missing_games(c_bot: Path, tmp_path: Path) -> 
     assert sorted(after.records) == list(range(1, 7))
     assert sorted(int(g.tags["GameId"]) for g in read_games(directory / PGN_NAME)) == list(range(1, 7))
     # Nothing to do on a second resume.
-    with Tournament.resume(directory, deadlines=FAST) as t:
-        assert t.missing() == []
+    with Run.resume(directory, deadlines=FAST) as t:
+        assert list(t.pending()) == []
 
 
 def frame_ends(data: bytes) -> list[int]:
@@ -221,7 +227,7 @@ def frame_ends(data: bytes) -> list[int]:
 
 def test_resume_refuses_flags_foreign_and_corrupt_journals(tmp_path: Path) -> None:
     r = run_cli("tournament", "--resume", str(tmp_path / "nope"))
-    assert r.returncode == 2 and "no such tournament directory" in r.stderr
+    assert r.returncode == 2 and "no such run directory" in r.stderr
     (tmp_path / "foreign").mkdir()
     (tmp_path / "foreign" / JOURNAL_NAME).write_text('[Event "?"]\n')
     r = run_cli("tournament", "--resume", str(tmp_path / "foreign"))
@@ -231,27 +237,27 @@ def test_resume_refuses_flags_foreign_and_corrupt_journals(tmp_path: Path) -> No
     r = run_cli("tournament", "--resume", str(tmp_path / "empty"))
     assert r.returncode == 2 and "no journal here" in r.stderr
     r = run_cli("tournament", "--resume", str(tmp_path / "empty"), "--games", "4")
-    assert r.returncode == 2 and "--resume takes no other option" in r.stderr
+    assert r.returncode == 2 and "--resume takes no engines or game options (got --games)" in r.stderr
     r = run_cli("tournament", "random", "--resume", str(tmp_path / "empty"))
-    assert r.returncode == 2 and "--resume takes no other option" in r.stderr
+    assert r.returncode == 2 and "--resume takes no engines or game options (got engines)" in r.stderr
 
 
 def test_a_second_arena_on_the_same_directory_is_refused(c_bot: Path, tmp_path: Path) -> None:
     spec = spec_of(f"a={c_bot}", f"b={c_bot}")
     with (
-        Tournament.create(spec, tmp_path / "t", deadlines=FAST),
-        pytest.raises(TournamentError, match="in use by another running tournament"),
+        Run.create(spec, tmp_path / "t", deadlines=FAST),
+        pytest.raises(RunError, match="in use by another running quarto-arena"),
     ):
-        Tournament.resume(tmp_path / "t")
-    with pytest.raises(TournamentError, match="a journal already exists"):
-        Tournament.create(spec, tmp_path / "t")
+        Run.resume(tmp_path / "t")
+    with pytest.raises(RunError, match=r"holds a run already: continue it with --resume .*, start it over"):
+        Run.create(spec, tmp_path / "t")
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["random"], "at least two engines"),
-        (["random", "greedy", "--games", "3"], "must be even"),
+        (["random", "greedy", "--games", "0"], "games per encounter must be at least 1"),
         (["random", "greedy", "--tc", "fast"], "time control 'fast'"),
         (["random", "greedy", "--attributes", "smell"], "unknown attribute 'smell'"),
         (["random", "greedy", "--format", "nope"], "unknown --format 'nope'"),
@@ -260,9 +266,15 @@ def test_a_second_arena_on_the_same_directory_is_refused(c_bot: Path, tmp_path: 
         (["random", "greedy", "--engines", "missing.toml"], "no such engines file"),
         (["random", "./nobody"], "does not exist"),
         (["random", "greedy", "--concurrency", "0"], "concurrency must be at least 1"),
+        (["random", "greedy", "--openings", "."], "is a directory, not an openings file"),
+        (["a=random", "a=greedy"], "engine name 'a' is given twice"),
+        (["random", "my_bot"], "to run the file here, write ./my_bot"),
+        (["random", "greedy", "--option", "nobody:Depth=3"], "no engine is named 'nobody'"),
+        (["random", "greedy", "--progress-every", "soon"], "--progress-every 'soon'"),
     ],
 )
 def test_usage_errors_are_one_line_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
+    (tmp_path / "my_bot").write_text("#!/bin/sh\n")
     r = run_cli("tournament", *args, "--out", str(tmp_path / "t"), cwd=tmp_path)
     assert r.returncode == 2, r.stderr
     assert message in r.stderr
@@ -277,10 +289,15 @@ def test_build_spec_from_engines_file_and_openings_file(tmp_path: Path, c_bot: P
     )
     openings = tmp_path / "openings.txt"
     openings.write_text("3 c47\n..../..../..../.... 7\n")
-    spec = build_spec([], engines_file=engines, openings_file=openings, games=4, tc="st=1")
+    spec = build_spec(
+        RunKind.TOURNAMENT, [], engines_file=engines, openings_file=openings, random_turns=None, games=4, tc="st=1"
+    )
     assert spec.names == ["c", "r"]
-    assert [o.text() for o in spec.openings] == ["startpos 3 c47", "..../..../..../.... 7"]
-    assert TournamentSpec.from_dict(spec.to_dict()) == spec
+    assert [o.text() for o in spec.book.openings] == ["startpos 3 c47", "..../..../..../.... 7"]
+    assert RunSpec.from_dict(spec.to_dict()) == spec
+    sprt = build_spec(RunKind.SPRT, ["random", "greedy"], sprt=(0.0, 5.0, 0.05, 0.05, "logistic"), max_games=7)
+    assert sprt.games == 8  # whole pairs
+    assert RunSpec.from_dict(sprt.to_dict()) == sprt
 
 
 def test_sigkill_mid_game_then_resume_finds_every_game_exactly_once(c_bot: Path, tmp_path: Path) -> None:
@@ -299,12 +316,10 @@ def test_sigkill_mid_game_then_resume_finds_every_game_exactly_once(c_bot: Path,
         while True:
             assert proc.poll() is None, (tmp_path / "first.log").read_text()
             assert time.monotonic() < deadline, "the tournament made no progress"
-            text = (tmp_path / "first.log").read_text()
-            started = {int(line.split()[2]) for line in text.splitlines() if line.startswith("Started game")}
-            finished = {int(line.split()[2]) for line in text.splitlines() if line.startswith("Finished game")}
             journal = directory / JOURNAL_NAME
             done = len(read_journal(journal).records) if journal.exists() else 0
-            if done >= 3 and started - finished:
+            # The slow bots take 20 ms a turn at concurrency 2: mid-run, games are always in flight.
+            if done >= 3:
                 break
             time.sleep(0.01)
         os.killpg(proc.pid, signal.SIGKILL)
