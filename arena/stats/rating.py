@@ -161,6 +161,30 @@ class _Tally:
     draws: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class _Counts:
+    """Every game counted: per ordered pair of player numbers, and per player (numbered by first appearance)."""
+
+    names: list[str]
+    tallies: dict[tuple[int, int], _Tally]
+    played: list[int]
+    points: list[float]
+    draws: list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class _Ratings:
+    """The fit of every pool, per player number (``None`` for a player with no game)."""
+
+    ratings: list[float | None]
+    margins: list[float | None]
+    regularized: list[bool]
+    pool_of: list[int]
+    covariance: dict[tuple[str, str], float]
+    advantage: float | None
+    advantage_margin: float | None
+
+
 def rate(
     games: Iterable[ScoredGame],
     *,
@@ -178,6 +202,29 @@ def rate(
     """
     if not scale > 0.0:
         raise RatingError(f"the rating scale must be positive, not {scale}")
+    counts = _count(games, players)
+    anchor_index: int | None = None
+    if anchor is not None:
+        if anchor[0] not in counts.names:
+            known = ", ".join(sorted(counts.names)) or "none"
+            raise RatingError(f"anchor {anchor[0]!r} is not one of the players: {known}")
+        anchor_index = counts.names.index(anchor[0])
+        if not counts.played[anchor_index]:
+            raise RatingError(f"anchor {anchor[0]!r} has no game, so it cannot fix anyone's rating")
+    fit = _fit_pools(counts, anchor_index, None if anchor is None else anchor[1], first_player_advantage, scale)
+    return RatingTable(
+        players=_ranked_lines(counts, fit),
+        pairs=_pair_records(counts),
+        scale=scale,
+        anchor=anchor,
+        first_player_advantage=fit.advantage,
+        first_player_advantage_margin=fit.advantage_margin,
+        covariance=fit.covariance,
+    )
+
+
+def _count(games: Iterable[ScoredGame], players: Iterable[str]) -> _Counts:
+    """Checks and counts the games; ``players`` adds names with no game."""
     names: dict[str, int] = {}
     tallies: dict[tuple[int, int], _Tally] = {}
     for game in games:
@@ -195,11 +242,7 @@ def rate(
         tally.draws += game.score == 0.5
     for name in players:
         names.setdefault(name, len(names))
-    if anchor is not None and anchor[0] not in names:
-        raise RatingError(f"anchor {anchor[0]!r} is not one of the players: {', '.join(sorted(names)) or 'none'}")
-
-    index_names = list(names)
-    n = len(index_names)
+    n = len(names)
     played = [0] * n
     points = [0.0] * n
     draws = [0] * n
@@ -210,10 +253,14 @@ def rate(
         points[j] += t.games - t.points
         draws[i] += t.draws
         draws[j] += t.draws
+    return _Counts(list(names), tallies, played, points, draws)
 
-    if anchor is not None and not played[names[anchor[0]]]:
-        raise RatingError(f"anchor {anchor[0]!r} has no game, so it cannot fix anyone's rating")
-    pools = _pools(n, tallies, played, None if anchor is None else names[anchor[0]])
+
+def _fit_pools(
+    counts: _Counts, anchor: int | None, anchor_rating: float | None, fit_advantage: bool, scale: float
+) -> _Ratings:
+    """Fits each pool of connected players on its own; the anchor's pool holds the anchor at ``anchor_rating``."""
+    n = len(counts.names)
     ratings: list[float | None] = [None] * n
     margins: list[float | None] = [None] * n
     regularized = [False] * n
@@ -221,79 +268,80 @@ def rate(
     covariance: dict[tuple[str, str], float] = {}
     advantage: float | None = None
     advantage_margin: float | None = None
-    for pool_index, members in enumerate(pools):
+    for pool_index, members in enumerate(_pools(n, counts.tallies, counts.played, anchor)):
         for i in members:
             pool_of[i] = pool_index
-        pool_tallies = {key: t for key, t in tallies.items() if pool_of[key[0]] == pool_index}
-        anchor_rating: float | None = None
-        if anchor is not None and names[anchor[0]] in members:
+        pool_tallies = {key: t for key, t in counts.tallies.items() if pool_of[key[0]] == pool_index}
+        pinned: float | None = None
+        if anchor is not None and anchor in members:
             # The fit holds its first member at 0: make that the anchor, so that its margin is 0.
-            members.remove(names[anchor[0]])
-            members.insert(0, names[anchor[0]])
-            anchor_rating = anchor[1]
-        fit = _fit_pool(members, pool_tallies, anchor_rating, first_player_advantage, scale)
+            members.remove(anchor)
+            members.insert(0, anchor)
+            pinned = anchor_rating
+        fit = _fit_pool(members, pool_tallies, pinned, fit_advantage, scale)
         for k, i in enumerate(members):
             ratings[i] = fit.ratings[k]
             margins[i] = Z95 * math.sqrt(max(fit.covariance[k][k], 0.0))
             regularized[i] = fit.regularized
             for m, j in enumerate(members):
-                covariance[(index_names[i], index_names[j])] = fit.covariance[k][m]
+                covariance[(counts.names[i], counts.names[j])] = fit.covariance[k][m]
         if pool_index == 0 and fit.advantage is not None:
             advantage = fit.advantage
             advantage_margin = Z95 * math.sqrt(max(fit.advantage_variance, 0.0))
+    return _Ratings(ratings, margins, regularized, pool_of, covariance, advantage, advantage_margin)
 
-    rated = sorted((i for i in range(n) if played[i]), key=lambda i: (pool_of[i], -(ratings[i] or 0.0), index_names[i]))
-    unrated = sorted((i for i in range(n) if not played[i]), key=lambda i: index_names[i])
+
+def _ranked_lines(counts: _Counts, fit: _Ratings) -> tuple[PlayerRating, ...]:
+    """The table's lines: rated players best first within each pool, pools in order, then players with no game."""
+    names, ratings, pool_of = counts.names, fit.ratings, fit.pool_of
+    n = len(names)
+    rated = sorted(
+        (i for i in range(n) if counts.played[i]), key=lambda i: (pool_of[i], -(ratings[i] or 0.0), names[i])
+    )
+    unrated = sorted((i for i in range(n) if not counts.played[i]), key=lambda i: names[i])
     lines: list[PlayerRating] = []
     for position, i in enumerate(rated):
         los_next: float | None = None
         if position + 1 < len(rated) and pool_of[rated[position + 1]] == pool_of[i]:
             j = rated[position + 1]
-            a, b = index_names[i], index_names[j]
-            variance = covariance[(a, a)] + covariance[(b, b)] - 2.0 * covariance[(a, b)]
+            a, b = names[i], names[j]
+            variance = fit.covariance[(a, a)] + fit.covariance[(b, b)] - 2.0 * fit.covariance[(a, b)]
             ri, rj = ratings[i], ratings[j]
             if variance > 0.0 and ri is not None and rj is not None:
                 los_next = normal_cdf((ri - rj) / math.sqrt(variance))
         lines.append(
             PlayerRating(
-                name=index_names[i],
+                name=names[i],
                 rating=ratings[i],
-                margin=margins[i],
-                games=played[i],
-                points=points[i],
-                draws=draws[i],
+                margin=fit.margins[i],
+                games=counts.played[i],
+                points=counts.points[i],
+                draws=counts.draws[i],
                 pool=pool_of[i],
-                regularized=regularized[i],
+                regularized=fit.regularized[i],
                 los_next=los_next,
             )
         )
-    for i in unrated:
-        lines.append(PlayerRating(index_names[i], None, None, 0, 0.0, 0, -1, False, None))
+    lines.extend(PlayerRating(names[i], None, None, 0, 0.0, 0, -1, False, None) for i in unrated)
+    return tuple(lines)
 
-    pair_totals: dict[tuple[int, int], list[float]] = {}
-    for (i, j), t in tallies.items():
-        forward = pair_totals.setdefault((i, j), [0.0, 0.0, 0.0])
-        backward = pair_totals.setdefault((j, i), [0.0, 0.0, 0.0])
+
+def _pair_records(counts: _Counts) -> tuple[PairRecord, ...]:
+    """The crosstable: both colours together, one record per ordered pair who met, sorted by names."""
+    totals: dict[tuple[int, int], list[float]] = {}
+    for (i, j), t in counts.tallies.items():
+        forward = totals.setdefault((i, j), [0.0, 0.0, 0.0])
+        backward = totals.setdefault((j, i), [0.0, 0.0, 0.0])
         forward[0] += t.games
         forward[1] += t.points
         forward[2] += t.draws
         backward[0] += t.games
         backward[1] += t.games - t.points
         backward[2] += t.draws
-    pairs = tuple(
-        PairRecord(index_names[i], index_names[j], int(g), p, int(d))
-        for (i, j), (g, p, d) in sorted(
-            pair_totals.items(), key=lambda kv: (index_names[kv[0][0]], index_names[kv[0][1]])
-        )
-    )
-    return RatingTable(
-        players=tuple(lines),
-        pairs=pairs,
-        scale=scale,
-        anchor=anchor,
-        first_player_advantage=advantage,
-        first_player_advantage_margin=advantage_margin,
-        covariance=covariance,
+    names = counts.names
+    return tuple(
+        PairRecord(names[i], names[j], int(g), p, int(d))
+        for (i, j), (g, p, d) in sorted(totals.items(), key=lambda kv: (names[kv[0][0]], names[kv[0][1]]))
     )
 
 
