@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from quarto_arena.arena.records import GameRecord, Result, Termination, TurnRecord
-from quarto_arena.arena.sprt_runner import Verdict, pair_index
+from quarto_arena.arena.sprt_runner import SprtProgress, Verdict, make_sprt, pair_index
 from quarto_arena.arena.tournament import pgn_text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,6 +27,14 @@ def sprt(*args: str) -> subprocess.CompletedProcess[str]:
 def test_exit_codes_match_the_documentation() -> None:
     assert [v.exit_code for v in (Verdict.H1, Verdict.H0, Verdict.ENGINE_FAILURE, Verdict.NO_DECISION)] == [0, 1, 3, 4]
     assert [pair_index(p) for p in (0, 0.5, 1, 1.5, 2)] == [0, 1, 2, 3, 4]
+
+
+def test_the_progress_line_gives_bounds_when_every_pair_is_won() -> None:
+    # A strong NEW sweeps its first pairs. 3 pairs: Wilson's bound 3 / (3 + z^2) = 0.4385 on the pair score is
+    # -42.9 Elo; the least favourable pair scores (1/4 and 1/2) at that mean give t = -0.571, nElo -140.3.
+    penta = (0, 0, 0, 0, 3)
+    line = SprtProgress(make_sprt(0, 10, 0.05, 0.05, "normalized").pentanomial(penta), penta, 6, 0, 0).line()
+    assert line.endswith(" | elo > -42.9 (95%), nelo > -140.3 (95%)")
 
 
 def test_a_stronger_new_engine_passes(c_bot: Path) -> None:

@@ -12,7 +12,7 @@ Every public name is importable from here (``from quarto_arena.arena.stats impor
 from __future__ import annotations
 
 from .elo import ELO_SCALE, NELO_PER_T, Z95, elo_from_score, score_from_elo
-from .match import MatchStats, StatsError, pentanomial_stats, trinomial_stats
+from .match import Estimate, IntervalKind, MatchStats, StatsError, pentanomial_stats, trinomial_stats
 from .rating import PairRecord, PlayerRating, RatingError, RatingTable, ScoredGame, rate
 from .sprt import Sprt, SprtDecision, SprtModel, SprtStatus, llr_pentanomial, llr_trinomial, sprt_bounds
 from .tables import Cell, TableRows, crosstable_rows, rating_rows
@@ -22,6 +22,8 @@ __all__ = [
     "NELO_PER_T",
     "Z95",
     "Cell",
+    "Estimate",
+    "IntervalKind",
     "MatchStats",
     "PairRecord",
     "PlayerRating",
