@@ -535,6 +535,23 @@ def test_sprt_decisions() -> None:
         Sprt(1.0, 1.0)
 
 
+@pytest.mark.parametrize(("alpha", "beta"), [(0.05, 0.05), (0.05, 0.10), (0.01, 0.20)])
+def test_sprt_decides_exactly_at_its_bounds_and_not_a_hair_inside(alpha: float, beta: float) -> None:
+    # SprtStatus documents "accept H0 at or below lower, H1 at or above upper" (Wald's bounds from alpha and beta).
+    test = Sprt(elo0=0.0, elo1=2.0, alpha=alpha, beta=beta)
+    lower, upper = math.log(beta / (1 - alpha)), math.log((1 - beta) / alpha)
+    assert test.bounds == (pytest.approx(lower, abs=1e-15), pytest.approx(upper, abs=1e-15))
+    lower, upper = test.bounds
+    at_lower, at_upper = test.decide(lower), test.decide(upper)
+    assert (at_lower.decision, at_lower.llr, at_lower.lower, at_lower.upper) == (SprtDecision.H0, lower, lower, upper)
+    assert (at_upper.decision, at_upper.llr, at_upper.lower, at_upper.upper) == (SprtDecision.H1, upper, lower, upper)
+    assert test.decide(math.nextafter(lower, 0.0)).decision is SprtDecision.CONTINUE
+    assert test.decide(math.nextafter(upper, 0.0)).decision is SprtDecision.CONTINUE
+    assert test.decide(math.nextafter(lower, -math.inf)).decision is SprtDecision.H0
+    assert test.decide(math.nextafter(upper, math.inf)).decision is SprtDecision.H1
+    assert test.decide(0.0).decision is SprtDecision.CONTINUE
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.integers(1, 500), st.integers(1, 500), st.integers(0, 500), st.sampled_from(list(SprtModel)))
 def test_llr_grows_with_wins_and_is_antisymmetric(wins: int, losses: int, draws: int, model: SprtModel) -> None:
