@@ -357,7 +357,7 @@ def match_lines(summary: MatchSummary) -> list[str]:
     Elo and its interval come from the game counts; normalized Elo and LOS from the pentanomial pair counts when
     there are complete pairs (colour-swapped pairs are the real trials), else from the game counts. An estimate
     is printed as ``+40.7 +/- 30.4`` where fishtest's normal interval exists, else as its 95% interval or bound
-    (``+0.0 (95%: -392.5 to +392.5)``, ``> +286.6 (95%)``): never an infinity (see
+    (``+0.0 (95%: -392.5 to +392.5)``, ``> +316.6 (95%)``): never an infinity (see
     :mod:`quarto_arena.arena.stats.match`).
     """
     s = summary

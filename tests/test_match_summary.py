@@ -77,21 +77,23 @@ def test_incomplete_pairs_and_forfeits() -> None:
     assert match_lines(s)[-1] == "Forfeits by new: 1 time forfeit"
 
 
-# What `play` prints at the edges. Bounds by hand: Wilson's lower bound of a perfect score over n trials is
-# n / (n + z^2) (z = 1.96): 20 games -> 0.8389 -> +286.6 Elo; 2 games -> 0.3424 -> -113.4; 1 game -> 0.2065 -> -233.8.
-# Normalized Elo of 10 winning pairs: Wilson's bound on the pair score, 10 / 13.84 = 0.7225, at the largest spread
-# (t = 0.2225 / sqrt(0.7225 * 0.2775) = 0.497), per game (/ sqrt 2) times 800 / ln 10 -> +122.1. One decisive game
+# What `play` prints at the edges. Bounds by hand: the one-sided 95% bound of a perfect score over n trials is
+# 0.05 ** (1/n): 20 games -> 0.8609 -> +316.6 Elo; 2 games -> 0.2236 -> -216.2; 1 game -> 0.05 -> -511.5. Its nElo
+# is the t-value of the largest spread at that score: 1 game, t = -sqrt(0.45 / 0.05) = -3 -> -1042.3; 10 winning
+# pairs, 0.05 ** (1/10) = 0.7411, t = 0.2411 / sqrt(0.7411 * 0.2589) = 0.5505, per game (/ sqrt 2) times
+# 800 / ln 10 -> +135.2. Wilson's interval (z = 1.96) elsewhere: all draws in 20, 1/2 -+ z / (2 sqrt(20 + z^2)) =
+# 0.2007 -> -+147.8 Elo; one win and one loss, 0.4055 -> -+392.5; one draw, 0.4454 -> -+495.3. One decisive game
 # in 20: pairs [0, 0, 9, 1, 0], pair scores 0.5 x 9 and 0.75: mean 0.525, sd 0.075, nElo 0.025 / (0.075 sqrt 2)
 # * 347.44 = +81.9, LOS Phi(0.025 / (0.075 / sqrt 10)) = 85.4 %; Elo from 1-0-19 as fastchess: +17.4 +/- 33.4.
 EDGE_CASES = [
     pytest.param(
         [1.0] * 20,
-        "Elo difference: > +286.6 (95%), nElo: > +122.1 (95%), LOS: 99.9 %",
+        "Elo difference: > +316.6 (95%), nElo: > +135.2 (95%), LOS: 99.9 %",
         id="all wins",
     ),
     pytest.param(
         [0.0] * 20,
-        "Elo difference: < -286.6 (95%), nElo: < -122.1 (95%), LOS: 0.1 %",
+        "Elo difference: < -316.6 (95%), nElo: < -135.2 (95%), LOS: 0.1 %",
         id="all losses",
     ),
     pytest.param(
@@ -106,12 +108,12 @@ EDGE_CASES = [
     ),
     pytest.param(
         [1.0, 1.0],
-        "Elo difference: > -113.4 (95%), nElo: unbounded, LOS: 84.1 %",
+        "Elo difference: > -216.2 (95%), nElo: unbounded, LOS: 84.1 %",
         id="one pair, both won",
     ),
     pytest.param(
         [1.0],
-        "Elo difference: > -233.8 (95%), nElo: > -414.1 (95%), LOS: 84.1 %",
+        "Elo difference: > -511.5 (95%), nElo: > -1042.3 (95%), LOS: 84.1 %",
         id="a single game, won",
     ),
     pytest.param(

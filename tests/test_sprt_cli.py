@@ -30,11 +30,11 @@ def test_exit_codes_match_the_documentation() -> None:
 
 
 def test_the_progress_line_gives_bounds_when_every_pair_is_won() -> None:
-    # A strong NEW sweeps its first pairs. 3 pairs: Wilson's bound 3 / (3 + z^2) = 0.4385 on the pair score is
-    # -42.9 Elo; the least favourable pair scores (1/4 and 1/2) at that mean give t = -0.571, nElo -140.3.
+    # A strong NEW sweeps its first pairs. 3 pairs: the one-sided bound 0.05 ** (1/3) = 0.3684 on the pair score is
+    # -93.6 Elo; the least favourable pair scores (1/4 and 1/2) at that mean give t = -1.0542, nElo -259.0.
     penta = (0, 0, 0, 0, 3)
     line = SprtProgress(make_sprt(0, 10, 0.05, 0.05, "normalized").pentanomial(penta), penta, 6, 0, 0).line()
-    assert line.endswith(" | elo > -42.9 (95%), nelo > -140.3 (95%)")
+    assert line.endswith(" | elo > -93.6 (95%), nelo > -259.0 (95%)")
 
 
 def test_a_stronger_new_engine_passes(c_bot: Path) -> None:

@@ -314,10 +314,11 @@ def on_wilson_boundary(score: float, trials: int, elo: float) -> bool:
 
 
 @pytest.mark.parametrize("games", [1, 2, 20, 500])
-def test_a_clean_sweep_has_a_lower_bound_instead_of_infinities(games: int) -> None:
+def test_a_clean_sweep_has_an_exact_one_sided_bound_instead_of_infinities(games: int) -> None:
     sweep, whitewash = trinomial_stats(games, 0, 0), trinomial_stats(0, games, 0)
-    assert sweep.elo.value == math.inf and sweep.elo.high == math.inf and sweep.elo.kind is IntervalKind.WILSON
-    assert math.isfinite(sweep.elo.low) and on_wilson_boundary(1.0, games, sweep.elo.low)
+    assert sweep.elo.value == math.inf and sweep.elo.high == math.inf and sweep.elo.kind is IntervalKind.BOUND
+    # At the bound, a player scoring p per game (wins and losses only) sweeps with probability exactly 5%.
+    assert math.isfinite(sweep.elo.low) and score_from_elo(sweep.elo.low) ** games == pytest.approx(0.05)
     assert (whitewash.elo.low, whitewash.elo.high) == (-math.inf, pytest.approx(-sweep.elo.low))
     assert str(sweep.elo) == f"> {sweep.elo.low:+.1f} (95%)" and str(whitewash.elo) == f"< {-sweep.elo.low:+.1f} (95%)"
     # LOS from the largest variance equal engines can have per game, 1/4: Phi(sqrt(games)).
@@ -326,9 +327,9 @@ def test_a_clean_sweep_has_a_lower_bound_instead_of_infinities(games: int) -> No
 
 
 def test_the_sweep_bounds_people_see() -> None:
-    # 20/20: n / (n + z^2) = 0.83885 -> +286.6 Elo; 1/1: 0.20654 -> -233.8 Elo (one win says little).
-    assert str(trinomial_stats(20, 0, 0).elo) == "> +286.6 (95%)"
-    assert str(trinomial_stats(1, 0, 0).elo) == "> -233.8 (95%)"
+    # 20/20: 0.05 ** (1/20) = 0.86089 -> +316.6 Elo; 1/1: 0.05 -> -400 log10(19) = -511.5 Elo (one win says little).
+    assert str(trinomial_stats(20, 0, 0).elo) == "> +316.6 (95%)"
+    assert str(trinomial_stats(1, 0, 0).elo) == "> -511.5 (95%)"
     assert trinomial_stats(20, 0, 0).elo.low < trinomial_stats(21, 0, 0).elo.low  # more wins, a higher bound
 
 
@@ -385,11 +386,11 @@ def test_wins_and_draws_only() -> None:
     assert (losses.elo.low, losses.elo.high) == (pytest.approx(-few.elo.high), pytest.approx(-few.elo.low))
 
 
-@pytest.mark.parametrize("pairs", [2, 3, 10, 200])
+@pytest.mark.parametrize("pairs", [3, 10, 200])
 def test_a_sweep_of_pairs_bounds_nelo_by_the_least_favourable_outcomes(pairs: int) -> None:
     stats = pentanomial_stats([0, 0, 0, 0, pairs])
-    assert stats.nelo.value == math.inf and stats.nelo.high == math.inf
-    # The bound is the t-value floor at Wilson's lower bound of the pair score, in per-game units.
+    assert stats.nelo.value == math.inf and stats.nelo.high == math.inf and stats.nelo.kind is IntervalKind.BOUND
+    # The bound is the t-value floor at the pair score's one-sided bound, in per-game units.
     low = score_from_elo(stats.elo.low)
     assert stats.nelo.low == pytest.approx(_t_value_floor(low, PAIR_SCORES) * NELO_PER_T / math.sqrt(2))
     assert str(stats.nelo) == f"> {stats.nelo.low:+.1f} (95%)"

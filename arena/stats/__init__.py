@@ -3,7 +3,8 @@
 - :mod:`.elo`: the logistic and normalized Elo scales and the normal distribution, shared by the others;
 - :mod:`.rating`: maximum-likelihood ratings of many players (Ordo's model), with margins and LOS;
 - :mod:`.tables`: the rating table and the crosstable as plain rows for the CLI;
-- :mod:`.match`: score, Elo, normalized Elo and LOS of one engine against another (fishtest/fastchess);
+- :mod:`.match`: score, Elo, normalized Elo and LOS of one engine against another (fishtest/fastchess), with
+  bounds instead of infinities at the edges;
 - :mod:`.sprt`: the generalized SPRT (fishtest/fastchess).
 
 Every public name is importable from here (``from quarto_arena.arena.stats import rate``).

@@ -17,13 +17,16 @@ vectors in tests/data/rating/match_stats.json):
 Those formulas break down at the edges, where fastchess and cutechess print ``inf`` and ``nan`` and fishtest
 clamps the score to [0.001, 0.999]. Here instead:
 
-- When the normal interval does not exist (no spread: all wins, all losses, all draws, every pair alike) or
-  reaches a score of 0 or 1 (a few games, or nearly one-sided results), the score's interval is Wilson's score
-  interval with the largest variance a trial with that mean can have, ``p (1 - p)``. It is conservative (draws
-  only lower the variance), always has a positive width, stays inside [0, 1] and ends at 1 (or 0) only when the
-  score is 1 (or 0): a clean sweep of 20 games gives ``elo > +286.6``, one won game ``elo > -233.8``.
+- A score of 1 (every game or pair won) has no upper bound, and gets an exact one-sided 95% lower bound
+  instead: ``0.05 ** (1 / trials)``. Below it, ``trials`` full points in a row have a probability under 5%
+  whatever the draw rate, because a trial whose expected score is ``p`` is a full point with probability at most
+  ``p``. A clean sweep of 20 games gives ``elo > +316.6``, one won game ``elo > -511.5``. A score of 0 likewise.
+- Otherwise, when the normal interval does not exist (no spread: all draws, every pair alike) or reaches a score
+  of 0 or 1 (a few games, or nearly one-sided results), the score's interval is Wilson's score interval with the
+  largest variance a trial with that mean can have, ``p (1 - p)``: conservative (draws only lower the variance),
+  of positive width, strictly inside (0, 1).
 - With no spread and a score other than 1/2 the t-value is infinite; its bound is the smallest t-value of any
-  outcome distribution whose mean reaches the Wilson bound (see :func:`_t_value_floor`). With no spread at 1/2
+  outcome distribution whose mean reaches the score's bound (see :func:`_t_value_floor`). With no spread at 1/2
   (all draws, every pair WL or DD) the estimate is 0 with the usual margin.
 - With no spread, LOS uses the largest variance a trial can have when the engines are equal, 1/4.
 """
@@ -34,10 +37,14 @@ import enum
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from .elo import NELO_PER_T, Z95, elo_from_score, normal_cdf
 
 __all__ = ["Estimate", "IntervalKind", "MatchStats", "StatsError", "pentanomial_stats", "trinomial_stats"]
+
+# The error rate of a one-sided bound: the score's side that has no bound takes none of the 5%.
+_ONE_SIDED_ALPHA: Final = 0.05
 
 
 class StatsError(ValueError):
@@ -51,18 +58,21 @@ class IntervalKind(enum.Enum):
     """fishtest's and fastchess's: the normal interval of the score with its observed spread; shown as a margin."""
     WILSON = "wilson"
     """Wilson's score interval with the largest variance a trial can have: where the normal one does not exist."""
+    BOUND = "bound"
+    """A one-sided 95% bound (none from a single pair): the estimate is infinite."""
 
 
 @dataclass(frozen=True, slots=True)
 class Estimate:
     """A statistic with its 95% interval; ``str()`` gives the form rating tools print.
 
-    ``value`` is infinite when the results have no finite estimate (every game won or lost); ``low`` is
-    ``-inf`` when nothing bounds it from below, ``high`` is ``+inf`` when nothing bounds it from above.
+    ``value`` is infinite when the results have no finite estimate (a score of 0 or 1; for nElo, no spread at a
+    score other than 1/2); ``low`` is ``-inf`` when nothing bounds it from below, ``high`` is ``+inf`` when nothing
+    bounds it from above.
     """
 
     value: float
-    """The point estimate (maximum likelihood)."""
+    """The point estimate."""
     low: float
     """Lower end of the 95% interval."""
     high: float
@@ -76,7 +86,7 @@ class Estimate:
         return (self.high - self.low) / 2.0 if self.kind is IntervalKind.NORMAL else None
 
     def __str__(self) -> str:
-        """``+40.7 +/- 30.4``; ``+190.8 (95%: -242.7 to +623.1)``; ``> +286.6 (95%)``; ``unbounded``."""
+        """``+40.7 +/- 30.4``; ``+190.8 (95%: -243.1 to +624.8)``; ``> +316.6 (95%)``; ``unbounded``."""
         if self.margin is not None:
             return f"{_signed(self.value)} +/- {self.margin:.1f}"
         if math.isfinite(self.value):
@@ -153,13 +163,13 @@ def _match_stats(counts: Sequence[int], per_game_factor: float) -> MatchStats:
 
 
 def _elo(score: float, variance: float, trials: int) -> Estimate:
-    """Elo with fishtest's normal interval, or with Wilson's where the normal one is empty or leaves (0, 1)."""
+    """Elo with fishtest's normal interval; a one-sided bound at a score of 0 or 1; else Wilson's interval."""
     half = Z95 * math.sqrt(variance / trials)
     if variance > 0.0 and half < score < 1.0 - half:
         low, high, kind = score - half, score + half, IntervalKind.NORMAL
     else:
-        low, high = _wilson(score, trials)
-        kind = IntervalKind.WILSON
+        low, high = _score_interval(score, trials)
+        kind = IntervalKind.BOUND if score in (0.0, 1.0) else IntervalKind.WILSON
     return Estimate(elo_from_score(score), elo_from_score(low), elo_from_score(high), kind)
 
 
@@ -172,11 +182,11 @@ def _nelo(score: float, variance: float, trials: int, values: Sequence[float], p
         value = (score - 0.5) / math.sqrt(variance) * per_t if variance > 0.0 else 0.0
         margin = Z95 * NELO_PER_T / math.sqrt(per_game_factor * trials)
         return Estimate(value, value - margin, value + margin, IntervalKind.NORMAL)
-    low, high = _wilson(score, trials)
+    low, high = _score_interval(score, trials)
     if score > 0.5:
-        return Estimate(math.inf, _t_value_floor(low, values) * per_t, math.inf, IntervalKind.WILSON)
+        return Estimate(math.inf, _t_value_floor(low, values) * per_t, math.inf, IntervalKind.BOUND)
     # The outcomes are symmetric about 1/2, so a ceiling is a mirrored floor.
-    return Estimate(-math.inf, -math.inf, -_t_value_floor(1.0 - high, values) * per_t, IntervalKind.WILSON)
+    return Estimate(-math.inf, -math.inf, -_t_value_floor(1.0 - high, values) * per_t, IntervalKind.BOUND)
 
 
 def _los(score: float, variance: float, trials: int) -> float:
@@ -185,19 +195,29 @@ def _los(score: float, variance: float, trials: int) -> float:
     return normal_cdf((score - 0.5) / standard_error)
 
 
+def _score_interval(score: float, trials: int) -> tuple[float, float]:
+    """The score's 95% interval where the normal one fails: one-sided and exact at 0 and 1, else Wilson's.
+
+    At a score of 1 the bound is the ``p`` at which ``trials`` full points in a row have probability exactly 5%
+    when every trial is a win or a loss, ``p ** trials = 0.05``; draws only make a sweep less likely.
+    """
+    if score == 1.0:
+        return _ONE_SIDED_ALPHA ** (1.0 / trials), 1.0
+    if score == 0.0:
+        return 0.0, 1.0 - _ONE_SIDED_ALPHA ** (1.0 / trials)
+    return _wilson(score, trials)
+
+
 def _wilson(score: float, trials: int) -> tuple[float, float]:
     """Wilson's 95% score interval for a mean of ``trials`` results in [0, 1] with variance ``p (1 - p)``.
 
     Those are the ``p`` for which ``|score - p| <= z * sqrt(p (1 - p) / trials)``. No result in [0, 1] with mean
-    ``p`` has a larger variance (Bhatia-Davis), so the interval is conservative when there are draws. It ends at 0
-    or 1 exactly when the score does.
+    ``p`` has a larger variance (Bhatia-Davis), so the interval is conservative when there are draws.
     """
     shrink = 1.0 + Z95**2 / trials
     centre = (score + Z95**2 / (2.0 * trials)) / shrink
     half = Z95 / shrink * math.sqrt(score * (1.0 - score) / trials + Z95**2 / (4.0 * trials**2))
-    low = 0.0 if score == 0.0 else centre - half
-    high = 1.0 if score == 1.0 else centre + half
-    return low, high
+    return centre - half, centre + half
 
 
 def _t_value_floor(mean_low: float, values: Sequence[float]) -> float:
@@ -205,9 +225,9 @@ def _t_value_floor(mean_low: float, values: Sequence[float]) -> float:
 
     ``values`` are the possible trial scores, evenly spaced from 0 to 1. From a mean of 1/2 up, the t-value grows
     with the mean and falls with the spread, so the floor is the two-point distribution on 0 and 1 at
-    ``mean_low``, the largest spread for that mean. Below 1/2 the smallest spread gives the floor: a mean just
-    above a possible score other than 1/2 can have almost no spread, so the t-value has no floor at all (``-inf``);
-    otherwise the floor is the two-point distribution on the next score below ``mean_low`` and 1/2.
+    ``mean_low``, the largest spread for that mean. Below 1/2 the smallest spread gives the floor: when a possible
+    score lies in [``mean_low``, 1/2), every trial at that score has no spread and a t-value of ``-inf``; otherwise
+    the floor is the two-point distribution on 1/2 and the possible score next below ``mean_low``.
     """
     if mean_low >= 0.5:
         return (mean_low - 0.5) / math.sqrt(mean_low * (1.0 - mean_low))
