@@ -370,7 +370,8 @@ def match_lines(summary: MatchSummary) -> list[str]:
     lines.append(f"Elo difference: {trinomial.elo}, nElo: {by_pairs.nelo}, LOS: {100 * by_pairs.los:.1f} %")
     if pairs:
         ll, ld, wl_dd, wd, ww = s.pentanomial
-        lines.append(f"Pairs [LL, LD, WL+DD, WD, WW]: [{ll}, {ld}, {wl_dd}, {wd}, {ww}]  ({pairs} pairs)")
+        counted = f"{pairs} pair" if pairs == 1 else f"{pairs} pairs"
+        lines.append(f"Pairs [LL, LD, WL+DD, WD, WW]: [{ll}, {ld}, {wl_dd}, {wd}, {ww}]  ({counted})")
     for engine, reasons in sorted(s.forfeits.items()):
         lines.append(f"Forfeits by {engine}: " + ", ".join(f"{n} {r}" for r, n in sorted(reasons.items())))
     return lines

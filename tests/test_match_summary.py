@@ -144,3 +144,7 @@ def test_edge_cases_print_bounds_not_infinities(points: list[float], expected: s
     lines = match_lines(summarize(games_for(points), "new", "base"))
     assert lines[1] == expected
     assert not any(word in line for line in lines for word in ("inf", "nan"))
+
+
+def test_a_single_pair_is_one_pair() -> None:
+    assert match_lines(summarize(games_for([1.0, 1.0]), "new", "base"))[2].endswith("  (1 pair)")
