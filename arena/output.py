@@ -492,8 +492,11 @@ def interim_title(done: int, total: int) -> str:
 def match_lines(summary: MatchSummary) -> list[str]:
     """The statistics of a two-engine match, from the first engine's side: W/L/D, pairs, Elo, nElo, LOS.
 
-    Elo and its margin come from the game counts; normalized Elo and LOS from the pentanomial pair counts when
-    there are complete pairs (colour-swapped pairs are the real trials), else from the game counts.
+    Elo and its interval come from the game counts; normalized Elo and LOS from the pentanomial pair counts when
+    there are complete pairs (colour-swapped pairs are the real trials), else from the game counts. An estimate
+    is printed as ``+40.7 +/- 30.4`` where fishtest's normal interval exists, else as its 95% interval or bound
+    (``+0.0 (95%: -392.5 to +392.5)``, ``> +316.6 (95%)``): never an infinity (see
+    :mod:`quarto_arena.arena.stats.match`).
     """
     s = summary
     lines = [f"Score of {s.engine} vs {s.opponent}: {s.wins} - {s.losses} - {s.draws}  [{s.score:.3f}] {s.games}"]
@@ -502,24 +505,14 @@ def match_lines(summary: MatchSummary) -> list[str]:
     trinomial = trinomial_stats(s.wins, s.losses, s.draws)
     pairs = sum(s.pentanomial)
     by_pairs = pentanomial_stats(s.pentanomial) if pairs else trinomial
-    lines.append(
-        f"Elo difference: {_signed(trinomial.elo)} +/- {_margin(trinomial.elo_margin)}, "
-        f"nElo: {_signed(by_pairs.nelo)} +/- {_margin(by_pairs.nelo_margin)}, LOS: {100 * by_pairs.los:.1f} %"
-    )
+    lines.append(f"Elo difference: {trinomial.elo}, nElo: {by_pairs.nelo}, LOS: {100 * by_pairs.los:.1f} %")
     if pairs:
         ll, ld, wl_dd, wd, ww = s.pentanomial
-        lines.append(f"Pairs [LL, LD, WL+DD, WD, WW]: [{ll}, {ld}, {wl_dd}, {wd}, {ww}]  ({pairs} pairs)")
+        counted = f"{pairs} pair" if pairs == 1 else f"{pairs} pairs"
+        lines.append(f"Pairs [LL, LD, WL+DD, WD, WW]: [{ll}, {ld}, {wl_dd}, {wd}, {ww}]  ({counted})")
     for engine, reasons in sorted(s.forfeits.items()):
         lines.append(f"Forfeits by {engine}: " + ", ".join(f"{n} {r}" for r, n in sorted(reasons.items())))
     return lines
-
-
-def _signed(x: float) -> str:
-    return f"{x:+.1f}" if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
-
-
-def _margin(x: float) -> str:
-    return f"{x:.1f}" if math.isfinite(x) else "inf"
 
 
 def verdict_line(outcome: RunOutcome) -> str:

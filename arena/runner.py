@@ -321,9 +321,7 @@ class SprtProgress:
         )
         if self.pairs >= 2:
             stats = pentanomial_stats(self.penta)
-            text += (
-                f" | elo {stats.elo:.1f} +- {stats.elo_margin:.1f}, nelo {stats.nelo:.1f} +- {stats.nelo_margin:.1f}"
-            )
+            text += f" | elo {stats.elo}, nelo {stats.nelo}"
         return text
 
 

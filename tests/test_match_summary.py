@@ -75,3 +75,76 @@ def test_incomplete_pairs_and_forfeits() -> None:
     assert s.pentanomial == (0, 0, 1, 0, 0)  # game 3 has no partner yet
     assert (s.wins, s.losses, s.draws) == (1, 1, 1)
     assert match_lines(s)[-1] == "Forfeits by new: 1 time forfeit"
+
+
+# What `play` prints at the edges. Bounds by hand: the one-sided 95% bound of a perfect score over n trials is
+# 0.05 ** (1/n): 20 games -> 0.8609 -> +316.6 Elo; 2 games -> 0.2236 -> -216.2; 1 game -> 0.05 -> -511.5. Its nElo
+# is the t-value of the largest spread at that score: 1 game, t = -sqrt(0.45 / 0.05) = -3 -> -1042.3; 10 winning
+# pairs, 0.05 ** (1/10) = 0.7411, t = 0.2411 / sqrt(0.7411 * 0.2589) = 0.5505, per game (/ sqrt 2) times
+# 800 / ln 10 -> +135.2. Wilson's interval (z = 1.96) elsewhere: all draws in 20, 1/2 -+ z / (2 sqrt(20 + z^2)) =
+# 0.2007 -> -+147.8 Elo; one win and one loss, 0.4055 -> -+392.5; one draw, 0.4454 -> -+495.3. One decisive game
+# in 20: pairs [0, 0, 9, 1, 0], pair scores 0.5 x 9 and 0.75: mean 0.525, sd 0.075, nElo 0.025 / (0.075 sqrt 2)
+# * 347.44 = +81.9, LOS Phi(0.025 / (0.075 / sqrt 10)) = 85.4 %; Elo from 1-0-19 as fastchess: +17.4 +/- 33.4.
+EDGE_CASES = [
+    pytest.param(
+        [1.0] * 20,
+        "Elo difference: > +316.6 (95%), nElo: > +135.2 (95%), LOS: 99.9 %",
+        id="all wins",
+    ),
+    pytest.param(
+        [0.0] * 20,
+        "Elo difference: < -316.6 (95%), nElo: < -135.2 (95%), LOS: 0.1 %",
+        id="all losses",
+    ),
+    pytest.param(
+        [0.5] * 20,
+        "Elo difference: +0.0 (95%: -147.8 to +147.8), nElo: +0.0 +/- 152.3, LOS: 50.0 %",
+        id="all draws",
+    ),
+    pytest.param(
+        [1.0, 0.0],
+        "Elo difference: +0.0 (95%: -392.5 to +392.5), nElo: +0.0 +/- 481.5, LOS: 50.0 %",
+        id="one pair, one win each",
+    ),
+    pytest.param(
+        [1.0, 1.0],
+        "Elo difference: > -216.2 (95%), nElo: unbounded, LOS: 84.1 %",
+        id="one pair, both won",
+    ),
+    pytest.param(
+        [1.0],
+        "Elo difference: > -511.5 (95%), nElo: > -1042.3 (95%), LOS: 84.1 %",
+        id="a single game, won",
+    ),
+    pytest.param(
+        [0.5],
+        "Elo difference: +0.0 (95%: -495.3 to +495.3), nElo: +0.0 +/- 681.0, LOS: 50.0 %",
+        id="a single game, drawn",
+    ),
+    pytest.param(
+        [1.0, 0.5],
+        "Elo difference: +190.8 (95%: -243.1 to +624.8), nElo: unbounded, LOS: 69.1 %",
+        id="wins and draws only, few",
+    ),
+    pytest.param(
+        [0.0, 0.5],
+        "Elo difference: -190.8 (95%: -624.8 to +243.1), nElo: unbounded, LOS: 30.9 %",
+        id="losses and draws only, few",
+    ),
+    pytest.param(
+        [1.0] + [0.5] * 19,
+        "Elo difference: +17.4 +/- 33.4, nElo: +81.9 +/- 152.3, LOS: 85.4 %",
+        id="one decisive game",
+    ),
+]
+
+
+@pytest.mark.parametrize(("points", "expected"), EDGE_CASES)
+def test_edge_cases_print_bounds_not_infinities(points: list[float], expected: str) -> None:
+    lines = match_lines(summarize(games_for(points), "new", "base"))
+    assert lines[1] == expected
+    assert not any(word in line for line in lines for word in ("inf", "nan"))
+
+
+def test_a_single_pair_is_one_pair() -> None:
+    assert match_lines(summarize(games_for([1.0, 1.0]), "new", "base"))[2].endswith("  (1 pair)")

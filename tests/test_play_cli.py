@@ -32,7 +32,7 @@ def test_play_two_games_prints_the_summary_and_keeps_the_games(tmp_path: Path) -
     assert wins + losses + draws == 2
     assert float(m.group(4)) == pytest.approx((wins + draws / 2) / 2, abs=1e-3)
     assert lines[1].startswith("Elo difference: ") and ", nElo: " in lines[1] and ", LOS: " in lines[1]
-    assert re.fullmatch(r"Pairs \[LL, LD, WL\+DD, WD, WW\]: \[\d, \d, \d, \d, \d\]  \(1 pairs\)", lines[2])
+    assert re.fullmatch(r"Pairs \[LL, LD, WL\+DD, WD, WW\]: \[\d, \d, \d, \d, \d\]  \(1 pair\)", lines[2])
     # One vocabulary everywhere: the per-game lines say what ended the game, as tournament and PGN do.
     finished = [line for line in r.stderr.splitlines() if line.startswith("Finished game")]
     assert len(finished) == 2

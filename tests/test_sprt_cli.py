@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from quarto_arena.arena.journal import JOURNAL_NAME, read_journal
 from quarto_arena.arena.records import GameRecord, Result, Termination, TurnRecord
-from quarto_arena.arena.runner import SprtTracker, pgn_text
+from quarto_arena.arena.runner import SprtProgress, SprtTracker, pgn_text
 from quarto_arena.arena.stats import Sprt, SprtDecision, SprtModel
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,6 +32,14 @@ def replay(directory: Path) -> list[SprtDecision]:
     records = read_journal(directory / JOURNAL_NAME).records.values()
     tracker = SprtTracker(test, "new")
     return [p.status.decision for r in records if (p := tracker.add(r)) is not None]
+
+
+def test_the_progress_line_gives_bounds_when_every_pair_is_won() -> None:
+    # A strong NEW sweeps its first pairs. 3 pairs: the one-sided bound 0.05 ** (1/3) = 0.3684 on the pair score is
+    # -93.6 Elo; the least favourable pair scores (1/4 and 1/2) at that mean give t = -1.0542, nElo -259.0.
+    penta = (0, 0, 0, 0, 3)
+    line = SprtProgress(Sprt(0, 10).pentanomial(penta), penta, 6, 0, 0).line()
+    assert line.endswith(" | elo > -93.6 (95%), nelo > -259.0 (95%)")
 
 
 def test_a_stronger_new_engine_passes_at_the_first_pair_past_the_bound(c_bot: Path, tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ import json
 import math
 import random
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from quarto_arena.arena.pgn import read_results
 from quarto_arena.arena.stats import (
     NELO_PER_T,
     Z95,
+    IntervalKind,
     RatingError,
     ScoredGame,
     Sprt,
@@ -33,6 +35,7 @@ from quarto_arena.arena.stats import (
     sprt_bounds,
     trinomial_stats,
 )
+from quarto_arena.arena.stats.match import _t_value_floor
 
 DATA = Path(__file__).parent / "data" / "rating"
 MATCH = json.loads((DATA / "match_stats.json").read_text())
@@ -283,7 +286,7 @@ def test_mirrored_results_give_equal_ratings(pairs: list[tuple[str, str]]) -> No
 # Match statistics
 
 
-def close(actual: float, expected: float, rel: float = 1e-4) -> bool:
+def close(actual: float | None, expected: float, rel: float = 1e-4) -> bool:
     return actual == pytest.approx(expected, rel=rel, abs=1e-6)
 
 
@@ -293,37 +296,198 @@ def test_match_stats_agree_with_fishtest_and_fastchess(entry: dict[str, Any]) ->
         pentanomial_stats(entry["penta"]) if "penta" in entry else trinomial_stats(entry["W"], entry["L"], entry["D"])
     )
     assert close(stats.score, entry["score"])
-    assert close(stats.elo, entry["elo"])
-    assert close(stats.elo_margin, entry["elo_pm"])
-    assert close(stats.nelo, entry["nelo"])
-    assert close(stats.nelo_margin, entry["nelo_pm"])
+    assert stats.elo.kind is stats.nelo.kind is IntervalKind.NORMAL
+    assert close(stats.elo.value, entry["elo"])
+    assert close(stats.elo.margin, entry["elo_pm"])
+    assert close(stats.nelo.value, entry["nelo"])
+    assert close(stats.nelo.margin, entry["nelo_pm"])
     if "los" in entry:
         assert close(stats.los, entry["los"])
     assert stats.games == (2 * sum(entry["penta"]) if "penta" in entry else entry["W"] + entry["L"] + entry["D"])
 
 
-def test_match_stats_edge_cases() -> None:
-    sweep = trinomial_stats(10, 0, 0)
-    assert (sweep.elo, sweep.elo_margin, sweep.nelo, sweep.los) == (math.inf, math.inf, math.inf, 1.0)
-    draws = trinomial_stats(0, 0, 10)
-    assert (draws.elo, draws.elo_margin, draws.nelo, draws.los) == (0.0, 0.0, 0.0, 0.5)
-    assert draws.nelo_margin == pytest.approx(Z95 * NELO_PER_T / math.sqrt(10))
+def on_wilson_boundary(score: float, trials: int, elo: float) -> bool:
+    """Whether the expected score of ``elo`` is where Wilson's test of ``score`` sits exactly at z (an oracle that
+    does not use the closed form): (score - p)^2 = z^2 p (1 - p) / trials."""
+    p = score_from_elo(elo)
+    return (score - p) ** 2 == pytest.approx(Z95**2 * p * (1 - p) / trials, rel=1e-9)
+
+
+@pytest.mark.parametrize("games", [1, 2, 20, 500])
+def test_a_clean_sweep_has_an_exact_one_sided_bound_instead_of_infinities(games: int) -> None:
+    sweep, whitewash = trinomial_stats(games, 0, 0), trinomial_stats(0, games, 0)
+    assert sweep.elo.value == math.inf and sweep.elo.high == math.inf and sweep.elo.kind is IntervalKind.BOUND
+    # At the bound, a player scoring p per game (wins and losses only) sweeps with probability exactly 5%.
+    assert math.isfinite(sweep.elo.low) and score_from_elo(sweep.elo.low) ** games == pytest.approx(0.05)
+    assert (whitewash.elo.low, whitewash.elo.high) == (-math.inf, pytest.approx(-sweep.elo.low))
+    assert str(sweep.elo) == f"> {sweep.elo.low:+.1f} (95%)" and str(whitewash.elo) == f"< {-sweep.elo.low:+.1f} (95%)"
+    # LOS from the largest variance equal engines can have per game, 1/4: Phi(sqrt(games)).
+    assert sweep.los == pytest.approx(0.5 * math.erfc(-math.sqrt(games) / math.sqrt(2)))
+    assert whitewash.los == pytest.approx(1.0 - sweep.los)
+
+
+def test_the_sweep_bounds_people_see() -> None:
+    # 20/20: 0.05 ** (1/20) = 0.86089 -> +316.6 Elo; 1/1: 0.05 -> -400 log10(19) = -511.5 Elo (one win says little).
+    assert str(trinomial_stats(20, 0, 0).elo) == "> +316.6 (95%)"
+    assert str(trinomial_stats(1, 0, 0).elo) == "> -511.5 (95%)"
+    assert trinomial_stats(20, 0, 0).elo.low < trinomial_stats(21, 0, 0).elo.low  # more wins, a higher bound
+
+
+@pytest.mark.parametrize(
+    ("wins", "losses", "draws"), [(0, 0, 1), (0, 0, 20), (1, 1, 0), (1, 0, 1), (0, 1, 1), (19, 1, 0)]
+)
+def test_where_the_normal_interval_fails_a_finite_elo_gets_a_finite_wilson_interval(
+    wins: int, losses: int, draws: int
+) -> None:
+    # All draws: no spread, so the normal interval has width 0. One pair, W+D, L+D, 19-1: it leaves (0, 1).
+    stats = trinomial_stats(wins, losses, draws)
+    games = wins + losses + draws
+    e = stats.elo
+    assert e.kind is IntervalKind.WILSON and e.margin is None
+    assert math.isfinite(e.low) and e.low < e.value < e.high and math.isfinite(e.high)
+    assert on_wilson_boundary(stats.score, games, e.low) and on_wilson_boundary(stats.score, games, e.high)
+
+
+def test_all_draws() -> None:
+    draws = trinomial_stats(0, 0, 20)
+    assert draws.elo.value == 0.0 and draws.elo.low == pytest.approx(-draws.elo.high) and draws.elo.high > 100
+    assert str(draws.elo) == "+0.0 (95%: -147.8 to +147.8)"
+    # No spread at 1/2: t = 0/0; 0 with the usual margin, which does not depend on the spread.
+    assert (draws.nelo.value, draws.nelo.margin) == (0.0, pytest.approx(Z95 * NELO_PER_T / math.sqrt(20)))
+    assert str(draws.nelo) == "+0.0 +/- 152.3"
+    assert draws.los == 0.5
+
+
+def test_one_pair_and_one_game() -> None:
+    one_each = pentanomial_stats([0, 0, 1, 0, 0])  # one win and one loss (or two draws)
+    assert str(one_each.nelo) == "+0.0 +/- 481.5" and one_each.los == 0.5
+    assert str(trinomial_stats(1, 1, 0).elo) == "+0.0 (95%: -392.5 to +392.5)"
+    # One winning pair: a single trial cannot bound the t-value (a mean just above 1/4 can have almost no spread).
+    ww = pentanomial_stats([0, 0, 0, 0, 1])
+    assert (ww.nelo.value, ww.nelo.low, ww.nelo.high) == (math.inf, -math.inf, math.inf)
+    assert str(ww.nelo) == "unbounded"
+    assert str(pentanomial_stats([1, 0, 0, 0, 0]).nelo) == "unbounded"
+    draw = trinomial_stats(0, 0, 1)
+    assert str(draw.elo) == "+0.0 (95%: -495.3 to +495.3)" and str(draw.nelo) == "+0.0 +/- 681.0"
+
+
+def test_one_decisive_game_among_draws_is_an_ordinary_match() -> None:
+    stats = trinomial_stats(1, 0, 19)
+    assert stats.elo.kind is stats.nelo.kind is IntervalKind.NORMAL
+    assert stats.elo.low < 0.0 < stats.elo.value < stats.elo.high and 0.5 < stats.los < 1.0
+
+
+def test_wins_and_draws_only() -> None:
+    few, many = trinomial_stats(1, 0, 1), trinomial_stats(30, 0, 30)
+    assert few.elo.kind is IntervalKind.WILSON and many.elo.kind is IntervalKind.NORMAL
+    assert few.elo.value == many.elo.value == pytest.approx(elo_from_score(0.75))
+    assert str(few.elo) == "+190.8 (95%: -243.1 to +624.8)"
+    losses = trinomial_stats(0, 1, 1)
+    assert (losses.elo.low, losses.elo.high) == (pytest.approx(-few.elo.high), pytest.approx(-few.elo.low))
+
+
+@pytest.mark.parametrize("pairs", [3, 10, 200])
+def test_a_sweep_of_pairs_bounds_nelo_by_the_least_favourable_outcomes(pairs: int) -> None:
+    stats = pentanomial_stats([0, 0, 0, 0, pairs])
+    assert stats.nelo.value == math.inf and stats.nelo.high == math.inf and stats.nelo.kind is IntervalKind.BOUND
+    # The bound is the t-value floor at the pair score's one-sided bound, in per-game units.
+    low = score_from_elo(stats.elo.low)
+    assert stats.nelo.low == pytest.approx(_t_value_floor(low, PAIR_SCORES) * NELO_PER_T / math.sqrt(2))
+    assert str(stats.nelo) == f"> {stats.nelo.low:+.1f} (95%)"
+    assert "inf" not in str(stats.elo) + str(stats.nelo)
+
+
+PAIR_SCORES = (0.0, 0.25, 0.5, 0.75, 1.0)
+GAME_SCORES = (0.0, 0.5, 1.0)
+
+
+def t_value(support: tuple[float, ...], weights: list[float]) -> tuple[float, float]:
+    total = sum(weights)
+    mu = sum(v * w for v, w in zip(support, weights, strict=True)) / total
+    var = sum(w * (v - mu) ** 2 for v, w in zip(support, weights, strict=True)) / total
+    return mu, (mu - 0.5) / math.sqrt(var) if var > 1e-15 else math.copysign(math.inf, mu - 0.5)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from([GAME_SCORES, PAIR_SCORES]),
+    st.floats(0.05, 0.95),
+    st.lists(st.floats(0.0, 1.0), min_size=5, max_size=5),
+)
+def test_t_value_floor_is_below_every_distribution_with_that_mean(
+    support: tuple[float, ...], mean_low: float, raw: list[float]
+) -> None:
+    # Brute force: any distribution on the support whose mean reaches mean_low has a t-value >= the floor.
+    weights = raw[: len(support)]
+    if sum(weights) == 0.0:
+        return
+    mu, t = t_value(support, weights)
+    if mu >= mean_low:
+        assert t >= _t_value_floor(mean_low, support) - 1e-9
+
+
+def compositions(total: int, parts: int) -> Iterator[tuple[int, ...]]:
+    """Every way to write ``total`` as ``parts`` ordered non-negative integers."""
+    if parts == 1:
+        yield (total,)
+        return
+    for first in range(total + 1):
+        for rest in compositions(total - first, parts - 1):
+            yield (first, *rest)
+
+
+@pytest.mark.parametrize(("support", "slack"), [(GAME_SCORES, 1e-9), (PAIR_SCORES, 0.1)])
+@pytest.mark.parametrize("mean_low", [0.1, 0.3, 0.45, 0.5, 0.6, 0.9])
+def test_t_value_floor_is_reached(support: tuple[float, ...], slack: float, mean_low: float) -> None:
+    # ...and some distribution with that mean comes close to it (a grid over the simplex; exact for 3 outcomes).
+    floor = _t_value_floor(mean_low, support)
+    best = math.inf
+    for weights in compositions(40 if len(support) == 3 else 30, len(support)):
+        mu, t = t_value(support, [float(w) for w in weights])
+        if mu >= mean_low - 1e-12:
+            best = min(best, t)
+    if floor == -math.inf:
+        assert best == -math.inf  # a point mass on a score between mean_low and 1/2: no spread, t = -inf
+    else:
+        assert floor - 1e-9 <= best < floor + slack
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 60), st.integers(0, 60), st.integers(0, 60))
+def test_every_result_prints_finite_numbers_around_the_estimate(wins: int, losses: int, draws: int) -> None:
+    if wins + losses + draws == 0:
+        return
+    stats = trinomial_stats(wins, losses, draws)
+    for e in (stats.elo, stats.nelo):
+        assert not any(math.isnan(x) for x in (e.value, e.low, e.high))
+        assert e.low <= e.value <= e.high and e.low < e.high  # never a zero-width interval
+        assert "inf" not in str(e) and "nan" not in str(e)
+        assert (e.margin is not None) == (e.kind is IntervalKind.NORMAL)
+        if e.margin is not None:
+            assert math.isfinite(e.value) and math.isfinite(e.margin) and e.margin > 0
+    assert 0.0 <= stats.los <= 1.0
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 200), st.integers(0, 200), st.integers(0, 200))
+def test_swapping_the_engines_mirrors_every_figure(wins: int, losses: int, draws: int) -> None:
+    if wins + losses + draws == 0:
+        return
+    a, b = trinomial_stats(wins, losses, draws), trinomial_stats(losses, wins, draws)
+    for x, y in ((a.elo, b.elo), (a.nelo, b.nelo)):
+        assert x.kind is y.kind
+        assert x.value == pytest.approx(-y.value)
+        assert (x.low, x.high) == (pytest.approx(-y.high), pytest.approx(-y.low))
+    assert a.los == pytest.approx(1.0 - b.los)
+
+
+def test_bad_counts_raise_stats_error() -> None:
     with pytest.raises(StatsError, match="no games"):
         trinomial_stats(0, 0, 0)
     with pytest.raises(StatsError, match="negative"):
         trinomial_stats(1, -1, 0)
     with pytest.raises(StatsError, match="5 numbers"):
         pentanomial_stats([1, 2, 3])
-
-
-@settings(max_examples=100, deadline=None)
-@given(st.integers(0, 200), st.integers(0, 200), st.integers(0, 200))
-def test_swapping_the_engines_negates_elo(wins: int, losses: int, draws: int) -> None:
-    if wins + losses + draws == 0 or wins == losses == 0:
-        return
-    a, b = trinomial_stats(wins, losses, draws), trinomial_stats(losses, wins, draws)
-    assert a.elo == pytest.approx(-b.elo) and a.nelo == pytest.approx(-b.nelo)
-    assert a.los == pytest.approx(1.0 - b.los) and a.elo_margin == pytest.approx(b.elo_margin)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -370,6 +534,23 @@ def test_sprt_decisions() -> None:
     assert Sprt(0.0, 5.0).trinomial(0, 0, 0).llr == 0.0
     with pytest.raises(StatsError, match="elo0 != elo1"):
         Sprt(1.0, 1.0)
+
+
+@pytest.mark.parametrize(("alpha", "beta"), [(0.05, 0.05), (0.05, 0.10), (0.01, 0.20)])
+def test_sprt_decides_exactly_at_its_bounds_and_not_a_hair_inside(alpha: float, beta: float) -> None:
+    # SprtStatus documents "accept H0 at or below lower, H1 at or above upper" (Wald's bounds from alpha and beta).
+    test = Sprt(elo0=0.0, elo1=2.0, alpha=alpha, beta=beta)
+    lower, upper = math.log(beta / (1 - alpha)), math.log((1 - beta) / alpha)
+    assert test.bounds == (pytest.approx(lower, abs=1e-15), pytest.approx(upper, abs=1e-15))
+    lower, upper = test.bounds
+    at_lower, at_upper = test.decide(lower), test.decide(upper)
+    assert (at_lower.decision, at_lower.llr, at_lower.lower, at_lower.upper) == (SprtDecision.H0, lower, lower, upper)
+    assert (at_upper.decision, at_upper.llr, at_upper.lower, at_upper.upper) == (SprtDecision.H1, upper, lower, upper)
+    assert test.decide(math.nextafter(lower, 0.0)).decision is SprtDecision.CONTINUE
+    assert test.decide(math.nextafter(upper, 0.0)).decision is SprtDecision.CONTINUE
+    assert test.decide(math.nextafter(lower, -math.inf)).decision is SprtDecision.H0
+    assert test.decide(math.nextafter(upper, math.inf)).decision is SprtDecision.H1
+    assert test.decide(0.0).decision is SprtDecision.CONTINUE
 
 
 @settings(max_examples=60, deadline=None)

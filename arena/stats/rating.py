@@ -1,11 +1,11 @@
-"""Rating tables, two-engine match statistics and the generalized SPRT: pure functions, no I/O, no printing.
+"""Rating tables: maximum-likelihood ratings of many players from their games (pure functions, no I/O).
 
-Rating table (:func:`rate`). The model is the one Ordo fits without ``-W`` and without a draw model: each game is
-scored 1, 1/2 or 0 for the first player (White), the expected score of a player rated ``d`` points above the
-opponent is ``1 / (1 + 10 ** (-d / scale))`` (``scale`` = 400 is the logistic Elo scale), and the ratings are the
-maximum of the log-likelihood ``sum(s * log(E) + (1 - s) * log(1 - E))`` over all games. At that maximum every
-player's expected total score equals the points actually scored, which is exactly the condition Ordo solves.
-With ``first_player_advantage=True`` a common bonus ``w`` for White is fitted too (Ordo's ``-W``).
+The model is the one Ordo fits without ``-W`` and without a draw model: each game is scored 1, 1/2 or 0 for the
+first player (White), the expected score of a player rated ``d`` points above the opponent is
+``1 / (1 + 10 ** (-d / scale))`` (``scale`` = 400 is the logistic Elo scale), and the ratings are the maximum of the
+log-likelihood ``sum(s * log(E) + (1 - s) * log(1 - E))`` over all games. At that maximum every player's expected
+total score equals the points actually scored, which is exactly the condition Ordo solves. With
+``first_player_advantage=True`` a common bonus ``w`` for White is fitted too (Ordo's ``-W``).
 
 Ratings are fixed by the pool average being 0, or by an anchor player whose rating is given. Players who never
 met, directly or through others, are in different pools; each pool is fitted on its own and has its own average
@@ -26,78 +26,28 @@ linear map that centres the ratings (with an anchor, the anchor's margin is 0 an
 This treats a draw as half a win with Bernoulli variance, so it is slightly conservative when draws are common.
 Ordo estimates errors by simulation, so its numbers differ a little. The likelihood of superiority between two
 players is ``Phi((r_a - r_b) / sd(r_a - r_b))`` with the same covariance.
-
-Match statistics (:func:`trinomial_stats`, :func:`pentanomial_stats`) and the GSPRT log-likelihood ratios
-(:func:`llr_trinomial`, :func:`llr_pentanomial`, :class:`Sprt`) follow fishtest's and fastchess's definitions:
-the LLR is ``N`` times the expected log ratio of the two maximum-likelihood distributions of a game (or game
-pair) outcome under the constraints ``H0`` and ``H1``, where the constraint is on the expected score (logistic
-Elo) or on the t-value ``(mu - 1/2) / sigma`` (normalized Elo).
 """
 
 from __future__ import annotations
 
-import enum
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = [
-    "ELO_SCALE",
-    "NELO_PER_T",
-    "Z95",
-    "MatchStats",
-    "PairRecord",
-    "PlayerRating",
-    "RatingError",
-    "RatingTable",
-    "ScoredGame",
-    "Sprt",
-    "SprtDecision",
-    "SprtModel",
-    "SprtStatus",
-    "StatsError",
-    "TableRows",
-    "crosstable_rows",
-    "elo_from_score",
-    "llr_pentanomial",
-    "llr_trinomial",
-    "pentanomial_stats",
-    "rate",
-    "rating_rows",
-    "score_from_elo",
-    "sprt_bounds",
-    "trinomial_stats",
-]
+from .elo import ELO_SCALE, Z95, normal_cdf
 
-ELO_SCALE: Final = 400.0
-"""Points per factor of ten in the odds: the logistic Elo scale."""
-
-Z95: Final = 1.959963984540054
-"""The two-sided 95% quantile of the standard normal distribution."""
-
-NELO_PER_T: Final = 800.0 / math.log(10.0)
-"""Normalized Elo per unit of t-value ``(score - 1/2) / sigma_per_game`` (fishtest's ``nelo_divided_by_nt``)."""
+__all__ = ["PairRecord", "PlayerRating", "RatingError", "RatingTable", "ScoredGame", "rate"]
 
 # Newton's method on the rating likelihood: stop when no rating moves by more than this many points.
 _NEWTON_TOLERANCE: Final = 1e-10
 # A pool whose exact fit has not converged by then has no finite maximum (its ratings run away).
 _NEWTON_MAX_ITERATIONS: Final = 200
-# fishtest replaces an empty outcome class by this tiny count so that the log-likelihoods stay finite.
-_EMPTY_CLASS_COUNT: Final = 1e-3
 _VALID_SCORES: Final = (0.0, 0.5, 1.0)
-
-
-class StatsError(ValueError):
-    """Counts or parameters that have no statistic: negative counts, no games, impossible SPRT settings."""
 
 
 class RatingError(ValueError):
     """Games that cannot be rated as given: a score that is not 0, 1/2 or 1, a self-game, an unknown anchor."""
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Rating table
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,7 +149,7 @@ class RatingTable:
         variance = self.covariance[(a, a)] + self.covariance[(b, b)] - 2.0 * self.covariance[(a, b)]
         if variance <= 0.0:
             return None
-        return _phi((pa.rating - pb.rating) / math.sqrt(variance))
+        return normal_cdf((pa.rating - pb.rating) / math.sqrt(variance))
 
 
 @dataclass(slots=True)
@@ -209,6 +159,30 @@ class _Tally:
     games: int = 0
     points: float = 0.0
     draws: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Counts:
+    """Every game counted: per ordered pair of player numbers, and per player (numbered by first appearance)."""
+
+    names: list[str]
+    tallies: dict[tuple[int, int], _Tally]
+    played: list[int]
+    points: list[float]
+    draws: list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class _Ratings:
+    """The fit of every pool, per player number (``None`` for a player with no game)."""
+
+    ratings: list[float | None]
+    margins: list[float | None]
+    regularized: list[bool]
+    pool_of: list[int]
+    covariance: dict[tuple[str, str], float]
+    advantage: float | None
+    advantage_margin: float | None
 
 
 def rate(
@@ -228,6 +202,29 @@ def rate(
     """
     if not scale > 0.0:
         raise RatingError(f"the rating scale must be positive, not {scale}")
+    counts = _count(games, players)
+    anchor_index: int | None = None
+    if anchor is not None:
+        if anchor[0] not in counts.names:
+            known = ", ".join(sorted(counts.names)) or "none"
+            raise RatingError(f"anchor {anchor[0]!r} is not one of the players: {known}")
+        anchor_index = counts.names.index(anchor[0])
+        if not counts.played[anchor_index]:
+            raise RatingError(f"anchor {anchor[0]!r} has no game, so it cannot fix anyone's rating")
+    fit = _fit_pools(counts, anchor_index, None if anchor is None else anchor[1], first_player_advantage, scale)
+    return RatingTable(
+        players=_ranked_lines(counts, fit),
+        pairs=_pair_records(counts),
+        scale=scale,
+        anchor=anchor,
+        first_player_advantage=fit.advantage,
+        first_player_advantage_margin=fit.advantage_margin,
+        covariance=fit.covariance,
+    )
+
+
+def _count(games: Iterable[ScoredGame], players: Iterable[str]) -> _Counts:
+    """Checks and counts the games; ``players`` adds names with no game."""
     names: dict[str, int] = {}
     tallies: dict[tuple[int, int], _Tally] = {}
     for game in games:
@@ -245,11 +242,7 @@ def rate(
         tally.draws += game.score == 0.5
     for name in players:
         names.setdefault(name, len(names))
-    if anchor is not None and anchor[0] not in names:
-        raise RatingError(f"anchor {anchor[0]!r} is not one of the players: {', '.join(sorted(names)) or 'none'}")
-
-    index_names = list(names)
-    n = len(index_names)
+    n = len(names)
     played = [0] * n
     points = [0.0] * n
     draws = [0] * n
@@ -260,10 +253,14 @@ def rate(
         points[j] += t.games - t.points
         draws[i] += t.draws
         draws[j] += t.draws
+    return _Counts(list(names), tallies, played, points, draws)
 
-    if anchor is not None and not played[names[anchor[0]]]:
-        raise RatingError(f"anchor {anchor[0]!r} has no game, so it cannot fix anyone's rating")
-    pools = _pools(n, tallies, played, None if anchor is None else names[anchor[0]])
+
+def _fit_pools(
+    counts: _Counts, anchor: int | None, anchor_rating: float | None, fit_advantage: bool, scale: float
+) -> _Ratings:
+    """Fits each pool of connected players on its own; the anchor's pool holds the anchor at ``anchor_rating``."""
+    n = len(counts.names)
     ratings: list[float | None] = [None] * n
     margins: list[float | None] = [None] * n
     regularized = [False] * n
@@ -271,79 +268,80 @@ def rate(
     covariance: dict[tuple[str, str], float] = {}
     advantage: float | None = None
     advantage_margin: float | None = None
-    for pool_index, members in enumerate(pools):
+    for pool_index, members in enumerate(_pools(n, counts.tallies, counts.played, anchor)):
         for i in members:
             pool_of[i] = pool_index
-        pool_tallies = {key: t for key, t in tallies.items() if pool_of[key[0]] == pool_index}
-        anchor_rating: float | None = None
-        if anchor is not None and names[anchor[0]] in members:
+        pool_tallies = {key: t for key, t in counts.tallies.items() if pool_of[key[0]] == pool_index}
+        pinned: float | None = None
+        if anchor is not None and anchor in members:
             # The fit holds its first member at 0: make that the anchor, so that its margin is 0.
-            members.remove(names[anchor[0]])
-            members.insert(0, names[anchor[0]])
-            anchor_rating = anchor[1]
-        fit = _fit_pool(members, pool_tallies, anchor_rating, first_player_advantage, scale)
+            members.remove(anchor)
+            members.insert(0, anchor)
+            pinned = anchor_rating
+        fit = _fit_pool(members, pool_tallies, pinned, fit_advantage, scale)
         for k, i in enumerate(members):
             ratings[i] = fit.ratings[k]
             margins[i] = Z95 * math.sqrt(max(fit.covariance[k][k], 0.0))
             regularized[i] = fit.regularized
             for m, j in enumerate(members):
-                covariance[(index_names[i], index_names[j])] = fit.covariance[k][m]
+                covariance[(counts.names[i], counts.names[j])] = fit.covariance[k][m]
         if pool_index == 0 and fit.advantage is not None:
             advantage = fit.advantage
             advantage_margin = Z95 * math.sqrt(max(fit.advantage_variance, 0.0))
+    return _Ratings(ratings, margins, regularized, pool_of, covariance, advantage, advantage_margin)
 
-    rated = sorted((i for i in range(n) if played[i]), key=lambda i: (pool_of[i], -(ratings[i] or 0.0), index_names[i]))
-    unrated = sorted((i for i in range(n) if not played[i]), key=lambda i: index_names[i])
+
+def _ranked_lines(counts: _Counts, fit: _Ratings) -> tuple[PlayerRating, ...]:
+    """The table's lines: rated players best first within each pool, pools in order, then players with no game."""
+    names, ratings, pool_of = counts.names, fit.ratings, fit.pool_of
+    n = len(names)
+    rated = sorted(
+        (i for i in range(n) if counts.played[i]), key=lambda i: (pool_of[i], -(ratings[i] or 0.0), names[i])
+    )
+    unrated = sorted((i for i in range(n) if not counts.played[i]), key=lambda i: names[i])
     lines: list[PlayerRating] = []
     for position, i in enumerate(rated):
         los_next: float | None = None
         if position + 1 < len(rated) and pool_of[rated[position + 1]] == pool_of[i]:
             j = rated[position + 1]
-            a, b = index_names[i], index_names[j]
-            variance = covariance[(a, a)] + covariance[(b, b)] - 2.0 * covariance[(a, b)]
+            a, b = names[i], names[j]
+            variance = fit.covariance[(a, a)] + fit.covariance[(b, b)] - 2.0 * fit.covariance[(a, b)]
             ri, rj = ratings[i], ratings[j]
             if variance > 0.0 and ri is not None and rj is not None:
-                los_next = _phi((ri - rj) / math.sqrt(variance))
+                los_next = normal_cdf((ri - rj) / math.sqrt(variance))
         lines.append(
             PlayerRating(
-                name=index_names[i],
+                name=names[i],
                 rating=ratings[i],
-                margin=margins[i],
-                games=played[i],
-                points=points[i],
-                draws=draws[i],
+                margin=fit.margins[i],
+                games=counts.played[i],
+                points=counts.points[i],
+                draws=counts.draws[i],
                 pool=pool_of[i],
-                regularized=regularized[i],
+                regularized=fit.regularized[i],
                 los_next=los_next,
             )
         )
-    for i in unrated:
-        lines.append(PlayerRating(index_names[i], None, None, 0, 0.0, 0, -1, False, None))
+    lines.extend(PlayerRating(names[i], None, None, 0, 0.0, 0, -1, False, None) for i in unrated)
+    return tuple(lines)
 
-    pair_totals: dict[tuple[int, int], list[float]] = {}
-    for (i, j), t in tallies.items():
-        forward = pair_totals.setdefault((i, j), [0.0, 0.0, 0.0])
-        backward = pair_totals.setdefault((j, i), [0.0, 0.0, 0.0])
+
+def _pair_records(counts: _Counts) -> tuple[PairRecord, ...]:
+    """The crosstable: both colours together, one record per ordered pair who met, sorted by names."""
+    totals: dict[tuple[int, int], list[float]] = {}
+    for (i, j), t in counts.tallies.items():
+        forward = totals.setdefault((i, j), [0.0, 0.0, 0.0])
+        backward = totals.setdefault((j, i), [0.0, 0.0, 0.0])
         forward[0] += t.games
         forward[1] += t.points
         forward[2] += t.draws
         backward[0] += t.games
         backward[1] += t.games - t.points
         backward[2] += t.draws
-    pairs = tuple(
-        PairRecord(index_names[i], index_names[j], int(g), p, int(d))
-        for (i, j), (g, p, d) in sorted(
-            pair_totals.items(), key=lambda kv: (index_names[kv[0][0]], index_names[kv[0][1]])
-        )
-    )
-    return RatingTable(
-        players=tuple(lines),
-        pairs=pairs,
-        scale=scale,
-        anchor=anchor,
-        first_player_advantage=advantage,
-        first_player_advantage_margin=advantage_margin,
-        covariance=covariance,
+    names = counts.names
+    return tuple(
+        PairRecord(names[i], names[j], int(g), p, int(d))
+        for (i, j), (g, p, d) in sorted(totals.items(), key=lambda kv: (names[kv[0][0]], names[kv[0][1]]))
     )
 
 
@@ -579,327 +577,3 @@ def _logistic(x: float) -> float:
 def _softplus(x: float) -> float:
     """log(1 + e^x) without overflow."""
     return max(x, 0.0) + math.log1p(math.exp(-abs(x)))
-
-
-def _phi(x: float) -> float:
-    """The standard normal distribution function."""
-    return 0.5 * math.erfc(-x / math.sqrt(2.0))
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Rows for the CLI
-
-Cell = str | int | float | bool | None
-
-
-@dataclass(frozen=True, slots=True)
-class TableRows:
-    """A table as plain values: hand ``headers`` and ``rows`` to tabulate, or :meth:`as_dicts` to json/csv."""
-
-    headers: tuple[str, ...]
-    """Column names (snake_case, usable as JSON keys and CSV headers)."""
-    rows: tuple[tuple[Cell, ...], ...]
-    """One tuple per line, in the order of ``headers``; ``None`` where there is no value."""
-
-    def as_dicts(self) -> list[dict[str, Cell]]:
-        """One dict per row, keyed by header."""
-        return [dict(zip(self.headers, row, strict=True)) for row in self.rows]
-
-
-def rating_rows(table: RatingTable) -> TableRows:
-    """The rating table as rows: rank, player, rating, margin, games, points, score, draw rate, LOS, pool, flag.
-
-    Numbers are unrounded (the CLI chooses the format); ``rank`` is ``None`` for players with no game.
-    """
-    rows: list[tuple[Cell, ...]] = []
-    for rank, p in enumerate(table.players, start=1):
-        rows.append(
-            (
-                rank if p.rating is not None else None,
-                p.name,
-                p.rating,
-                p.margin,
-                p.games,
-                p.points,
-                p.score,
-                p.draw_rate,
-                p.los_next,
-                p.pool if p.rating is not None else None,
-                p.regularized,
-            )
-        )
-    headers = ("rank", "player", "rating", "margin", "games", "points", "score", "draw_rate", "los_next", "pool")
-    return TableRows((*headers, "regularized"), tuple(rows))
-
-
-def crosstable_rows(table: RatingTable) -> TableRows:
-    """The crosstable: one row per rated player in ranking order, one column per opponent in the same order.
-
-    A cell is ``"points/games"`` from the row player's side (``"2.5/4"``), ``None`` when the two never met.
-    """
-    order = [p.name for p in table.players if p.rating is not None]
-    cells = {(r.player, r.opponent): f"{r.points:g}/{r.games}" for r in table.pairs}
-    rows = tuple((name, *(cells.get((name, other)) for other in order)) for name in order)
-    return TableRows(("player", *order), rows)
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Two-engine match statistics
-
-
-@dataclass(frozen=True, slots=True)
-class MatchStats:
-    """Score, Elo, normalized Elo and LOS of one engine against another.
-
-    When the score is 0 or 1, ``elo`` and ``nelo`` are infinite; a margin is infinite when its interval
-    reaches a score of 0 or 1.
-    """
-
-    games: int
-    """Games played (twice the pairs for pentanomial counts)."""
-    score: float
-    """Fraction of the points scored by the first engine."""
-    elo: float
-    """Logistic Elo difference implied by ``score``."""
-    elo_margin: float
-    """Half-width of the 95% interval of ``elo`` (mapped from the normal interval of the score)."""
-    nelo: float
-    """Normalized Elo: ``(score - 1/2) / sigma_per_game * 800 / ln 10``."""
-    nelo_margin: float
-    """Half-width of the 95% interval of ``nelo``."""
-    los: float
-    """Likelihood of superiority: probability that the first engine is the stronger."""
-
-
-def score_from_elo(elo: float) -> float:
-    """Expected score of a player ``elo`` logistic Elo points stronger."""
-    return 1.0 / (1.0 + math.pow(10.0, -elo / ELO_SCALE))
-
-
-def elo_from_score(score: float) -> float:
-    """Logistic Elo difference for an expected score; infinite at 0 and 1."""
-    if score <= 0.0:
-        return -math.inf
-    if score >= 1.0:
-        return math.inf
-    return -ELO_SCALE * math.log10(1.0 / score - 1.0)
-
-
-def trinomial_stats(wins: int, losses: int, draws: int) -> MatchStats:
-    """Match statistics from game counts, each game an independent trial scored 1, 1/2 or 0."""
-    counts = _checked_counts((losses, draws, wins), "wins, losses and draws")
-    return _match_stats(counts, per_game_factor=1.0)
-
-
-def pentanomial_stats(penta: Sequence[int]) -> MatchStats:
-    """Match statistics from game-pair counts ``[LL, LD, WL+DD, WD, WW]`` (pair scores 0, 1/2, 1, 3/2, 2).
-
-    Pairs are the trials, so the correlation between the two games of a pair (same opening, colours swapped)
-    is accounted for.
-    """
-    if len(penta) != 5:
-        raise StatsError(f"pentanomial counts are [LL, LD, WL+DD, WD, WW], 5 numbers, not {len(penta)}")
-    counts = _checked_counts(penta, "pentanomial counts")
-    return _match_stats(counts, per_game_factor=2.0)
-
-
-def _checked_counts(counts: Sequence[int], what: str) -> list[int]:
-    if any(c < 0 for c in counts):
-        raise StatsError(f"{what} cannot be negative: {list(counts)}")
-    if sum(counts) == 0:
-        raise StatsError(f"no games: {what} are all 0")
-    return list(counts)
-
-
-def _match_stats(counts: Sequence[int], per_game_factor: float) -> MatchStats:
-    """``counts`` of outcomes scored 0 .. 1 evenly; ``per_game_factor`` games per outcome (1 or 2)."""
-    trials = sum(counts)
-    values = [i / (len(counts) - 1) for i in range(len(counts))]
-    score = sum(v * c for v, c in zip(values, counts, strict=True)) / trials
-    variance = sum(c * (v - score) ** 2 for v, c in zip(values, counts, strict=True)) / trials
-    sd_mean = math.sqrt(variance / trials)
-    elo = elo_from_score(score)
-    elo_margin = (elo_from_score(score + Z95 * sd_mean) - elo_from_score(score - Z95 * sd_mean)) / 2.0
-    games = int(per_game_factor * trials)
-    # The per-game deviation of a pair average is sqrt(2 * var); the nElo margin is then z / sqrt(games) always.
-    nelo_margin = Z95 * NELO_PER_T / math.sqrt(games)
-    if variance > 0.0:
-        nelo = (score - 0.5) / math.sqrt(per_game_factor * variance) * NELO_PER_T
-        los = _phi((score - 0.5) / sd_mean)
-    else:  # every trial had the same outcome
-        nelo = 0.0 if score == 0.5 else math.copysign(math.inf, score - 0.5)
-        los = 0.5 if score == 0.5 else float(score > 0.5)
-    if math.isnan(elo_margin):  # inf - inf: the score is 0 or 1
-        elo_margin = math.inf
-    return MatchStats(games, score, elo, elo_margin, nelo, nelo_margin, los)
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Generalized SPRT
-
-
-class SprtModel(enum.Enum):
-    """What the Elo bounds of an SPRT are measured in."""
-
-    LOGISTIC = "logistic"
-    """Logistic Elo: the hypotheses constrain the expected score."""
-    NORMALIZED = "normalized"
-    """Normalized Elo: the hypotheses constrain the t-value ``(score - 1/2) / sigma_per_game``."""
-
-
-class SprtDecision(enum.Enum):
-    """Where a sequential test stands."""
-
-    H0 = "H0"
-    """The LLR reached the lower bound: accept H0 (the change is not an improvement of ``elo1``)."""
-    H1 = "H1"
-    """The LLR reached the upper bound: accept H1."""
-    CONTINUE = "continue"
-    """Neither bound reached: play more games."""
-
-
-def sprt_bounds(alpha: float, beta: float) -> tuple[float, float]:
-    """Wald's LLR bounds ``(ln(beta / (1 - alpha)), ln((1 - beta) / alpha))`` for error rates alpha and beta."""
-    if not (0.0 < alpha < 1.0 and 0.0 < beta < 1.0 and alpha + beta < 1.0):
-        raise StatsError(f"SPRT needs 0 < alpha, beta and alpha + beta < 1; got alpha={alpha}, beta={beta}")
-    return math.log(beta / (1.0 - alpha)), math.log((1.0 - beta) / alpha)
-
-
-def llr_trinomial(
-    wins: int, losses: int, draws: int, elo0: float, elo1: float, model: SprtModel = SprtModel.LOGISTIC
-) -> float:
-    """GSPRT log-likelihood ratio of H1 (``elo1``) against H0 (``elo0``) from game counts; 0 with no games."""
-    if min(wins, losses, draws) < 0:
-        raise StatsError(f"wins, losses and draws cannot be negative: {wins}, {losses}, {draws}")
-    return _llr([losses, draws, wins], elo0, elo1, model, per_game_factor=1.0)
-
-
-def llr_pentanomial(penta: Sequence[int], elo0: float, elo1: float, model: SprtModel = SprtModel.LOGISTIC) -> float:
-    """GSPRT log-likelihood ratio from game-pair counts ``[LL, LD, WL+DD, WD, WW]``; 0 with no pairs."""
-    if len(penta) != 5 or min(penta) < 0:
-        raise StatsError(f"pentanomial counts are 5 numbers >= 0 ([LL, LD, WL+DD, WD, WW]), not {list(penta)}")
-    return _llr(list(penta), elo0, elo1, model, per_game_factor=2.0)
-
-
-def _llr(counts: list[int], elo0: float, elo1: float, model: SprtModel, per_game_factor: float) -> float:
-    if sum(counts) == 0:
-        return 0.0
-    regular = [float(c) if c else _EMPTY_CLASS_COUNT for c in counts]
-    total = sum(regular)
-    values = [i / (len(regular) - 1) for i in range(len(regular))]
-    observed = [c / total for c in regular]
-    if model is SprtModel.LOGISTIC:
-        fit0 = _mle_with_mean(values, observed, score_from_elo(elo0))
-        fit1 = _mle_with_mean(values, observed, score_from_elo(elo1))
-    else:
-        # The t-value of a pair average is sqrt(2) times that of a game.
-        t0, t1 = (nelo / NELO_PER_T * math.sqrt(per_game_factor) for nelo in (elo0, elo1))
-        fit0 = _mle_with_t_value(values, observed, t0)
-        fit1 = _mle_with_t_value(values, observed, t1)
-    return total * sum(p * (math.log(q1) - math.log(q0)) for p, q0, q1 in zip(observed, fit0, fit1, strict=True))
-
-
-def _mle_with_mean(values: Sequence[float], observed: Sequence[float], mean: float) -> list[float]:
-    """Most likely outcome distribution with expectation ``mean``, given the observed frequencies.
-
-    The Lagrange condition gives ``q_i = p_i / (1 + x (a_i - mean))`` with ``x`` the root of the secular equation
-    (Van den Bergh, "support_MLE_multinomial", Proposition 1.1).
-    """
-    shifted = [a - mean for a in values]
-    x = _secular_root(shifted, observed)
-    return [p / (1.0 + x * a) for a, p in zip(shifted, observed, strict=True)]
-
-
-def _mle_with_t_value(values: Sequence[float], observed: Sequence[float], t: float) -> list[float]:
-    """Most likely outcome distribution with t-value ``(mu - 1/2) / sigma = t``, by fixed-point iteration.
-
-    Each step linearizes the constraint around the current estimate and solves the resulting secular equation
-    (Van den Bergh, "normalized_elo_practical", section 4.1).
-    """
-    fit = [1.0 / len(values)] * len(values)
-    for _ in range(100):
-        mu = sum(a * q for a, q in zip(values, fit, strict=True))
-        sigma = math.sqrt(sum(q * (a - mu) ** 2 for a, q in zip(values, fit, strict=True)))
-        shifted = [a - 0.5 - t * sigma * (1.0 + ((mu - a) / sigma) ** 2) / 2.0 for a in values]
-        x = _secular_root(shifted, observed)
-        new = [p / (1.0 + x * a) for a, p in zip(shifted, observed, strict=True)]
-        done = max(abs(q - r) for q, r in zip(fit, new, strict=True)) < 1e-13
-        fit = new
-        if done:
-            break
-    return fit
-
-
-def _secular_root(shifted: Sequence[float], observed: Sequence[float]) -> float:
-    """The root ``x`` of ``sum p_i a_i / (1 + x a_i) = 0`` that keeps every ``1 + x a_i`` positive."""
-    low_value, high_value = min(shifted), max(shifted)
-    if not low_value < 0.0 < high_value:
-        raise StatsError("SPRT bound outside the possible range of outcomes: choose elo0/elo1 closer to 0")
-
-    def f(x: float) -> float:
-        return sum(p * a / (1.0 + x * a) for a, p in zip(shifted, observed, strict=True))
-
-    # f decreases from +inf at -1/high_value to -inf at -1/low_value: bisect until the interval stops shrinking.
-    low, high = -1.0 / high_value, -1.0 / low_value
-    while True:
-        middle = (low + high) / 2.0
-        if not low < middle < high:
-            return middle
-        if f(middle) > 0.0:
-            low = middle
-        else:
-            high = middle
-
-
-@dataclass(frozen=True, slots=True)
-class SprtStatus:
-    """The state of a sequential test after some games."""
-
-    llr: float
-    """Log-likelihood ratio so far."""
-    lower: float
-    """Accept H0 at or below this LLR."""
-    upper: float
-    """Accept H1 at or above this LLR."""
-    decision: SprtDecision
-    """H0, H1 or continue."""
-
-
-@dataclass(frozen=True, slots=True)
-class Sprt:
-    """A generalized sequential probability ratio test of ``elo1`` against ``elo0`` (fishtest's GSPRT)."""
-
-    elo0: float
-    """Elo under H0, in ``model`` units."""
-    elo1: float
-    """Elo under H1, in ``model`` units; must differ from ``elo0``."""
-    alpha: float = 0.05
-    """Probability of accepting H1 when H0 holds."""
-    beta: float = 0.05
-    """Probability of accepting H0 when H1 holds."""
-    model: SprtModel = SprtModel.NORMALIZED
-    """Units of ``elo0`` and ``elo1``."""
-
-    def __post_init__(self) -> None:
-        sprt_bounds(self.alpha, self.beta)
-        if self.elo0 == self.elo1:
-            raise StatsError(f"SPRT needs elo0 != elo1; both are {self.elo0}")
-
-    @property
-    def bounds(self) -> tuple[float, float]:
-        """The lower and upper LLR bounds."""
-        return sprt_bounds(self.alpha, self.beta)
-
-    def decide(self, llr: float) -> SprtStatus:
-        """Where the test stands at log-likelihood ratio ``llr``."""
-        lower, upper = self.bounds
-        decision = SprtDecision.H0 if llr <= lower else SprtDecision.H1 if llr >= upper else SprtDecision.CONTINUE
-        return SprtStatus(llr, lower, upper, decision)
-
-    def trinomial(self, wins: int, losses: int, draws: int) -> SprtStatus:
-        """The test's state after these game counts."""
-        return self.decide(llr_trinomial(wins, losses, draws, self.elo0, self.elo1, self.model))
-
-    def pentanomial(self, penta: Sequence[int]) -> SprtStatus:
-        """The test's state after these game-pair counts ``[LL, LD, WL+DD, WD, WW]``."""
-        return self.decide(llr_pentanomial(penta, self.elo0, self.elo1, self.model))

@@ -1,0 +1,62 @@
+"""Tables as plain values for the CLI: the rating table and the crosstable (rows of numbers, not text)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .rating import RatingTable
+
+__all__ = ["Cell", "TableRows", "crosstable_rows", "rating_rows"]
+
+Cell = str | int | float | bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class TableRows:
+    """A table as plain values: hand ``headers`` and ``rows`` to tabulate, or :meth:`as_dicts` to json/csv."""
+
+    headers: tuple[str, ...]
+    """Column names (snake_case, usable as JSON keys and CSV headers)."""
+    rows: tuple[tuple[Cell, ...], ...]
+    """One tuple per line, in the order of ``headers``; ``None`` where there is no value."""
+
+    def as_dicts(self) -> list[dict[str, Cell]]:
+        """One dict per row, keyed by header."""
+        return [dict(zip(self.headers, row, strict=True)) for row in self.rows]
+
+
+def rating_rows(table: RatingTable) -> TableRows:
+    """The rating table as rows: rank, player, rating, margin, games, points, score, draw rate, LOS, pool, flag.
+
+    Numbers are unrounded (the CLI chooses the format); ``rank`` is ``None`` for players with no game.
+    """
+    rows: list[tuple[Cell, ...]] = []
+    for rank, p in enumerate(table.players, start=1):
+        rows.append(
+            (
+                rank if p.rating is not None else None,
+                p.name,
+                p.rating,
+                p.margin,
+                p.games,
+                p.points,
+                p.score,
+                p.draw_rate,
+                p.los_next,
+                p.pool if p.rating is not None else None,
+                p.regularized,
+            )
+        )
+    headers = ("rank", "player", "rating", "margin", "games", "points", "score", "draw_rate", "los_next", "pool")
+    return TableRows((*headers, "regularized"), tuple(rows))
+
+
+def crosstable_rows(table: RatingTable) -> TableRows:
+    """The crosstable: one row per rated player in ranking order, one column per opponent in the same order.
+
+    A cell is ``"points/games"`` from the row player's side (``"2.5/4"``), ``None`` when the two never met.
+    """
+    order = [p.name for p in table.players if p.rating is not None]
+    cells = {(r.player, r.opponent): f"{r.points:g}/{r.games}" for r in table.pairs}
+    rows = tuple((name, *(cells.get((name, other)) for other in order)) for name in order)
+    return TableRows(("player", *order), rows)
