@@ -145,14 +145,16 @@ def test_zeromq_server_that_dies_is_a_disconnect(zmq_server: tuple[str, subproce
 # --- verdicts (scripted engines) ------------------------------------------------------------------------------
 
 
-async def answer(t: ScriptedTransport, batches: list[list[str]]) -> None:
-    """Answers each ``go`` the arena sends with the next batch of lines."""
+async def answer(t: ScriptedTransport, batches: list[list[str]], delay: float = 0.0) -> None:
+    """Answers each ``go`` the arena sends with the next batch of lines, ``delay`` seconds after it."""
     seen = 0
     while True:
         await asyncio.sleep(0.001)
         gos = [line for line in t.sent if line.startswith("go")]
         if len(gos) > seen:
             seen = len(gos)
+            if delay:
+                await asyncio.sleep(delay)
             t.feed(batches[seen - 1] if seen <= len(batches) else [])
 
 
@@ -167,24 +169,36 @@ class FreeScript(ScriptedTransport):
                 await super()._send([line])
 
 
-def scripted_pair() -> tuple[EngineSession, FreeScript, EngineSession, FreeScript]:
+def scripted_pair(
+    claims: str = "auto", odds: tuple[TimeControl | None, TimeControl | None] = (None, None)
+) -> tuple[EngineSession, FreeScript, EngineSession, FreeScript]:
     out: list[EngineSession | FreeScript] = []
-    for name in ("alpha", "beta"):
+    for name, tc in zip(("alpha", "beta"), odds, strict=True):
         t = FreeScript(name)
         t.expect("uqi 1", [f"id name {name}", "uqiok 1"])
-        t.expect("newgame shapes standard attributes color,shape,height,fill claims auto", [])
+        t.expect(f"newgame shapes standard attributes color,shape,height,fill claims {claims}", [])
         t.expect("isready", ["readyok"])
-        out += [EngineSession(EngineConfig(name, command=(name,)), deadlines=FAST), t]
+        out += [EngineSession(EngineConfig(name, command=(name,), time_control=tc), deadlines=FAST), t]
     return out[0], out[1], out[2], out[3]  # type: ignore[return-value]
 
 
-def run_scripted(first: list[list[str]], second: list[list[str]], spec: GameSpec) -> tuple[GameRecord, list[str]]:
-    a, ta, b, tb = scripted_pair()
+def run_scripted(
+    first: list[list[str]],
+    second: list[list[str]],
+    spec: GameSpec,
+    *,
+    delays: tuple[float, float] = (0.0, 0.0),
+    odds: tuple[TimeControl | None, TimeControl | None] = (None, None),
+) -> tuple[GameRecord, list[str]]:
+    a, ta, b, tb = scripted_pair(spec.variant.claims.value, odds)
 
     async def main() -> GameRecord:
         await a.start(ta)
         await b.start(tb)
-        feeders = [asyncio.create_task(answer(ta, first)), asyncio.create_task(answer(tb, second))]
+        feeders = [
+            asyncio.create_task(answer(ta, first, delays[0])),
+            asyncio.create_task(answer(tb, second, delays[1])),
+        ]
         try:
             return await play_game(a, b, spec)
         finally:
@@ -242,6 +256,98 @@ def test_auto_win_with_a_give_is_recorded_without_it() -> None:
     assert record.result is Result.FIRST_WINS
     assert [t.token for t in record.turns] == ["d1"]
     assert record.start == "..../..../..../012. 3"
+
+
+def test_a_missed_alignment_claimed_with_bang_wins_under_strict_claims() -> None:
+    # Row 1 = 0 1 2 . with piece 3 in hand: d1 completes it (all light and round). alpha plays it with a give, a
+    # missed alignment; beta claims it and wins.
+    strict = GameSpec(
+        time_control=QUICK, start="..../..../..../012. 3", variant=parse_variant("standard", "all", "strict")
+    )
+    record, sent = run_scripted([["turn d14"]], [["turn !"]], strict)
+    assert record.termination is Termination.NORMAL, record.detail
+    assert record.result is Result.SECOND_WINS
+    assert record.detail == "beta claims the missed alignment"
+    assert [t.token for t in record.turns] == ["d14", "!"]
+    assert "position ..../..../..../012. 3 turns d14" in sent  # what told beta it could claim
+    assert replay(record, "standard all strict").is_over
+
+
+def test_a_missed_alignment_left_unclaimed_is_dead_for_the_rest_of_the_game() -> None:
+    strict = GameSpec(
+        time_control=QUICK, start="..../..../..../012. 3", variant=parse_variant("standard", "all", "strict")
+    )
+    # beta does not claim (places 4 on a2, gives 5); alpha's claim one turn later is a false claim.
+    record, _ = run_scripted([["turn d14"], ["turn !"]], [["turn a25"]], strict)
+    assert [t.token for t in record.turns] == ["d14", "a25"]
+    assert record.termination is Termination.FALSE_CLAIM
+    assert record.result is Result.SECOND_WINS and record.loser == "alpha"
+    assert record.detail.startswith("alpha: false claim !: no alignment to claim")
+
+
+def clocks_from(record: GameRecord, control: TimeControl) -> list[tuple[int, int]]:
+    """(mover's clock, opponent's clock) before each turn, recomputed from the record's charged milliseconds."""
+    assert control.base_ms is not None
+    remaining = [control.base_ms, control.base_ms]
+    out = []
+    for i, turn in enumerate(record.turns):
+        side = i % 2
+        out.append((remaining[side], remaining[1 - side]))
+        remaining[side] = max(0, remaining[side] - turn.ms) + control.inc_ms
+    return out
+
+
+def quiet_game(n: int) -> tuple[list[list[str]], list[list[str]]]:
+    """``n`` legal turns that end nothing (the first that neither wins nor hands over a win), as two scripts."""
+    pos = Position.start()
+    tokens = []
+    for _ in range(n):
+        turn = next(
+            t
+            for t in pos.legal_turns()
+            if not pos.apply(t).is_over and (t.give is None or not pos.apply(t).winning_squares())
+        )
+        tokens.append(str(turn))
+        pos = pos.apply(turn)
+    return [[f"turn {t}"] for t in tokens[0::2]], [[f"turn {t}"] for t in tokens[1::2]]
+
+
+def test_every_go_carries_the_movers_clock_then_the_opponents_through_a_whole_game() -> None:
+    """time/otime follow the game: the mover's clock runs down by what it used, plus its increment."""
+    tc = TimeControl.parse("3+0.1")
+    alpha, beta = quiet_game(10)
+    # alpha takes about 60 ms a turn, beta about 5: the two clocks drift apart.
+    record, sent = run_scripted(alpha, beta, GameSpec(time_control=tc), delays=(0.06, 0.005))
+    assert len(record.turns) >= 10, record.detail
+    expected = [f"go time {mine} inc 100 otime {theirs} oinc 100" for mine, theirs in clocks_from(record, tc)]
+    beta_starts = sent.index("uqi 1", 1)  # alpha's lines come first, then beta's
+    alpha_gos = [line for line in sent[:beta_starts] if line.startswith("go")]
+    beta_gos = [line for line in sent[beta_starts:] if line.startswith("go")]
+    assert alpha_gos[:5] == expected[0:10:2]
+    assert beta_gos[:5] == expected[1:10:2]
+    assert expected[8] != "go time 3000 inc 100 otime 3000 oinc 100"  # the clocks did move
+    mine, theirs = clocks_from(record, tc)[9]
+    assert mine - theirs > 100  # and drifted apart: swapping them would not go unnoticed
+    # alpha used about 60 ms a turn, and was charged it; beta about 5.
+    assert all(t.ms >= 55 for t in record.turns[0:10:2]) and all(t.ms < 55 for t in record.turns[1:10:2])
+
+
+def test_time_odds_each_engine_plays_under_its_own_control() -> None:
+    # The game is st=0.1; alpha has st=0.5 and answers after 0.2 s: no forfeit. beta has 2+0 and keeps its clock.
+    odds = (TimeControl.parse("st=0.5"), TimeControl.parse("2"))
+    alpha, beta = quiet_game(6)
+    record, sent = run_scripted(
+        alpha, beta, GameSpec(time_control=TimeControl.parse("st=0.1")), delays=(0.2, 0.0), odds=odds
+    )
+    assert len(record.turns) >= 6, record.detail
+    beta_starts = sent.index("uqi 1", 1)
+    alpha_gos = [line for line in sent[:beta_starts] if line.startswith("go")]
+    beta_gos = [line for line in sent[beta_starts:] if line.startswith("go")]
+    assert alpha_gos[0] == "go otime 2000 oinc 0 movetime 500"  # its own st=0.5, and beta's clock
+    assert all(g.endswith(" movetime 500") for g in alpha_gos[:3])
+    assert beta_gos[0] == "go time 2000 inc 0"  # beta's own clock; alpha has none, so no otime
+    assert all(g.startswith("go time ") and "otime" not in g for g in beta_gos[:3])
+    assert all(t.ms >= 190 for t in record.turns[0:6:2])  # alpha overran st=0.1, within its own st=0.5
 
 
 # --- time controls --------------------------------------------------------------------------------------------
