@@ -1,0 +1,209 @@
+"""The runner as the commands use it: variants through it, refusals mid-run, signals, exit statuses, limits."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from procs import processes_in_groups
+from quarto_arena.arena import cli
+from quarto_arena.arena.journal import JOURNAL_NAME, read_journal
+from quarto_arena.arena.records import Termination
+from quarto_arena.arena.roster import resolve_engines
+from quarto_arena.arena.runner import Run, RunKind, RunSpec
+from quarto_arena.arena.schedule import OpeningBook
+from quarto_arena.arena.timecontrol import DEFAULT_MARGIN_MS, TimeControl
+from quarto_arena.protocol.notation import parse_turns, parse_variant
+from quarto_arena.protocol.rules import SQUARE_LINES, Position, iter_alignments
+
+CLI = [sys.executable, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
+
+#: A bot that plays its first game, then refuses the variant of its second (SPEC §4.3: error newgame ...).
+REFUSES_LATER = textwrap.dedent(
+    """
+    from quarto_arena.protocol.bot import Bot, UnsupportedVariant, run
+
+    class Moody(Bot):
+        name = "Moody"
+        games = 0
+
+        def new_game(self, variant):
+            self.games += 1
+            if self.games > 2:  # the arena's own check before the first game, then game 1, then no more
+                raise UnsupportedVariant("not in the mood")
+
+        def search(self, position, ctx):
+            return position.legal_turns()[0]
+
+    run(Moody(), [])
+    """
+)
+
+#: A bot that takes its time, so that a signal finds games in flight.
+SLOW = textwrap.dedent(
+    """
+    import time
+    from quarto_arena.protocol.bot import run
+
+    def choose(position, ctx):
+        time.sleep(0.05)
+        return position.legal_turns()[-1]
+
+    run(choose, [])
+    """
+)
+
+
+def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_the_clis_margin_default_is_the_clocks() -> None:
+    assert cli.DEFAULT_MARGIN_MS == DEFAULT_MARGIN_MS  # cli keeps a copy so that --help imports no clock code
+
+
+def test_advanced_variant_games_through_the_runner(c_bot: Path) -> None:
+    variant = parse_variant("advanced", "all", "auto")
+    spec = RunSpec(
+        RunKind.MATCH,
+        tuple(resolve_engines([f"c={c_bot}", "greedy"])),
+        games=16,
+        concurrency=2,
+        time_control=TimeControl.parse("st=1"),
+        variant=variant,
+        book=OpeningBook(random_turns=2, seed=3, variant=variant),
+    )
+    with Run.in_memory(spec) as run:
+        outcome = asyncio.run(run.run())
+    assert len(outcome.records) == 16
+    squares_only = 0
+    for record in outcome.records:
+        assert record.termination is Termination.NORMAL, record.detail
+        assert record.variant == "advanced color,shape,height,fill auto"
+        final = Position.start(variant).play(parse_turns([t.token for t in record.turns]))
+        assert final.is_over
+        lines = set(iter_alignments(final))
+        if lines and lines <= set(SQUARE_LINES):
+            squares_only += 1  # won by a 2x2 square, which standard rules would not count
+    assert squares_only >= 1
+
+
+def test_an_engine_that_refuses_newgame_mid_run_stops_it_with_exit_3(tmp_path: Path) -> None:
+    bot = tmp_path / "moody.py"
+    bot.write_text(REFUSES_LATER)
+    out = tmp_path / "m"
+    r = run_cli("play", f"moody={sys.executable} {bot}", "greedy", "--games", "4", "--tc", "st=0.5", "--out", str(out))
+    assert r.returncode == 3, r.stderr
+    assert "engine error" in r.stderr and "not in the mood" in r.stderr and "--resume" in r.stderr
+    assert r.stderr.strip().splitlines()[-1].startswith("quarto-arena: error: stopped by game 2: engine error")
+    assert sorted(read_journal(out / JOURNAL_NAME).records) == [1]  # the refused game is not counted
+    failures = [json.loads(line) for line in (out / "failures.jsonl").read_text().splitlines()]
+    assert [f["termination"] for f in failures] == ["engine error"]
+
+
+@pytest.mark.parametrize(
+    ("command", "signum"),
+    [
+        ("tournament", signal.SIGINT),
+        ("tournament", signal.SIGTERM),
+        ("tournament", signal.SIGHUP),
+        ("play", signal.SIGINT),
+        ("sprt", signal.SIGINT),
+    ],
+)
+def test_a_signal_stops_every_command_cleanly(command: str, signum: int, tmp_path: Path) -> None:
+    """Ctrl-C, SIGTERM and SIGHUP: the score so far, the resume line, exit 128+N, no engine left, nothing lost."""
+    bot = tmp_path / "slow.py"
+    bot.write_text(SLOW)
+    out = tmp_path / "run"
+    engines = [f"s1={sys.executable} {bot}", f"s2={sys.executable} {bot}"]
+    if command == "tournament":
+        engines.append("greedy")
+    extra = ["--elo0", "0", "--elo1", "5"] if command == "sprt" else ["--games", "200"]
+    proc = subprocess.Popen(
+        [*CLI, command, *engines, *extra, "--tc", "st=1", "--concurrency", "2", "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while not (out / JOURNAL_NAME).exists() or len(read_journal(out / JOURNAL_NAME).records) < 2:
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    engine_groups = {int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _parent(p) == proc.pid}
+    assert engine_groups
+    os.kill(proc.pid, signum)
+    stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + signum, stderr
+    name = signal.Signals(signum).name
+    assert f"interrupted by {name} after" in stderr and f"quarto-arena {command} --resume {out}" in stderr
+    assert "Traceback" not in stderr
+    assert stdout.strip()  # the standings so far
+    assert processes_in_groups(engine_groups) == []
+    done = read_journal(out / JOURNAL_NAME).records
+    assert json.loads((out / "standings.json").read_text())["games"] == len(done)
+    # Resuming plays on from exactly there (here: stopped again at once, with nothing lost).
+    again = subprocess.Popen(
+        [*CLI, command, "--resume", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    time.sleep(1.0)
+    again.send_signal(signal.SIGINT)
+    _, stderr = again.communicate(timeout=30)
+    assert again.returncode == 130, stderr
+    assert len(read_journal(out / JOURNAL_NAME).records) >= len(done)
+
+
+def _parent(proc_dir: Path) -> int:
+    try:
+        return int((proc_dir / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return -1
+
+
+def test_an_internal_error_is_exit_70_and_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from quarto_arena.arena import display
+
+    def broken(*_: object, **__: object) -> str:
+        raise RuntimeError("a bug\nover two lines")
+
+    monkeypatch.setattr(display, "render", broken)
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["show", "startpos"])
+    assert exit_info.value.code == 70
+    err = capsys.readouterr().err
+    assert err == "quarto-arena: internal error (please report it): RuntimeError: a bug over two lines\n"
+
+
+def test_concurrency_above_the_cpus_is_a_warning_and_beyond_the_descriptors_an_error(tmp_path: Path) -> None:
+    cpus = len(os.sched_getaffinity(0))
+    r = run_cli(
+        "play",
+        "random",
+        "greedy",
+        "--games",
+        "2",
+        "--tc",
+        "st=0.2",
+        "--concurrency",
+        str(cpus + 1),
+        "--out",
+        str(tmp_path / "m"),
+        "--quiet",
+    )
+    assert r.returncode == 0, r.stderr
+    assert f"warning: --concurrency {cpus + 1} on {cpus} CPUs" in r.stderr
+    r = run_cli("play", "random", "greedy", "--concurrency", "100000000", "--out", str(tmp_path / "n"))
+    assert r.returncode == 2, r.stderr
+    assert "--concurrency 100000000" in r.stderr and r.stderr.count("\n") == 1
+    assert not (tmp_path / "n" / JOURNAL_NAME).exists()
