@@ -60,7 +60,7 @@ def random_game(rng: random.Random, start: Position) -> Position:
         i, j = pairs[int(rnd() * count)]
         # With automatic claims a winning placement ends the game and the piece given with it is ignored.
         pos = pos.apply(TURNS[squares.pop(i)][pieces.pop(j)])
-        if pos[6] is not ongoing:
+        if pos.outcome is not ongoing:
             return pos
     return pos.apply(TURNS[squares[0]][16])  # the sixteenth placement
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -402,3 +404,30 @@ def test_auto_win_still_rejects_a_give_of_a_piece_already_placed() -> None:
     pos = parse_position("012./..../..../.... 3")
     with pytest.raises(IllegalTurn, match="piece 1 is not available"):
         pos.apply(parse_turn("d41"))
+
+
+# --- the module itself ---------------------------------------------------------------------------------------------
+
+
+def test_the_rules_core_stands_alone() -> None:
+    # notation builds on rules, never the other way round: importing, printing and playing need no notation.
+    code = (
+        "import sys\n"
+        "from quarto_arena.protocol.rules import Position, TURNS\n"
+        "p = Position.start().apply(TURNS[16][7]).apply(TURNS[9][14])\n"
+        "print(repr(p), p)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('quarto_arena')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out[0] == "Position('..../.7../..../.... e', standard, all attributes, auto claims) ..../.7../..../.... e"
+    assert out[1] == "['quarto_arena', 'quarto_arena.protocol', 'quarto_arena.protocol.rules']"
+
+
+def test_position_fields_have_names() -> None:
+    pos = play("..../..../.e../012. 3", "d14", STRICT)
+    assert Position._fields == ("variant", "occupied", "planes", "held", "available", "claimable", "outcome")
+    assert pos.variant is STRICT and pos.claimable and pos.outcome is Outcome.ONGOING
+    assert pos.occupied == 0b0000_0000_0010_1111 and pos.held == 4 and pos.hand == 4  # a1..d1 and b2
+    assert pos.available == 0xFFFF & ~0b0100_0000_0001_1111
+    assert Position.start().held == -1 and Position.start().hand is None
+    assert str(pos) == format_position(pos) == "..../..../.e../0123 4"
