@@ -123,7 +123,7 @@ def perft(
     claim: str = ClaimOpt,
     divide: bool = typer.Option(False, "--divide", help="Also print the count below each legal turn."),
 ) -> None:
-    """Count turn sequences of DEPTH turns (ending early only at the end of a game); the count is the last line."""
+    """Count turn sequences of DEPTH turns, every legal token once (SPEC.md §2.5); the count is the last line."""
     v = _variant(variant, attributes, claim)
     pos = _position(position, v)
     if divide and depth > 0 and not pos.is_over:

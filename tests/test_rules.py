@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import oracle
 import pytest
 from quarto_arena.protocol.notation import (
     NotationError,
@@ -37,6 +38,7 @@ from quarto_arena.protocol.rules import (
 DATA = Path(__file__).parent / "data"
 PERFT: list[dict[str, Any]] = json.loads((DATA / "perft.json").read_text())
 SOLVED: list[dict[str, Any]] = json.loads((DATA / "solved.json").read_text())
+PERFT_CLAIMS: list[dict[str, Any]] = json.loads((DATA / "perft_claims.json").read_text())
 
 AUTO = Variant()
 STRICT = Variant(claims=ClaimMode.STRICT)
@@ -49,11 +51,16 @@ LAST_DRAWS = "1e4./f5c0/a2bd/7938 6"
 
 
 def vector_id(v: dict[str, Any]) -> str:
-    return f"{v['variant']}-{'+'.join(v['attributes'])}-{v['position']}-d{v.get('depth', '')}"
+    claims = v.get("claims", "auto")
+    return f"{v['variant']}-{'+'.join(v['attributes'])}-{claims}-{v['position']}-d{v.get('depth', '')}"
+
+
+def variant_of(v: dict[str, Any]) -> Variant:
+    return parse_variant(v["variant"], v["attributes"], v.get("claims", "auto"))
 
 
 def position_of(v: dict[str, Any]) -> Position:
-    return parse_position(v["position"], parse_variant(v["variant"], v["attributes"]))
+    return parse_position(v["position"], variant_of(v))
 
 
 def play(text: str, turns: str, variant: Variant = AUTO) -> Position:
@@ -78,6 +85,32 @@ def test_perft_vectors_cover_every_kind() -> None:
     assert len(PERFT) == 39
     assert {v["variant"] for v in PERFT} == {"standard", "advanced"}
     assert any(len(v["attributes"]) < 4 for v in PERFT)
+
+
+@pytest.mark.parametrize("vector", PERFT_CLAIMS, ids=vector_id)
+def test_perft_vectors_of_both_claim_rules(vector: dict[str, Any]) -> None:
+    # SPEC.md §2.5: strict claims count b3! and every missed b3X, both c2! and c2 on the last square, and !.
+    assert perft(position_of(vector), vector["depth"]) == vector["nodes"]
+    # The counts come from the oracle's brute force, which shares no code with the rules core: recount them.
+    assert oracle.perft(oracle.parse(vector["position"], variant_of(vector)), vector["depth"]) == vector["nodes"]
+
+
+def test_perft_vectors_of_both_claim_rules_cover_the_strict_turn_forms() -> None:
+    kinds: set[str] = set()
+    for vector in (v for v in PERFT_CLAIMS if v["claims"] == "strict"):
+        position = position_of(vector)
+        for turn in position.legal_turns():
+            completes = turn.place is not None and position.wins_at(turn.place)
+            last = position.placed == 15
+            if turn.call:
+                kinds.add("last square called" if last else "call")
+            elif completes:
+                kinds.add("last square not called" if last else "missed alignment")
+                if not last and vector["depth"] >= 2:
+                    kinds.update("claim" for t in position.apply(turn).legal_turns() if t.claim)
+    assert kinds == {"call", "missed alignment", "claim", "last square called", "last square not called"}
+    assert {v["claims"] for v in PERFT_CLAIMS} == {"auto", "strict"}
+    assert {v["variant"] for v in PERFT_CLAIMS} == {"standard", "advanced"}
 
 
 @pytest.mark.parametrize("vector", SOLVED, ids=vector_id)
