@@ -201,7 +201,7 @@ def test_unknown_and_malformed_commands_get_error_lines(greedy: Engine) -> None:
     assert greedy.recv() == "error unknown command hello"
     assert greedy.recv() == "error go: unknown limit 'ponder'"
     assert greedy.recv().startswith("error position: turn 'zz'")
-    assert greedy.recv() == "error newgame: unknown variant 'round'; expected standard or advanced"
+    assert greedy.recv() == "error newgame unsupported shapes 'round': expected standard or advanced"
     greedy.send("isready")
     assert greedy.recv() == "readyok"  # and it carries on
 
