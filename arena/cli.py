@@ -220,7 +220,7 @@ def perft(
     claim: str = ClaimOpt,
     divide: bool = typer.Option(False, "--divide", help="Also print the count below each legal turn."),
 ) -> None:
-    """Count turn sequences of DEPTH turns (ending early only at the end of a game); the count is the last line."""
+    """Count turn sequences of DEPTH turns, every legal token once (SPEC.md §2.5); the count is the last line."""
     from quarto_arena.protocol import rules
 
     v = _variant(variant, attributes, claim)

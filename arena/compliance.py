@@ -9,7 +9,9 @@ exception, Ctrl-C — every process it started is killed with its whole process 
 :func:`run_check` returns or raises.
 
 A step fails only for what SPEC.md makes a rule; a doubtful but tolerated behaviour (a ``go infinite`` answered
-before ``stop``, a search that overran its time, an unsupported variant) passes with a warning.
+before ``stop``, a search that overran its time, an unsupported variant, a malformed ``info`` line) passes with a
+warning. Like any conformance tester (SPEC §4.9), the check sends lines an arena never sends: an unknown command,
+malformed ones, and commands during a search.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import shutil
 import signal
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final, NoReturn
@@ -76,6 +78,8 @@ _STDERR_TAIL: Final = 10
 _SHOWN_LINES: Final = 60
 _NAME_WIDTH: Final = 24
 _CLIP: Final = 120
+_BARE_GO_SECONDS: Final = 5.0
+"""A bare ``go`` that takes longer passes with a warning (SPEC §4.5: the engine should answer within seconds)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,6 +298,15 @@ class _Link:
         except _Silence:
             return None
 
+    async def lines_within(self, seconds: float) -> AsyncIterator[str]:
+        """Every line that comes within ``seconds`` (a window in which lines may come, or must not)."""
+        wait = _Deadline(seconds)
+        while (left := wait.left()) > 0:
+            line = await self.read_quiet(left)
+            if line is None:
+                return
+            yield line
+
     async def close(self, quit_grace: float | None = None) -> None:
         """Ends the connection: kills the process group and reaps it, or closes the socket (after ``quit``)."""
         t = self.transport
@@ -310,6 +323,18 @@ def _parse(line: str, where: str) -> Reply:
         return parse_reply(line)
     except UqiError as e:
         raise StepFailed(f"malformed line {_q(line)} {where}: {e}") from None
+
+
+def _reply(ck: Checker, line: str, where: str) -> Reply | None:
+    """The reply on ``line``; None for a malformed ``info`` line, which an arena logs and ignores (SPEC §5.3): a
+    warning here. Any other malformed line fails the step."""
+    try:
+        return parse_reply(line)
+    except UqiError as e:
+        if line.split()[0] != "info":
+            raise StepFailed(f"malformed line {_q(line)} {where}: {e}") from None
+        ck.warn(f"malformed info line {_q(line)} {where}: {e} (an arena ignores it)")
+        return None
 
 
 def _fail(reason: str) -> NoReturn:
@@ -389,8 +414,11 @@ class Checker:
         if link is not None:
             await link.close(self.timeouts.quit)
 
-    async def handshake(self, deadline: _Deadline) -> None:
-        """``uqi 1`` -> ``id``/``option`` lines -> ``uqiok 1`` within ``deadline``, every line checked (§4.1)."""
+    async def handshake(self, deadline: _Deadline, *, abandoning: bool = False) -> None:
+        """``uqi 1`` -> ``id``/``option`` lines -> ``uqiok 1`` within ``deadline``, every line checked (§4.1).
+
+        ``abandoning``: the ``uqi`` interrupts a search (step 8), whose ``info`` lines may still be on their way.
+        """
         link = self.session
         await link.send(format_command(Uqi(PROTOCOL_VERSION)))
         name: str | None = None
@@ -402,6 +430,8 @@ class Checker:
                 case IdName(text):
                     name = text
                 case IdAuthor():
+                    pass
+                case Info() if abandoning:
                     pass
                 case OptionSpec():
                     if reply.name.lower() in options:
@@ -489,12 +519,12 @@ async def _ping(ck: Checker, before: Sequence[str], what: str) -> list[str]:
     errors: list[str] = []
     while True:
         line = await link.read(deadline, f"readyok after {what}")
-        match _parse(line, f"while waiting for readyok after {what}"):
+        match _reply(ck, line, f"while waiting for readyok after {what}"):
             case ReadyOk():
                 return errors
             case ErrorReply():
                 errors.append(line)
-            case Info():
+            case Info() | None:
                 pass
             case TurnReply():
                 _fail(f"{_q(line)} when no search runs (a second turn for one go?), waiting for readyok after {what}")
@@ -510,7 +540,13 @@ async def _new_game(ck: Checker, variant: Variant) -> None:
 
 
 def _check_info(ck: Checker, info: Info, line: str, position: Position) -> None:
-    """An ``info`` line parsed (§5.3); its ``pv`` should be legal from the position (a warning when not)."""
+    """An ``info`` line parsed (§5.3): its ``pv`` should be legal from the position, and a ``win N`` or ``loss N``
+    no longer than the game can last (warnings when not)."""
+    score = info.score
+    # Every turn but a first give-only one places a piece, and a claim ends the game.
+    turns_left = 16 - position.placed + (position.hand is None)
+    if score is not None and score.kind in ("win", "loss") and score.value is not None and score.value > turns_left:
+        ck.warn(f"{_q(line)}: the game can last at most {turns_left} more turns, so N cannot be {score.value}")
     if not info.pv:
         return
     try:
@@ -562,8 +598,20 @@ LIMITS: Final[tuple[Go, ...]] = (
     Go(depth=1),
     Go(nodes=1000),
     Go(time=1000, inc=0, otime=1000, oinc=0),
+    Go(time=150, inc=0, otime=10000, oinc=0, movetime=1000),
 )
-"""The ``go`` limits of step 6 (movetime first, so a hanging engine fails as early as possible)."""
+"""The ``go`` limits of step 6 (movetime first, so a hanging engine fails as early as possible; the last one has
+a clock shorter than its ``movetime``: SPEC §4.5 wants the turn within the smaller)."""
+
+MALFORMED_GO: Final = "go depth 0"
+"""A ``go`` that step 6 expects to be refused without a turn (SPEC §4.5)."""
+MALFORMED_NEWGAMES: Final = (
+    "newgame shapes standard attributes color,color claims auto",
+    "newgame shapes standard attributes color claims auto timer 5",
+)
+"""``newgame`` lines that step 5 expects to be refused as malformed (SPEC §4.3)."""
+UNKNOWN_VARIANT: Final = "newgame shapes hexagon attributes color claims auto"
+"""A ``newgame`` with a value of no version of the protocol: refused, as ``newgame unsupported`` (SPEC §4.3)."""
 
 VARIANTS: Final[tuple[Variant, ...]] = tuple(
     parse_variant(shapes, attributes, claims)
@@ -577,10 +625,11 @@ VARIANTS: Final[tuple[Variant, ...]] = tuple(
 async def _search(ck: Checker, probe: _Probe, position: Position, go: Go, *, end: str = "") -> Turn:
     """``position`` + ``go`` -> ``info``... -> exactly one legal ``turn`` within the deadline.
 
-    ``end`` is sent at the end of both lines, before the transport's ``\n`` (``\r`` for step 9).
+    ``end`` is sent at the end of both lines, before the transport's ``\n`` (``\r`` for step 10).
     """
     go_line = format_command(go)
-    limit_ms = go.movetime if go.movetime is not None else go.time
+    limits = [ms for ms in (go.movetime, go.time) if ms is not None]
+    limit_ms = min(limits) if limits else None  # SPEC §4.5: with both, the smaller
     budget = ck.timeouts.search_safety if limit_ms is None else limit_ms / 1000 + ck.timeouts.search_slack
     link = ck.session
     await link.send(probe.line + end, go_line + end)
@@ -589,8 +638,10 @@ async def _search(ck: Checker, probe: _Probe, position: Position, go: Go, *, end
     where = f"after {_q(go_line)} in {probe.label}"
     while True:
         line = await link.read(deadline, f"turn {where}")
-        reply = _parse(line, f"during a search ({where})")
+        reply = _reply(ck, line, f"during a search ({where})")
         match reply:
+            case None:
+                pass
             case TurnReply(turn):
                 break
             case Info():
@@ -639,12 +690,21 @@ async def step_unknown_command(ck: Checker) -> None:
 
 
 async def step_options(ck: Checker) -> None:
-    """4. Each declared option accepts its default; a spin refuses an out-of-range value; an unknown id is refused."""
+    """4. Each declared option accepts its default, and the values SPEC §4.2 makes equivalent or valid: a check or
+    combo value in other letter case, an empty string; a spin refuses an out-of-range value; an unknown id is
+    refused."""
     for spec in ck.options:
         line = format_command(SetOption(spec.name, spec.default))
         errors = await _ping(ck, [line], _q(line))
         if errors:
             _fail(f"refused its own default: {_q(line)} -> {_q(errors[0])}")
+        if spec.default is not None and spec.type in (OptionType.CHECK, OptionType.COMBO, OptionType.STRING):
+            other = "" if spec.type is OptionType.STRING else spec.default.swapcase()
+            if other != spec.default:
+                bad = format_command(SetOption(spec.name, other))
+                errors = await _ping(ck, [bad, line], _q(bad))  # then the default again
+                if errors:
+                    _fail(f"refused {_q(bad)}: {_q(errors[0])} (SPEC §4.2: a valid value of a {spec.type.value})")
         if spec.type is OptionType.SPIN:
             assert spec.max is not None and spec.min is not None
             bad = format_command(SetOption(spec.name, str(spec.max + 1)))
@@ -658,7 +718,8 @@ async def step_options(ck: Checker) -> None:
 
 
 async def step_new_games(ck: Checker) -> None:
-    """5. ``newgame`` in every variant combination, then ``isready`` -> ``readyok`` without error."""
+    """5. ``newgame`` in every variant combination, then ``isready`` -> ``readyok`` without error; a malformed
+    ``newgame`` and one with an unknown value get an ``error`` line (§4.3)."""
     for variant in VARIANTS:
         line = format_command(NewGame(variant))
         errors = await _ping(ck, [line], _q(line))
@@ -670,10 +731,17 @@ async def step_new_games(ck: Checker) -> None:
             _fail(f"answered {_q(line)} with {_q(errors[0])} (an unsupported variant is 'error newgame unsupported')")
         ck.unsupported.add(variant)
         ck.warn(f"does not support {variant.describe()}: {_q(errors[0])}")
+    for line in (*MALFORMED_NEWGAMES, UNKNOWN_VARIANT):
+        errors = await _ping(ck, [line], _q(line))
+        if not errors:
+            _fail(f"no error line for {_q(line)} (SPEC §4.3: refuse it with 'error newgame ...')")
+        if line == UNKNOWN_VARIANT and errors[0].split()[1:3] != ["newgame", "unsupported"]:
+            ck.warn(f"answered {_q(line)} with {_q(errors[0])}; SPEC §4.3 says 'error newgame unsupported ...'")
 
 
 async def step_searches(ck: Checker) -> None:
-    """6. Searches in positions covering every turn form, under each kind of limit: one legal ``turn`` each."""
+    """6. Searches in positions covering every turn form, under each kind of limit: one legal ``turn`` each; a
+    bare ``go`` answered within the safety deadline; a malformed ``go`` refused without a turn (§4.5)."""
     for probe in PROBES:
         if probe.variant in ck.unsupported:
             ck.warn(f"{probe.label} not searched: the engine does not support {probe.variant.describe()}")
@@ -682,14 +750,37 @@ async def step_searches(ck: Checker) -> None:
         for go in LIMITS:
             await _new_game(ck, probe.variant)
             await _search(ck, probe, position, go)
+    probe = PROBES[1]
+    await _new_game(ck, probe.variant)
+    t0 = time.monotonic()
+    await _search(ck, probe, probe.position(), Go())
+    if (seconds := time.monotonic() - t0) > _BARE_GO_SECONDS:
+        ck.warn(f"took {seconds:.1f} s for a bare 'go' (SPEC §4.5: answer within a few seconds)")
+    await ck.session.send(probe.line, MALFORMED_GO, "isready")
+    deadline = _Deadline(ck.timeouts.ready)
+    errors = 0
+    while True:
+        line = await ck.session.read(deadline, f"readyok after {_q(MALFORMED_GO)} and 'isready'")
+        match _reply(ck, line, f"after {_q(MALFORMED_GO)}"):
+            case ReadyOk():
+                break
+            case ErrorReply():
+                errors += 1
+            case TurnReply():
+                _fail(f"answered the malformed {_q(MALFORMED_GO)} with {_q(line)} (SPEC §4.5: refuse it, no search)")
+            case Info() | None:
+                pass
+            case _:
+                _fail(f"unexpected {_q(line)} after {_q(MALFORMED_GO)}")
+    if not errors:
+        _fail(f"no error line for the malformed {_q(MALFORMED_GO)} (SPEC §4.5: refuse it with 'error go ...')")
 
 
 async def step_infinite(ck: Checker) -> None:
     """7. ``go infinite``; ``isready`` is answered during the search; ``stop`` -> one legal ``turn``; idle ``stop``.
 
-    An engine that answers every ``go`` at once may answer ``go infinite`` at once too (SPEC §4.7: its search is
-    over before it reads the next line). A ``turn`` that comes later but before ``stop`` passes with a warning:
-    §4.5 says an infinite search runs until ``stop``, though it makes no "must" of it.
+    A ``turn`` that comes before ``stop`` passes with a warning: SPEC §4.5 says an engine should hold it until
+    ``stop`` (an engine that answers every ``go`` at once included, §4.7), and that an arena accepts it.
     """
     link = ck.session
     probe = PROBES[1]
@@ -700,7 +791,9 @@ async def step_infinite(ck: Checker) -> None:
     turns: list[tuple[str, Turn, float]] = []
 
     def take(line: str, stage: str) -> None:
-        match _parse(line, f"during 'go infinite' ({stage})"):
+        match _reply(ck, line, f"during 'go infinite' ({stage})"):
+            case None:
+                pass
             case TurnReply(turn):
                 if turns:
                     _fail(f"a second turn {_q(line)} for one 'go infinite' (first: {_q(turns[0][0])})")
@@ -712,11 +805,7 @@ async def step_infinite(ck: Checker) -> None:
             case _:
                 _fail(f"unexpected {_q(line)} during 'go infinite' ({stage})")
 
-    wait = _Deadline(ck.timeouts.infinite)
-    while (left := wait.left()) > 0:
-        line = await link.read_quiet(left)
-        if line is None:
-            break
+    async for line in link.lines_within(ck.timeouts.infinite):
         take(line, "before isready")
     await link.send("isready")
     deadline = _Deadline(ck.timeouts.ready)
@@ -730,10 +819,11 @@ async def step_infinite(ck: Checker) -> None:
         deadline = _Deadline(ck.timeouts.search_slack)
         while not turns:
             take(await link.read(deadline, "turn after 'stop'"), "after stop")
-    elif turns[0][2] > ck.timeouts.margin:
+    else:
         line_text, _, after = turns[0]
         ck.warn(
-            f"searched {after * 1000:.0f} ms, then answered 'go infinite' with {_q(line_text)} before 'stop' (§4.5)"
+            f"answered 'go infinite' with {_q(line_text)} after {after * 1000:.0f} ms, before 'stop' "
+            "(SPEC §4.5: hold the turn until stop)"
         )
     line_text, turn, _ = turns[0]
     _check_turn(position, turn, line_text, "after 'go infinite' and 'stop'")
@@ -743,19 +833,94 @@ async def step_infinite(ck: Checker) -> None:
         _fail(f"answered 'stop' when no search runs with {_q(errors[0])} (SPEC §4.6: ignore it)")
 
 
+async def _hold(ck: Checker, position: Position) -> str | None:
+    """Listens to a ``go infinite`` that just started; returns a ``turn`` line that came before ``stop``, if any."""
+    async for line in ck.session.lines_within(ck.timeouts.infinite):
+        match _reply(ck, line, "during 'go infinite'"):
+            case TurnReply(turn):
+                _check_turn(position, turn, line, "for 'go infinite'")
+                ck.warn(f"answered 'go infinite' with {_q(line)} before 'stop', so no search ran to test §4.10 in")
+                return line
+            case Info() as info:
+                _check_info(ck, info, line, position)
+            case None:
+                pass
+            case _:
+                _fail(f"unexpected {_q(line)} during 'go infinite'")
+    return None
+
+
+async def step_during_search(ck: Checker) -> None:
+    """8. During ``go infinite``, ``position``, ``go``, ``newgame`` and ``setoption`` get ``error`` and the search
+    goes on to one legal ``turn`` at ``stop``; a ``uqi`` abandons the search: no turn comes for it (SPEC §4.10)."""
+    link = ck.session
+    probe = PROBES[1]
+    position = probe.position()
+    await _new_game(ck, probe.variant)
+    await link.send(probe.line, "go infinite")
+    if await _hold(ck, position) is not None:
+        return
+    refused = [PROBES[0].line, format_command(Go(depth=1)), format_command(NewGame(_STRICT))]
+    if ck.options:
+        refused.append(format_command(SetOption(ck.options[0].name, ck.options[0].default)))
+    await link.send(*refused, "isready")
+    deadline = _Deadline(ck.timeouts.ready)
+    errors: list[str] = []
+    while True:
+        line = await link.read(deadline, "readyok after commands sent during 'go infinite'")
+        match _reply(ck, line, "during 'go infinite'"):
+            case ReadyOk():
+                break
+            case ErrorReply():
+                errors.append(line)
+            case TurnReply():
+                _fail(f"{_q(line)} before 'stop' (SPEC §4.10: refuse 'go' during a search, do not start it)")
+            case Info() | None:
+                pass
+            case _:
+                _fail(f"unexpected {_q(line)} during 'go infinite'")
+    named = {e.split()[1].rstrip(":") for e in errors if len(e.split()) > 1}
+    missing = [c for c in refused if c.split()[0] not in named]
+    if missing and len(errors) < len(refused):
+        _fail(f"no error line for {_q(missing[0])} sent during a search (SPEC §4.10: refuse it with 'error')")
+    if missing:
+        ck.warn(f"refused commands during a search with {_q(errors[0])}; SPEC §4.10 names the command first")
+    await link.send("stop")
+    deadline = _Deadline(ck.timeouts.search_slack)
+    while True:
+        line = await link.read(deadline, "turn after 'stop'")
+        match _reply(ck, line, "after 'stop'"):
+            case TurnReply(turn):
+                _check_turn(position, turn, line, f"after 'stop', for the search of {probe.label}")
+                break
+            case Info() | None:
+                pass
+            case _:
+                _fail(f"unexpected {_q(line)} after 'stop'")
+    await link.send(probe.line, "go infinite")
+    if await _hold(ck, position) is not None:
+        return
+    ck.recorder.add("#", "a new session during the search")
+    try:
+        await ck.handshake(_Deadline(ck.timeouts.startup), abandoning=True)
+    except StepFailed as e:
+        _fail(f"'uqi' during a search: {e} (SPEC §4.10: abandon the search, never send its turn)")
+    # The abandoned search must stay silent, also when a stop comes; any turn shows up before readyok.
+    errors = await _ping(ck, ["stop"], "'stop' after 'uqi' abandoned the search")
+    if errors:
+        _fail(f"answered 'stop' when no search runs with {_q(errors[0])} (SPEC §4.6: ignore it)")
+
+
 async def step_one_reply(ck: Checker) -> None:
-    """8. After a search's ``turn``, no second ``turn`` comes."""
+    """9. After a search's ``turn``, no second ``turn`` comes."""
     probe = PROBES[1]
     position = probe.position()
     await _new_game(ck, probe.variant)
     first = await _search(ck, probe, position, Go(movetime=100))
-    link = ck.session
-    wait = _Deadline(ck.timeouts.quiet)
-    while (left := wait.left()) > 0:
-        line = await link.read_quiet(left)
-        if line is None:
-            break
-        match _parse(line, "after the turn"):
+    async for line in ck.session.lines_within(ck.timeouts.quiet):
+        match _reply(ck, line, "after the turn"):
+            case None:
+                pass
             case TurnReply():
                 _fail(f"a second turn {_q(line)} for one 'go movetime 100' (first: 'turn {first}')")
             case Info():
@@ -768,7 +933,7 @@ async def step_one_reply(ck: Checker) -> None:
 
 
 async def step_crlf(ck: Checker) -> None:
-    """9. Commands ending in ``\\r\\n`` are understood (§3.1): ``isready``, ``newgame``, a search."""
+    """10. Commands ending in ``\\r\\n`` are understood (§3.1): ``isready``, ``newgame``, a search."""
     if ck.zmq:
         raise StepSkipped("ZeroMQ frames carry no line terminator")
     # The transport ends each line with "\n": a trailing "\r" makes it "\r\n" on the wire.
@@ -792,19 +957,19 @@ async def _ping_reply_only(ck: Checker, what: str) -> list[str]:
     errors: list[str] = []
     while True:
         line = await link.read(deadline, f"readyok to {what}")
-        match _parse(line, f"while waiting for readyok to {what}"):
+        match _reply(ck, line, f"while waiting for readyok to {what}"):
             case ReadyOk():
                 return errors
             case ErrorReply():
                 errors.append(line)
-            case Info():
+            case Info() | None:
                 pass
             case _:
                 _fail(f"unexpected {_q(line)} while waiting for readyok to {what}")
 
 
 async def step_quit(ck: Checker) -> None:
-    """10. ``quit``: a process exits within the quit deadline; a ZeroMQ server then serves a new session."""
+    """11. ``quit``: a process exits within the quit deadline; a ZeroMQ server then serves a new session."""
     link = ck.session
     if isinstance(link.transport, ProcessTransport):
         proc = link.transport
@@ -833,7 +998,7 @@ async def step_quit(ck: Checker) -> None:
 
 
 async def step_end_of_input(ck: Checker) -> None:
-    """11. A fresh process whose input is closed in the middle of a search exits within the quit deadline."""
+    """12. A fresh process whose input is closed in the middle of a search exits within the quit deadline."""
     if ck.zmq:
         raise StepSkipped("end of input applies to standard input only (§3.2)")
     await ck.close_link()
@@ -880,10 +1045,11 @@ STEPS: Final[tuple[Step, ...]] = (
     Step(5, "new games", step_new_games),
     Step(6, "searches", step_searches),
     Step(7, "infinite + stop", step_infinite),
-    Step(8, "exactly one reply", step_one_reply),
-    Step(9, "\\r\\n line ends", step_crlf),
-    Step(10, "quit", step_quit),
-    Step(11, "end of input", step_end_of_input, needs_session=False),
+    Step(8, "during a search", step_during_search),
+    Step(9, "exactly one reply", step_one_reply),
+    Step(10, "\\r\\n line ends", step_crlf),
+    Step(11, "quit", step_quit),
+    Step(12, "end of input", step_end_of_input, needs_session=False),
 )
 """Every step, in order."""
 

@@ -4,14 +4,15 @@
 Prints:
 - random full games per second played through the public API (``Position.apply`` on ``Turn`` values: the code
   path the referee uses to validate and apply every turn an engine sends). Each turn places on a uniformly random
-  empty square and gives a uniformly random piece left: the same distribution of games as
-  ../shared/baselines/naive_playouts.py, which draws them by shuffling both lists up front where we draw one
-  random number per turn;
-- the naive baseline's games per second, run in this same process, and the ratio (target: at least 1.5);
+  empty square and gives a uniformly random piece left: the same distribution of games as the project's naive
+  baseline, ``benchmarks/naive_playouts.py`` (plain lists, the lines through the square just filled);
+- the naive baseline's games per second, run in this same process, and the ratio;
+- with ``--baseline PATH`` (repeatable), the same for any other module with a ``playout(rng)`` function, for
+  example an older baseline whose figures an earlier report quoted;
 - the same games with tokens parsed from text first (``parse_turn``: what the referee does with a reply line);
-- perft nodes per second on the shared vectors.
+- perft nodes per second on the project's vectors (tests/data).
 
-    python benchmarks/rules.py [SECONDS] [--baseline PATH]
+    python benchmarks/rules.py [SECONDS] [--baseline PATH]...
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ from quarto_arena.protocol.notation import parse_position, parse_turn, parse_var
 from quarto_arena.protocol.rules import TURNS, Outcome, Position, perft
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_BASELINE = HERE.parent.parent / "shared" / "baselines" / "naive_playouts.py"
-PERFT_VECTORS = HERE.parent / "tests" / "data" / "perft.json"
+NAIVE = HERE / "naive_playouts.py"
+PERFT_VECTORS = sorted((HERE.parent / "tests" / "data").glob("perft*.json"))
 
 
 def _pick(items: list[int], rnd: Callable[[], float]) -> int:
@@ -59,7 +60,7 @@ def random_game(rng: random.Random, start: Position) -> Position:
         i, j = pairs[int(rnd() * count)]
         # With automatic claims a winning placement ends the game and the piece given with it is ignored.
         pos = pos.apply(TURNS[squares.pop(i)][pieces.pop(j)])
-        if pos[6] is not ongoing:
+        if pos.outcome is not ongoing:
             return pos
     return pos.apply(TURNS[squares[0]][16])  # the sixteenth placement
 
@@ -90,44 +91,54 @@ def rate(play: Callable[[random.Random], object], seconds: float) -> float:
 
 
 def load_baseline(path: Path) -> Callable[[random.Random], object]:
-    spec = importlib.util.spec_from_file_location("naive_playouts", path)
+    """The ``playout(rng)`` function of the module at ``path``."""
+    if not path.is_file():
+        sys.exit(f"benchmarks/rules.py: baseline not found: {path}")
+    spec = importlib.util.spec_from_file_location(f"baseline_{path.stem}", path)
     if spec is None or spec.loader is None:
         sys.exit(f"benchmarks/rules.py: cannot load the baseline {path}")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.playout  # type: ignore[no-any-return]
+    playout = getattr(module, "playout", None)
+    if not callable(playout):
+        sys.exit(f"benchmarks/rules.py: {path} has no playout(rng) function")
+    return playout  # type: ignore[no-any-return]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("seconds", nargs="?", type=float, default=3.0, help="time per measurement")
-    parser.add_argument("--baseline", type=Path, default=DEFAULT_BASELINE, help="naive_playouts.py")
+    parser.add_argument(
+        "--baseline", type=Path, action="append", default=[], help="another playout(rng) module to compare with"
+    )
     args = parser.parse_args()
-    if not args.baseline.exists():
-        sys.exit(f"benchmarks/rules.py: baseline not found: {args.baseline} (use --baseline PATH)")
-    naive = load_baseline(args.baseline)
+    baselines = {"naive baseline": load_baseline(NAIVE)}
+    baselines.update((str(path), load_baseline(path)) for path in args.baseline)
     start = Position.start()
 
-    # Interleave the measurements so that load on this shared machine hits both sides alike.
-    ours, base, tokens = [], [], []
-    # Many short rounds and the best of each: other processes on a shared machine only ever slow a round down.
+    # Interleave the measurements so that load on this shared machine hits every side alike, in many short rounds
+    # keeping the best of each: other processes on a shared machine only ever slow a round down.
     rounds = 10
+    slice_ = args.seconds / rounds
+    ours, tokens = [], []
+    base: dict[str, list[float]] = {name: [] for name in baselines}
     for _ in range(rounds):
-        ours.append(rate(lambda rng: random_game(rng, start), args.seconds / rounds))
-        base.append(rate(naive, args.seconds / rounds))
-        tokens.append(rate(lambda rng: random_game_tokens(rng, start), args.seconds / rounds))
-    o, b, t = max(ours), max(base), max(tokens)
+        ours.append(rate(lambda rng: random_game(rng, start), slice_))
+        for name, playout in baselines.items():
+            base[name].append(rate(playout, slice_))
+        tokens.append(rate(lambda rng: random_game_tokens(rng, start), slice_))
+    o, t, b = max(ours), max(tokens), max(base["naive baseline"])
     print(f"rules core random games/s:           {o:10.0f}")
-    print(f"naive baseline games/s:              {b:10.0f}")
-    print(f"ratio (rules core / naive):          {o / b:10.2f}   (target >= 1.5)")
-    print(f"with tokens parsed from text, /s:    {t:10.0f}   ratio {t / b:.2f}")
+    for name, rates in base.items():
+        print(f"{name} games/s:              {max(rates):10.0f}   rules core / this: {o / max(rates):.2f}")
+    print(f"with tokens parsed from text, /s:    {t:10.0f}   this / naive baseline: {t / b:.2f}")
 
-    vectors = json.loads(PERFT_VECTORS.read_text()) if PERFT_VECTORS.exists() else []
+    vectors = [v for path in PERFT_VECTORS for v in json.loads(path.read_text())]
     nodes = 0
     t0 = time.perf_counter()
     for v in vectors:
-        pos = parse_position(v["position"], parse_variant(v["variant"], v["attributes"]))
-        nodes += perft(pos, v["depth"])
+        variant = parse_variant(v["variant"], v["attributes"], v.get("claims", "auto"))
+        nodes += perft(parse_position(v["position"], variant), v["depth"])
     elapsed = time.perf_counter() - t0
     if vectors:
         print(f"perft nodes/s ({len(vectors)} vectors, {nodes} nodes): {nodes / elapsed:10.0f}")

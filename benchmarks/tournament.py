@@ -91,7 +91,8 @@ def main() -> None:
             f"   arena CPU per turn {1e6 * min(cpus):6.1f} / {1e6 * statistics.median(cpus):6.1f} us"
         )
     ratios = [d[0] / m[0] for d, m in zip(results["disk, j=1"], results["memory, j=1"], strict=True)]
-    print(f"  disk/memory wall ratio at j=1: best {min(ratios):.2f}, median {statistics.median(ratios):.2f} (goal <= 1.15)")
+    best, median = min(ratios), statistics.median(ratios)
+    print(f"  disk/memory wall ratio at j=1: best {best:.2f}, median {median:.2f} (goal <= 1.15)")
 
 
 if __name__ == "__main__":

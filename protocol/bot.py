@@ -16,8 +16,10 @@ it over standard input and output, or, with ``--listen tcp://127.0.0.1:PORT`` (o
 endpoint (SPEC.md §3.3). The SDK answers the handshake, checks option values against their declared types, rebuilds
 the position from every ``position`` command (the engine keeps no game state), runs each search in a worker
 thread so that ``isready`` is answered and ``stop`` works during it, sends exactly one ``turn`` per ``go`` (for
-``go infinite`` only once ``stop`` arrives, as in UCI), answers every line it does not understand with an ``error``
-line, and exits on ``quit`` or at the end of its input, even in the middle of a search. Logs go to standard error.
+``go infinite`` only once ``stop`` arrives, as in UCI), refuses ``position``, ``go``, ``newgame`` and ``setoption``
+during a search with an ``error`` line while a new ``uqi`` abandons the search (SPEC §4.10), answers every line it
+does not understand with an ``error`` line, and exits on ``quit`` or at the end of its input, even in the middle of a
+search. Logs go to standard error.
 
 A bot bug must not lose a game by itself: when ``search`` raises, or returns something that is not a legal turn,
 the SDK logs the problem (with the traceback) on standard error and answers a legal turn of its own (a win when one
@@ -60,6 +62,7 @@ from .uqi import (
     UqiError,
     format_reply,
     parse_command,
+    strip_line,
 )
 
 __all__ = [
@@ -91,6 +94,8 @@ EXIT_USAGE: Final = 2
 """Exit status for a bad command line or an endpoint that cannot be served."""
 _JOIN_ON_EXIT: Final = 0.5
 """Seconds a search gets to notice ``stop`` when the engine exits before the process is ended regardless."""
+_SEARCH_RUNNING: Final = "error {} a search is running (send stop first)"
+"""The answer to a command that SPEC §4.10 refuses during a search."""
 
 
 class UnsupportedVariant(Exception):
@@ -137,21 +142,25 @@ class OptionValues(Mapping[str, OptionValue]):
 def time_budget(limits: Go, position: Position | None = None) -> float | None:
     """Seconds to spend on this turn under ``limits``, or None when only ``stop`` (or depth/nodes) ends the search.
 
-    ``movetime`` minus a safety margin (a quarter of it, at most 25 ms) for the SDK's own latency; with a clock,
-    the remaining time shared over the turns we still have to play (half the empty squares, from ``position``;
-    8 when unknown) plus 80 % of the increment, never more than the clock minus the margin; with no limit at all,
-    :data:`DEFAULT_BUDGET`.
+    SPEC §4.5: ``movetime`` minus a move overhead (a quarter of it, at most 25 ms) for the latency between the
+    arena's clock and ours; with a clock, the remaining time shared over the turns we still have to play (half
+    the empty squares, from ``position``; 8 when unknown) plus 80 % of the increment, never more than the clock
+    minus its own overhead (a quarter of it, at most 30 ms); with both, the smaller; with no limit at all,
+    :data:`DEFAULT_BUDGET`. The SDK counts the budget from the moment it reads ``go``.
     """
     if limits.infinite:
         return None
+    budget_ms: float | None = None
     if limits.movetime is not None:
-        return max(limits.movetime - min(limits.movetime * 0.25, 25.0), 0.5) / 1000
+        budget_ms = max(limits.movetime - min(limits.movetime * 0.25, 25.0), 0.5)
     if limits.time is not None:
         turns_left = 8 if position is None else max(1, (16 - position.placed + 1) // 2)
         clock = float(limits.time)
-        margin = min(clock * 0.25, 30.0)
         share = clock / turns_left + 0.8 * (limits.inc or 0)
-        return max(min(share, clock - margin), 0.5) / 1000
+        on_clock = max(min(share, clock - min(clock * 0.25, 30.0)), 0.5)
+        budget_ms = on_clock if budget_ms is None else min(budget_ms, on_clock)
+    if budget_ms is not None:
+        return budget_ms / 1000
     if limits.depth is not None or limits.nodes is not None:
         return None
     return DEFAULT_BUDGET
@@ -352,7 +361,7 @@ class _Session:
 
     def handle(self, raw: str) -> bool:
         """Handles one line; returns False when the session ends (``quit``)."""
-        line = raw.strip()
+        line = strip_line(raw)
         if not line:
             return True
         try:
@@ -402,7 +411,7 @@ class _Session:
 
     def _set_option(self, cmd: SetOption) -> None:
         if self._busy():
-            self._write(f"error setoption {cmd.name}: not allowed during a search (send stop first)")
+            self._write(_SEARCH_RUNNING.format("setoption"))
             return
         spec = next((s for s in self._bot.options if s.name.lower() == cmd.name.lower()), None)
         if spec is None:
@@ -418,7 +427,7 @@ class _Session:
 
     def _new_game(self, variant: Variant) -> None:
         if self._busy():
-            self._write("error newgame: a search is running (send stop first)")
+            self._write(_SEARCH_RUNNING.format("newgame"))
             return
         try:
             self._bot.new_game(variant)
@@ -434,6 +443,9 @@ class _Session:
         self._position_problem = "no position was sent since newgame"
 
     def _set_position(self, cmd: PositionCommand) -> None:
+        if self._busy():
+            self._write(_SEARCH_RUNNING.format("position"))
+            return
         # Stateless, as in UCI: the whole game comes with every position command, under the newgame variant.
         try:
             self._position = cmd.position(self._variant)
@@ -452,7 +464,7 @@ class _Session:
             return
         with self._lock:
             if self._search is not None:
-                self._write("error go: a search is already running (send stop first)")
+                self._write(_SEARCH_RUNNING.format("go"))
                 return
             run = _Search(position, SearchContext(limits, position=position, options=self._bot.option_values))
             run.ctx._on_info = lambda info: self._info(run, info)

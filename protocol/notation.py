@@ -134,14 +134,8 @@ def parse_position(text: str, variant: Variant | None = None) -> Position:
 
 
 def format_position(position: Position) -> str:
-    """The canonical (lower case) position string."""
-    board = position.board()
-    rows = []
-    for number in (4, 3, 2, 1):
-        base = (number - 1) * 4
-        rows.append("".join("." if (p := board[base + c]) is None else _HEX[p] for c in range(4)))
-    hand = position.hand
-    return "/".join(rows) + " " + ("-" if hand is None else _HEX[hand])
+    """The canonical (lower case) position string: ``str(position)``."""
+    return str(position)
 
 
 def parse_turn(token: str) -> Turn:

@@ -9,6 +9,9 @@ A piece is a 4-bit number: bit 8 dark, 4 square, 2 tall, 1 hollow. The board is 
 ``16 * a + s`` is set when the piece on square *s* has attribute bit ``1 << a``. Four cells share an attribute
 exactly when the plane, masked by their cells, is all ones or all zeros, so a win test is a few integer ANDs.
 
+This module stands alone: :mod:`.notation` builds on it (``str(position)`` and ``str(turn)`` are already the
+canonical position string and turn token; parsing text, with its precise errors, is the notation's job).
+
 Turns are relative: a position does not know the names of its players, only whether the game is over and,
 when it is, whether the player who made the last turn won (:attr:`Position.outcome`). The referee knows who that
 was.
@@ -19,7 +22,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, NamedTuple
 
 __all__ = [
     "ALL_ATTRIBUTES",
@@ -220,67 +223,53 @@ class Outcome(enum.Enum):
     DRAW = "draw"
 
 
-# Positions are created once per turn on the referee's hot path and by the million in searches, so Position is
-# a tuple subclass (creation is one C call) rather than a frozen dataclass; it is just as immutable.
-_new: Final = tuple.__new__  # one C call: the cheapest way to build the next position
+# Positions are created once per turn on the referee's hot path and by the million in searches, so Position is a
+# named tuple rather than a frozen dataclass: building the next one is one C call (``_new``), its fields are read
+# by C-level getters or by unpacking, and it is just as immutable.
+_new: Final = tuple.__new__
 _ONGOING: Final = Outcome.ONGOING
 _WIN: Final = Outcome.WIN
 _DRAW: Final = Outcome.DRAW
 
 
-class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
+class Position(NamedTuple):
     """An immutable Quarto position: board, piece in hand, pieces left, claim state, outcome, and variant.
 
-    Build one with :meth:`start`, :meth:`from_board` or :func:`quarto_arena.protocol.notation.parse_position`.
+    Build one with :meth:`start`, :meth:`from_board` or :func:`quarto_arena.protocol.notation.parse_position`;
+    ``str(position)`` is its position string (SPEC.md §2.3). The fields can also be given directly (the solver and
+    the symmetry module do), but then nothing checks that they describe a reachable position.
     """
 
-    __slots__ = ()
-
-    @property
-    def variant(self) -> Variant:
-        """The rules this position is played under."""
-        return self[0]
-
-    @property
-    def occupied(self) -> int:
-        """Mask of occupied squares (bit s for square s)."""
-        return self[1]
-
-    @property
-    def planes(self) -> int:
-        """Attribute bit planes: bit ``16 * a + s`` is attribute bit ``1 << a`` of the piece on square s."""
-        return self[2]
+    variant: Variant
+    """The rules this position is played under."""
+    occupied: int
+    """Mask of occupied squares (bit s for square s)."""
+    planes: int
+    """Attribute bit planes: bit ``16 * a + s`` is attribute bit ``1 << a`` of the piece on square s."""
+    held: int
+    """The piece the player to move must place, or -1 when they only give (:attr:`hand` says None instead)."""
+    available: int
+    """Mask of pieces that may still be given (neither on the board nor in hand)."""
+    claimable: bool
+    """Strict claims only: the previous placement completed an alignment nobody called, so ``!`` wins now."""
+    outcome: Outcome
+    """Whether the game is over and, if so, whether the last turn won it."""
 
     @property
     def hand(self) -> int | None:
         """The piece the player to move must place, or None when they only give."""
-        h = self[3]
-        return None if h < 0 else h
-
-    @property
-    def available(self) -> int:
-        """Mask of pieces that may still be given (neither on the board nor in hand)."""
-        return self[4]
-
-    @property
-    def claimable(self) -> bool:
-        """Strict claims only: the previous placement completed an alignment nobody called, so ``!`` wins now."""
-        return self[5]
-
-    @property
-    def outcome(self) -> Outcome:
-        """Whether the game is over and, if so, whether the last turn won it."""
-        return self[6]
+        held = self.held
+        return None if held < 0 else held
 
     @property
     def is_over(self) -> bool:
         """True when no turn can follow."""
-        return self[6] is not Outcome.ONGOING
+        return self.outcome is not _ONGOING
 
     @classmethod
     def start(cls, variant: Variant = STANDARD) -> Position:
         """The empty board; the player to move gives the first piece."""
-        return tuple.__new__(cls, (variant, 0, 0, -1, FULL, False, Outcome.ONGOING))
+        return _new(cls, (variant, 0, 0, -1, FULL, False, _ONGOING))
 
     @classmethod
     def from_board(cls, board: Iterable[int | None], hand: int | None, variant: Variant = STANDARD) -> Position:
@@ -322,9 +311,7 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
                 raise ValueError("the board already shows a winning alignment, so no piece can be in hand")
         elif occupied == FULL:
             outcome = Outcome.DRAW
-        return tuple.__new__(
-            cls, (variant, occupied, planes, -1 if hand is None else hand, FULL & ~used, False, outcome)
-        )
+        return _new(cls, (variant, occupied, planes, -1 if hand is None else hand, FULL & ~used, False, outcome))
 
     def with_variant(self, variant: Variant) -> Position:
         """The same board and hand under other rules (outcome recomputed as :meth:`from_board` does)."""
@@ -332,9 +319,9 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
 
     def piece_at(self, square: int) -> int | None:
         """The piece on a square, or None."""
-        if not self[1] >> square & 1:
+        if not self.occupied >> square & 1:
             return None
-        p = self[2] >> square
+        p = self.planes >> square
         return (p & 1) | (p >> 15 & 2) | (p >> 30 & 4) | (p >> 45 & 8)
 
     def board(self) -> list[int | None]:
@@ -343,25 +330,25 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
 
     def pieces_available(self) -> list[int]:
         """Pieces that may still be given, ascending."""
-        a = self[4]
-        return [p for p in PIECES if a >> p & 1]
+        available = self.available
+        return [p for p in PIECES if available >> p & 1]
 
     def empty_squares(self) -> list[int]:
         """Empty squares, ascending."""
-        o = self[1]
-        return [s for s in SQUARES if not o >> s & 1]
+        occupied = self.occupied
+        return [s for s in SQUARES if not occupied >> s & 1]
 
     @property
     def placed(self) -> int:
         """Number of pieces on the board."""
-        return self[1].bit_count()
+        return self.occupied.bit_count()
 
     def wins_at(self, square: int) -> bool:
         """True when placing the piece in hand on ``square`` completes an alignment of the variant."""
-        variant, occupied, planes, hand = self[0], self[1], self[2], self[3]
-        if hand < 0 or occupied >> square & 1:
+        variant, occupied, planes, held, _, _, _ = self
+        if held < 0 or occupied >> square & 1:
             return False
-        return _completes(variant, occupied | 1 << square, planes | _piece_planes(hand, square), square)
+        return _completes(variant.through[square], occupied | 1 << square, planes | _PIECE_PLANES[held << 4 | square])
 
     def winning_squares(self) -> list[int]:
         """Squares where the piece in hand completes an alignment."""
@@ -369,29 +356,24 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
 
     def gives_win(self, piece: int) -> bool:
         """True when ``piece``, handed to the opponent now (after this position's placement), lets them win at once."""
-        occupied, planes, variant = self[1], self[2], self[0]
+        variant, occupied, planes, _, _, _, _ = self
+        row = piece << 4
+        through = variant.through
         for s in SQUARES:
-            if not occupied >> s & 1 and _completes(variant, occupied | 1 << s, planes | _piece_planes(piece, s), s):
+            if not occupied >> s & 1 and _completes(through[s], occupied | 1 << s, planes | _PIECE_PLANES[row | s]):
                 return True
         return False
 
     def legal_turns(self) -> list[Turn]:
         """Every legal turn, in a fixed order (claim first, then by square, then by piece)."""
-        if self[6] is not Outcome.ONGOING:
+        variant, occupied, _, held, available, claimable, outcome = self
+        if outcome is not _ONGOING:
             return []
-        variant, occupied, _, hand, available, claimable = (
-            self[0],
-            self[1],
-            self[2],
-            self[3],
-            self[4],
-            self[5],
-        )
         pieces = [p for p in PIECES if available >> p & 1]
-        if hand < 0:
+        if held < 0:
             return [TURNS[16][p] for p in pieces]
         turns: list[Turn] = [CLAIM] if claimable else []
-        strict = variant.claims is ClaimMode.STRICT
+        strict = variant.strict
         last = occupied.bit_count() == 15
         for s in SQUARES:
             if occupied >> s & 1:
@@ -410,18 +392,18 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
 
     def count_turns(self) -> int:
         """``len(self.legal_turns())``, without building the list."""
-        if self[6] is not Outcome.ONGOING:
+        variant, _, _, held, available_mask, claimable, outcome = self
+        if outcome is not _ONGOING:
             return 0
-        available = self[4].bit_count()
-        if self[3] < 0:
+        available = available_mask.bit_count()
+        if held < 0:
             return available
-        strict = self[0].claims is ClaimMode.STRICT
         empty = self.empty_squares()
         last = len(empty) == 1
         wins = sum(1 for s in empty if self.wins_at(s))
-        if strict:
+        if variant.strict:
             per_square = 1 if last else available
-            return int(self[5]) + wins + len(empty) * per_square
+            return int(claimable) + wins + len(empty) * per_square
         return wins + (len(empty) - wins) * (1 if last else available)
 
     def apply(self, turn: Turn) -> Position:
@@ -430,28 +412,24 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
         With automatic claims a placement that completes an alignment wins at once; a piece given with it is
         ignored (:meth:`canonical` gives the turn as it should be recorded).
         """
-        variant, occupied, planes, hand, available, _, _ = self
+        variant, occupied, planes, held, available, _, _ = self
         place = turn.fast
         # One test for both: a turn that is not a plain placement, or no piece in hand (a give-only position, or a
         # finished game, which never holds a piece) goes the slow way.
-        if place | hand < 0:
+        if place | held < 0:
             return self._apply_rare(turn)
         bit = 1 << place
         if occupied & bit:
             raise IllegalTurn(f"{square_name(place)} is occupied")
         occupied |= bit
-        planes |= _PIECE_PLANES[hand << 4 | place]
+        planes |= _PIECE_PLANES[held << 4 | place]
         give = turn.give
-        for mask, planes_masks in variant.through[place]:
-            if occupied & mask == mask:
-                for wide in planes_masks:
-                    x = planes & wide
-                    if x == 0 or x == wide:
-                        if variant.strict:
-                            return self._missed(occupied, planes, give)
-                        if give is not None and not available >> give & 1:
-                            raise IllegalTurn(f"piece {give:x} is not available to give")
-                        return _new(Position, (variant, occupied, planes, -1, available, False, _WIN))
+        if _completes(variant.through[place], occupied, planes):
+            if variant.strict:
+                return self._missed(occupied, planes, give)
+            if give is not None and not available >> give & 1:
+                raise IllegalTurn(f"piece {give:x} is not available to give")
+            return _new(Position, (variant, occupied, planes, -1, available, False, _WIN))
         if give is None:
             if occupied == FULL:
                 return _new(Position, (variant, occupied, planes, -1, available, False, _DRAW))
@@ -460,14 +438,14 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
         if not available & given:  # also when the board is full: then no piece is left
             if occupied == FULL:
                 raise IllegalTurn("the board is full: no piece is left to give")
-            if give == hand:
+            if give == held:
                 raise IllegalTurn(f"piece {give:x} is the piece being placed")
             raise IllegalTurn(f"piece {give:x} is already on the board")
         return _new(Position, (variant, occupied, planes, give, available ^ given, False, _ONGOING))
 
     def _missed(self, occupied: int, planes: int, give: int | None) -> Position:
         """Strict claims: the placement completed an alignment without a call; it stays claimable for one turn."""
-        variant, available, hand = self[0], self[4], self[3]
+        variant, _, _, held, available, _, _ = self
         if occupied == FULL:
             if give is not None:
                 raise IllegalTurn("the board is full: no piece is left to give")
@@ -475,14 +453,14 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
         if give is None:
             raise IllegalTurn("a piece must be given, or QUARTO! called (this placement completes an alignment)")
         if not available >> give & 1:
-            if give == hand:
+            if give == held:
                 raise IllegalTurn(f"piece {give:x} is the piece being placed")
             raise IllegalTurn(f"piece {give:x} is already on the board")
         return _new(Position, (variant, occupied, planes, give, available & ~(1 << give), True, _ONGOING))
 
     def _apply_rare(self, turn: Turn) -> Position:
         """The turns off the hot path: claims, calls, gives without a placement, finished games."""
-        variant, occupied, planes, hand, available, claimable, outcome = self
+        variant, occupied, planes, held, available, claimable, outcome = self
         if outcome is not _ONGOING:
             raise IllegalTurn("the game is over")
         if turn.claim:
@@ -497,20 +475,20 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
         place, give = turn.place, turn.give
         if place is None:
             assert give is not None  # Turn's constructor guarantees a give when nothing is placed
-            if hand >= 0:
-                raise IllegalTurn(f"piece {hand:x} is in hand and must be placed first")
+            if held >= 0:
+                raise IllegalTurn(f"piece {held:x} is in hand and must be placed first")
             if not available >> give & 1:
                 raise IllegalTurn(f"piece {give:x} is already on the board")
             return _new(Position, (variant, occupied, planes, give, available & ~(1 << give), False, _ONGOING))
-        if hand < 0:
+        if held < 0:
             raise IllegalTurn("no piece in hand: this turn only gives a piece")
         # A call: the placement must complete an alignment, and then it wins.
         bit = 1 << place
         if occupied & bit:
             raise IllegalTurn(f"{square_name(place)} is occupied")
         occupied |= bit
-        planes |= _PIECE_PLANES[hand << 4 | place]
-        if not _completes(variant, occupied, planes, place):
+        planes |= _PIECE_PLANES[held << 4 | place]
+        if not _completes(variant.through[place], occupied, planes):
             raise IllegalTurn(f"QUARTO! called, but {square_name(place)} completes no alignment", false_claim=True)
         return _new(Position, (variant, occupied, planes, -1, available, False, _WIN))
 
@@ -521,9 +499,9 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
         (``b3!``) means the same as no call.
         """
         place = turn.place
-        if place is None or self[0].strict or (turn.give is None and not turn.call):
+        if place is None or self.variant.strict or (turn.give is None and not turn.call):
             return turn
-        wins = after[6] is _WIN if after is not None else turn.call or self.wins_at(place)
+        wins = after.outcome is _WIN if after is not None else turn.call or self.wins_at(place)
         return turn_of(place=place) if wins else turn
 
     def play(self, turns: Iterable[Turn]) -> Position:
@@ -533,23 +511,29 @@ class Position(tuple[Variant, int, int, int, int, bool, Outcome]):
             pos = pos.apply(turn)
         return pos
 
+    def __str__(self) -> str:
+        """The canonical (lower case) position string of SPEC.md §2.3, e.g. ``..../..../..../.... -``."""
+        cells = [".0123456789abcdef"[0 if piece is None else piece + 1] for piece in self.board()]
+        rows = ("".join(cells[4 * row : 4 * row + 4]) for row in (3, 2, 1, 0))
+        held = self.held
+        return "/".join(rows) + " " + ("-" if held < 0 else "0123456789abcdef"[held])
+
     def __repr__(self) -> str:
-        from .notation import format_position
-
-        return f"Position({format_position(self)!r}, {self.variant.describe()})"
-
-
-def _piece_planes(piece: int, square: int) -> int:
-    return _PIECE_PLANES[piece << 4 | square]
+        return f"Position({str(self)!r}, {self.variant.describe()})"
 
 
 #: ``_PIECE_PLANES[piece << 4 | square]``: the attribute planes of ``piece`` standing on ``square``.
 _PIECE_PLANES: Final = tuple(sum(1 << (16 * a + s) for a in range(4) if p >> a & 1) for p in PIECES for s in SQUARES)
 
 
-def _completes(variant: Variant, occupied: int, planes: int, square: int) -> bool:
-    """True when a full winning group through ``square`` shares a counted attribute."""
-    for mask, planes_masks in variant.through[square]:
+def _completes(groups: tuple[tuple[int, tuple[int, ...]], ...], occupied: int, planes: int) -> bool:
+    """True when one of ``groups`` is full and shares a counted attribute: the one win test of the rules.
+
+    ``groups`` is :attr:`Variant.through` of a square: each winning group through it as its square mask and that
+    mask moved into each counted attribute's plane. A full group wins when the planes, masked by one of the
+    latter, are all zeros or all ones.
+    """
+    for mask, planes_masks in groups:
         if occupied & mask == mask:
             for wide in planes_masks:
                 x = planes & wide
@@ -559,7 +543,7 @@ def _completes(variant: Variant, occupied: int, planes: int, square: int) -> boo
 
 
 def _any_alignment(occupied: int, planes: int, variant: Variant) -> bool:
-    return any(_completes(variant, occupied, planes, s) for s in SQUARES if occupied >> s & 1)
+    return any(_completes(variant.through[s], occupied, planes) for s in SQUARES if occupied >> s & 1)
 
 
 # Every turn object exists once (flyweights): generating moves and parsing tokens allocate nothing.
@@ -609,10 +593,9 @@ def perft(position: Position, depth: int) -> int:
 
 def iter_alignments(position: Position) -> Iterator[int]:
     """Masks of every full winning group on the board that shares a counted attribute."""
-    occupied, planes = position.occupied, position.planes
-    seen = set()
-    for square_groups in position.variant.through:
-        for mask, planes_masks in square_groups:
-            if mask not in seen and occupied & mask == mask and any(planes & w in (0, w) for w in planes_masks):
-                seen.add(mask)
-                yield mask
+    variant, occupied, planes, _, _, _, _ = position
+    for mask in variant.lines:
+        # Taken as the only occupied cells, this group is the one full group through its lowest square: the win
+        # test through that square then tests this group alone.
+        if occupied & mask == mask and _completes(variant.through[(mask & -mask).bit_length() - 1], mask, planes):
+            yield mask

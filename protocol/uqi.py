@@ -12,11 +12,12 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from .notation import NotationError, format_attributes, format_position, parse_position, parse_turn, parse_variant
-from .rules import ClaimMode, Position, Turn, Variant
+from .notation import ATTRIBUTE_NAMES, NotationError, format_attributes, format_position, parse_position, parse_turn
+from .rules import Attribute, ClaimMode, Position, Shapes, Turn, Variant
 
 __all__ = [
     "MAX_LINE_BYTES",
+    "MAX_VALUE",
     "PROTOCOL_VERSION",
     "Command",
     "ErrorReply",
@@ -43,12 +44,22 @@ __all__ = [
     "format_reply",
     "parse_command",
     "parse_reply",
+    "strip_line",
 ]
 
 PROTOCOL_VERSION: Final = 1
 MAX_LINE_BYTES: Final = 4096
+MAX_VALUE: Final = 1000
+"""The largest ``score value`` (SPEC §5.3): 1000 x (2s - 1) for an expected score s between 0 and 1."""
 _ANY_BOARD: Final = Variant(claims=ClaimMode.STRICT)
 _OPTION_ID: Final = re.compile(r"[A-Za-z0-9_.\-]+\Z")
+# Numbers on the wire are ASCII decimal digits (SPEC §4.2, §4.5): Python's int() would also take "+5", "1_000"
+# and non-ASCII digits, which no engine in another language reads.
+_SIGNED: Final = re.compile(r"-?[0-9]+\Z")
+# SPEC §3.1: words are separated by spaces and tabs only, as every engine splits them; str.split() would also
+# split on other Unicode white space and read a line that a C or JavaScript engine sees as one word.
+_SEPARATOR: Final = re.compile(r"[ \t]+")
+_AROUND: Final = " \t\r\n"
 
 
 class UqiError(ValueError):
@@ -178,13 +189,20 @@ class OptionSpec:
                 raise UqiError(f"spin option {self.name} has min {self.min} > max {self.max}")
         if self.type is OptionType.COMBO and not self.vars:
             raise UqiError(f"combo option {self.name} needs at least one var")
+        if len({v.lower() for v in self.vars}) != len(self.vars):
+            raise UqiError(f"combo option {self.name} has two vars that differ only in case, or not at all")
         if self.type is not OptionType.BUTTON:
             if self.default is None:
                 raise UqiError(f"option {self.name} needs a default")
             self.check(self.default, what="default")
 
     def check(self, value: str | None, *, what: str = "value") -> str | None:
-        """Validates a value for this option; returns it normalized, or raises UqiError naming the problem."""
+        """Validates a value for this option; returns it normalized, or raises UqiError naming the problem.
+
+        SPEC §4.2: check values and combo vars compare case-insensitively (normalized to ``true``/``false`` and to
+        the var as declared); a spin is ASCII digits with an optional ``-``; a string loses the white space around
+        it, as it would on the wire, and may be empty, but cannot hold a line break.
+        """
         t = self.type
         if t is OptionType.BUTTON:
             if value not in (None, ""):
@@ -198,10 +216,9 @@ class OptionSpec:
                 raise UqiError(f"option {self.name}: {what} {value!r} is not true or false")
             return v
         if t is OptionType.SPIN:
-            try:
-                n = int(value.strip())
-            except ValueError:
-                raise UqiError(f"option {self.name}: {what} {value!r} is not an integer") from None
+            if not _SIGNED.match(value.strip()):
+                raise UqiError(f"option {self.name}: {what} {value!r} is not an integer")
+            n = int(value)
             assert self.min is not None and self.max is not None
             if not self.min <= n <= self.max:
                 raise UqiError(f"option {self.name}: {what} {n} is outside {self.min}..{self.max}")
@@ -211,7 +228,9 @@ class OptionSpec:
                 if v.lower() == value.strip().lower():
                     return v
             raise UqiError(f"option {self.name}: {what} {value!r} is not one of {', '.join(self.vars)}")
-        return value
+        if "\n" in value or "\r" in value:
+            raise UqiError(f"option {self.name}: a {what} cannot hold a line break")
+        return value.strip()
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,28 +319,37 @@ Reply = IdName | IdAuthor | OptionSpec | UqiOk | ReadyOk | Info | TurnReply | Er
 # --- parsing ---------------------------------------------------------------------------------------------------
 
 
+def strip_line(line: str) -> str:
+    """``line`` without the spaces, tabs and line terminator around it (SPEC §3.1: they are not part of it)."""
+    return line.strip(_AROUND)
+
+
 def _words(line: str) -> list[str]:
     if len(line.encode("utf-8", "surrogateescape")) > MAX_LINE_BYTES:
         raise UqiError(f"line longer than {MAX_LINE_BYTES} bytes")
-    return line.split()
+    text = line.strip(_AROUND)
+    return _SEPARATOR.split(text) if text else []
 
 
 def _rest(line: str, nwords: int) -> str:
     """The text after the first ``nwords`` words, with its inner spacing kept."""
-    s = line.strip()
-    for _ in range(nwords):
-        parts = s.split(None, 1)
-        s = parts[1] if len(parts) > 1 else ""
-    return s
+    parts = _SEPARATOR.split(line.strip(_AROUND), maxsplit=nwords)
+    return parts[nwords] if len(parts) > nwords else ""
 
 
-def _int(text: str, what: str, *, minimum: int = 0) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise UqiError(f"{what} {text!r} is not an integer") from None
-    if n < minimum:
+def _shown(word: str) -> str:
+    """A word of the line as an error message quotes it: as is, or escaped when it holds unprintable characters."""
+    return word if word.isprintable() else repr(word)
+
+
+def _int(text: str, what: str, *, minimum: int | None = 0, maximum: int | None = None) -> int:
+    if not _SIGNED.match(text):
+        raise UqiError(f"{what} {text!r} is not an integer")
+    n = int(text)
+    if minimum is not None and n < minimum:
         raise UqiError(f"{what} {n} is below {minimum}")
+    if maximum is not None and n > maximum:
+        raise UqiError(f"{what} {n} is above {maximum}")
     return n
 
 
@@ -358,13 +386,7 @@ def parse_command(line: str) -> Command:
             raise UqiError(f"setoption: expected 'value' after the option id, got {w[3]!r}")
         return SetOption(w[2], _rest(line, 4))
     if cmd == "newgame":
-        fields = dict(zip(w[1::2], w[2::2], strict=False))
-        if len(w) != 7 or set(fields) != {"shapes", "attributes", "claims"}:
-            raise UqiError("newgame needs 'shapes S attributes A claims C'")
-        try:
-            return NewGame(parse_variant(fields["shapes"], fields["attributes"], fields["claims"]))
-        except NotationError as e:
-            raise UqiError(f"newgame: {e}") from None
+        return _parse_newgame(w[1:])
     if cmd == "position":
         if len(w) < 2:
             raise UqiError("position needs 'startpos' or a position string")
@@ -384,10 +406,48 @@ def parse_command(line: str) -> Command:
         return PositionCommand(start, _turns(rest[1:], "position"))
     if cmd == "go":
         return _parse_go(w[1:])
-    raise UqiError(f"unknown command {cmd}")
+    raise UqiError(f"unknown command {_shown(cmd)}")
+
+
+_NEWGAME_FIELDS: Final = ("shapes", "attributes", "claims")
+_NEWGAME_USAGE: Final = "newgame needs 'shapes S attributes A claims C'"
+
+
+def _parse_newgame(w: list[str]) -> NewGame:
+    """SPEC §4.3: a field missing, repeated or unknown, or a bad attribute list, is malformed; a value that is not
+    one of this version's is a variant the engine cannot play (``newgame unsupported``)."""
+    fields: dict[str, str] = {}
+    for i in range(0, len(w), 2):
+        key = w[i]
+        if key not in _NEWGAME_FIELDS:
+            raise UqiError(f"newgame: unknown field {key!r}; {_NEWGAME_USAGE}")
+        if key in fields:
+            raise UqiError(f"newgame: {key} given twice")
+        if i + 1 >= len(w):
+            raise UqiError(f"newgame: {key} needs a value")
+        fields[key] = w[i + 1].lower()
+    missing = [key for key in _NEWGAME_FIELDS if key not in fields]
+    if missing:
+        raise UqiError(f"{_NEWGAME_USAGE} (no {' or '.join(missing)})")
+    shapes, claims = fields["shapes"], fields["claims"]
+    if shapes not in ("standard", "advanced"):
+        raise UqiError(f"newgame unsupported shapes {shapes!r}: expected standard or advanced")
+    if claims not in ("auto", "strict"):
+        raise UqiError(f"newgame unsupported claims {claims!r}: expected auto or strict")
+    attributes: set[Attribute] = set()
+    for name in fields["attributes"].split(","):
+        if not name:
+            raise UqiError(f"newgame: empty attribute in {fields['attributes']!r}")
+        if name not in ATTRIBUTE_NAMES:
+            raise UqiError(f"newgame unsupported attribute {name!r}: expected color, shape, height or fill")
+        if ATTRIBUTE_NAMES[name] in attributes:
+            raise UqiError(f"newgame: attribute {name!r} given twice")
+        attributes.add(ATTRIBUTE_NAMES[name])
+    return NewGame(Variant(Shapes(shapes), frozenset(attributes), ClaimMode(claims)))
 
 
 _GO_INTS: Final = ("time", "inc", "otime", "oinc", "movetime", "depth", "nodes")
+_GO_POSITIVE: Final = frozenset({"movetime", "depth", "nodes"})
 
 
 def _parse_go(w: list[str]) -> Go:
@@ -397,6 +457,8 @@ def _parse_go(w: list[str]) -> Go:
     while i < len(w):
         key = w[i]
         if key == "infinite":
+            if infinite:
+                raise UqiError("go: infinite given twice")
             infinite = True
             i += 1
             continue
@@ -406,7 +468,7 @@ def _parse_go(w: list[str]) -> Go:
             raise UqiError(f"go: {key} needs a value")
         if key in values:
             raise UqiError(f"go: {key} given twice")
-        values[key] = _int(w[i + 1], f"go {key}", minimum=1 if key in ("depth", "movetime") else 0)
+        values[key] = _int(w[i + 1], f"go {key}", minimum=1 if key in _GO_POSITIVE else 0)
         i += 2
     return Go(infinite=infinite, **values)
 
@@ -451,6 +513,8 @@ def _parse_info(line: str, w: list[str]) -> Info:
     i = 1
     while i < len(w):
         key = w[i]
+        if key in fields:
+            raise UqiError(f"info: {key} given twice")
         if key == "string":
             fields["string"] = _rest(line, i + 1)
             break
@@ -467,7 +531,15 @@ def _parse_info(line: str, w: list[str]) -> Info:
                 continue
             if kind not in ("win", "loss", "value") or i + 2 >= len(w):
                 raise UqiError("info score needs win N, loss N, draw or value V")
-            n = _int(w[i + 2], f"info score {kind}", minimum=1 if kind != "value" else -(10**12))
+            if kind == "value":
+                n = _int(w[i + 2], "info score value", minimum=-MAX_VALUE, maximum=MAX_VALUE)
+            else:
+                n = _int(w[i + 2], f"info score {kind}", minimum=1 if kind == "win" else 2)
+                # SPEC §5.3: N counts the turns of both players from the engine's turn now, so the engine's own
+                # winning turns are the odd ones and the opponent's the even ones.
+                if n % 2 != (kind == "win"):
+                    parity = "an odd" if kind == "win" else "an even"
+                    raise UqiError(f"info score {kind} {n}: N counts both players' turns, so a {kind} takes {parity} N")
             fields["score"] = Score(kind, n)
             i += 3
             continue
@@ -499,10 +571,12 @@ def _parse_option(line: str, w: list[str]) -> OptionSpec:
             break
         if i + 1 >= len(w):
             raise UqiError(f"option {name}: {key} needs a value")
+        if key in ("min", "max") and (lo if key == "min" else hi) is not None:
+            raise UqiError(f"option {name}: {key} given twice")
         if key == "min":
-            lo = _int(w[i + 1], f"option {name} min", minimum=-(2**63))
+            lo = _int(w[i + 1], f"option {name} min", minimum=None)
         elif key == "max":
-            hi = _int(w[i + 1], f"option {name} max", minimum=-(2**63))
+            hi = _int(w[i + 1], f"option {name} max", minimum=None)
         elif key == "var":
             variants.append(w[i + 1])
         else:
@@ -522,7 +596,7 @@ def format_command(cmd: Command) -> str:
         case SetOption(name, None):
             return f"setoption name {name}"
         case SetOption(name, value):
-            return f"setoption name {name} value {value}"
+            return f"setoption name {name} value {value}".rstrip(" ")  # an empty string is nothing after 'value'
         case NewGame(variant):
             return (
                 f"newgame shapes {variant.shapes.value} attributes {format_attributes(variant.attributes)} "
@@ -568,7 +642,7 @@ def format_reply(reply: Reply) -> str:
                 parts += ["pv", *map(str, reply.pv)]
             elif reply.string is not None:
                 parts += ["string", reply.string]
-            return " ".join(parts)
+            return " ".join(parts).rstrip(" ")
         case ReadyOk():
             return "readyok"
         case UqiOk(version):
@@ -587,7 +661,7 @@ def format_reply(reply: Reply) -> str:
                 parts += ["var", v]
             if reply.default is not None:
                 parts += ["default", reply.default]
-            return " ".join(parts)
+            return " ".join(parts).rstrip(" ")
         case ErrorReply(text):
-            return f"error {text}"
+            return f"error {text}".rstrip(" ")
     raise TypeError(f"not a UQI reply: {reply!r}")

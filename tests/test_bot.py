@@ -196,12 +196,44 @@ def test_isready_during_infinite_search_and_exactly_one_turn_after_stop(greedy: 
     assert greedy.silent()
 
 
+def test_commands_during_a_search_are_refused_and_the_search_goes_on(greedy: Engine) -> None:
+    # SPEC §4.10 and the transcript of §7.6.
+    greedy.handshake()
+    greedy.send("newgame shapes standard attributes color,shape,height,fill claims auto")
+    greedy.send("position ..../..../..../.... 7", "go infinite")
+    greedy.send("position startpos", "go depth 1", "newgame shapes advanced attributes color claims strict")
+    greedy.send("setoption name Seed value 3", "isready")
+    for command in ("position", "go", "newgame", "setoption"):
+        assert greedy.recv() == f"error {command} a search is running (send stop first)"
+    assert greedy.recv() == "readyok"
+    greedy.send("stop")
+    reply = parse_reply(greedy.recv())
+    assert isinstance(reply, TurnReply)
+    parse_position("..../..../..../.... 7").apply(reply.turn)  # the turn of the position being searched
+    greedy.send("isready")
+    assert greedy.recv() == "readyok"
+    assert greedy.silent()
+
+
+def test_uqi_during_a_search_abandons_it(greedy: Engine) -> None:
+    greedy.handshake()
+    greedy.send("position ..../..../..../.... 7", "go infinite", "isready")
+    assert greedy.recv() == "readyok"
+    greedy.send("uqi 1")
+    assert greedy.recv() == "id name Greedy 1.0"
+    while greedy.recv() != "uqiok 1":
+        pass
+    greedy.send("stop", "isready")  # nothing left to stop: the abandoned search never answers
+    assert greedy.recv() == "readyok"
+    assert greedy.silent()
+
+
 def test_unknown_and_malformed_commands_get_error_lines(greedy: Engine) -> None:
     greedy.send("hello", "go ponder", "position startpos turns zz", "newgame shapes round attributes all claims auto")
     assert greedy.recv() == "error unknown command hello"
     assert greedy.recv() == "error go: unknown limit 'ponder'"
     assert greedy.recv().startswith("error position: turn 'zz'")
-    assert greedy.recv() == "error newgame: unknown variant 'round'; expected standard or advanced"
+    assert greedy.recv() == "error newgame unsupported shapes 'round': expected standard or advanced"
     greedy.send("isready")
     assert greedy.recv() == "readyok"  # and it carries on
 
@@ -493,6 +525,9 @@ def test_time_budget() -> None:
     assert time_budget(Go(time=60000, inc=1000), start) == pytest.approx(7.5 + 0.8)
     # Never more than the clock minus a margin, even with a big increment.
     assert time_budget(Go(time=100, inc=5000), start) == pytest.approx(0.075)
+    # SPEC §4.5: with time and movetime both, the smaller limit counts, whichever it is.
+    assert time_budget(Go(time=100, inc=5000, movetime=1000), start) == pytest.approx(0.075)
+    assert time_budget(Go(time=60000, movetime=1000), start) == pytest.approx(0.975)
     ctx = SearchContext(Go(movetime=100), position=start)
     assert ctx.budget == pytest.approx(0.075)
     assert not ctx.stopped

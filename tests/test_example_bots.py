@@ -256,8 +256,8 @@ def test_exits_on_quit_and_end_of_input(bot: list[str], how: str) -> None:
         raw.handshake()
         start_game(raw)
         raw.send("position startpos")
-        raw.send("go infinite")
-        raw.turn()
+        raw.send("go infinite")  # a search that holds its turn until stop: the bot exits all the same
+        raw.ready()
         if how == "quit":
             raw.send("quit")
         else:
@@ -266,16 +266,83 @@ def test_exits_on_quit_and_end_of_input(bot: list[str], how: str) -> None:
         assert raw.raw_line() is None
 
 
-def test_stop_after_an_instant_search_is_ignored(bot: list[str]) -> None:
+def test_go_infinite_holds_its_turn_until_stop(bot: list[str]) -> None:
     with running(bot) as raw:
         raw.handshake()
         start_game(raw)
         raw.send("position ..../..../..../.... 7")
         raw.send("go infinite")
+        assert raw.silent()  # SPEC §4.5: not before stop, although the bot knows its turn at once
+        raw.ready()  # isready is answered meanwhile
+        raw.send("stop")
         token = raw.turn()
         Position.start().play([Turn(give=7)]).apply(parse_turn_token(token))
         raw.send("stop")
-        raw.ready()  # exactly one turn per go: nothing came after it, not even an error for the stop
+        raw.ready()  # exactly one turn per go: nothing came after it, not even an error for the second stop
+
+
+def test_commands_during_a_search_are_refused(bot: list[str]) -> None:
+    # SPEC §4.10: while it holds the turn of a go infinite, the bot refuses what would change its search.
+    with running(bot) as raw:
+        raw.handshake()
+        start_game(raw)
+        raw.send("position ..../..../..../.... 7")
+        raw.send("go infinite")
+        for line in ("position startpos", "go depth 1", f"newgame shapes advanced attributes {ALL} claims strict"):
+            raw.send(line)
+            assert raw.line() == f"error {line.split()[0]} a search is running (send stop first)"
+        raw.send("setoption name Seed value 3")
+        assert raw.line() == "error setoption a search is running (send stop first)"
+        raw.send("stop")
+        Position.start().play([Turn(give=7)]).apply(parse_turn_token(raw.turn()))  # the search it held
+        raw.send("position ..../..../..../012. 3")  # the auto game goes on: the strict newgame was refused
+        raw.send("go depth 1")
+        assert raw.turn() == "d1"
+        # uqi starts a new session: the held turn is dropped, never sent.
+        raw.send("go infinite")
+        lines = raw.handshake()
+        assert lines[-1] == "uqiok 1" and not any(line.startswith("turn") for line in lines)
+        raw.send("stop")
+        raw.ready()
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "newgame shapes standard attributes color claims",
+        "newgame shapes standard attributes color",
+        "newgame shapes standard shapes advanced attributes color claims auto",
+        "newgame shapes standard attributes color claims auto timer 5",
+        "newgame shapes standard attributes color,color claims auto",
+        "newgame shapes standard attributes color,,fill claims auto",
+        "newgame shapes hexagon attributes color claims strict",
+        "newgame shapes standard attributes all claims strict",
+        "newgame shapes standard attributes colour claims strict",
+        "newgame shapes standard attributes color claims loud",
+        "go depth 0",
+        "go nodes 0",
+        "go movetime 0",
+        "go time +5",
+        "go nodes many",
+        "go depth 2 depth 3",
+        "go infinite infinite",
+        "go ponder",
+        "go movetime",
+    ],
+)
+def test_malformed_newgame_and_go_are_refused(bot: list[str], line: str) -> None:
+    with running(bot) as raw:
+        raw.handshake()
+        start_game(raw)
+        raw.send("position ..../..../..../012. 3")
+        raw.send(line)
+        reply = parse_reply(raw.line())
+        assert isinstance(reply, ErrorReply) and reply.text.split()[0] == line.split()[0], reply
+        # SPEC §4.3: a value the bot does not know is a variant it cannot play; anything else is malformed.
+        unknown_value = bool(set(line.split()) & {"hexagon", "all", "colour", "loud"})
+        assert reply.text.startswith("newgame unsupported") == unknown_value, reply
+        raw.send("go depth 1")  # no turn for the refused go; and after a refused newgame, auto claims still hold
+        assert raw.turn() == "d1"
 
 
 def parse_turn_token(token: str) -> Turn:
@@ -394,9 +461,9 @@ def test_random_games_are_legal_and_greedy(bot: list[str], shapes: str, attribut
                     raw.send(f"position {start}" + (f" turns {moves}" if moves else ""))
                     go = rng.choice(GO_COMMANDS)
                     raw.send(go, end=rng.choice([b"\n", b"\r\n"]))
-                    turn = parse_turn_token(raw.turn())
                     if go == "go infinite":
-                        raw.send("stop")
+                        raw.send("stop")  # the turn comes only now (SPEC §4.5)
+                    turn = parse_turn_token(raw.turn())
                     check_greedy(pos, turn)
                 else:
                     turns = pos.legal_turns()

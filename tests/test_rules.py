@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
+import oracle
 import pytest
 from quarto_arena.protocol.notation import (
     NotationError,
@@ -35,6 +38,7 @@ from quarto_arena.protocol.rules import (
 DATA = Path(__file__).parent / "data"
 PERFT: list[dict[str, Any]] = json.loads((DATA / "perft.json").read_text())
 SOLVED: list[dict[str, Any]] = json.loads((DATA / "solved.json").read_text())
+PERFT_CLAIMS: list[dict[str, Any]] = json.loads((DATA / "perft_claims.json").read_text())
 
 AUTO = Variant()
 STRICT = Variant(claims=ClaimMode.STRICT)
@@ -47,11 +51,16 @@ LAST_DRAWS = "1e4./f5c0/a2bd/7938 6"
 
 
 def vector_id(v: dict[str, Any]) -> str:
-    return f"{v['variant']}-{'+'.join(v['attributes'])}-{v['position']}-d{v.get('depth', '')}"
+    claims = v.get("claims", "auto")
+    return f"{v['variant']}-{'+'.join(v['attributes'])}-{claims}-{v['position']}-d{v.get('depth', '')}"
+
+
+def variant_of(v: dict[str, Any]) -> Variant:
+    return parse_variant(v["variant"], v["attributes"], v.get("claims", "auto"))
 
 
 def position_of(v: dict[str, Any]) -> Position:
-    return parse_position(v["position"], parse_variant(v["variant"], v["attributes"]))
+    return parse_position(v["position"], variant_of(v))
 
 
 def play(text: str, turns: str, variant: Variant = AUTO) -> Position:
@@ -76,6 +85,32 @@ def test_perft_vectors_cover_every_kind() -> None:
     assert len(PERFT) == 39
     assert {v["variant"] for v in PERFT} == {"standard", "advanced"}
     assert any(len(v["attributes"]) < 4 for v in PERFT)
+
+
+@pytest.mark.parametrize("vector", PERFT_CLAIMS, ids=vector_id)
+def test_perft_vectors_of_both_claim_rules(vector: dict[str, Any]) -> None:
+    # SPEC.md §2.5: strict claims count b3! and every missed b3X, both c2! and c2 on the last square, and !.
+    assert perft(position_of(vector), vector["depth"]) == vector["nodes"]
+    # The counts come from the oracle's brute force, which shares no code with the rules core: recount them.
+    assert oracle.perft(oracle.parse(vector["position"], variant_of(vector)), vector["depth"]) == vector["nodes"]
+
+
+def test_perft_vectors_of_both_claim_rules_cover_the_strict_turn_forms() -> None:
+    kinds: set[str] = set()
+    for vector in (v for v in PERFT_CLAIMS if v["claims"] == "strict"):
+        position = position_of(vector)
+        for turn in position.legal_turns():
+            completes = turn.place is not None and position.wins_at(turn.place)
+            last = position.placed == 15
+            if turn.call:
+                kinds.add("last square called" if last else "call")
+            elif completes:
+                kinds.add("last square not called" if last else "missed alignment")
+                if not last and vector["depth"] >= 2:
+                    kinds.update("claim" for t in position.apply(turn).legal_turns() if t.claim)
+    assert kinds == {"call", "missed alignment", "claim", "last square called", "last square not called"}
+    assert {v["claims"] for v in PERFT_CLAIMS} == {"auto", "strict"}
+    assert {v["variant"] for v in PERFT_CLAIMS} == {"standard", "advanced"}
 
 
 @pytest.mark.parametrize("vector", SOLVED, ids=vector_id)
@@ -402,3 +437,30 @@ def test_auto_win_still_rejects_a_give_of_a_piece_already_placed() -> None:
     pos = parse_position("012./..../..../.... 3")
     with pytest.raises(IllegalTurn, match="piece 1 is not available"):
         pos.apply(parse_turn("d41"))
+
+
+# --- the module itself ---------------------------------------------------------------------------------------------
+
+
+def test_the_rules_core_stands_alone() -> None:
+    # notation builds on rules, never the other way round: importing, printing and playing need no notation.
+    code = (
+        "import sys\n"
+        "from quarto_arena.protocol.rules import Position, TURNS\n"
+        "p = Position.start().apply(TURNS[16][7]).apply(TURNS[9][14])\n"
+        "print(repr(p), p)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('quarto_arena')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out[0] == "Position('..../.7../..../.... e', standard, all attributes, auto claims) ..../.7../..../.... e"
+    assert out[1] == "['quarto_arena', 'quarto_arena.protocol', 'quarto_arena.protocol.rules']"
+
+
+def test_position_fields_have_names() -> None:
+    pos = play("..../..../.e../012. 3", "d14", STRICT)
+    assert Position._fields == ("variant", "occupied", "planes", "held", "available", "claimable", "outcome")
+    assert pos.variant is STRICT and pos.claimable and pos.outcome is Outcome.ONGOING
+    assert pos.occupied == 0b0000_0000_0010_1111 and pos.held == 4 and pos.hand == 4  # a1..d1 and b2
+    assert pos.available == 0xFFFF & ~0b0100_0000_0001_1111
+    assert Position.start().held == -1 and Position.start().hand is None
+    assert str(pos) == format_position(pos) == "..../..../.e../0123 4"

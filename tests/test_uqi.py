@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
+import re
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from quarto_arena.protocol.notation import format_position
 from quarto_arena.protocol.rules import Attribute, ClaimMode, Position, Shapes, Turn, Variant, turn_of
 from quarto_arena.protocol.uqi import (
     MAX_LINE_BYTES,
+    MAX_VALUE,
     Command,
     ErrorReply,
     Go,
@@ -94,7 +95,7 @@ commands: st.SearchStrategy[Command] = st.one_of(
         oinc=st.none() | small,
         movetime=st.none() | st.integers(1, 10**9),
         depth=st.none() | st.integers(1, 99),
-        nodes=st.none() | small,
+        nodes=st.none() | st.integers(1, 10**9),
         infinite=st.booleans(),
     ),
     st.just(Stop()),
@@ -103,9 +104,10 @@ commands: st.SearchStrategy[Command] = st.one_of(
 )
 
 scores = st.one_of(
-    st.builds(Score, st.sampled_from(["win", "loss"]), st.integers(1, 16)),
+    st.builds(Score, st.just("win"), st.integers(0, 8).map(lambda n: 2 * n + 1)),
+    st.builds(Score, st.just("loss"), st.integers(1, 8).map(lambda n: 2 * n)),
     st.just(Score("draw")),
-    st.builds(Score, st.just("value"), st.integers(-(10**6), 10**6)),
+    st.builds(Score, st.just("value"), st.integers(-MAX_VALUE, MAX_VALUE)),
 )
 
 
@@ -120,7 +122,7 @@ def option_specs(draw: st.DrawFn) -> OptionSpec:
         hi = draw(st.integers(lo, lo + 10**6))
         return OptionSpec(name, kind, str(draw(st.integers(lo, hi))), lo, hi)
     if kind is OptionType.COMBO:
-        choices = tuple(draw(st.lists(words, min_size=1, max_size=4)))
+        choices = tuple(draw(st.lists(words, min_size=1, max_size=4, unique_by=str.lower)))
         return OptionSpec(name, kind, draw(st.sampled_from(choices)), vars=choices)
     if kind is OptionType.STRING:
         return OptionSpec(name, kind, draw(st.just("") | free_text))
@@ -185,6 +187,35 @@ def test_spec_transcript_lines_parse() -> None:
     )
 
 
+def test_option_values_follow_spec_4_2() -> None:
+    check = OptionSpec("UseBook", OptionType.CHECK, "true")
+    assert [check.check(v) for v in ("TRUE", "False", " true ")] == ["true", "false", "true"]
+    spin = OptionSpec("Threads", OptionType.SPIN, "1", -4, 64)
+    assert [spin.check(v) for v in ("7", "-4", "007", " 64 ")] == ["7", "-4", "7", "64"]
+    for bad in ("+5", "1_0", "\uff15", "", "5 6"):
+        with pytest.raises(UqiError, match="is not an integer"):
+            spin.check(bad)
+    combo = OptionSpec("Style", OptionType.COMBO, "Normal", vars=("Solid", "Normal", "Wild"))
+    assert combo.check("WILD") == "Wild"
+    string = OptionSpec("BookFile", OptionType.STRING, "")
+    assert string.check("  /usr/share/quarto  book.bin ") == "/usr/share/quarto  book.bin"
+    assert string.check("") == ""
+    with pytest.raises(UqiError, match="cannot hold a line break"):
+        string.check("a\nb")
+    # The empty string on the wire: nothing after the word.
+    assert parse_reply("option name BookFile type string default") == string
+    assert format_reply(string) == "option name BookFile type string default"
+    assert parse_command("setoption name BookFile value") == SetOption("BookFile", "")
+    assert parse_command("setoption name BookFile value \t  a  b \t") == SetOption("BookFile", "a  b")
+    assert parse_command("setoption name ClearHash") == SetOption("ClearHash", None)
+
+
+def test_newgame_accepts_any_order_and_case() -> None:
+    expected = NewGame(Variant(Shapes.ADVANCED, frozenset({Attribute.FILL, Attribute.COLOR}), ClaimMode.STRICT))
+    assert parse_command("newgame claims STRICT attributes fill,Color shapes advanced") == expected
+    assert format_command(expected) == "newgame shapes advanced attributes color,fill claims strict"
+
+
 # --- malformed lines -------------------------------------------------------------------------------------------
 
 BAD_COMMANDS = [
@@ -201,10 +232,17 @@ BAD_COMMANDS = [
     ("setoption name", "setoption needs 'name ID'"),
     ("setoption name Seed to 3", "expected 'value' after the option id, got 'to'"),
     ("newgame", "newgame needs 'shapes S attributes A claims C'"),
-    ("newgame shapes standard attributes color claims", "newgame needs"),
-    ("newgame shapes hexagon attributes all claims auto", "unknown variant 'hexagon'"),
-    ("newgame shapes standard attributes colour claims auto", "unknown attribute 'colour'"),
-    ("newgame shapes standard attributes all claims loud", "unknown claim mode 'loud'"),
+    ("newgame shapes standard attributes color claims", "newgame: claims needs a value"),
+    ("newgame shapes standard attributes color", "newgame needs 'shapes S attributes A claims C' (no claims)"),
+    ("newgame shapes standard shapes advanced attributes color claims auto", "newgame: shapes given twice"),
+    ("newgame shapes standard attributes color claims auto timer 5", "newgame: unknown field 'timer'"),
+    ("newgame shapes standard attributes color,color claims auto", "newgame: attribute 'color' given twice"),
+    ("newgame shapes standard attributes color,,fill claims auto", "newgame: empty attribute in 'color,,fill'"),
+    ("newgame shapes hexagon attributes color claims auto", "newgame unsupported shapes 'hexagon'"),
+    ("newgame shapes standard attributes colour claims auto", "newgame unsupported attribute 'colour'"),
+    ("newgame shapes standard attributes all claims auto", "newgame unsupported attribute 'all'"),
+    ("newgame shapes standard attributes color+fill claims auto", "newgame unsupported attribute 'color+fill'"),
+    ("newgame shapes standard attributes color claims loud", "newgame unsupported claims 'loud'"),
     ("position", "position needs 'startpos' or a position string"),
     ("position ..../..../..../....", "needs the board and the piece in hand"),
     ("position ..../..../.... -", "has 3 rows"),
@@ -219,7 +257,15 @@ BAD_COMMANDS = [
     ("go time -5", "go time -5 is below 0"),
     ("go ponder", "go: unknown limit 'ponder'"),
     ("go depth 2 depth 3", "go: depth given twice"),
+    ("go infinite infinite", "go: infinite given twice"),
     ("go nodes many", "go nodes 'many' is not an integer"),
+    ("go nodes 0", "go nodes 0 is below 1"),
+    ("go depth 0", "go depth 0 is below 1"),
+    ("go time +5", "go time '+5' is not an integer"),
+    ("go time 1_000", "go time '1_000' is not an integer"),
+    ("go time \uff15", "go time '\uff15' is not an integer"),  # a full-width digit
+    ("go\u00a0infinite", "unknown command 'go\\xa0infinite'"),  # words are split on spaces and tabs only
+    ("uqi \u0661", "uqi version '\u0661' is not an integer"),  # an Arabic-Indic digit
     ("go " + "infinite " * 600, f"longer than {MAX_LINE_BYTES} bytes"),
 ]
 
@@ -248,6 +294,13 @@ BAD_REPLIES = [
     ("info score win", "info score needs win N, loss N, draw or value V"),
     ("info score mate 3", "info score needs win N, loss N, draw or value V"),
     ("info score win 0", "info score win 0 is below 1"),
+    ("info score win 2", "info score win 2: N counts both players' turns, so a win takes an odd N"),
+    ("info score loss 1", "info score loss 1 is below 2"),
+    ("info score loss 3", "so a loss takes an even N"),
+    ("info score value 1001", "info score value 1001 is above 1000"),
+    ("info score value -1001", "info score value -1001 is below -1000"),
+    ("info depth 1 depth 2", "info: depth given twice"),
+    ("info score draw nodes 5 score win 1", "info: score given twice"),
     ("info depth", "info: depth needs a value"),
     ("info depth deep", "info depth 'deep' is not an integer"),
     ("info hashfull 3", "info: unknown field 'hashfull'"),
@@ -261,6 +314,9 @@ BAD_REPLIES = [
     ("option name Seed type spin min", "min needs a value"),
     ("option name Style type combo default a", "combo option Style needs at least one var"),
     ("option name Style type combo var a var b default c", "default 'c' is not one of a, b"),
+    ("option name Style type combo var a var A default a", "has two vars that differ only in case"),
+    ("option name Seed type spin min 1 min 2 max 5 default 3", "option Seed: min given twice"),
+    ("option name Seed type spin min 1 max 5 default +3", "default '+3' is not an integer"),
     ("option name Book type check default yes", "default 'yes' is not true or false"),
     ("option name Book type string", "option Book needs a default"),
     ("option name Bad/Id type button", "must be one token"),
@@ -276,9 +332,246 @@ def test_malformed_replies_name_the_problem(line: str, problem: str) -> None:
     assert "\n" not in str(info.value)
 
 
-@given(st.text(max_size=60))
-def test_arbitrary_text_parses_or_raises_uqi_error(text: str) -> None:
-    # Never any other exception: every line an engine or arena can send is either a message or a UqiError.
-    for parse in (parse_command, parse_reply):
-        with contextlib.suppress(UqiError):
-            parse(text)
+# --- fuzzing: what parses re-formats to an equivalent line; what is rejected names the problem -------------------
+
+# SPEC §3.1, written out again here rather than taken from the parser: words are separated by spaces and tabs, and
+# the spaces, tabs and line terminator around a line are not part of it.
+SEPARATOR = re.compile(r"[ \t]+")
+AROUND = " \t\r\n"
+INTEGER = re.compile(r"-?[0-9]+\Z")
+# Command words and keywords are case-sensitive (SPEC §3.1); every other word outside free text is a value, and
+# values are case-insensitive.
+KEYWORDS = frozenset(
+    (
+        *("uqi", "setoption", "name", "value", "newgame", "shapes", "attributes", "claims", "position", "startpos"),
+        *("turns", "go", "time", "inc", "otime", "oinc", "movetime", "depth", "nodes", "infinite", "stop", "isready"),
+        *("quit", "id", "author", "option", "type", "min", "max", "var", "default", "uqiok", "readyok", "info"),
+        *("seldepth", "score", "win", "loss", "draw", "nps", "pv", "string", "turn", "error"),
+        *("check", "spin", "combo", "button"),
+    )
+)
+
+
+def split_line(line: str, words: int | None = None) -> list[str]:
+    text = line.strip(AROUND)
+    if not text:
+        return []
+    return SEPARATOR.split(text) if words is None else SEPARATOR.split(text, maxsplit=words)
+
+
+def free_text_start(words: list[str]) -> int | None:
+    """How many words come before the line's free text (SPEC: it is always last), or None when it has none."""
+    kind = words[0]
+    if kind == "id":
+        return 2
+    if kind == "error":
+        return 1
+    if kind == "setoption" and len(words) > 3:
+        return 4
+    for i, word in enumerate(words):
+        if (kind, word) in (("option", "default"), ("info", "string")):
+            return i + 1
+        if (kind, word) == ("info", "pv"):
+            return None
+    return None
+
+
+def pairs(words: list[str], single: frozenset[str] = frozenset(), triple: frozenset[str] = frozenset()) -> list[str]:
+    """Fields of a line whose order does not matter, each as one string, sorted."""
+    out, i = [], 0
+    while i < len(words):
+        n = 1 if words[i] in single else 3 if words[i] in triple and words[i + 1] != "draw" else 2
+        out.append(" ".join(words[i : i + n]))
+        i += n
+    return sorted(out)
+
+
+def equivalent_form(line: str) -> list[str]:
+    """What two lines must share to mean the same: values in lower case, integers without leading zeros, fields
+    whose order SPEC leaves free sorted, free text exactly as sent (without the white space around it)."""
+    words = split_line(line)
+    start = free_text_start(words)
+    text: list[str] = []
+    if start is not None:
+        parts = split_line(line, start)
+        text = [parts[start] if len(parts) > start else ""]
+        words = words[:start]
+    head = [w if w.lower() in KEYWORDS else str(int(w)) if INTEGER.match(w) else w.lower() for w in words]
+    kind = head[0]
+    if kind == "uqi" and len(head) == 1:
+        head.append("1")  # the version an arena speaks when it leaves it out
+    if kind in ("position", "info") and head[-1] in ("turns", "pv"):
+        head.pop()  # an empty list of turns is no list
+    if kind == "go":
+        head = ["go", *pairs(head[1:], single=frozenset({"infinite"}))]
+    if kind == "newgame":
+        fields = dict(zip(head[1::2], head[2::2], strict=True))
+        fields["attributes"] = ",".join(sorted(fields["attributes"].split(",")))
+        head = ["newgame", *sorted(f"{k} {v}" for k, v in fields.items())]
+    if kind == "info":
+        end = next((i for i, w in enumerate(head) if w in ("pv", "string")), len(head))
+        head = ["info", *pairs(head[1:end], triple=frozenset({"score"})), *head[end:]]
+    if kind == "option":
+        end = head.index("default") if "default" in head else len(head)
+        head = [*head[:5], *pairs(head[5:end]), *head[end:]]
+    return head + text
+
+
+def assert_names_the_problem(line: str, problem: str) -> None:
+    assert problem and "\n" not in problem and "\r" not in problem
+    words = split_line(line)
+    if not words:
+        assert problem == "empty line"
+    elif len(line.encode("utf-8", "surrogateescape")) > MAX_LINE_BYTES:
+        assert problem == f"line longer than {MAX_LINE_BYTES} bytes"
+    else:
+        assert words[0] in problem or repr(words[0]) in problem, (line, problem)
+
+
+VOCABULARY = [
+    *sorted(KEYWORDS),
+    *("standard", "advanced", "auto", "strict", "color,fill", "fill,color", "color,color", "all", "Seed", "TRUE"),
+    *("0", "1", "-1", "007", "+5", "1_0", "3", "999", "1001", "-7", "b3", "B3E", "a1!", "!", "7", "f", "x"),
+    *("..../..../..../....", "-", "..../..../..../012.", "", "\xa0", "\u0661", "\x00", "\r"),
+]
+
+
+@st.composite
+def fields_in_any_order(draw: st.DrawFn, fields: list[str]) -> str:
+    return " ".join(draw(st.permutations(fields)))
+
+
+@st.composite
+def written_lines(draw: st.DrawFn) -> str:
+    """Valid lines written from SPEC's grammar directly (not by the formatter): fields in any order, values in any
+    case, integers with leading zeros; so that a formatter that drops or garbles a field cannot hide it."""
+    number = st.integers(0, 10**9).map(str) | st.integers(0, 999).map(lambda n: f"00{n}")
+    positive = st.integers(1, 10**6).map(str)
+    kind = draw(st.sampled_from(["go", "info", "newgame", "option", "position", "setoption"]))
+    if kind == "go":
+        keys = draw(
+            st.sets(st.sampled_from(["time", "inc", "otime", "oinc", "movetime", "depth", "nodes", "infinite"]))
+        )
+        fields = [
+            k if k == "infinite" else f"{k} {draw(positive if k in ('movetime', 'depth', 'nodes') else number)}"
+            for k in keys
+        ]
+        return "go " + draw(fields_in_any_order(fields))
+    if kind == "info":
+        keys = draw(st.sets(st.sampled_from(["depth", "seldepth", "nodes", "nps", "time", "score"])))
+        fields = [f"{k} {draw(number)}" for k in keys if k != "score"]
+        if "score" in keys:
+            fields.append("score " + draw(scores.map(str)))
+        tail = draw(st.sampled_from(["", "pv", "string"]))
+        if tail == "pv":
+            fields_text = (
+                draw(fields_in_any_order(fields))
+                + " pv "
+                + " ".join(map(str, draw(st.lists(turns, min_size=1, max_size=4))))
+            )
+        else:
+            fields_text = draw(fields_in_any_order(fields)) + (" string " + draw(free_text) if tail else "")
+        return "info " + fields_text
+    if kind == "newgame":
+        attributes = draw(st.permutations(["color", "shape", "height", "fill"]))[: draw(st.integers(1, 4))]
+        values = {
+            "shapes": draw(st.sampled_from(["standard", "advanced"])),
+            "attributes": ",".join(attributes),
+            "claims": draw(st.sampled_from(["auto", "strict"])),
+        }
+        fields = [f"{k} {draw(random_case(v))}" for k, v in values.items()]
+        return "newgame " + draw(fields_in_any_order(fields))
+    if kind == "option":
+        spec = draw(option_specs())
+        fields = [f"min {spec.min}", f"max {spec.max}"] if spec.type is OptionType.SPIN else []
+        fields += [f"var {v}" for v in spec.vars]
+        default = "" if spec.default is None else f" default {spec.default}"
+        return f"option name {spec.name} type {spec.type.value} " + draw(fields_in_any_order(fields)) + default
+    if kind == "position":
+        start = draw(position_strings())
+        tokens = [draw(random_case(str(t))) for t in draw(st.lists(turns, max_size=6))]
+        head = "position startpos" if start is None else "position " + draw(random_case(start))
+        return head + (" turns " + " ".join(tokens) if tokens else draw(st.sampled_from(["", " turns"])))
+    value = draw(st.none() | st.just("") | free_text)
+    return f"setoption name {draw(option_ids)}" + ("" if value is None else f" value {value}")
+
+
+@st.composite
+def mutated_lines(draw: st.DrawFn) -> str:
+    """A valid line bent a few times: words dropped, repeated (alone or with the next), swapped, replaced, inserted,
+    re-cased; spacing varied."""
+    line = draw(st.one_of(written_lines(), commands.map(format_command), replies.map(format_reply)))
+    words = line.split(" ")
+    for _ in range(draw(st.integers(0, 3))):
+        i = draw(st.integers(0, len(words) - 1))
+        match draw(st.sampled_from(["drop", "repeat", "repeat a field", "swap", "replace", "insert", "case"])):
+            case "drop" if len(words) > 1:
+                del words[i]
+            case "repeat":
+                words.insert(i, words[i])
+            case "repeat a field":
+                words[i:i] = words[i : i + 2]
+            case "swap":
+                j = draw(st.integers(0, len(words) - 1))
+                words[i], words[j] = words[j], words[i]
+            case "replace":
+                words[i] = draw(st.sampled_from(VOCABULARY))
+            case "insert":
+                words.insert(i, draw(st.sampled_from(VOCABULARY)))
+            case "case":
+                words[i] = draw(random_case(words[i]))
+    separators = draw(st.lists(st.sampled_from([" ", "  ", "\t", " \t "]), min_size=len(words), max_size=len(words)))
+    around = draw(st.sampled_from(["", " ", "\t", "\r", " \r"]))
+    return "".join(w + sep for w, sep in zip(words, [*separators[:-1], ""], strict=True)) + around
+
+
+def random_case(text: str) -> st.SearchStrategy[str]:
+    flips = st.lists(st.booleans(), min_size=len(text), max_size=len(text))
+    return flips.map(lambda fs: "".join(c.swapcase() if f else c for c, f in zip(text, fs, strict=True)))
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.one_of(mutated_lines(), st.text(max_size=60)))
+def test_what_parses_re_formats_to_an_equivalent_line(line: str) -> None:
+    for parse, fmt in ((parse_command, format_command), (parse_reply, format_reply)):
+        try:
+            message = parse(line)  # type: ignore[operator]
+        except UqiError as e:
+            assert_names_the_problem(line, str(e))
+            continue
+        formatted = fmt(message)  # type: ignore[operator]
+        assert parse(formatted) == message  # type: ignore[operator]
+        assert equivalent_form(formatted) == equivalent_form(line), (line, formatted)
+
+
+def test_the_fuzz_reaches_both_verdicts() -> None:
+    # The bent lines must both pass and fail often, or the test above would check little of either.
+    outcomes: list[bool] = []
+
+    @settings(max_examples=300, deadline=None, database=None)
+    @given(mutated_lines())
+    def sample(line: str) -> None:
+        for parse in (parse_command, parse_reply):
+            try:
+                parse(line)  # type: ignore[operator]
+                outcomes.append(True)
+            except UqiError:
+                outcomes.append(False)
+
+    sample()
+    assert 0.2 < sum(outcomes) / len(outcomes) < 0.8
+
+
+def test_equivalent_form_tells_lines_apart() -> None:
+    # The normalizer of the fuzz test is independent of the parser: check that it sees what it must.
+    assert equivalent_form("go time 007 movetime 5") == equivalent_form("go  movetime 5\ttime 7 ")
+    assert equivalent_form("newgame shapes STANDARD attributes fill,color claims auto") == equivalent_form(
+        "newgame shapes standard attributes color,fill claims auto"
+    )
+    assert equivalent_form("id name  A  b ") == ["id", "name", "A  b"]
+    assert equivalent_form("id name A b") != equivalent_form("id name a b")
+    assert equivalent_form("GO infinite") != equivalent_form("go infinite")
+    assert equivalent_form("go\u00a0infinite") != equivalent_form("go infinite")
+    assert equivalent_form("setoption name Book value") != equivalent_form("setoption name Book")
+    assert equivalent_form("info score win 3 depth 2 pv a1") == equivalent_form("info depth 2 score win 3 pv A1")
+    assert equivalent_form("info score draw depth 2") == equivalent_form("info depth 2 score draw")

@@ -12,8 +12,10 @@
  * arena's own overhead per turn.
  *
  * Why one thread is enough: UQI asks for `readyok` and `stop` to be handled even during a search. This engine
- * finishes every search before it reads the next line, so no search is ever running when a line arrives:
- * `isready` is answered at once and `stop` has nothing to stop (it is ignored, as the spec says).
+ * finishes every search before it reads the next line, so `isready` is answered at once and `stop` has nothing
+ * to stop (it is ignored, as the spec says). The one exception is `go infinite`: SPEC 4.5 asks for its turn
+ * only after `stop`, so the bot computes it at once and holds it until then; while it holds a turn it is
+ * "searching", and refuses `position`, `go`, `newgame` and `setoption` (SPEC 4.10).
  */
 
 #include <ctype.h>
@@ -65,6 +67,7 @@ typedef struct {
 
 static Pos pos;
 static int pos_ok = 1; /* 0 after a `position` command that could not be read */
+static char held[8];   /* the turn of a `go infinite`, sent when `stop` comes; empty when none is held */
 
 static void pos_start(Pos *p) {
     int s;
@@ -358,48 +361,71 @@ static void cmd_setoption(char **w, int n) {
         send("%s", "error setoption Seed needs 'value N' with one integer");
         return;
     }
-    v = strtol(w[4], &end, 10);
-    if (*end != '\0' || end == w[4] || v < 0 || v > SEED_MAX) {
+    /* SPEC 4.2: a spin value is digits with an optional '-' (strtol alone would also take "+5" or " 5"). */
+    v = isdigit((unsigned char)w[4][0]) ? strtol(w[4], &end, 10) : -1;
+    if (v < 0 || *end != '\0' || v > SEED_MAX) {
         send("error setoption Seed value %s is not an integer in 0..2147483647", w[4]);
         return;
     }
     rng_seed((unsigned long long)v);
 }
 
+/* Reads a list like "color,fill" (SPEC 4.3): the attribute bits, or -1 when an attribute is empty or named twice
+ * (malformed), or -2 when a name is not one of the four (a variant this bot cannot play). */
+static int parse_attributes(const char *list) {
+    static const char *const names[] = {"color", "shape", "height", "fill"};
+    int attrs = 0, k;
+    const char *a = list;
+    for (;;) {
+        size_t len = strcspn(a, ",");
+        for (k = 0; k < 4 && !(strlen(names[k]) == len && strncmp(a, names[k], len) == 0); k++) continue;
+        if (len == 0 || (k < 4 && attrs >> (3 - k) & 1)) return -1;
+        if (k == 4) return -2;
+        attrs |= 1 << (3 - k);
+        if (a[len] == '\0') return attrs;
+        a += len + 1;
+    }
+}
+
 static void cmd_newgame(char **w, int n) {
     int i, advanced = -1, attrs = -1, strict = -1;
-    for (i = 1; i + 1 < n; i += 2) {
-        char *key = w[i], *val = w[i + 1];
-        lower(val);
-        if (strcmp(key, "shapes") == 0) {
-            advanced = strcmp(val, "advanced") == 0 ? 1 : strcmp(val, "standard") == 0 ? 0 : -2;
-        } else if (strcmp(key, "claims") == 0) {
-            strict = strcmp(val, "strict") == 0 ? 1 : strcmp(val, "auto") == 0 ? 0 : -2;
-        } else if (strcmp(key, "attributes") == 0) {
-            char *a = strtok(val, ",");
-            attrs = 0;
-            for (; a && attrs >= 0; a = strtok(NULL, ",")) {
-                if (strcmp(a, "color") == 0) attrs |= 8;
-                else if (strcmp(a, "shape") == 0) attrs |= 4;
-                else if (strcmp(a, "height") == 0) attrs |= 2;
-                else if (strcmp(a, "fill") == 0) attrs |= 1;
-                else if (strcmp(a, "all") == 0) attrs |= 15;
-                else attrs = -2;
-            }
-            if (attrs == 0) attrs = -2;
-        } else {
+    const char *attr_text = "";
+    for (i = 1; i < n; i += 2) {
+        char *key = w[i], *val = i + 1 < n ? w[i + 1] : NULL;
+        int known = strcmp(key, "shapes") == 0 || strcmp(key, "attributes") == 0 || strcmp(key, "claims") == 0;
+        if (!known) {
             send("error newgame unknown field %s", key);
             return;
         }
+        if (val == NULL) {
+            send("error newgame %s needs a value", key);
+            return;
+        }
+        lower(val);
+        if ((key[0] == 's' && advanced != -1) || (key[0] == 'a' && attrs != -1) || (key[0] == 'c' && strict != -1)) {
+            send("error newgame %s given twice", key);
+            return;
+        }
+        if (key[0] == 's') advanced = strcmp(val, "advanced") == 0 ? 1 : strcmp(val, "standard") == 0 ? 0 : -2;
+        else if (key[0] == 'c') strict = strcmp(val, "strict") == 0 ? 1 : strcmp(val, "auto") == 0 ? 0 : -2;
+        else {
+            attr_text = val;
+            attrs = parse_attributes(val);
+        }
     }
-    if (n != 7 || advanced == -1 || attrs == -1 || strict == -1) {
-        send("%s", "error newgame needs 'shapes S attributes A claims C'");
-        return;
-    }
-    if (advanced == -2) send("%s", "error newgame unsupported shapes: expected standard or advanced");
-    else if (attrs == -2) send("%s", "error newgame unsupported attributes: a subset of color,shape,height,fill");
-    else if (strict == -2) send("%s", "error newgame unsupported claims: expected auto or strict");
-    else {
+    /* A malformed line, or a variant this bot cannot play: an error, and the variant stays as it was. */
+    if (advanced == -1 || attrs == -1 || strict == -1) {
+        if (attrs == -1 && *attr_text)
+            send("error newgame attributes %s: an attribute is empty or named twice", attr_text);
+        else
+            send("%s", "error newgame needs 'shapes S attributes A claims C'");
+    } else if (advanced == -2) {
+        send("%s", "error newgame unsupported shapes: expected standard or advanced");
+    } else if (attrs == -2) {
+        send("%s", "error newgame unsupported attributes: expected color, shape, height, fill");
+    } else if (strict == -2) {
+        send("%s", "error newgame unsupported claims: expected auto or strict");
+    } else {
         set_variant(advanced, attrs, strict);
         pos_start(&pos);
         pos_ok = 1;
@@ -440,15 +466,29 @@ static void cmd_position(char **w, int n) {
 }
 
 static void cmd_go(char **w, int n) {
-    static const char *const limits[] = {"time", "inc", "otime", "oinc", "movetime", "depth", "nodes"};
+    static const char *const limits[] = {"time", "inc", "otime", "oinc", "movetime", "depth", "nodes", "infinite"};
     char turn[8];
-    int i, k;
-    /* The limits do not matter: the answer is instant. Unknown words are reported, and the search still runs. */
+    int i, k, seen = 0;
+    /* The limits do not matter, since the answer is instant; but a malformed go is refused (SPEC 4.5): an unknown
+     * or repeated limit, or a value that is not digits (at least 1 for movetime, depth and nodes). */
     for (i = 1; i < n; i++) {
-        if (strcmp(w[i], "infinite") == 0) continue;
-        for (k = 0; k < 7 && strcmp(w[i], limits[k]) != 0; k++) continue;
-        if (k == 7) send("error go unknown limit %s", w[i]);
-        else i++; /* skip the value */
+        const char *v;
+        for (k = 0; k < 8 && strcmp(w[i], limits[k]) != 0; k++) continue;
+        if (k == 8 || seen >> k & 1) {
+            send(k == 8 ? "error go unknown limit %s" : "error go %s given twice", w[i]);
+            return;
+        }
+        seen |= 1 << k;
+        if (k == 7) continue; /* infinite takes no value */
+        v = ++i < n ? w[i] : "";
+        if (!*v || v[strspn(v, "0123456789")] != '\0') {
+            send("error go %s needs a whole number", limits[k]);
+            return;
+        }
+        if (k >= 4 && strspn(v, "0") == strlen(v)) { /* movetime, depth, nodes */
+            send("error go %s needs at least 1", limits[k]);
+            return;
+        }
     }
     if (!pos_ok) {
         send("%s", "error go the last position was invalid");
@@ -459,7 +499,8 @@ static void cmd_go(char **w, int n) {
         return;
     }
     choose_turn(turn);
-    send("turn %s", turn);
+    if (seen >> 7 & 1) strcpy(held, turn); /* go infinite: the turn waits for stop */
+    else send("turn %s", turn);
 }
 
 int main(void) {
@@ -485,15 +526,30 @@ int main(void) {
         n = 0;
         for (char *t = strtok(line, " \t\r\n"); t && n < MAX_WORDS; t = strtok(NULL, " \t\r\n")) w[n++] = t;
         if (n == 0) continue; /* empty lines are ignored */
-        if (strcmp(w[0], "uqi") == 0) cmd_uqi();
-        else if (strcmp(w[0], "isready") == 0) send("%s", "readyok");
-        else if (strcmp(w[0], "setoption") == 0) cmd_setoption(w, n);
-        else if (strcmp(w[0], "newgame") == 0) cmd_newgame(w, n);
-        else if (strcmp(w[0], "position") == 0) cmd_position(w, n);
-        else if (strcmp(w[0], "go") == 0) cmd_go(w, n);
-        else if (strcmp(w[0], "stop") == 0) continue; /* the search already ended: nothing to stop */
-        else if (strcmp(w[0], "quit") == 0) return 0;
-        else send("error unknown command %s", w[0]);
+        if (strcmp(w[0], "uqi") == 0) {
+            held[0] = '\0'; /* a new session abandons a held search without its turn (SPEC 4.10) */
+            cmd_uqi();
+        } else if (strcmp(w[0], "isready") == 0) {
+            send("%s", "readyok");
+        } else if (strcmp(w[0], "stop") == 0) {
+            if (held[0]) send("turn %s", held); /* otherwise the search already ended: nothing to stop */
+            held[0] = '\0';
+        } else if (strcmp(w[0], "quit") == 0) {
+            return 0;
+        } else if (held[0] && (strcmp(w[0], "setoption") == 0 || strcmp(w[0], "newgame") == 0 ||
+                               strcmp(w[0], "position") == 0 || strcmp(w[0], "go") == 0)) {
+            send("error %s a search is running (send stop first)", w[0]);
+        } else if (strcmp(w[0], "setoption") == 0) {
+            cmd_setoption(w, n);
+        } else if (strcmp(w[0], "newgame") == 0) {
+            cmd_newgame(w, n);
+        } else if (strcmp(w[0], "position") == 0) {
+            cmd_position(w, n);
+        } else if (strcmp(w[0], "go") == 0) {
+            cmd_go(w, n);
+        } else {
+            send("error unknown command %s", w[0]);
+        }
     }
     return 0; /* end of input: SPEC 3.2 says exit */
 }

@@ -10,8 +10,10 @@
 // It answers every `go` at once, whatever the limits.
 //
 // Why no worker thread: UQI asks for `readyok` and `stop` to be handled even during a search. This engine
-// finishes every search inside the handler of the `go` line, before readline delivers the next line, so no
-// search is ever running when a line arrives: `isready` is answered at once and `stop` has nothing to stop.
+// finishes every search inside the handler of the `go` line, before readline delivers the next line, so
+// `isready` is answered at once and `stop` has nothing to stop. The one exception is `go infinite`: SPEC 4.5
+// asks for its turn only after `stop`, so the bot computes it at once and holds it until then; while it holds a
+// turn it is "searching", and refuses `position`, `go`, `newgame` and `setoption` (SPEC 4.10).
 'use strict';
 
 const readline = require('node:readline');
@@ -225,6 +227,7 @@ function chooseTurn(p) {
 
 let position = startPosition();
 let positionOk = true; // false after a `position` command that could not be read
+let held = null; // the turn of a `go infinite`, sent when `stop` comes
 
 function send(line) {
   // Writes to a pipe are synchronous on Linux, so each line is on its way before the next command is read.
@@ -235,29 +238,37 @@ function cmdSetoption(w) {
   if (w.length < 3 || w[1] !== 'name') return send("error setoption needs 'name ID [value VALUE]'");
   if (w[2].toLowerCase() !== 'seed') return send(`error setoption unknown option ${w[2]}`);
   if (w.length !== 5 || w[3] !== 'value') return send("error setoption Seed needs 'value N' with one integer");
-  const v = /^\d+$/.test(w[4]) ? Number(w[4]) : -1;
+  const v = /^\d+$/.test(w[4]) ? Number(w[4]) : -1; // SPEC 4.2: digits only, no '+' or '_'
   if (v < 0 || v > SEED_MAX) return send(`error setoption Seed value ${w[4]} is not an integer in 0..${SEED_MAX}`);
   rngSeed(v);
 }
 
 function cmdNewgame(w) {
+  // SPEC 4.3: a field missing, repeated or unknown, or an attribute empty or named twice, is malformed; a value
+  // that is not one of the known ones is a variant this bot cannot play. Either way the variant stays as it was.
   const fields = {};
-  for (let i = 1; i + 1 < w.length; i += 2) fields[w[i]] = w[i + 1].toLowerCase();
-  const keys = Object.keys(fields).sort().join(',');
-  if (w.length !== 7 || keys !== 'attributes,claims,shapes') {
-    return send("error newgame needs 'shapes S attributes A claims C'");
+  for (let i = 1; i < w.length; i += 2) {
+    if (!['shapes', 'attributes', 'claims'].includes(w[i])) return send(`error newgame unknown field ${w[i]}`);
+    if (w[i] in fields) return send(`error newgame ${w[i]} given twice`);
+    if (i + 1 >= w.length) return send(`error newgame ${w[i]} needs a value`);
+    fields[w[i]] = w[i + 1].toLowerCase();
+  }
+  if (Object.keys(fields).length !== 3) return send("error newgame needs 'shapes S attributes A claims C'");
+  const bits = { color: 8, shape: 4, height: 2, fill: 1 };
+  let attrs = 0;
+  for (const a of fields.attributes.split(',')) {
+    if (a === '') return send(`error newgame attributes ${fields.attributes}: an attribute is empty`);
+    if (!Object.hasOwn(bits, a)) {
+      return send(`error newgame unsupported attribute ${a}: expected color, shape, height, fill`);
+    }
+    if (attrs & bits[a]) return send(`error newgame attributes ${fields.attributes}: ${a} is named twice`);
+    attrs |= bits[a];
   }
   if (!['standard', 'advanced'].includes(fields.shapes)) {
     return send(`error newgame unsupported shapes ${fields.shapes}: expected standard or advanced`);
   }
   if (!['auto', 'strict'].includes(fields.claims)) {
     return send(`error newgame unsupported claims ${fields.claims}: expected auto or strict`);
-  }
-  const bits = { color: 8, shape: 4, height: 2, fill: 1, all: 15 };
-  let attrs = 0;
-  for (const a of fields.attributes.split(',')) {
-    if (!(a in bits)) return send(`error newgame unsupported attribute ${a}: expected color, shape, height, fill`);
-    attrs |= bits[a];
   }
   setVariant(fields.shapes === 'advanced', attrs, fields.claims === 'strict');
   position = startPosition();
@@ -292,24 +303,39 @@ function cmdPosition(w) {
 }
 
 function cmdGo(w) {
-  const limits = ['time', 'inc', 'otime', 'oinc', 'movetime', 'depth', 'nodes'];
-  // The limits do not matter: the answer is instant. Unknown words are reported, and the search still runs.
+  const limits = ['time', 'inc', 'otime', 'oinc', 'movetime', 'depth', 'nodes', 'infinite'];
+  // The limits do not matter, since the answer is instant; but a malformed go is refused (SPEC 4.5): an unknown
+  // or repeated limit, or a value that is not digits (at least 1 for movetime, depth and nodes).
+  const seen = new Set();
   for (let i = 1; i < w.length; i++) {
-    if (w[i] === 'infinite') continue;
-    if (limits.includes(w[i])) i++;
-    else send(`error go unknown limit ${w[i]}`);
+    const key = w[i];
+    if (!limits.includes(key)) return send(`error go unknown limit ${key}`);
+    if (seen.has(key)) return send(`error go ${key} given twice`);
+    seen.add(key);
+    if (key === 'infinite') continue;
+    const value = w[++i] ?? '';
+    if (!/^\d+$/.test(value)) return send(`error go ${key} needs a whole number`);
+    if (['movetime', 'depth', 'nodes'].includes(key) && Number(value) < 1) {
+      return send(`error go ${key} needs at least 1`);
+    }
   }
   if (!positionOk) return send('error go the last position was invalid');
   if (position.over) return send('error go the game is over: no turn to play');
-  send(`turn ${chooseTurn(position)}`);
+  const turn = chooseTurn(position);
+  if (seen.has('infinite')) held = turn; // the turn waits for stop
+  else send(`turn ${turn}`);
 }
 
 function handle(line) {
   if (Buffer.byteLength(line, 'utf8') > MAX_LINE_BYTES) return send(`error line longer than ${MAX_LINE_BYTES} bytes`);
   const w = line.split(/[ \t]+/).filter((x) => x.length > 0); // readline already removed the \n or \r\n
   if (w.length === 0) return; // empty lines are ignored
+  if (held !== null && ['setoption', 'newgame', 'position', 'go'].includes(w[0])) {
+    return send(`error ${w[0]} a search is running (send stop first)`);
+  }
   switch (w[0]) {
     case 'uqi':
+      held = null; // a new session abandons a held search without its turn (SPEC 4.10)
       send('id name Greedy JS 1.0');
       send('id author quarto-arena');
       send('option name Seed type spin min 0 max 2147483647 default 0');
@@ -325,7 +351,9 @@ function handle(line) {
     case 'go':
       return cmdGo(w);
     case 'stop':
-      return; // the search already ended: nothing to stop
+      if (held !== null) send(`turn ${held}`); // otherwise the search already ended: nothing to stop
+      held = null;
+      return;
     case 'quit':
       return process.exit(0);
     default:

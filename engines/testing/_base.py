@@ -37,6 +37,8 @@ class MinimalBot:
         self.position: Position | None = Position.start(self.variant)
         self.gos = 0
         """How many ``go`` commands arrived so far in this process."""
+        self.held: Turn | None = None
+        """The turn of a ``go infinite``, sent when ``stop`` comes (SPEC §4.5); while one is held, a search runs."""
         self.rng = random.Random()
 
     # --- I/O ---------------------------------------------------------------------------------------------------
@@ -64,8 +66,12 @@ class MinimalBot:
         except UqiError as e:
             self.send(f"error {e}")
             return
+        if self.held is not None and isinstance(cmd, SetOption | NewGame | PositionCommand | Go):
+            self.send(f"error {line.split()[0]} a search is running (send stop first)")  # SPEC §4.10
+            return
         match cmd:
             case Uqi():
+                self.held = None  # a new session abandons the search without its turn
                 self.on_uqi()
             case IsReady():
                 self.on_isready()
@@ -84,7 +90,10 @@ class MinimalBot:
                 self.gos += 1
                 self.on_go(cmd)
             case Stop():
-                pass  # every search here ends before the next line is read
+                # Every search here ends before the next line is read, except the held one of a go infinite.
+                if self.held is not None:
+                    self.send(f"turn {self.held}")
+                    self.held = None
             case Quit():
                 self.on_quit()
 
@@ -108,7 +117,11 @@ class MinimalBot:
         if self.position is None or self.position.is_over:
             self.send("error go no position to search")
             return
-        self.send(f"turn {self.choose(self.position)}")
+        turn = self.choose(self.position)
+        if go.infinite:
+            self.held = turn
+        else:
+            self.send(f"turn {turn}")
 
     def on_quit(self) -> None:
         """``quit``: exit at once."""
