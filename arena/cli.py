@@ -170,7 +170,7 @@ def play(
     from .referee import GameSpec
     from .schedule import random_openings
     from .timecontrol import TimeControl
-    from .transports import Transcript
+    from .transport import Transcript
 
     if len(engines) != 2:
         fail(f"play takes two engines, not {len(engines)}")

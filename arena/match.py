@@ -20,7 +20,7 @@ from quarto_arena.arena.engine import Deadlines, EngineConfig, EngineError, Engi
 from quarto_arena.arena.records import GameRecord, Result, Termination
 from quarto_arena.arena.referee import GameSpec, play_game
 from quarto_arena.arena.schedule import Opening
-from quarto_arena.arena.transports import Transcript
+from quarto_arena.arena.transport import Transcript
 
 __all__ = ["MatchSummary", "builtin_command", "distinct_names", "engine_config", "play_match", "summarize"]
 

@@ -17,6 +17,7 @@ from .rules import ClaimMode, Position, Turn, Variant
 
 __all__ = [
     "MAX_LINE_BYTES",
+    "MAX_OPTIONS",
     "PROTOCOL_VERSION",
     "Command",
     "ErrorReply",
@@ -47,6 +48,8 @@ __all__ = [
 
 PROTOCOL_VERSION: Final = 1
 MAX_LINE_BYTES: Final = 4096
+MAX_OPTIONS: Final = 128
+"""Most options an engine may declare in its handshake (SPEC §4.1); an arena refuses an engine that declares more."""
 _ANY_BOARD: Final = Variant(claims=ClaimMode.STRICT)
 _OPTION_ID: Final = re.compile(r"[A-Za-z0-9_.\-]+\Z")
 

@@ -11,11 +11,11 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from procs import wait_listening
 from quarto_arena.arena.engine import Deadlines
 from quarto_arena.arena.match import engine_config, play_match
 from quarto_arena.arena.records import Termination
@@ -59,24 +59,12 @@ def served(kind: str, stdio_bots: dict[str, list[str]]) -> Iterator[str]:
         argv = [*BRIDGE, "--listen", endpoint, "--", *stdio_bots[kind]]
     proc = subprocess.Popen(argv, start_new_session=True, stderr=subprocess.DEVNULL)
     try:
-        _wait_listening(endpoint, proc)
+        wait_listening(endpoint, proc)
         yield endpoint
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-
-
-def _wait_listening(endpoint: str, proc: subprocess.Popen[bytes]) -> None:
-    port = int(endpoint.rsplit(":", 1)[1])
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, f"the server exited with {proc.returncode}"
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise AssertionError(f"nothing listens on {endpoint}")
 
 
 @pytest.mark.parametrize(("a", "b"), [("python", "c"), ("python", "js"), ("c", "js"), ("c", "c")])
@@ -98,7 +86,7 @@ def test_bridged_engine_that_exits_is_a_disconnect(tmp_path: Path) -> None:
         [*BRIDGE, "--listen", endpoint, "--", *crash], start_new_session=True, stderr=subprocess.DEVNULL
     )
     try:
-        _wait_listening(endpoint, proc)
+        wait_listening(endpoint, proc)
         bad, good = engine_config(f"crasher={endpoint}"), engine_config("greedy")
         records = asyncio.run(play_match(bad, good, 2, GameSpec(time_control=QUICK), deadlines=FAST))
         assert [r.termination for r in records] == [Termination.DISCONNECT, Termination.DISCONNECT]

@@ -11,16 +11,17 @@ import shutil
 import signal
 import socket
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from procs import wait_listening
 from quarto_arena.arena.engine import Deadlines, EngineConfig, EngineSession
 from quarto_arena.arena.match import engine_config, play_match, summarize
 from quarto_arena.arena.records import GameRecord, Result, Termination
 from quarto_arena.arena.referee import GameSpec, play_game
 from quarto_arena.arena.timecontrol import Clock, TimeControl
-from quarto_arena.arena.transports import ScriptedTransport
+from quarto_arena.arena.transport.testing import ScriptedTransport
 from quarto_arena.engines.registry import command
 from quarto_arena.protocol.notation import parse_position, parse_turns, parse_variant
 from quarto_arena.protocol.rules import Outcome, Position
@@ -101,6 +102,7 @@ def zmq_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     endpoint = f"tcp://127.0.0.1:{free_port()}"
     proc = subprocess.Popen([*command("greedy"), "--listen", endpoint], start_new_session=True)
     try:
+        wait_listening(endpoint, proc)
         yield endpoint, proc
     finally:
         with contextlib.suppress(ProcessLookupError):
@@ -157,12 +159,9 @@ async def answer(t: ScriptedTransport, batches: list[list[str]]) -> None:
 class FreeScript(ScriptedTransport):
     """A scripted engine that accepts any position/go line after the scripted prefix."""
 
-    async def _send(self, lines: Sequence[str]) -> None:
-        for line in lines:
-            if line.startswith(("position", "go", "stop")):
-                self.sent.append(line)
-            else:
-                await super()._send([line])
+    def on_line(self, line: str) -> None:
+        if not line.startswith(("position", "go", "stop")):
+            super().on_line(line)
 
 
 def scripted_pair() -> tuple[EngineSession, FreeScript, EngineSession, FreeScript]:
