@@ -151,6 +151,7 @@ ERROR_TAIL: Final = 20
 WARNING_BURST: Final = 10
 """Warnings about one engine logged in a burst before the rate limit applies."""
 WARNING_INTERVAL: Final = 1.0
+_RECONNECT_PAUSE: Final = 0.05  # s before a ZeroMQ connection that dropped during a session switch is tried again
 """Seconds per further warning about one engine once the burst is spent; the rest are counted."""
 
 
@@ -272,6 +273,8 @@ class Handshake(Exchange[EngineId]):
         self.author: str | None = None
         self.options: dict[str, OptionSpec] = {}
         self.version: int | None = None
+        self.replied = False
+        """True once a handshake reply (``id``, ``option``, ``uqiok``, ``error``) has come."""
 
     def lines(self) -> list[str]:
         return [format_command(Uqi(PROTOCOL_VERSION))]
@@ -282,6 +285,7 @@ class Handshake(Exchange[EngineId]):
         except UqiError as e:
             self.ignore(line, str(e))
             return False
+        self.replied = self.replied or not isinstance(reply, Info | TurnReply | ReadyOk)
         match reply:
             case IdName(name):
                 self.name = name
@@ -290,7 +294,8 @@ class Handshake(Exchange[EngineId]):
             case OptionSpec():
                 key = reply.name.lower()
                 if key not in self.options and len(self.options) >= MAX_OPTIONS:
-                    raise EngineError(f"declares more than {MAX_OPTIONS} options (the UQI limit, SPEC §4.1)")
+                    too_many = f"declares more than {MAX_OPTIONS} options (the UQI limit, SPEC §4.1)"
+                    raise EngineError(too_many, Termination.MALFORMED_REPLY)
                 self.options[key] = reply
             case UqiOk(version):
                 if version != PROTOCOL_VERSION:
@@ -677,6 +682,42 @@ class EngineSession:
         self.id = None
         started = time.monotonic()
         cfg = self.config
+        while True:
+            await self._open(transport)
+            try:
+                left = self.deadlines.startup - (time.monotonic() - started)
+                handshake = Handshake(cfg.name, self.errors, self.complaints)
+                stalled = "the handshake (uqi -> uqiok)"
+                ident = await self._run(handshake, left, stalled, deadline_s=self.deadlines.startup)
+                break
+            except EngineTerminated:
+                await self.kill()
+                # A ZeroMQ server switching sessions closes the socket an arena may just have reached (and may
+                # still deal it the old session's last lines): a connection dropped before any handshake reply is
+                # tried again while the start-up deadline allows.
+                early = not handshake.replied
+                time_left = self.deadlines.startup - (time.monotonic() - started) > 2 * _RECONNECT_PAUSE
+                if not (transport is None and cfg.endpoint is not None and early and time_left):
+                    raise
+                await asyncio.sleep(_RECONNECT_PAUSE)
+            except BaseException:
+                await self.kill()
+                raise
+        try:
+            setoptions = [format_command(SetOption(spec.name, value)) for spec, value in self._checked_options(ident)]
+            if setoptions:
+                ping = ReadyPing(cfg.name, setoptions, self.errors, self.complaints)
+                await self._run(ping, self.deadlines.ready, "setoption then isready")
+        except BaseException:
+            await self.kill()
+            raise
+        self.id = ident
+        log.info("%s: started %s (%s)", self.describe(), ident.name or "?", cfg.describe())
+        return ident
+
+    async def _open(self, transport: Transport | None) -> None:
+        """Starts the engine process, connects to its endpoint, or takes ``transport``; the session is its sink."""
+        cfg = self.config
         try:
             if transport is not None:
                 self._transport = transport
@@ -697,20 +738,6 @@ class EngineSession:
         self.starts += 1
         if self._transport.pid is not None:
             self.pids.append(self._transport.pid)
-        try:
-            left = self.deadlines.startup - (time.monotonic() - started)
-            handshake = Handshake(cfg.name, self.errors, self.complaints)
-            ident = await self._run(handshake, left, "the handshake (uqi -> uqiok)", deadline_s=self.deadlines.startup)
-            setoptions = [format_command(SetOption(spec.name, value)) for spec, value in self._checked_options(ident)]
-            if setoptions:
-                ping = ReadyPing(cfg.name, setoptions, self.errors, self.complaints)
-                await self._run(ping, self.deadlines.ready, "setoption then isready")
-        except BaseException:
-            await self.kill()
-            raise
-        self.id = ident
-        log.info("%s: started %s (%s)", self.describe(), ident.name or "?", cfg.describe())
-        return ident
 
     def _checked_options(self, ident: EngineId) -> list[tuple[OptionSpec, str | None]]:
         out = []
@@ -748,7 +775,8 @@ class EngineSession:
         ``position`` line of the game growing turn by turn instead of formatting the whole game again).
 
         The time is measured from just after the write to the moment the chunk holding the ``turn`` was read;
-        when the deadline passes, what the engine already sent is read before a time forfeit is declared.
+        when the deadline passes, what the engine already sent is read before a time forfeit is declared, and a
+        turn read only once the arena woke up past the deadline is charged the deadline, not the arena's delay.
 
         Never raises for an engine fault: a timeout, malformed reply or disconnect comes back as a failed
         :class:`SearchOutcome`. The engine is then in an unknown state; the caller kills it.
@@ -779,7 +807,10 @@ class EngineSession:
             if self._waiter is waiter:
                 self._exchange = self._waiter = None
         if ending is None:
-            ms = round((t.received_at - t0) * 1000)
+            # Read after the deadline, the turn came in the same wake-up of the arena as its overdue deadline (an
+            # arena on time would have declared the forfeit at the deadline, with nothing there yet): the arena was
+            # late, and whether the turn was there before the deadline cannot be told. The doubt goes to the engine.
+            ms = round((min(t.received_at, t0 + deadline) - t0) * 1000)
             return SearchOutcome(exchange.turn, ms if ms > 0 else 0, exchange.score)
         ms = round((time.monotonic() - t0) * 1000)
         if isinstance(ending, _Timeout):

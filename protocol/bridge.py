@@ -38,6 +38,7 @@ class _Bridged:
             list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True, bufsize=0
         )
         log.info("started %s (pid %d)", " ".join(argv), self._proc.pid)
+        self._quit = False
         self._pump = threading.Thread(target=self._read, daemon=True)
         self._pump.start()
 
@@ -55,12 +56,16 @@ class _Bridged:
         except (BrokenPipeError, ValueError):
             return False  # the engine is gone; the reader thread ends the session
         if line.strip() == "quit":
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self._proc.wait(QUIT_GRACE)
+            self._quit = True
             return False
         return True
 
     def close(self) -> None:
+        # Called once the session's socket is closed and a fresh one listens, so the grace given to an engine
+        # that was told to quit never keeps the next arena waiting for a socket.
+        if self._quit:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._proc.wait(QUIT_GRACE)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self._proc.pid, signal.SIGKILL)
         self._proc.wait()

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import ctypes.util
+import os
 import socket
 import subprocess
 import time
@@ -42,3 +46,33 @@ def wait_listening(endpoint: str, proc: subprocess.Popen[bytes], timeout: float 
                 return
         time.sleep(0.02)
     raise AssertionError(f"nothing listens on {endpoint}")
+
+
+def become_subreaper() -> None:
+    """Makes this process inherit the orphans of its descendants (Linux), as a proper init would, so that a test
+    can reap what a killed arena left and count what is really left."""
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+
+def present(pids: Collection[int]) -> list[int]:
+    """Those of ``pids`` that still exist (zombies included); our own zombie children among them are reaped first."""
+    out = []
+    for pid in pids:
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, os.WNOHANG)
+        if Path(f"/proc/{pid}").exists():
+            out.append(pid)
+    return out
+
+
+def marked_processes(arena_pid: int) -> list[int]:
+    """Pids of every live process that carries the engine marker of the arena process ``arena_pid``."""
+    needle = f"QUARTO_ARENA_ENGINE={arena_pid}.".encode()
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if needle in (entry / "environ").read_bytes():
+                    out.append(int(entry.name))
+    return out
