@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 from collections.abc import Iterable
 
 from quarto_arena.protocol.notation import parse_turn
-from quarto_arena.protocol.rules import Position, Turn, Variant
+from quarto_arena.protocol.rules import STANDARD, Position, Turn, Variant
 from quarto_arena.protocol.uqi import NewGame, PositionCommand, parse_command
 
 from .base import BadLine, PeerGone, Transcript, Transport
@@ -99,6 +100,14 @@ class ScriptedTransport(Transport):
         self._closed = True
 
 
+@functools.cache
+def _variant_of(newgame: bytes) -> Variant:
+    """The variant of a ``newgame`` line (parsed once per distinct line: a Variant is costly to build)."""
+    cmd = parse_command(newgame.decode())
+    assert isinstance(cmd, NewGame)
+    return cmd.variant
+
+
 class InstantEngine(Transport):
     """An engine inside the arena process that answers every command at once, like an instant bot.
 
@@ -110,7 +119,7 @@ class InstantEngine(Transport):
     def __init__(self, name: str = "instant") -> None:
         super().__init__(name)
         self._loop = asyncio.get_running_loop()
-        self._variant = Variant()
+        self._variant = STANDARD
         self._position = Position.start(self._variant)
         self._seen = 0
         self._closed = False
@@ -135,9 +144,7 @@ class InstantEngine(Transport):
             elif word == b"uqi":
                 replies += (b"id name " + self.name.encode(), b"uqiok 1")
             elif word == b"new":
-                cmd = parse_command(line.decode())
-                assert isinstance(cmd, NewGame)
-                self._variant = cmd.variant
+                self._variant = _variant_of(line)
         if replies:
             self._loop.call_soon(self._answer, replies)
 
