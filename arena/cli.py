@@ -156,6 +156,19 @@ ProgressOpt = typer.Option(
 )
 QuietOpt = typer.Option(False, "--quiet", "-q", help="No progress: only warnings and the result.")
 DebugOpt = typer.Option(None, "--debug", metavar="DIR", help="Write every UQI line with a time stamp into DIR.")
+LogLimitOpt = typer.Option(
+    "16M", "--log-limit", metavar="SIZE", help="Keep at most SIZE (K, M, G) of each engine's stderr log; 0: none."
+)
+
+
+def _size(text: str) -> int:
+    """``16M`` -> bytes (K, M and G are powers of 1024); a usage error otherwise."""
+    value = text.strip().upper().removesuffix("B")
+    factor = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(value[-1:], 1)
+    number = value[:-1] if factor > 1 else value
+    if not number.isdigit():
+        fail(f"--log-limit {text!r}: expected a size such as 16M, 500K or 1000000")
+    return int(number) * factor
 
 
 def _variant(variant: str, attributes: str, claim: str) -> Variant:
@@ -336,6 +349,7 @@ def _build_spec(kind: str, engine_words: list[str], options: dict[str, Any]) -> 
             sprt=test,
             rating_interval=o.get("rating_interval", 0),
             table_format=o["fmt"],
+            log_limit=_size(o["log_limit"]),
         )
     except RunError as e:
         fail(str(e))
@@ -370,7 +384,7 @@ def _debug(directory: Path) -> Any:
     """The ``--debug`` transcript and log, both in ``directory``."""
     import logging
 
-    from .transports import Transcript
+    from .transport import Transcript
 
     try:
         transcript = Transcript(directory / "uqi-transcript.log")
@@ -389,17 +403,25 @@ async def _play(run: Run, view: RunView) -> RunOutcome:
     import signal
 
     from .runner import Interrupt
+    from .transport import kill_all, shutdown
 
     interrupt = Interrupt()
+
+    def on_signal(signum: int) -> None:
+        if interrupt.event.is_set():  # a second signal: no more waiting for engines to quit politely
+            kill_all()
+        interrupt.set(signum)
+
     loop = asyncio.get_running_loop()
     handled = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
     for signum in handled:
-        loop.add_signal_handler(signum, interrupt.set, signum)
+        loop.add_signal_handler(signum, on_signal, signum)
     try:
         return await run.run(view, interrupt=interrupt)
     finally:
         for signum in handled:
             loop.remove_signal_handler(signum)
+        await shutdown()  # whatever is left of any engine, and the watchdog, killed and reaped
 
 
 def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options: dict[str, Any]) -> None:
@@ -460,6 +482,11 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
         with contextlib.suppress(OSError):
             typer.echo(report)
     resume = f"quarto-arena {kind} --resume {run.directory}"
+    if outcome.aborted:
+        n = len(outcome.aborted)
+        _err(
+            f"{n} game{'s' if n > 1 else ''} in progress abandoned (in {run.directory / 'aborted.jsonl'}): not counted"
+        )
     if outcome.interrupted is not None:
         name = signal.Signals(outcome.interrupted).name
         fail(
@@ -514,6 +541,7 @@ def tournament(
     progress_every: str | None = ProgressOpt,
     quiet: bool = QuietOpt,
     debug: str | None = DebugOpt,
+    log_limit: str = LogLimitOpt,
 ) -> None:
     """Run a round-robin or gauntlet tournament in colour-swapped pairs; crash-safe, resumable with --resume DIR.
 
@@ -555,6 +583,7 @@ def play(
     progress_every: str | None = ProgressOpt,
     quiet: bool = QuietOpt,
     debug: str | None = DebugOpt,
+    log_limit: str = LogLimitOpt,
 ) -> None:
     """Play a match between two engines and print the score, Elo and pair statistics; resumable with --resume DIR."""
     options = dict(locals())
@@ -601,6 +630,7 @@ def sprt(
     progress_every: str | None = ProgressOpt,
     quiet: bool = QuietOpt,
     debug: str | None = DebugOpt,
+    log_limit: str = LogLimitOpt,
 ) -> None:
     """Play NEW against BASE in colour-swapped pairs until the SPRT decides. Exit 0: H1 (pass), 1: H0 (fail),
     3: an engine failed, 4: no decision within --max-games."""

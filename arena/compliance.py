@@ -54,7 +54,7 @@ from quarto_arena.protocol.uqi import (
 )
 
 from .engine import EngineConfig
-from .transports import BadLine, PeerGone, ProcessTransport, Transport, ZmqTransport
+from .transport import BadLine, PeerGone, ProcessTransport, Transport, ZmqTransport
 
 __all__ = [
     "STEPS",
@@ -266,7 +266,7 @@ class _Link:
         for line in lines:
             self.recorder.add(">", line)
         try:
-            await self.transport.send_lines(lines)
+            self.transport.send_lines(lines)
         except PeerGone as e:
             self.recorder.add("#", str(e))
             raise StepFailed(f"cannot send {_q(lines[0])}: {e}") from None

@@ -2,8 +2,13 @@
 
 The request/response exchanges (:class:`Handshake`, :class:`ReadyPing`, :class:`Search`) are small state machines
 at module level: each says which lines to send and consumes the engine's replies until it is finished, so each can
-be tested alone. :class:`EngineSession` drives them over a :class:`~quarto_arena.arena.transports.Transport`
-with the arena's own monotonic clock.
+be tested alone. :class:`EngineSession` drives them over a :class:`~quarto_arena.arena.transport.Transport`
+with the arena's own monotonic clock: the session is the transport's line sink and hands each line to the running
+exchange, one future per exchange and one deadline timer per session that is moved, not re-created.
+
+Whatever an engine sends, a session's memory stays bounded: ``error`` lines are kept as a short tail
+(:class:`ErrorTail`), warnings about a misbehaving engine are rate-limited (:class:`Complaints`), and a handshake
+may declare at most :data:`~quarto_arena.protocol.uqi.MAX_OPTIONS` options.
 
 Failures come in two levels, as in python-chess: :class:`EngineError` (the engine misbehaved: stalled, refused,
 sent nonsense) and :class:`EngineTerminated` (it died). Both carry the :class:`Termination` a game would record,
@@ -16,26 +21,30 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import collections
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 from quarto_arena.arena.records import Termination
 from quarto_arena.arena.timecontrol import TimeControl
-from quarto_arena.arena.transports import (
-    BadLine,
+from quarto_arena.arena.transport import (
+    DEFAULT_STDERR_LIMIT,
     PeerGone,
     ProcessTransport,
     Transcript,
     Transport,
     ZmqTransport,
 )
+from quarto_arena.arena.transport.base import END_WAIT
 from quarto_arena.protocol.rules import Turn, Variant
 from quarto_arena.protocol.uqi import (
+    MAX_LINE_BYTES,
+    MAX_OPTIONS,
     PROTOCOL_VERSION,
     ErrorReply,
     Go,
@@ -58,11 +67,13 @@ from quarto_arena.protocol.uqi import (
 )
 
 __all__ = [
+    "Complaints",
     "Deadlines",
     "EngineConfig",
     "EngineError",
     "EngineSession",
     "EngineTerminated",
+    "ErrorTail",
     "Exchange",
     "Handshake",
     "ReadyPing",
@@ -133,17 +144,91 @@ class EngineTerminated(EngineError):
         super().__init__(message, Termination.DISCONNECT)
 
 
+# --- bounded bookkeeping ---------------------------------------------------------------------------------------
+
+ERROR_TAIL: Final = 20
+"""``error`` lines kept per session (the last ones); older ones are only counted."""
+WARNING_BURST: Final = 10
+"""Warnings about one engine logged in a burst before the rate limit applies."""
+WARNING_INTERVAL: Final = 1.0
+_RECONNECT_PAUSE: Final = 0.05  # s before a ZeroMQ connection that dropped during a session switch is tried again
+"""Seconds per further warning about one engine once the burst is spent; the rest are counted."""
+
+
+class ErrorTail:
+    """The last :data:`ERROR_TAIL` ``error`` texts of an engine, each cut to the line limit, and how many came."""
+
+    __slots__ = ("lines", "total")
+
+    def __init__(self) -> None:
+        self.lines: collections.deque[str] = collections.deque(maxlen=ERROR_TAIL)
+        """The newest error texts, oldest first."""
+        self.total = 0
+        """How many error lines arrived in all."""
+
+    def add(self, text: str) -> None:
+        """Records one error text."""
+        self.lines.append(text[:MAX_LINE_BYTES])
+        self.total += 1
+
+    @property
+    def dropped(self) -> int:
+        """Error lines no longer kept."""
+        return self.total - len(self.lines)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.lines)
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def __repr__(self) -> str:
+        return f"ErrorTail({list(self.lines)!r}, total={self.total})"
+
+
+class Complaints:
+    """Warnings about one engine, rate-limited: a burst, then one per interval, with a count of those suppressed.
+
+    An engine that floods ``error`` or malformed lines must not flood the arena's own output or log.
+    """
+
+    __slots__ = ("_last", "_suppressed", "_tokens", "engine")
+
+    def __init__(self, engine: str) -> None:
+        self.engine = engine
+        """Display name, prefixed to every warning."""
+        self._tokens = float(WARNING_BURST)
+        self._last = time.monotonic()
+        self._suppressed = 0
+
+    def warn(self, message: str) -> None:
+        """Logs ``ENGINE: message`` as a warning, unless the engine has used up its share of warnings."""
+        now = time.monotonic()
+        self._tokens = min(float(WARNING_BURST), self._tokens + (now - self._last) / WARNING_INTERVAL)
+        self._last = now
+        if self._tokens < 1:
+            self._suppressed += 1
+            return
+        self._tokens -= 1
+        if self._suppressed:
+            message = f"{message} (and {self._suppressed} more like it, not shown)"
+            self._suppressed = 0
+        log.warning("%s: %s", self.engine, message)
+
+
 # --- exchanges -------------------------------------------------------------------------------------------------
 
 
 class Exchange(abc.ABC, Generic[T]):
     """One request and the replies it owns until it is finished."""
 
-    def __init__(self, engine: str) -> None:
+    def __init__(self, engine: str, errors: ErrorTail | None = None, complaints: Complaints | None = None) -> None:
         self.engine = engine
         """Display name, for messages."""
-        self.errors: list[str] = []
-        """``error`` lines the engine sent during this exchange."""
+        self.errors = ErrorTail() if errors is None else errors
+        """Where the ``error`` lines the engine sends are kept (the session's tail, when run by a session)."""
+        self.complaints = Complaints(engine) if complaints is None else complaints
+        """Where warnings about the engine go."""
 
     @abc.abstractmethod
     def lines(self) -> list[str]:
@@ -162,7 +247,7 @@ class Exchange(abc.ABC, Generic[T]):
 
     def ignore(self, line: str, why: str) -> None:
         """Logs a line that is not valid here and keeps waiting (SPEC §5.5, outside a search)."""
-        log.warning("%s: ignored %r: %s", self.engine, line, why)
+        self.complaints.warn(f"ignored {_clip(line)!r}: {why}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,14 +265,16 @@ class EngineId:
 
 
 class Handshake(Exchange[EngineId]):
-    """``uqi 1`` -> ``id``/``option`` lines -> ``uqiok 1``."""
+    """``uqi 1`` -> ``id``/``option`` lines -> ``uqiok 1``; at most :data:`MAX_OPTIONS` distinct options."""
 
-    def __init__(self, engine: str) -> None:
-        super().__init__(engine)
+    def __init__(self, engine: str, errors: ErrorTail | None = None, complaints: Complaints | None = None) -> None:
+        super().__init__(engine, errors, complaints)
         self.name: str | None = None
         self.author: str | None = None
         self.options: dict[str, OptionSpec] = {}
         self.version: int | None = None
+        self.replied = False
+        """True once a handshake reply (``id``, ``option``, ``uqiok``, ``error``) has come."""
 
     def lines(self) -> list[str]:
         return [format_command(Uqi(PROTOCOL_VERSION))]
@@ -198,20 +285,26 @@ class Handshake(Exchange[EngineId]):
         except UqiError as e:
             self.ignore(line, str(e))
             return False
+        self.replied = self.replied or not isinstance(reply, Info | TurnReply | ReadyOk)
         match reply:
             case IdName(name):
                 self.name = name
             case IdAuthor(author):
                 self.author = author
             case OptionSpec():
-                self.options[reply.name.lower()] = reply
+                key = reply.name.lower()
+                if key not in self.options and len(self.options) >= MAX_OPTIONS:
+                    too_many = f"declares more than {MAX_OPTIONS} options (the UQI limit, SPEC §4.1)"
+                    raise EngineError(too_many, Termination.MALFORMED_REPLY)
+                self.options[key] = reply
             case UqiOk(version):
                 if version != PROTOCOL_VERSION:
                     raise EngineError(f"speaks UQI version {version}; the arena speaks {PROTOCOL_VERSION}")
                 self.version = version
                 return True
             case ErrorReply(text):
-                raise EngineError(f"answered uqi with an error: {text}")
+                self.errors.add(text)
+                raise EngineError(f"answered uqi with an error: {_clip(text)}")
             case _:
                 self.ignore(line, "not a handshake reply")
         return False
@@ -228,8 +321,14 @@ class ReadyPing(Exchange[None]):
     a lone ping only logs it.
     """
 
-    def __init__(self, engine: str, before: Sequence[str] = ()) -> None:
-        super().__init__(engine)
+    def __init__(
+        self,
+        engine: str,
+        before: Sequence[str] = (),
+        errors: ErrorTail | None = None,
+        complaints: Complaints | None = None,
+    ) -> None:
+        super().__init__(engine, errors, complaints)
         self.before = list(before)
 
     def lines(self) -> list[str]:
@@ -244,10 +343,10 @@ class ReadyPing(Exchange[None]):
         if isinstance(reply, ReadyOk):
             return True
         if isinstance(reply, ErrorReply):
-            self.errors.append(reply.text)
+            self.errors.add(reply.text)
             if self.before:
-                raise EngineError(f"refused {self.before[-1].split()[0]}: error {reply.text}")
-            log.warning("%s: error %s", self.engine, reply.text)
+                raise EngineError(f"refused {self.before[-1].split()[0]}: error {_clip(reply.text)}")
+            self.complaints.warn(f"error {_clip(reply.text)}")
         elif not isinstance(reply, Info):
             self.ignore(line, "not an answer to isready")
         return False
@@ -268,8 +367,15 @@ class SearchFailed(Exception):
 class Search(Exchange[tuple[Turn, str | None]]):
     """``position`` + ``go`` -> ``info``... -> ``turn``; keeps the last score; anything else loses the game."""
 
-    def __init__(self, engine: str, position: PositionCommand | str, go: Go | str) -> None:
-        super().__init__(engine)
+    def __init__(
+        self,
+        engine: str,
+        position: PositionCommand | str,
+        go: Go | str,
+        errors: ErrorTail | None = None,
+        complaints: Complaints | None = None,
+    ) -> None:
+        super().__init__(engine, errors, complaints)
         self.position = position
         """The position to search, or its ``position`` line already formatted."""
         self.go = go
@@ -289,7 +395,7 @@ class Search(Exchange[tuple[Turn, str | None]]):
             reply: Reply = parse_reply(line)
         except UqiError as e:
             if line.split()[0] == "info":  # SPEC §5.3: a malformed info line is logged and otherwise ignored
-                log.warning("%s: ignored malformed info line %r: %s", self.engine, line, e)
+                self.complaints.warn(f"ignored malformed info line {_clip(line)!r}: {e}")
                 return False
             raise SearchFailed(Termination.MALFORMED_REPLY, f"malformed reply {_clip(line)!r}: {e}") from None
         match reply:
@@ -300,10 +406,10 @@ class Search(Exchange[tuple[Turn, str | None]]):
                 if score is not None:
                     self.score = str(score)
             case ErrorReply(text):
-                self.errors.append(text)
-                log.warning("%s: error %s", self.engine, text)
+                self.errors.add(text)
+                self.complaints.warn(f"error {_clip(text)}")
             case ReadyOk():
-                log.debug("%s: late readyok during a search ignored", self.engine)
+                pass  # a late readyok during a search
             case _:
                 raise SearchFailed(Termination.MALFORMED_REPLY, f"unexpected reply during a search: {_clip(line)!r}")
         return False
@@ -341,10 +447,68 @@ class SearchOutcome:
         return self.turn is not None
 
 
+class _Timeout:
+    """What an exchange's waiter receives when its deadline passed with no answer (a sentinel, not raised)."""
+
+
+_TIMEOUT: Final = _Timeout()
+
+# What an exchange comes to: None (finished), the failure, the end of the engine, or the deadline.
+_Ending = None | EngineError | SearchFailed | PeerGone | _Timeout
+
+
+class _Deadline:
+    """One timer per session, moved rather than re-created for every exchange.
+
+    Arming a later deadline keeps the pending timer; when it fires early it re-arms itself for the current
+    deadline. In a game every search's deadline is later than the last one's, so a timer is created only about
+    once per deadline's length, not once per turn.
+    """
+
+    __slots__ = ("_at", "_expired", "_handle", "_loop")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, expired: Callable[[], None]) -> None:
+        self._loop = loop
+        self._expired = expired
+        self._handle: asyncio.TimerHandle | None = None
+        self._at: float | None = None
+
+    def arm(self, seconds: float) -> None:
+        at = self._loop.time() + seconds
+        self._at = at
+        h = self._handle
+        if h is None or h.when() > at:
+            if h is not None:
+                h.cancel()
+            self._handle = self._loop.call_at(at, self._fire)
+
+    def disarm(self) -> None:
+        self._at = None
+
+    def cancel(self) -> None:
+        self._at = None
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _fire(self) -> None:
+        self._handle = None
+        at = self._at
+        if at is None:
+            return
+        if self._loop.time() < at:
+            self._handle = self._loop.call_at(at, self._fire)
+            return
+        self._at = None
+        self._expired()
+
+
 class EngineSession:
     """One engine, over a transport, from handshake to quit. Restartable after a crash (:meth:`restart`).
 
-    Not safe for concurrent exchanges: one request at a time, except :meth:`stop` during a search.
+    Not safe for concurrent exchanges: one request at a time, except :meth:`stop` during a search. The session is
+    its transport's line sink: each line goes straight to the running exchange; a line that comes between
+    exchanges is dropped (and warned about, rate-limited).
     """
 
     def __init__(
@@ -353,6 +517,7 @@ class EngineSession:
         *,
         deadlines: Deadlines | None = None,
         stderr_path: str | os.PathLike[str] | None = None,
+        stderr_limit: int = DEFAULT_STDERR_LIMIT,
         transcript: Transcript | None = None,
     ) -> None:
         self.config = config
@@ -361,17 +526,24 @@ class EngineSession:
         """Deadlines of every phase."""
         self.stderr_path = None if stderr_path is None else Path(stderr_path)
         """Where the engine's standard error goes (appended), or None to discard it."""
+        self.stderr_limit = stderr_limit
+        """Bytes kept per standard error log file; the rest is dropped and the cut marked in the file."""
         self.transcript = transcript
         """Where every line is copied (``--debug``), or None."""
         self.id: EngineId | None = None
         """What the last handshake told, None before :meth:`start`."""
-        self.errors: list[str] = []
-        """Every ``error`` line the engine sent, in order."""
+        self.errors = ErrorTail()
+        """The last ``error`` lines the engine sent (and how many in all)."""
+        self.complaints = Complaints(config.name)
+        """Rate-limited warnings about this engine."""
         self.starts = 0
         """How many times the engine was started (a restart counts)."""
         self.pids: list[int] = []
         """Process ids (= process group ids) of every process started for this session, oldest first."""
         self._transport: Transport | None = None
+        self._exchange: Exchange[Any] | None = None
+        self._waiter: asyncio.Future[_Ending] | None = None
+        self._deadline: _Deadline | None = None
 
     @property
     def name(self) -> str:
@@ -406,10 +578,73 @@ class EngineSession:
         tail = "" if last is None else f" (last line {_clip(last)!r})"
         return EngineError(f"{self.describe()}: {what}{tail}", termination)
 
-    def _died(self, what: str) -> EngineTerminated:
+    async def _died(self, what: str) -> EngineTerminated:
+        if self._transport is not None:
+            await self._transport.wait_exit(END_WAIT)  # so that the message can name the exit status
         last = None if self._transport is None else self._transport.last_line
         tail = "" if last is None else f", last line {_clip(last)!r}"
         return EngineTerminated(f"{self.describe()}: {what} ({self.exit_info() or 'gone'}{tail})")
+
+    # --- the line sink (called by the transport) ---------------------------------------------------------------
+
+    def line(self, text: str) -> None:
+        """A line from the engine: fed to the running exchange."""
+        exchange = self._exchange
+        if exchange is None:
+            self.complaints.warn(f"ignored {_clip(text)!r}: no command is waiting for an answer")
+            return
+        try:
+            if exchange.feed(text):
+                self._end(None)
+        except (EngineError, SearchFailed) as e:
+            self._end(e)
+
+    def bad_line(self, why: str) -> None:
+        """An unreadable line: loses a search; elsewhere it is logged and ignored (SPEC §5.5)."""
+        exchange = self._exchange
+        if isinstance(exchange, Search):
+            self._end(SearchFailed(Termination.MALFORMED_REPLY, f"{self.name}: malformed reply: {why}"))
+        else:
+            self.complaints.warn(f"ignored an unreadable line: {why}")
+
+    def gone(self, why: str) -> None:
+        """The engine is gone: the running exchange ends with that."""
+        if self._exchange is not None:
+            self._end(PeerGone(why))
+
+    def _end(self, ending: _Ending) -> None:
+        self._exchange = None
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(ending)
+
+    def _expired(self) -> None:
+        # Before declaring the deadline passed, read what the engine has already sent: when the arena itself woke
+        # late, its timer must not win over an answer that was waiting.
+        if self._transport is not None:
+            self._transport.poll()
+        if self._exchange is not None:
+            self._end(_TIMEOUT)
+
+    async def _exchange_with(self, t: Transport, exchange: Exchange[Any], text: str, timeout: float) -> _Ending:
+        """Sends ``text`` and waits until ``exchange`` finishes or ``timeout`` seconds pass; returns how it ended."""
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[_Ending] = loop.create_future()
+        self._exchange, self._waiter = exchange, waiter
+        deadline = self._deadline
+        if deadline is None:
+            deadline = self._deadline = _Deadline(loop, self._expired)
+        try:
+            t.send_text(text)
+        except PeerGone as e:
+            self._end(e)
+        deadline.arm(timeout)
+        try:
+            return await waiter
+        finally:
+            deadline.disarm()
+            if self._waiter is waiter:  # cancelled from outside: the exchange is abandoned
+                self._exchange = self._waiter = None
 
     async def _run(self, exchange: Exchange[T], timeout: float, stalled: str, deadline_s: float | None = None) -> T:
         """Sends the exchange's lines and feeds it replies until it finishes or ``timeout`` seconds pass.
@@ -418,44 +653,70 @@ class EngineSession:
         """
         t = self._transport
         if t is None or t.gone:
-            raise self._died(f"cannot {stalled}: the engine is not running")
-        try:
-            # One timer for the whole exchange, on the loop's clock (time.monotonic): asyncio.wait_for per line
-            # would cost a task and a timer for every line read.
-            async with asyncio.timeout(timeout):
-                await t.send_lines(exchange.lines())
-                while True:
-                    try:
-                        line = await t.read_line()
-                    except BadLine as e:
-                        exchange.ignore("", str(e))
-                        continue
-                    if exchange.feed(line):
-                        self.errors.extend(exchange.errors)
-                        return exchange.result()
-        except TimeoutError:
+            raise await self._died(f"cannot {stalled}: the engine is not running")
+        text = "\n".join(exchange.lines()) + "\n"
+        ending = await self._exchange_with(t, exchange, text, max(timeout, 0.0))
+        if ending is None:
+            return exchange.result()
+        if isinstance(ending, _Timeout):
             shown = timeout if deadline_s is None else deadline_s
-            raise self._fail(f"no answer within {shown:g} s: {stalled}", Termination.STALL) from None
-        except PeerGone:
-            raise self._died(f"exited during {stalled}") from None
-        except EngineTerminated:
-            raise
-        except EngineError as e:
-            self.errors.extend(exchange.errors)
-            raise self._fail(str(e), e.termination) from None
+            raise self._fail(f"no answer within {shown:g} s: {stalled}", Termination.STALL)
+        if isinstance(ending, PeerGone):
+            raise await self._died(f"exited during {stalled}")
+        if isinstance(ending, EngineTerminated):
+            raise ending
+        assert isinstance(ending, EngineError)
+        raise self._fail(str(ending), ending.termination)
 
     async def start(self, transport: Transport | None = None) -> EngineId:
         """Starts (or connects to) the engine, does the handshake, sets the configured options, waits until ready.
 
-        ``transport``, when given, is used instead of starting the configured engine (protocol tests use a
-        :class:`~quarto_arena.arena.transports.ScriptedTransport`). Raises :class:`EngineError` (stall, refusal,
-        unknown option or bad value: the option check happens before anything is sent) or
-        :class:`EngineTerminated`; the engine is killed before the error is raised.
+        ``transport``, when given, is used instead of starting the configured engine (protocol tests use
+        :class:`~quarto_arena.arena.transport.testing.ScriptedTransport`; a server that engines connect to hands
+        over the connection it accepted). Raises :class:`EngineError` (stall, refusal, unknown option or bad
+        value: the option check happens before anything is sent) or :class:`EngineTerminated`; the engine is
+        killed before the error is raised.
         """
         if self._transport is not None:
             await self.kill()
         self.id = None
         started = time.monotonic()
+        cfg = self.config
+        while True:
+            await self._open(transport)
+            try:
+                left = self.deadlines.startup - (time.monotonic() - started)
+                handshake = Handshake(cfg.name, self.errors, self.complaints)
+                stalled = "the handshake (uqi -> uqiok)"
+                ident = await self._run(handshake, left, stalled, deadline_s=self.deadlines.startup)
+                break
+            except EngineTerminated:
+                await self.kill()
+                # A ZeroMQ server switching sessions closes the socket an arena may just have reached (and may
+                # still deal it the old session's last lines): a connection dropped before any handshake reply is
+                # tried again while the start-up deadline allows.
+                early = not handshake.replied
+                time_left = self.deadlines.startup - (time.monotonic() - started) > 2 * _RECONNECT_PAUSE
+                if not (transport is None and cfg.endpoint is not None and early and time_left):
+                    raise
+                await asyncio.sleep(_RECONNECT_PAUSE)
+            except BaseException:
+                await self.kill()
+                raise
+        try:
+            setoptions = [format_command(SetOption(spec.name, value)) for spec, value in self._checked_options(ident)]
+            if setoptions:
+                ping = ReadyPing(cfg.name, setoptions, self.errors, self.complaints)
+                await self._run(ping, self.deadlines.ready, "setoption then isready")
+        except BaseException:
+            await self.kill()
+            raise
+        self.id = ident
+        log.info("%s: started %s (%s)", self.describe(), ident.name or "?", cfg.describe())
+        return ident
+
+    async def _open(self, transport: Transport | None) -> None:
+        """Starts the engine process, connects to its endpoint, or takes ``transport``; the session is its sink."""
         cfg = self.config
         try:
             if transport is not None:
@@ -464,27 +725,19 @@ class EngineSession:
                 self._transport = await ZmqTransport.start(cfg.name, cfg.endpoint, transcript=self.transcript)
             else:
                 self._transport = await ProcessTransport.start(
-                    cfg.name, cfg.command, cwd=cfg.cwd, stderr_path=self.stderr_path, transcript=self.transcript
+                    cfg.name,
+                    cfg.command,
+                    cwd=cfg.cwd,
+                    stderr_path=self.stderr_path,
+                    stderr_limit=self.stderr_limit,
+                    transcript=self.transcript,
                 )
         except OSError as e:
             raise EngineTerminated(f"{cfg.name}: {e.strerror or e}") from None
+        self._transport.attach(self)
         self.starts += 1
         if self._transport.pid is not None:
             self.pids.append(self._transport.pid)
-        try:
-            left = self.deadlines.startup - (time.monotonic() - started)
-            ident = await self._run(
-                Handshake(cfg.name), left, "the handshake (uqi -> uqiok)", deadline_s=self.deadlines.startup
-            )
-            setoptions = [format_command(SetOption(spec.name, value)) for spec, value in self._checked_options(ident)]
-            if setoptions:
-                await self._run(ReadyPing(cfg.name, setoptions), self.deadlines.ready, "setoption then isready")
-        except BaseException:
-            await self.kill()
-            raise
-        self.id = ident
-        log.info("%s: started %s (%s)", self.describe(), ident.name or "?", cfg.describe())
-        return ident
 
     def _checked_options(self, ident: EngineId) -> list[tuple[OptionSpec, str | None]]:
         out = []
@@ -506,14 +759,13 @@ class EngineSession:
 
     async def new_game(self, variant: Variant) -> None:
         """``newgame`` + ``isready`` under the new-game deadline; raises EngineError when refused or stalled."""
-        await self._run(
-            ReadyPing(self.name, [format_command(NewGame(variant))]), self.deadlines.newgame, "newgame then isready"
-        )
+        ping = ReadyPing(self.name, [format_command(NewGame(variant))], self.errors, self.complaints)
+        await self._run(ping, self.deadlines.newgame, "newgame then isready")
 
     async def ping(self) -> float:
         """``isready`` -> ``readyok`` under the ready deadline; returns the round trip in seconds."""
         t0 = time.perf_counter()
-        await self._run(ReadyPing(self.name), self.deadlines.ready, "isready")
+        await self._run(ReadyPing(self.name, (), self.errors, self.complaints), self.deadlines.ready, "isready")
         return time.perf_counter() - t0
 
     async def search(self, position: PositionCommand | str, go: Go | str, deadline: float) -> SearchOutcome:
@@ -522,51 +774,72 @@ class EngineSession:
         Each may be given as its line, already formatted with ``format_command`` (the referee keeps the
         ``position`` line of the game growing turn by turn instead of formatting the whole game again).
 
+        The time is measured from just after the write to the moment the chunk holding the ``turn`` was read;
+        when the deadline passes, what the engine already sent is read before a time forfeit is declared, and a
+        turn read only once the arena woke up past the deadline is charged the deadline, not the arena's delay.
+
         Never raises for an engine fault: a timeout, malformed reply or disconnect comes back as a failed
         :class:`SearchOutcome`. The engine is then in an unknown state; the caller kills it.
         """
         t = self._transport
         if t is None or t.gone:
             return SearchOutcome(None, 0, None, Termination.DISCONNECT, f"{self.name}: not running")
-        exchange = Search(self.name, position, go)
-        t0 = time.monotonic()
+        exchange = Search(self.name, position, go, self.errors, self.complaints)
+        p = position if isinstance(position, str) else format_command(position)
+        g = go if isinstance(go, str) else format_command(go)
+        # The clock starts when the write has returned: a delay of ours before it must not be charged.
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[_Ending] = loop.create_future()
+        self._exchange, self._waiter = exchange, waiter
+        timer = self._deadline
+        if timer is None:
+            timer = self._deadline = _Deadline(loop, self._expired)
         try:
-            # One timer for the whole search (see _run); the loop's clock is time.monotonic, as t0 is.
-            async with asyncio.timeout(deadline):
-                await t.send_lines(exchange.lines())
-                while not exchange.feed(await t.read_line()):
-                    pass
-        except TimeoutError:
-            ms = round((time.monotonic() - t0) * 1000)
-            return SearchOutcome(None, ms, exchange.score, Termination.TIME_FORFEIT, f"{self.name}: no turn in {ms} ms")
-        except SearchFailed as e:
-            return self._lost(exchange, t0, e.termination, f"{self.name}: {e.detail}")
-        except BadLine as e:
-            return self._lost(exchange, t0, Termination.MALFORMED_REPLY, f"{self.name}: malformed reply: {e}")
-        except PeerGone:
-            return self._lost(
-                exchange, t0, Termination.DISCONNECT, f"{self.name}: disconnected during a search ({self.exit_info()})"
-            )
+            t.send_text(f"{p}\n{g}\n")
+        except PeerGone as e:
+            self._end(e)
+        t0 = time.monotonic()
+        timer.arm(deadline)
+        try:
+            ending = await waiter
         finally:
-            self.errors.extend(exchange.errors)
+            timer.disarm()
+            if self._waiter is waiter:
+                self._exchange = self._waiter = None
+        if ending is None:
+            # Read after the deadline, the turn came in the same wake-up of the arena as its overdue deadline (an
+            # arena on time would have declared the forfeit at the deadline, with nothing there yet): the arena was
+            # late, and whether the turn was there before the deadline cannot be told. The doubt goes to the engine.
+            ms = round((min(t.received_at, t0 + deadline) - t0) * 1000)
+            return SearchOutcome(exchange.turn, ms if ms > 0 else 0, exchange.score)
         ms = round((time.monotonic() - t0) * 1000)
-        return SearchOutcome(exchange.turn, ms, exchange.score)
-
-    def _lost(self, exchange: Search, t0: float, termination: Termination, detail: str) -> SearchOutcome:
-        ms = round((time.monotonic() - t0) * 1000)
-        return SearchOutcome(None, ms, exchange.score, termination, detail)
+        if isinstance(ending, _Timeout):
+            return SearchOutcome(None, ms, exchange.score, Termination.TIME_FORFEIT, f"{self.name}: no turn in {ms} ms")
+        if isinstance(ending, SearchFailed):
+            detail = ending.detail if ending.detail.startswith(f"{self.name}: ") else f"{self.name}: {ending.detail}"
+            return SearchOutcome(None, ms, exchange.score, ending.termination, detail)
+        await t.wait_exit(END_WAIT)  # so that the record can name the exit status
+        detail = f"{self.name}: disconnected during a search ({self.exit_info()})"
+        return SearchOutcome(None, ms, exchange.score, Termination.DISCONNECT, detail)
 
     async def stop(self) -> None:
         """Sends ``stop`` (the running search still ends with its ``turn``)."""
         if self._transport is not None:
-            await self._transport.send_line("stop")
+            self._transport.send_lines(("stop",))
 
     async def quit(self) -> None:
         """Ends the session politely: ``quit``, the quit deadline, then the kill and the reaping."""
         if self._transport is not None:
             await self._transport.close(grace=self.deadlines.quit)
+        self._drop_timer()
 
     async def kill(self) -> None:
-        """Ends the session at once: kills the process group (or closes the socket) and reaps."""
+        """Ends the session at once: kills the process group (or ends the ZeroMQ session) and reaps."""
         if self._transport is not None:
             await self._transport.close(grace=0, quit=False)
+        self._drop_timer()
+
+    def _drop_timer(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -57,12 +58,19 @@ def variant_text(variant: Variant) -> str:
     return f"{variant.shapes.value} {format_attributes(variant.attributes)} {variant.claims.value}"
 
 
-async def play_game(first: EngineSession, second: EngineSession, spec: GameSpec) -> GameRecord:
+async def play_game(
+    first: EngineSession,
+    second: EngineSession,
+    spec: GameSpec,
+    *,
+    on_abort: Callable[[GameRecord], None] | None = None,
+) -> GameRecord:
     """Plays one game; ``first`` gives the first piece (or moves first from ``spec.start``).
 
     Never raises for an engine fault: the faulty engine loses, is killed, and the record says why. Raises
-    ValueError for a bad start position or opening (the spec's fault, not an engine's). When cancelled, both
-    engines are killed (they may be in the middle of a search) and the cancellation propagates.
+    ValueError for a bad start position or opening (the spec's fault, not an engine's). When cancelled (the run
+    stopped), both engines are killed (they may be in the middle of a search), ``on_abort`` receives the game as
+    far as it went (result ``*``, termination ``aborted``), and the cancellation propagates.
     """
     variant = spec.variant
     start = Position.start(variant) if spec.start is None else parse_position(spec.start, variant)
@@ -73,6 +81,8 @@ async def play_game(first: EngineSession, second: EngineSession, spec: GameSpec)
         return await game.play()
     except asyncio.CancelledError:
         await asyncio.gather(first.kill(), second.kill())
+        if on_abort is not None:
+            on_abort(game.abandoned())
         raise
 
 
@@ -114,8 +124,7 @@ class _Game:
             if out.turn is None:
                 assert out.termination is not None
                 return await self.forfeit(side, out.termination, out.detail)
-            if clock.charge(out.ms):
-                return await self.forfeit(side, Termination.TIME_FORFEIT, f"{self.names[side]}: {out.ms} ms used")
+            clock.charge(out.ms)
             try:
                 self.record(out.turn, out.ms, out.score)
             except IllegalTurn as e:
@@ -132,6 +141,10 @@ class _Game:
         except EngineError as e:
             return e.termination, str(e)
         return None
+
+    def abandoned(self) -> GameRecord:
+        """The game as far as it went, when the run stopped during it (not scored; played again on resume)."""
+        return self._record(Result.UNFINISHED, Termination.ABORTED, "abandoned: the run stopped during the game")
 
     def finish(self) -> GameRecord:
         if self.position.outcome is Outcome.DRAW:

@@ -13,6 +13,7 @@ A run directory holds::
     games.pgn          every counted game as PGN, in journal order
     games.jsonl        every counted game as one JSON object (turns, times, scores, engine identities)
     failures.jsonl     with --strict: the failed game that stopped the run (not counted, replayed on resume)
+    aborted.jsonl      games abandoned as far as they went when the run stopped (not counted, replayed on resume)
     logs/NAME.stderr   each engine's standard error
 
 Counting. A game counts once its record is synced into the journal. Finished games are committed in groups: one
@@ -43,9 +44,9 @@ import logging
 import os
 import socket
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Final, TextIO
+from typing import Any, Final, Protocol, TextIO
 
 from quarto_arena.protocol.notation import NotationError, format_attributes, parse_variant
 from quarto_arena.protocol.rules import Variant
@@ -59,9 +60,10 @@ from .roster import config_from_dict, config_to_dict
 from .schedule import STARTPOS, Format, Opening, OpeningBook, Schedule, ScheduledGame, ScheduleError, opening_from_text
 from .stats import Sprt, SprtDecision, SprtModel, SprtStatus, StatsError, pentanomial_stats
 from .timecontrol import DEFAULT_MARGIN_MS, TimeControl
-from .transports import Transcript
+from .transport import DEFAULT_STDERR_LIMIT, Transcript
 
 __all__ = [
+    "ABORTED_NAME",
     "CONFIG_NAME",
     "FAILURES_NAME",
     "JSONL_NAME",
@@ -69,8 +71,10 @@ __all__ = [
     "EnginePool",
     "Event",
     "GameFinished",
+    "GamePlayer",
     "GameStarted",
     "Interrupt",
+    "LocalPlayer",
     "Notice",
     "Run",
     "RunError",
@@ -93,9 +97,10 @@ log = logging.getLogger(__name__)
 PGN_NAME: Final = "games.pgn"
 JSONL_NAME: Final = "games.jsonl"
 FAILURES_NAME: Final = "failures.jsonl"
+ABORTED_NAME: Final = "aborted.jsonl"
 CONFIG_NAME: Final = "config.json"
 #: Files a run writes into its directory (``--force`` removes exactly these before starting over).
-RUN_FILES: Final = (JOURNAL_NAME, PGN_NAME, JSONL_NAME, FAILURES_NAME, CONFIG_NAME)
+RUN_FILES: Final = (JOURNAL_NAME, PGN_NAME, JSONL_NAME, FAILURES_NAME, ABORTED_NAME, CONFIG_NAME)
 #: Engines started at once by the check before the first game (a large roster must not start all at once).
 _PREFLIGHT_AT_ONCE: Final = 8
 _SITE: Final = socket.gethostname() or "?"
@@ -170,8 +175,12 @@ class RunSpec:
     """How the CLI prints tables (any tabulate format, csv, json)."""
     event: str = "quarto-arena tournament"
     """The PGN Event tag."""
+    log_limit: int = DEFAULT_STDERR_LIMIT
+    """Bytes of each engine's standard error kept in its log file (the cut is marked in the file)."""
 
     def __post_init__(self) -> None:
+        if self.log_limit < 0:
+            raise RunError(f"--log-limit cannot be negative ({self.log_limit})")
         if self.concurrency < 1:
             raise RunError(f"--concurrency must be at least 1, not {self.concurrency}")
         if self.rating_interval < 0:
@@ -217,6 +226,7 @@ class RunSpec:
             "rating_interval": self.rating_interval,
             "table_format": self.table_format,
             "event": self.event,
+            "log_limit": self.log_limit,
         }
 
     @classmethod
@@ -251,6 +261,7 @@ class RunSpec:
                 rating_interval=int(d["rating_interval"]),
                 table_format=str(d["table_format"]),
                 event=str(d["event"]),
+                log_limit=int(d.get("log_limit", DEFAULT_STDERR_LIMIT)),
             )
         except KeyError as e:
             raise RunError(f"the journal's configuration lacks {e}") from None
@@ -352,6 +363,8 @@ class RunOutcome:
     """SPRT runs: the test's state at the end."""
     interrupted: int | None = None
     """The signal that stopped the run early (SIGINT, SIGTERM, SIGHUP), if one did."""
+    aborted: tuple[GameRecord, ...] = ()
+    """Games abandoned as far as they went when the run stopped (not counted; played again on resume)."""
 
     @property
     def complete(self) -> bool:
@@ -486,6 +499,7 @@ def build_spec(
     sprt: tuple[float, float, float, float, str] | None = None,
     rating_interval: int = 0,
     table_format: str = "simple",
+    log_limit: int = DEFAULT_STDERR_LIMIT,
 ) -> RunSpec:
     """A run from the command line's values; :class:`RunError` (a usage error) naming a bad one.
 
@@ -544,6 +558,7 @@ def build_spec(
             rating_interval=rating_interval,
             table_format=table_format,
             event=f"quarto-arena {'play' if kind is RunKind.MATCH else kind.value}",
+            log_limit=log_limit,
         )
         spec.schedule()
     except (RosterError, NotationError, ScheduleError, StatsError, ValueError) as e:
@@ -574,12 +589,14 @@ class EnginePool:
         *,
         deadlines: Deadlines | None = None,
         log_dir: Path | None = None,
+        log_limit: int = DEFAULT_STDERR_LIMIT,
         transcript: Transcript | None = None,
     ) -> None:
-        """Sessions are created on demand; ``log_dir`` receives each engine's standard error."""
+        """Sessions are created on demand; ``log_dir`` receives each engine's standard error (``log_limit`` bytes)."""
         self.configs = {e.name: e for e in engines}
         self.deadlines = deadlines
         self.log_dir = log_dir
+        self.log_limit = log_limit
         self.transcript = transcript
         self._idle: dict[str, list[EngineSession]] = {e.name: [] for e in engines}
         self._all: list[EngineSession] = []
@@ -587,7 +604,11 @@ class EnginePool:
     def _new(self, name: str) -> EngineSession:
         stderr = None if self.log_dir is None else self.log_dir / f"{name}.stderr"
         session = EngineSession(
-            self.configs[name], deadlines=self.deadlines, stderr_path=stderr, transcript=self.transcript
+            self.configs[name],
+            deadlines=self.deadlines,
+            stderr_path=stderr,
+            stderr_limit=self.log_limit,
+            transcript=self.transcript,
         )
         self._all.append(session)
         return session
@@ -638,6 +659,44 @@ class EnginePool:
     async def close(self) -> None:
         """Quits every session (kill after the quit deadline) and reaps every process."""
         await asyncio.gather(*(s.quit() for s in self._all), return_exceptions=True)
+
+
+class GamePlayer(Protocol):
+    """Where and how a run's games are played: on this machine (:class:`LocalPlayer`), or elsewhere."""
+
+    async def start(self, variant: Variant) -> None:
+        """Checks every engine before the first game; raises :class:`RunError` (engine=True) naming the failures."""
+
+    async def play(self, game: ScheduledGame, spec: GameSpec, on_abort: Callable[[GameRecord], None]) -> GameRecord:
+        """Plays one game to its record; when cancelled, hands the game as far as it went to ``on_abort``."""
+        ...
+
+    async def close(self) -> None:
+        """Ends every engine (none survives, none is left a zombie)."""
+
+
+class LocalPlayer:
+    """Games played here, by the referee, with engine sessions from an :class:`EnginePool`."""
+
+    def __init__(self, pool: EnginePool) -> None:
+        self.pool = pool
+
+    async def start(self, variant: Variant) -> None:
+        """:meth:`EnginePool.preflight`."""
+        await self.pool.preflight(variant)
+
+    async def play(self, game: ScheduledGame, spec: GameSpec, on_abort: Callable[[GameRecord], None]) -> GameRecord:
+        """Plays the game with an idle session of each engine (restarted first if it died in its last game)."""
+        first, second = self.pool.acquire(game.first), self.pool.acquire(game.second)
+        try:
+            return await play_game(first, second, spec, on_abort=on_abort)
+        finally:
+            self.pool.release(first)
+            self.pool.release(second)
+
+    async def close(self) -> None:
+        """:meth:`EnginePool.close`."""
+        await self.pool.close()
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -922,14 +981,17 @@ class Run:
         *,
         interrupt: Interrupt | None = None,
         preflight: bool = True,
+        player: GamePlayer | None = None,
     ) -> RunOutcome:
         """Plays every missing game, ``concurrency`` at a time, until all are counted, the SPRT decides, an engine
         fails under ``strict``, or ``interrupt`` is set.
 
-        Raises :class:`RunError` when an engine cannot be started before the first game (``preflight=False``
-        leaves that to the first game, which a failed start then loses) or when the journal cannot be written.
-        Whatever happens (an error, an interrupt, cancellation), every engine process is killed and reaped, and
-        every finished game is synced, before this returns.
+        Games are played by ``player`` (by default a :class:`LocalPlayer` on this machine). Raises
+        :class:`RunError` when an engine cannot be started before the first game (``preflight=False`` leaves that
+        to the first game, which a failed start then loses) or when the journal cannot be written. Whatever happens
+        (an error, an interrupt, cancellation), every engine process is killed and reaped, and every finished game
+        is synced, before this returns. Games abandoned when the run stopped are in the outcome's ``aborted`` (and
+        in ``aborted.jsonl``): not counted, played again on resume.
         """
         emit = on_event or (lambda _event: None)
         if self.torn is not None:
@@ -941,8 +1003,17 @@ class Run:
             self._rewrite_outputs()
         if self.decided():
             return self.outcome()
-        pool = EnginePool(self.spec.engines, deadlines=self.deadlines, log_dir=log_dir, transcript=self.transcript)
+        if player is None:
+            pool = EnginePool(
+                self.spec.engines,
+                deadlines=self.deadlines,
+                log_dir=log_dir,
+                log_limit=self.spec.log_limit,
+                transcript=self.transcript,
+            )
+            player = LocalPlayer(pool)
         pending = self.pending()
+        aborted: list[GameRecord] = []
         stop = asyncio.Event()
         failure: GameRecord | None = None
         pgn: TextIO | None = None
@@ -971,14 +1042,11 @@ class Run:
             for game in pending:
                 if stop.is_set():
                     return
-                first, second = pool.acquire(game.first), pool.acquire(game.second)
                 emit(GameStarted(game))
-                try:
-                    record = await play_game(first, second, game_spec(game, self.spec))
-                finally:
-                    pool.release(first)
-                    pool.release(second)
+                record = await player.play(game, game_spec(game, self.spec), aborted.append)
                 if stop.is_set():
+                    late = "finished after the run stopped: not counted"
+                    aborted.append(replace(record, termination=Termination.ABORTED, detail=late))
                     return  # decided or stopped while this game ran: it is not counted
                 if record.termination.is_failure:
                     emit(Notice(f"game {game.game_id}: {record.termination.value}: {record.detail}", record))
@@ -998,25 +1066,27 @@ class Run:
             watcher = asyncio.create_task(_forward(interrupt.event, stop))
         try:
             if preflight:
-                await pool.preflight(self.spec.variant)
+                await player.start(self.spec.variant)
             count = self.spec.concurrency if self.total is None else min(self.spec.concurrency, self.total)
             await run_workers(worker, count, stop)
         finally:
             try:
                 # Shielded: a second Ctrl-C during the clean-up must neither lose a finished game nor leave an
                 # engine behind.
-                await asyncio.shield(_finish(committer, pool))
+                await asyncio.shield(_finish(committer, player))
             finally:
                 if watcher is not None:
                     watcher.cancel()
                 for f in (pgn, jsonl):
                     if f is not None:
                         f.close()
-        if failure is not None and self.directory is not None:
-            with open(self.directory / FAILURES_NAME, "a", encoding="utf-8") as f:
-                f.write(json.dumps(failure.to_dict()) + "\n")
+        if self.directory is not None:
+            for name, records in ((FAILURES_NAME, [failure] if failure else []), (ABORTED_NAME, aborted)):
+                if records:
+                    with open(self.directory / name, "a", encoding="utf-8") as f:
+                        f.writelines(json.dumps(r.to_dict()) + "\n" for r in records)
         signum = None if interrupt is None else interrupt.signum
-        return self.outcome(failure, signum)
+        return replace(self.outcome(failure, signum), aborted=tuple(aborted))
 
     def close(self) -> None:
         """Releases the journal."""
@@ -1035,12 +1105,12 @@ async def _forward(source: asyncio.Event, target: asyncio.Event) -> None:
     target.set()
 
 
-async def _finish(committer: _Committer, pool: EnginePool) -> None:
+async def _finish(committer: _Committer, player: GamePlayer) -> None:
     try:
         await committer.drain()
     finally:
         await committer.close()
-        await pool.close()
+        await player.close()
 
 
 def _clear(directory: Path) -> None:
@@ -1065,6 +1135,7 @@ async def play_match(
     openings: Sequence[Opening] = (),
     deadlines: Deadlines | None = None,
     log_dir: Path | None = None,
+    log_limit: int = DEFAULT_STDERR_LIMIT,
     on_game: Callable[[GameRecord], None] | None = None,
     require_start: bool = True,
 ) -> list[GameRecord]:
@@ -1082,6 +1153,7 @@ async def play_match(
         variant=template.variant,
         book=OpeningBook(tuple(openings)),
         margin_ms=template.margin_ms,
+        log_limit=log_limit,
     )
     with Run.in_memory(spec, deadlines=deadlines, log_dir=log_dir) as run:
 

@@ -167,14 +167,12 @@ class Clock:
         allowance = self.allowance_ms()
         return safety_s if allowance is None else allowance / 1000
 
-    def charge(self, elapsed_ms: int) -> bool:
-        """Charges a turn that took ``elapsed_ms``; returns True when the player has flagged (lost on time)."""
-        allowance = self.allowance_ms()
-        if allowance is not None and elapsed_ms > allowance:
-            return True
+    def charge(self, elapsed_ms: int) -> None:
+        """Charges a turn that took ``elapsed_ms`` (never more than :meth:`allowance_ms`: the search's deadline
+        is the allowance, and a reply read after it is a time forfeit, or charged the deadline when the arena
+        itself woke late; see :meth:`~quarto_arena.arena.engine.EngineSession.search`)."""
         if self.remaining_ms is not None:
             self.remaining_ms = max(0, self.remaining_ms - elapsed_ms) + self.control.inc_ms
-        return False
 
     def describe(self) -> str:
         """Short text for messages, e.g. ``1234 ms left`` or ``st=1``."""

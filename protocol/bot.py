@@ -613,11 +613,23 @@ def serve_zmq(bot: Bot, endpoint: str, *, on_bound: Callable[[], None] | None = 
     serve_zmq_sessions(lambda write: _Session(bot, write), endpoint, on_bound=on_bound)
 
 
+_OUTBOX_LINES: Final = 1000
+HEARTBEAT_MS: Final = 1000
+"""Interval of the ZMTP heartbeats a server sends; an arena silent for three intervals has gone (SPEC §3.3)."""
+
+
 def serve_zmq_sessions(
     make_session: SessionFactory, endpoint: str, *, on_bound: Callable[[], None] | None = None
 ) -> None:
-    """The ZeroMQ server behind :func:`serve_zmq` and the stdio bridge: one session at a time, each on a new socket."""
+    """The ZeroMQ server behind :func:`serve_zmq` and the stdio bridge: one session at a time, each on a new socket.
+
+    A session ends (SPEC §3.3) on ``quit``, when the engine side ends it, or when the arena's connection drops
+    (its process died, or three heartbeats went unanswered). Each session gets a fresh socket and a fresh session
+    object, and whatever an old session still writes is dropped: a reply from another session never reaches an
+    arena.
+    """
     import zmq
+    from zmq.utils.monitor import recv_monitor_message
 
     context = zmq.Context()
 
@@ -627,6 +639,9 @@ def serve_zmq_sessions(
         while True:
             fresh = context.socket(zmq.DEALER)
             fresh.setsockopt(zmq.LINGER, 0)
+            fresh.setsockopt(zmq.HEARTBEAT_IVL, HEARTBEAT_MS)
+            fresh.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * HEARTBEAT_MS)
+            fresh.setsockopt(zmq.HEARTBEAT_TTL, 3 * HEARTBEAT_MS)
             try:
                 fresh.bind(endpoint)
                 return fresh
@@ -645,70 +660,117 @@ def serve_zmq_sessions(
     if on_bound is not None:
         on_bound()
     # ZeroMQ sockets are not thread-safe, so other threads queue their lines and wake this thread through a pipe
-    # that the poller watches next to the socket; only this thread touches the socket.
-    outbox: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+    # that the poller watches next to the socket; only this thread touches the socket. Each line carries the
+    # number of the session that wrote it, and only the current session's lines are sent.
+    # The queue is bounded so that an engine flooding its output waits for the socket instead of filling memory.
+    outbox: queue.Queue[tuple[int, str | None]] = queue.Queue(maxsize=_OUTBOX_LINES)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
+    generation = 0
 
-    def write(line: str | None) -> None:
-        outbox.put(line)
-        with contextlib.suppress(BlockingIOError):  # a full pipe already holds a pending wake-up
-            os.write(wake_w, b"\0")
+    def writer(number: int) -> Callable[[str | None], None]:
+        def write(line: str | None) -> None:
+            outbox.put((number, line))
+            with contextlib.suppress(BlockingIOError):  # a full pipe already holds a pending wake-up
+                os.write(wake_w, b"\0")
+
+        return write
 
     def flush() -> bool:
-        """Sends what is queued; False when the session ended from the engine's side."""
+        """Sends what the current session queued; False when it ended the session from the engine's side.
+
+        A batch at a time, so that a flooding engine cannot keep this loop from noticing that the arena left;
+        never blocking: a line the arena's connection cannot take (it is gone, or reads nothing) is dropped.
+        """
         with contextlib.suppress(BlockingIOError):
             while os.read(wake_r, 4096):
                 pass
-        while True:
+        for _ in range(_OUTBOX_LINES):
             try:
-                line = outbox.get_nowait()
+                number, line = outbox.get_nowait()
             except queue.Empty:
                 return True
+            if number != generation:
+                continue  # written by a session that is over
             if line is None:
                 return False
-            sock.send(line.encode("utf-8"))
+            with contextlib.suppress(zmq.Again):
+                sock.send(line.encode("utf-8"), zmq.NOBLOCK)
+        with contextlib.suppress(BlockingIOError):
+            os.write(wake_w, b"\0")  # more is queued: come back after a look at the sockets
+        return True
+
+    handshake_failed = (
+        zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_AUTH
+    )
+    failed_handshake = False
+
+    def watch(s: zmq.Socket[bytes]) -> zmq.Socket[bytes]:
+        monitor = s.get_monitor_socket(zmq.EVENT_DISCONNECTED | handshake_failed)
+        poller.register(s, zmq.POLLIN)
+        poller.register(monitor, zmq.POLLIN)
+        return monitor
 
     poller = zmq.Poller()
-    poller.register(sock, zmq.POLLIN)
     poller.register(wake_r, zmq.POLLIN)
-    session = make_session(write)
+    monitor = watch(sock)
+    session = make_session(writer(generation))
+    begun = False
     try:
         while True:
             events = dict(poller.poll())
-            ended = False
+            ended = vanished = False
             if sock in events:
                 while not ended:
                     try:
                         frames = sock.recv_multipart(zmq.NOBLOCK)
                     except zmq.Again:
                         break
+                    begun = True
                     if len(frames) != 1:
-                        write(f"error message has {len(frames)} frames; UQI over ZeroMQ is one line per frame")
+                        writer(generation)(
+                            f"error message has {len(frames)} frames; UQI over ZeroMQ is one line per frame"
+                        )
                         continue
                     ended = not session.handle(frames[0].decode("utf-8", "replace"))
-            if ended:
-                session.close()  # before the flush: a search it stops still sends its turn
-            if not flush() or ended:
-                if not ended:
-                    session.close()
+            while monitor.poll(0):
+                event = recv_monitor_message(monitor)["event"]
+                if event & handshake_failed:
+                    failed_handshake = True  # ZeroMQ reports that connection's disconnect right after
+                elif failed_handshake:
+                    failed_handshake = False  # a port probe or a peer that is no ZeroMQ socket: no session
+                else:
+                    # The arena's connection dropped: its process died or its heartbeats stopped. A session that
+                    # never began has nothing to end.
+                    vanished = begun
+            if not flush() or ended or vanished:
                 # A bound DEALER deals its replies round-robin to every peer it still has, so the next arena
                 # could lose lines to this one's dying connection: start over with a fresh socket. Closing it
-                # is also how the arena learns that a bridged engine went away (a disconnect).
-                poller.unregister(sock)
+                # is also how the arena learns that a bridged engine went away (a disconnect). The old session
+                # is closed only then, so that the next arena never waits for it.
+                for old in (sock, monitor):
+                    poller.unregister(old)
+                sock.disable_monitor()
+                monitor.close(linger=0)
                 sock.close()
                 sock = bind(patience=5.0)
-                poller.register(sock, zmq.POLLIN)
-                while not outbox.empty():  # stale lines of the old session
-                    outbox.get_nowait()
-                session = make_session(write)
-                log.info("session ended; waiting for the next uqi")
+                monitor = watch(sock)
+                generation += 1
+                begun = failed_handshake = False
+                session.close()
+                session = make_session(writer(generation))
+                why = "quit" if ended else "the arena's connection dropped" if vanished else "the engine ended it"
+                log.info("session ended (%s); waiting for the next uqi", why)
     finally:
         session.close()
         # A signal may land mid-way through a session switch, when this socket is closed and not registered.
-        with contextlib.suppress(KeyError):
-            poller.unregister(sock)
+        for old in (sock, monitor):
+            with contextlib.suppress(KeyError):
+                poller.unregister(old)
+        with contextlib.suppress(zmq.ZMQError):
+            sock.disable_monitor()
+        monitor.close(linger=0)
         sock.close()
         context.term()
         os.close(wake_r)

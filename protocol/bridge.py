@@ -38,13 +38,17 @@ class _Bridged:
             list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True, bufsize=0
         )
         log.info("started %s (pid %d)", " ".join(argv), self._proc.pid)
+        self._quit = False
         self._pump = threading.Thread(target=self._read, daemon=True)
         self._pump.start()
 
     def _read(self) -> None:
         assert self._proc.stdout is not None
-        for raw in iter(self._proc.stdout.readline, b""):
-            self._write(raw.decode("utf-8", "replace").rstrip("\r\n"))
+        try:
+            for raw in iter(self._proc.stdout.readline, b""):
+                self._write(raw.decode("utf-8", "replace").rstrip("\r\n"))
+        except (OSError, ValueError):  # the session closed the pipe under us (the bridge is stopping)
+            return
         log.info("the engine closed its output (pid %d)", self._proc.pid)
         self._write(None)
 
@@ -55,15 +59,20 @@ class _Bridged:
         except (BrokenPipeError, ValueError):
             return False  # the engine is gone; the reader thread ends the session
         if line.strip() == "quit":
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self._proc.wait(QUIT_GRACE)
+            self._quit = True
             return False
         return True
 
     def close(self) -> None:
+        # Called once the session's socket is closed and a fresh one listens, so the grace given to an engine
+        # that was told to quit never keeps the next arena waiting for a socket.
+        if self._quit:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._proc.wait(QUIT_GRACE)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self._proc.pid, signal.SIGKILL)
         self._proc.wait()
+        self._pump.join(QUIT_GRACE)  # it sees the end of the output: its pipe must not be closed under it
         for stream in (self._proc.stdin, self._proc.stdout):
             if stream is not None:
                 with contextlib.suppress(OSError):

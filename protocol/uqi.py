@@ -17,6 +17,7 @@ from .rules import Attribute, ClaimMode, Position, Shapes, Turn, Variant
 
 __all__ = [
     "MAX_LINE_BYTES",
+    "MAX_OPTIONS",
     "MAX_VALUE",
     "PROTOCOL_VERSION",
     "Command",
@@ -51,6 +52,8 @@ PROTOCOL_VERSION: Final = 1
 MAX_LINE_BYTES: Final = 4096
 MAX_VALUE: Final = 1000
 """The largest ``score value`` (SPEC §5.3): 1000 x (2s - 1) for an expected score s between 0 and 1."""
+MAX_OPTIONS: Final = 128
+"""Most options an engine may declare in its handshake (SPEC §4.1); an arena refuses an engine that declares more."""
 _ANY_BOARD: Final = Variant(claims=ClaimMode.STRICT)
 _OPTION_ID: Final = re.compile(r"[A-Za-z0-9_.\-]+\Z")
 # Numbers on the wire are ASCII decimal digits (SPEC §4.2, §4.5): Python's int() would also take "+5", "1_000"

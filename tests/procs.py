@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import ctypes.util
+import os
+import socket
+import subprocess
+import time
 from collections.abc import Collection
 from pathlib import Path
 
@@ -24,4 +31,48 @@ def processes_in_groups(pgids: Collection[int]) -> list[str]:
         state, _ppid, pgrp, session = stat.rsplit(")", 1)[1].split()[:4]
         if int(pgrp) in pgids or int(session) in pgids:
             out.append(f"{entry.name} ({state}) {cmdline.strip()}")
+    return out
+
+
+def wait_listening(endpoint: str, proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
+    """Waits until something accepts TCP connections at ``endpoint`` (an arena reports a dead endpoint at once, so a
+    test must not connect before the server it just started is up)."""
+    port = int(endpoint.rsplit(":", 1)[1])
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, f"the server exited with {proc.returncode}"
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.02)
+    raise AssertionError(f"nothing listens on {endpoint}")
+
+
+def become_subreaper() -> None:
+    """Makes this process inherit the orphans of its descendants (Linux), as a proper init would, so that a test
+    can reap what a killed arena left and count what is really left."""
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+
+def present(pids: Collection[int]) -> list[int]:
+    """Those of ``pids`` that still exist (zombies included); our own zombie children among them are reaped first."""
+    out = []
+    for pid in pids:
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, os.WNOHANG)
+        if Path(f"/proc/{pid}").exists():
+            out.append(pid)
+    return out
+
+
+def marked_processes(arena_pid: int) -> list[int]:
+    """Pids of every live process that carries the engine marker of the arena process ``arena_pid``."""
+    needle = f"QUARTO_ARENA_ENGINE={arena_pid}.".encode()
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if needle in (entry / "environ").read_bytes():
+                    out.append(int(entry.name))
     return out

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 import quarto_arena.engines
-from procs import processes_in_groups
+from procs import processes_in_groups, wait_listening
 from quarto_arena.arena.compliance import (
     LIMITS,
     PROBES,
@@ -128,6 +128,7 @@ def zmq_server() -> Iterator[str]:
         start_new_session=True,
     )
     try:
+        wait_listening(endpoint, proc)
         yield endpoint
         assert proc.poll() is None, "the ZeroMQ server died during the check"
     finally:

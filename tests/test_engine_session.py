@@ -25,7 +25,8 @@ from quarto_arena.arena.engine import (
     SearchFailed,
 )
 from quarto_arena.arena.records import Termination
-from quarto_arena.arena.transports import BadLine, ProcessTransport, ScriptedTransport
+from quarto_arena.arena.transport import BadLine, ProcessTransport
+from quarto_arena.arena.transport.testing import ScriptedTransport
 from quarto_arena.engines.registry import command
 from quarto_arena.protocol.notation import parse_turns
 from quarto_arena.protocol.rules import STANDARD
@@ -264,7 +265,7 @@ def test_search_exchange_keeps_the_last_score_and_fails_on_nonsense() -> None:
     assert not s.feed("error go thinking hard")
     assert s.feed("turn 7")
     turn, score = s.result()
-    assert str(turn) == "7" and score == "win 3" and s.errors == ["go thinking hard"]
+    assert str(turn) == "7" and score == "win 3" and list(s.errors) == ["go thinking hard"]
     with pytest.raises(SearchFailed, match="malformed reply 'turn zz9'"):
         Search("bot", PositionCommand(None), Go()).feed("turn zz9")
     with pytest.raises(SearchFailed, match="unexpected reply during a search: 'uqiok 1'"):

@@ -13,7 +13,7 @@ from quarto_arena.arena.records import GameRecord, Termination
 from quarto_arena.arena.referee import GameSpec
 from quarto_arena.arena.runner import play_match
 from quarto_arena.arena.timecontrol import TimeControl
-from quarto_arena.arena.transports import Transport
+from quarto_arena.arena.transport import Transport
 from quarto_arena.engines.registry import command
 from quarto_arena.engines.testing import BROKEN, EXPECTED_TERMINATION
 from quarto_arena.engines.testing import command as broken_command

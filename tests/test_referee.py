@@ -11,10 +11,11 @@ import shutil
 import signal
 import socket
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from procs import wait_listening
 from quarto_arena.arena.engine import Deadlines, EngineConfig, EngineSession
 from quarto_arena.arena.records import GameRecord, Result, Termination
 from quarto_arena.arena.referee import GameSpec, play_game
@@ -22,7 +23,7 @@ from quarto_arena.arena.results import summarize
 from quarto_arena.arena.roster import engine_config
 from quarto_arena.arena.runner import play_match
 from quarto_arena.arena.timecontrol import Clock, TimeControl
-from quarto_arena.arena.transports import ScriptedTransport
+from quarto_arena.arena.transport.testing import ScriptedTransport
 from quarto_arena.engines.registry import command
 from quarto_arena.protocol.notation import parse_position, parse_turns, parse_variant
 from quarto_arena.protocol.rules import Outcome, Position
@@ -103,6 +104,7 @@ def zmq_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     endpoint = f"tcp://127.0.0.1:{free_port()}"
     proc = subprocess.Popen([*command("greedy"), "--listen", endpoint], start_new_session=True)
     try:
+        wait_listening(endpoint, proc)
         yield endpoint, proc
     finally:
         with contextlib.suppress(ProcessLookupError):
@@ -161,12 +163,9 @@ async def answer(t: ScriptedTransport, batches: list[list[str]], delay: float = 
 class FreeScript(ScriptedTransport):
     """A scripted engine that accepts any position/go line after the scripted prefix."""
 
-    async def _send(self, lines: Sequence[str]) -> None:
-        for line in lines:
-            if line.startswith(("position", "go", "stop")):
-                self.sent.append(line)
-            else:
-                await super()._send([line])
+    def on_line(self, line: str) -> None:
+        if not line.startswith(("position", "go", "stop")):
+            super().on_line(line)
 
 
 def scripted_pair(
@@ -393,21 +392,24 @@ def test_time_control_errors(text: str, message: str) -> None:
     assert "\n" not in str(e.value)
 
 
-def test_clock_go_charge_and_flag() -> None:
+def test_clock_go_deadline_and_charge() -> None:
     tc = TimeControl.parse("1+0.1")
     me, you = Clock(tc, 50), Clock(tc, 50)
     assert me.go(you) == Go(time=1000, inc=100, otime=1000, oinc=100)
-    assert me.deadline(60) == pytest.approx(1.05)
-    assert not me.charge(300)
+    assert me.deadline(60) == pytest.approx(1.05)  # the clock plus the margin: the search's deadline
+    me.charge(300)
     assert me.remaining_ms == 800
-    assert not me.charge(850)  # over the clock, within the margin: not flagged, clock at zero plus increment
-    assert me.remaining_ms == 100
-    assert me.charge(151)  # 100 left + 50 margin
+    assert me.go(you) == Go(time=800, inc=100, otime=1000, oinc=100)
+    assert you.go(me) == Go(time=1000, inc=100, otime=800, oinc=100)
+    me.charge(850)  # over the clock, within the margin: not flagged, clock at zero plus increment
+    assert me.remaining_ms == 100 and me.deadline(60) == pytest.approx(0.15)
     fixed = Clock(TimeControl.parse("st=0.5,depth=2"), 50)
     assert fixed.go(fixed) == Go(movetime=500, depth=2)
-    assert not fixed.charge(550) and fixed.charge(551)
+    assert fixed.deadline(60) == pytest.approx(0.55)
+    fixed.charge(550)
+    assert fixed.remaining_ms is None and fixed.deadline(60) == pytest.approx(0.55)
     untimed = Clock(TimeControl.parse("depth=3"))
-    assert untimed.deadline(60) == 60 and not untimed.charge(10**9)
+    assert untimed.deadline(60) == 60
 
 
 def test_summary_counts_wins_and_forfeits() -> None:

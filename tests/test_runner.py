@@ -151,6 +151,11 @@ def test_a_signal_stops_every_command_cleanly(command: str, signum: int, tmp_pat
     assert processes_in_groups(engine_groups) == []
     done = read_journal(out / JOURNAL_NAME).records
     assert json.loads((out / "standings.json").read_text())["games"] == len(done)
+    # The games in flight were abandoned and kept apart, as far as they went: not counted, played again.
+    aborted = [json.loads(line) for line in (out / "aborted.jsonl").read_text().splitlines()]
+    assert aborted and all(a["termination"] == "aborted" for a in aborted)
+    assert not {a["game_id"] for a in aborted} & set(done)
+    assert "in progress abandoned" in stderr
     # Resuming plays on from exactly there (here: stopped again at once, with nothing lost).
     again = subprocess.Popen(
         [*CLI, command, "--resume", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -207,3 +212,16 @@ def test_concurrency_above_the_cpus_is_a_warning_and_beyond_the_descriptors_an_e
     assert r.returncode == 2, r.stderr
     assert "--concurrency 100000000" in r.stderr and r.stderr.count("\n") == 1
     assert not (tmp_path / "n" / JOURNAL_NAME).exists()
+
+
+def test_log_limit_caps_each_engines_stderr_log(tmp_path: Path) -> None:
+    flood = f"chatty={sys.executable} -m quarto_arena.engines.testing.flood_lines stderr 0.5"
+    out = tmp_path / "m"
+    r = run_cli("play", flood, "greedy", "--games", "2", "--tc", "st=5", "--log-limit", "64K", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    log = (out / "logs" / "chatty.stderr").read_bytes()
+    assert 64 * 1024 <= len(log) < 64 * 1024 + 1024  # the limit, and the line that marks the cut
+    assert b"reached its limit of 65536 bytes" in log[-1024:]
+    assert json.loads((out / "config.json").read_text())["log_limit"] == 65536
+    bad = run_cli("play", "random", "greedy", "--log-limit", "lots", "--out", str(tmp_path / "n"))
+    assert bad.returncode == 2 and "--log-limit 'lots'" in bad.stderr

@@ -6,6 +6,10 @@ from its one fault it speaks correct UQI. :data:`BROKEN` says what each one does
 ``quarto_arena.arena.records.Termination``), so fault tests can be table driven.
 
 ``ignores_quit`` plays correctly: its games end ``normal``, and the fault is that it must be killed afterwards.
+
+:data:`HOSTILE` lists bots that attack the arena itself rather than break one rule of a game: floods meant to
+exhaust its memory, processes that escape its supervision, a closed output, answers at the last millisecond. Some
+take arguments; their tests drive them one by one.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 import sys
 from typing import Final
 
-__all__ = ["BROKEN", "EXPECTED_TERMINATION", "command"]
+__all__ = ["BROKEN", "EXPECTED_TERMINATION", "HOSTILE", "command"]
 
 BROKEN: Final[dict[str, str]] = {
     "crash_on_go": "exits with status 3 on the first go, without a turn",
@@ -50,8 +54,19 @@ EXPECTED_TERMINATION: Final[dict[str, str]] = {
 """Bot name -> the termination reason of a game it spoils (a ``Termination`` value)."""
 
 
+HOSTILE: Final[dict[str, str]] = {
+    "flood_lines": "floods info, error, garbage or stderr lines on go, or option lines in the handshake",
+    "escapes_session": "leaves a setsid() child and a double-forked daemon behind (pids written to a file)",
+    "closes_stdout": "closes its standard output on the first go but stays alive",
+    "answers_late": "answers every go movetime N at N minus 1 ms",
+    "hang_once": "hangs on the first go once (a marker file), then plays correctly in every later process",
+}
+"""Bot name -> how it attacks the arena (resources, supervision, the clock)."""
+
+
 def command(name: str, *args: str) -> list[str]:
-    """The command line that runs broken bot ``name`` with this Python interpreter."""
-    if name not in BROKEN:
-        raise ValueError(f"no broken bot {name!r}; choose from {', '.join(sorted(BROKEN))}")
+    """The command line that runs broken or hostile bot ``name`` with this Python interpreter."""
+    if name not in BROKEN and name not in HOSTILE:
+        choices = ", ".join(sorted((*BROKEN, *HOSTILE)))
+        raise ValueError(f"no broken bot {name!r}; choose from {choices}")
     return [sys.executable, "-m", f"{__name__}.{name}", *args]

@@ -1,0 +1,46 @@
+"""Hostile-but-legal bot: answers every ``go movetime N`` as late as it may, at N minus one millisecond.
+
+    python -m quarto_arena.engines.testing.answers_late [EARLY_MS]
+
+It measures its own time from the moment the ``go`` line was read and writes the turn ``EARLY_MS`` (default 1)
+before ``movetime`` ends, sleeping most of the wait and spinning the last milliseconds. Within the arena's time
+margin, it must never lose on time, however loaded the machine is.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from quarto_arena.protocol.uqi import Go
+
+from ._base import MinimalBot
+
+
+class AnswersLate(MinimalBot):
+    """Uses its whole time."""
+
+    name = "AnswersLate"
+
+    def __init__(self, early_ms: float) -> None:
+        super().__init__()
+        self.early = early_ms / 1000
+
+    def on_go(self, go: Go) -> None:
+        """Waits until ``movetime`` minus the early margin, then answers."""
+        if go.movetime is not None:
+            until = time.monotonic() + go.movetime / 1000 - self.early
+            if until - time.monotonic() > 0.005:
+                time.sleep(until - time.monotonic() - 0.004)
+            while time.monotonic() < until:
+                pass
+        super().on_go(go)
+
+
+def main() -> None:
+    """Runs the bot on stdin/stdout."""
+    AnswersLate(float(sys.argv[1]) if len(sys.argv) > 1 else 1.0).run()
+
+
+if __name__ == "__main__":
+    main()

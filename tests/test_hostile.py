@@ -1,0 +1,250 @@
+"""Hostile engines against the arena itself: floods that would exhaust its memory, processes that escape its
+supervision, an arena killed with SIGKILL, a closed output, and answers at the last millisecond on a loaded machine.
+
+Memory is measured honestly: the arena runs as a child process and reports its own peak resident set (VmHWM).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from procs import become_subreaper, marked_processes, present, processes_in_groups
+from quarto_arena.arena.engine import Deadlines, EngineConfig
+from quarto_arena.arena.records import GameRecord, Termination
+from quarto_arena.arena.referee import GameSpec
+from quarto_arena.arena.runner import play_match
+from quarto_arena.arena.timecontrol import TimeControl
+from quarto_arena.engines.registry import command
+from quarto_arena.engines.testing import command as hostile
+
+DEADLINES = Deadlines(startup=5.0, ready=2.0, newgame=2.0, quit=0.5, safety=10.0)
+
+# A child arena: plays one game of a hostile engine against another (greedy by default), then prints the
+# termination, its own peak RSS (kB) and the size of the hostile engine's stderr log.
+ARENA = """
+import asyncio, json, logging, sys
+from pathlib import Path
+from quarto_arena.arena.engine import Deadlines, EngineConfig
+from quarto_arena.arena.runner import play_match
+from quarto_arena.arena.referee import GameSpec
+from quarto_arena.arena.timecontrol import TimeControl
+from quarto_arena.engines.registry import command
+
+logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+argv, other, tc, log_dir, limit = json.loads(sys.argv[1])
+hostile = EngineConfig("hostile", command=tuple(argv))
+greedy = EngineConfig("other", command=tuple(other or command("greedy")))
+deadlines = Deadlines(startup=10.0, ready=2.0, newgame=2.0, quit=0.5, safety=30.0)
+records = asyncio.run(play_match(hostile, greedy, 1, GameSpec(time_control=TimeControl.parse(tc)),
+                                 deadlines=deadlines, log_dir=Path(log_dir), log_limit=limit, require_start=False))
+status = Path("/proc/self/status").read_text()
+hwm = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:"))
+print(records[0].termination.value, hwm, Path(log_dir, "hostile.stderr").stat().st_size, sep="|")
+"""
+
+
+def arena_argv(argv: list[str], tc: str, log_dir: Path, other: list[str] | None = None) -> list[str]:
+    """The command line of a child arena (see ARENA)."""
+    return [sys.executable, "-c", ARENA, json.dumps([argv, other, tc, str(log_dir), 1 << 20])]
+
+
+def run_arena(argv: list[str], tc: str, log_dir: Path) -> tuple[str, int, int, str]:
+    out = subprocess.run(
+        arena_argv(argv, tc, log_dir),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    termination, hwm, log_size = out.stdout.strip().split("|")
+    return termination, int(hwm), int(log_size), out.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("kind", "tc", "expected"),
+    [
+        ("info", "st=5", "normal"),
+        ("info", "st=1", "time forfeit"),
+        ("error", "st=5", "normal"),
+        ("garbage", "st=5", "malformed reply"),
+        ("option", "st=5", "malformed reply"),
+        ("stderr", "st=5", "normal"),
+    ],
+)
+def test_peak_memory_stays_bounded_under_a_flood(kind: str, tc: str, expected: str, tmp_path: Path) -> None:
+    argv = hostile("flood_lines", kind, "4")
+    termination, hwm_kb, log_size, stderr = run_arena(argv, tc, tmp_path)
+    assert termination == expected
+    assert hwm_kb < 100 * 1024, f"the arena peaked at {hwm_kb} kB"
+    # The echoed warnings are rate-limited: a flood of millions of lines gives a few dozen lines of warnings.
+    assert len(stderr.splitlines()) < 100, stderr[-2000:]
+    # The engine's log is capped, and the cut is marked in it.
+    assert log_size <= (1 << 20) + 200
+    if kind == "stderr":
+        text = (tmp_path / "hostile.stderr").read_bytes()
+        assert text.rstrip().endswith(b"the rest of the engine's standard error is discarded]")
+
+
+def test_option_flood_is_refused_with_a_clear_reason() -> None:
+    hostile_cfg = EngineConfig("hostile", command=tuple(hostile("flood_lines", "option", "2")))
+    records = asyncio.run(
+        play_match(
+            hostile_cfg,
+            EngineConfig("greedy", command=tuple(command("greedy"))),
+            1,
+            GameSpec(time_control=TimeControl.parse("st=1")),
+            deadlines=DEADLINES,
+            require_start=False,
+        )
+    )
+    assert records[0].termination is Termination.MALFORMED_REPLY
+    assert "declares more than 128 options" in records[0].detail
+
+
+def test_a_full_disk_does_not_stop_the_game(tmp_path: Path) -> None:
+    """/dev/full fails every write with ENOSPC: the log is dropped with one warning, the games go on."""
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full here")
+    log_dir = tmp_path / "logs"
+    log_dir.mkdir()
+    (log_dir / "hostile.stderr").symlink_to("/dev/full")
+    termination, _, _, stderr = run_arena(hostile("flood_lines", "stderr", "0.2"), "st=5", log_dir)
+    assert termination == "normal"
+    assert stderr.count("cannot write engine log") == 1
+
+
+def test_escaped_descendants_are_killed_and_reaped(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pids"
+    escaper = EngineConfig("escaper", command=tuple(hostile("escapes_session", str(pidfile))))
+    greedy = EngineConfig("greedy", command=tuple(command("greedy")))
+    records = asyncio.run(
+        play_match(escaper, greedy, 2, GameSpec(time_control=TimeControl.parse("st=2")), deadlines=DEADLINES)
+    )
+    assert [r.termination for r in records] == [Termination.NORMAL, Termination.NORMAL]
+    pids = [int(p) for p in pidfile.read_text().split()]
+    assert len(pids) == 2  # one engine process for both games, two escaped processes
+    # Gone, not even zombies: the arena (this process) inherited them as subreaper, killed and reaped them.
+    assert [pid for pid in pids if Path(f"/proc/{pid}").exists()] == []
+
+
+@pytest.mark.slow
+def test_an_arena_killed_with_sigkill_leaves_no_process(tmp_path: Path) -> None:
+    become_subreaper()  # we stand in for init: what the dead arena leaves is reparented to us
+    pidfile = tmp_path / "pids"
+    argv = hostile("escapes_session", str(pidfile))
+    # The opponent takes its whole two seconds on every turn, so the game is still on when the arena is killed.
+    slow = hostile("answers_late", "1")
+    arena = subprocess.Popen(
+        arena_argv(argv, "st=2", tmp_path, other=slow),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while len(pidfile.read_text().split()) < 2 if pidfile.exists() else True:
+            assert time.monotonic() < deadline, "the escaper never started"
+            time.sleep(0.05)
+        time.sleep(1.0)
+        engines = marked_processes(arena.pid)
+        watchdog = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _parent(p) == arena.pid]
+        everything = set(engines) | set(watchdog) | {int(p) for p in pidfile.read_text().split()}
+        assert len(engines) >= 4, engines  # two engines (setpriv has exec'd them) and two escaped processes
+    finally:
+        arena.send_signal(signal.SIGKILL)
+        arena.wait()
+    deadline = time.monotonic() + 5
+    while present(everything) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert present(everything) == []
+    assert marked_processes(arena.pid) == []
+
+
+def _parent(entry: Path) -> int:
+    try:
+        return int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return -1
+
+
+def test_an_engine_that_closes_its_output_is_a_disconnect_at_once() -> None:
+    closer = EngineConfig("closer", command=tuple(hostile("closes_stdout")))
+    greedy = EngineConfig("greedy", command=tuple(command("greedy")))
+    t0 = time.monotonic()
+    records = asyncio.run(
+        play_match(closer, greedy, 1, GameSpec(time_control=TimeControl.parse("st=5")), deadlines=DEADLINES)
+    )
+    record = records[0]
+    assert record.termination is Termination.DISCONNECT, record.detail
+    assert "closed its output" in record.detail
+    assert time.monotonic() - t0 < 4  # nowhere near the 5 s of the search
+
+
+async def late_pair(games: int, arena_stalls: bool) -> list[GameRecord]:
+    """Two engines answering at movetime minus 1 ms (st=0.05, margin 50 ms); with ``arena_stalls`` the arena's own
+    event loop is blocked for 90 ms every 30 ms, as a busy or descheduled arena would be."""
+
+    async def stall() -> None:
+        while True:
+            await asyncio.sleep(0.03)
+            time.sleep(0.09)
+
+    late = [EngineConfig(name, command=tuple(hostile("answers_late", "1"))) for name in ("late1", "late2")]
+    staller = asyncio.create_task(stall()) if arena_stalls else None
+    try:
+        spec = GameSpec(time_control=TimeControl.parse("st=0.05"))
+        return await play_match(late[0], late[1], games, spec, deadlines=DEADLINES)
+    finally:
+        if staller is not None:
+            staller.cancel()
+
+
+def test_the_arena_s_own_delay_is_never_charged_to_an_engine() -> None:
+    """The arena wakes up to 90 ms late, past the deadline, with the turn already waiting: no forfeit."""
+    records = asyncio.run(late_pair(4, arena_stalls=True))
+    assert [r.termination for r in records] == [Termination.NORMAL] * 4, [r.detail for r in records]
+    assert max(t.ms for r in records for t in r.turns) <= 100  # charged at most the deadline
+
+
+@pytest.mark.slow
+def test_no_time_forfeit_at_the_last_millisecond_on_a_loaded_machine() -> None:
+    """Every core busy with CPU hogs while both engines answer at movetime minus 1 ms: no game lost on time."""
+    hogs = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+        for _ in range(3 * (os.cpu_count() or 1))
+    ]
+    try:
+        records = asyncio.run(late_pair(8, arena_stalls=False))
+    finally:
+        for hog in hogs:
+            os.killpg(hog.pid, signal.SIGKILL)
+            hog.wait()
+    assert [r.termination for r in records] == [Termination.NORMAL] * 8, [r.detail for r in records]
+    assert max(t.ms for r in records for t in r.turns) <= 100
+
+
+def test_kill_all_ends_every_engine_at_once() -> None:
+    from quarto_arena.arena.engine import EngineSession
+    from quarto_arena.arena.transport import kill_all, shutdown
+
+    async def main() -> list[int]:
+        sessions = [EngineSession(EngineConfig(f"q{i}", command=tuple(hostile("hang_once", "/")))) for i in range(3)]
+        for s in sessions:
+            await s.start()
+        pids = [s.pid for s in sessions if s.pid is not None]
+        assert kill_all() >= 3
+        await shutdown()
+        assert all(not s.alive for s in sessions)
+        return pids
+
+    pids = asyncio.run(main())
+    assert processes_in_groups(set(pids)) == []
