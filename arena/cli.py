@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from quarto_arena.protocol.rules import Position, Variant
 
     from .output import RunView
-    from .runner import Run, RunOutcome, RunSpec
+    from .run import Run, RunOutcome, RunSpec
 
 app = typer.Typer(
     name="quarto-arena",
@@ -320,7 +320,7 @@ def _check_concurrency(concurrency: int, engines: int) -> None:
 
 def _build_spec(kind: str, engine_words: list[str], options: dict[str, Any]) -> RunSpec:
     """A run from the command line's values; a usage error (exit 2) is one line."""
-    from .runner import RunError, RunKind, build_spec
+    from .run import RunError, RunKind, build_spec
 
     o = options
     test = None
@@ -359,7 +359,7 @@ def _build_spec(kind: str, engine_words: list[str], options: dict[str, Any]) -> 
 
 def _open_run(kind: str, ctx: typer.Context, engine_words: list[str], options: dict[str, Any]) -> Run:
     """The run to play: resumed from ``--resume DIR``, or created from the options (in ``--out`` or a new dir)."""
-    from .runner import Run, RunError
+    from .run import Run, RunError
 
     transcript = None
     if options["debug"] is not None:
@@ -402,7 +402,7 @@ async def _play(run: Run, view: RunView) -> RunOutcome:
     import asyncio
     import signal
 
-    from .runner import Interrupt
+    from .run import Interrupt
     from .transport import kill_all, shutdown
 
     interrupt = Interrupt()
@@ -430,7 +430,7 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
     import signal
 
     from .output import RunView, final_report, parse_progress_every, write_standings
-    from .runner import RunError, Verdict
+    from .run import RunError, Verdict
 
     _table_format(options["fmt"])
     every = None

@@ -34,7 +34,7 @@ from tabulate import tabulate
 
 from .records import GameRecord, Result, Termination
 from .results import MatchSummary, forfeit_counts, rating_table, summarize
-from .runner import GameFinished, GameStarted, Notice, RunKind, RunOutcome, SprtUpdate, Verdict
+from .run import GameFinished, GameStarted, Notice, RunKind, RunOutcome, SprtUpdate, Verdict
 from .stats import Cell, TableRows, crosstable_rows, pentanomial_stats, rating_rows, trinomial_stats
 
 __all__ = [
@@ -452,7 +452,7 @@ class RunView:
         self.failures_shown = 0
 
     def __call__(self, event: object) -> None:
-        """Handles one event of :meth:`quarto_arena.arena.runner.Run.run`."""
+        """Handles one event of :meth:`quarto_arena.arena.run.Run.run`."""
         if isinstance(event, GameStarted):
             self.progress.started(event.game.game_id)
         elif isinstance(event, GameFinished):

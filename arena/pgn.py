@@ -22,11 +22,13 @@ counts it in :attr:`PgnResults.unfinished`.
 from __future__ import annotations
 
 import re
+import socket
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Final
 
+from .records import GameRecord
 from .stats import ScoredGame
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "PgnResults",
     "format_game",
     "parse_movetext",
+    "pgn_text",
     "read_games",
     "read_results",
 ]
@@ -374,3 +377,54 @@ def _finish(
     if result not in RESULTS:
         raise PgnError(path, result_line, f"unknown result {result!r} (expected 1-0, 0-1, 1/2-1/2 or *)")
     return tags, movetext, start
+
+
+_SITE: Final = socket.gethostname() or "?"
+_STARTPOS: Final = "startpos"
+
+
+def pgn_text(record: GameRecord, event: str) -> str:
+    """One game as PGN: the seven roster tags, then Variant, TimeControl, Termination, Opening, GameId, and who
+    played: ``WhiteEngine``/``BlackEngine`` (the engine's ``id name``), ``...Author``, ``...Command`` (command line
+    or endpoint) and ``...Options`` (``ID=VALUE`` separated by spaces) as far as known.
+
+    Opening turns are marked ``{book}``; every engine turn has ``{score, ms}`` as far as known; the last turn's
+    comment ends with what ended the game.
+    """
+    date = record.started[:10].replace("-", ".") if record.started else "????.??.??"
+    opening = " ".join((record.start, *record.opening)) if record.start != _STARTPOS or record.opening else "-"
+    tags = {
+        "Event": event,
+        "Site": _SITE,
+        "Date": date,
+        "Round": str(record.round),
+        "White": record.first,
+        "Black": record.second,
+        "Variant": record.variant,
+        "TimeControl": record.time_control,
+        "Termination": record.termination.value,
+        "Opening": opening,
+        "GameId": str(record.game_id),
+    }
+    if record.start != _STARTPOS:
+        tags["StartPosition"] = record.start
+    for side, ident in zip(("White", "Black"), record.engines, strict=False):
+        if ident.id_name is not None:
+            tags[f"{side}Engine"] = ident.id_name
+        if ident.author is not None:
+            tags[f"{side}Author"] = ident.author
+        if ident.source:
+            tags[f"{side}Command"] = ident.source
+        if ident.options:
+            tags[f"{side}Options"] = " ".join(f"{k}={v}" for k, v in ident.options.items())
+    comments: dict[int, str] = {}
+    for i, turn in enumerate(record.turns):
+        if i < len(record.opening):
+            comments[i] = "book"
+        else:
+            comments[i] = f"{turn.score}, {turn.ms}ms" if turn.score else f"{turn.ms}ms"
+    last = len(record.turns) - 1
+    ending = record.detail.replace("}", ")")
+    if ending:
+        comments[last] = f"{comments[last]}; {ending}" if last in comments else ending
+    return format_game(tags, [t.token for t in record.turns], record.result.value, comments)

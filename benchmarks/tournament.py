@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from quarto_arena.arena.roster import resolve_engines
-from quarto_arena.arena.runner import Run, RunKind, RunSpec
+from quarto_arena.arena.run import Run, RunKind, RunSpec
 from quarto_arena.arena.schedule import OpeningBook
 from quarto_arena.arena.timecontrol import TimeControl
 

@@ -23,7 +23,7 @@ from quarto_arena.arena.engine import Deadlines, EngineConfig, EngineSession, En
 from quarto_arena.arena.records import Termination
 from quarto_arena.arena.referee import GameSpec
 from quarto_arena.arena.roster import engine_config
-from quarto_arena.arena.runner import play_match
+from quarto_arena.arena.run import play_match
 from quarto_arena.arena.timecontrol import TimeControl
 from quarto_arena.arena.transport import Transcript
 from quarto_arena.engines.registry import command

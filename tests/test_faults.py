@@ -11,7 +11,7 @@ from procs import processes_in_groups
 from quarto_arena.arena.engine import Deadlines, EngineConfig, EngineId, EngineSession
 from quarto_arena.arena.records import GameRecord, Termination
 from quarto_arena.arena.referee import GameSpec
-from quarto_arena.arena.runner import play_match
+from quarto_arena.arena.run import play_match
 from quarto_arena.arena.timecontrol import TimeControl
 from quarto_arena.arena.transport import Transport
 from quarto_arena.engines.registry import command

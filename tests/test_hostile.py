@@ -20,7 +20,7 @@ from procs import become_subreaper, marked_processes, present, processes_in_grou
 from quarto_arena.arena.engine import Deadlines, EngineConfig
 from quarto_arena.arena.records import GameRecord, Termination
 from quarto_arena.arena.referee import GameSpec
-from quarto_arena.arena.runner import play_match
+from quarto_arena.arena.run import play_match
 from quarto_arena.arena.timecontrol import TimeControl
 from quarto_arena.engines.registry import command
 from quarto_arena.engines.testing import command as hostile
@@ -33,7 +33,7 @@ ARENA = """
 import asyncio, json, logging, sys
 from pathlib import Path
 from quarto_arena.arena.engine import Deadlines, EngineConfig
-from quarto_arena.arena.runner import play_match
+from quarto_arena.arena.run import play_match
 from quarto_arena.arena.referee import GameSpec
 from quarto_arena.arena.timecontrol import TimeControl
 from quarto_arena.engines.registry import command

@@ -19,7 +19,7 @@ from quarto_arena.arena.output import (
     results_table,
 )
 from quarto_arena.arena.records import GameRecord, Result, Termination
-from quarto_arena.arena.runner import GameFinished, GameStarted, Notice, RunKind
+from quarto_arena.arena.run import GameFinished, GameStarted, Notice, RunKind
 from quarto_arena.arena.schedule import Opening, ScheduledGame
 from quarto_arena.arena.stats import TableRows
 

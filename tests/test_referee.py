@@ -21,7 +21,7 @@ from quarto_arena.arena.records import GameRecord, Result, Termination
 from quarto_arena.arena.referee import GameSpec, play_game
 from quarto_arena.arena.results import summarize
 from quarto_arena.arena.roster import engine_config
-from quarto_arena.arena.runner import play_match
+from quarto_arena.arena.run import play_match
 from quarto_arena.arena.timecontrol import Clock, TimeControl
 from quarto_arena.arena.transport.testing import ScriptedTransport
 from quarto_arena.engines.registry import command

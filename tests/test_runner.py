@@ -18,7 +18,7 @@ from quarto_arena.arena import cli
 from quarto_arena.arena.journal import JOURNAL_NAME, read_journal
 from quarto_arena.arena.records import Termination
 from quarto_arena.arena.roster import resolve_engines
-from quarto_arena.arena.runner import Run, RunKind, RunSpec
+from quarto_arena.arena.run import Run, RunKind, RunSpec
 from quarto_arena.arena.schedule import OpeningBook
 from quarto_arena.arena.timecontrol import DEFAULT_MARGIN_MS, TimeControl
 from quarto_arena.protocol.notation import parse_turns, parse_variant

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 from quarto_arena.arena.journal import JOURNAL_NAME, read_journal
+from quarto_arena.arena.pgn import pgn_text
 from quarto_arena.arena.records import GameRecord, Result, Termination, TurnRecord
-from quarto_arena.arena.runner import SprtProgress, SprtTracker, pgn_text
+from quarto_arena.arena.run import SprtProgress, SprtTracker
 from quarto_arena.arena.stats import Sprt, SprtDecision, SprtModel
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -20,7 +20,7 @@ from quarto_arena.arena.output import RunView, format_table, standings_table
 from quarto_arena.arena.pgn import read_games
 from quarto_arena.arena.records import Result, Termination
 from quarto_arena.arena.roster import resolve_engines
-from quarto_arena.arena.runner import (
+from quarto_arena.arena.run import (
     FAILURES_NAME,
     JSONL_NAME,
     PGN_NAME,

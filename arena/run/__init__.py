@@ -1,0 +1,65 @@
+"""quarto_arena.arena.run: the one game runner behind ``tournament``, ``play`` and ``sprt``.
+
+- :mod:`.spec`: what defines a run (:class:`RunSpec`, :func:`build_spec`, :class:`RunError`);
+- :mod:`.events`: what a run reports as it goes, and its :class:`RunOutcome`;
+- :mod:`.sprt`: the SPRT's stopping rule;
+- :mod:`.players`: where games are played (:class:`LocalPlayer` over an :class:`EnginePool`, or elsewhere);
+- :mod:`.commit`: group commit into the journal;
+- :mod:`.runner`: :class:`Run`, which plays a schedule, J games at once, and resumes.
+"""
+
+from .events import (
+    Event,
+    GameFinished,
+    GameStarted,
+    Notice,
+    RunOutcome,
+    SprtProgress,
+    SprtUpdate,
+    Verdict,
+)
+from .players import EnginePool, GamePlayer, LocalPlayer, game_spec
+from .runner import (
+    ABORTED_NAME,
+    CONFIG_NAME,
+    FAILURES_NAME,
+    JSONL_NAME,
+    PGN_NAME,
+    RUN_FILES,
+    Interrupt,
+    Run,
+    play_match,
+    run_workers,
+)
+from .spec import RunError, RunKind, RunSpec, build_spec
+from .sprt import SprtTracker
+
+__all__ = [
+    "ABORTED_NAME",
+    "CONFIG_NAME",
+    "FAILURES_NAME",
+    "JSONL_NAME",
+    "PGN_NAME",
+    "RUN_FILES",
+    "EnginePool",
+    "Event",
+    "GameFinished",
+    "GamePlayer",
+    "GameStarted",
+    "Interrupt",
+    "LocalPlayer",
+    "Notice",
+    "Run",
+    "RunError",
+    "RunKind",
+    "RunOutcome",
+    "RunSpec",
+    "SprtProgress",
+    "SprtTracker",
+    "SprtUpdate",
+    "Verdict",
+    "build_spec",
+    "game_spec",
+    "play_match",
+    "run_workers",
+]

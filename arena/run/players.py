@@ -1,0 +1,162 @@
+"""Where games are played: the :class:`GamePlayer` interface, and :class:`LocalPlayer`, which plays them on this
+machine with engine sessions from an :class:`EnginePool` (one session per running game per engine, reused)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Final, Protocol
+
+from quarto_arena.protocol.rules import Variant
+
+from ..engine import Deadlines, EngineConfig, EngineError, EngineSession
+from ..records import GameRecord
+from ..referee import GameSpec, play_game
+from ..schedule import STARTPOS, ScheduledGame
+from ..transport import DEFAULT_STDERR_LIMIT, Transcript
+from .spec import RunError, RunSpec
+
+#: Engines started at once by the check before the first game (a large roster must not start all at once).
+_PREFLIGHT_AT_ONCE: Final = 8
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Engines
+
+
+class EnginePool:
+    """Engine sessions for concurrent games: one session per running game per engine, reused between games.
+
+    A session that died in a game is handed out again as it is: :func:`play_game` restarts a session that is not
+    running, so a crashed engine is restarted for its next game (and a failed restart loses that game).
+    """
+
+    def __init__(
+        self,
+        engines: Sequence[EngineConfig],
+        *,
+        deadlines: Deadlines | None = None,
+        log_dir: Path | None = None,
+        log_limit: int = DEFAULT_STDERR_LIMIT,
+        transcript: Transcript | None = None,
+    ) -> None:
+        """Sessions are created on demand; ``log_dir`` receives each engine's standard error (``log_limit`` bytes)."""
+        self.configs = {e.name: e for e in engines}
+        self.deadlines = deadlines
+        self.log_dir = log_dir
+        self.log_limit = log_limit
+        self.transcript = transcript
+        self._idle: dict[str, list[EngineSession]] = {e.name: [] for e in engines}
+        self._all: list[EngineSession] = []
+
+    def _new(self, name: str) -> EngineSession:
+        stderr = None if self.log_dir is None else self.log_dir / f"{name}.stderr"
+        session = EngineSession(
+            self.configs[name],
+            deadlines=self.deadlines,
+            stderr_path=stderr,
+            stderr_limit=self.log_limit,
+            transcript=self.transcript,
+        )
+        self._all.append(session)
+        return session
+
+    def acquire(self, name: str) -> EngineSession:
+        """An idle session of engine ``name``, or a new (not yet started) one."""
+        idle = self._idle[name]
+        return idle.pop() if idle else self._new(name)
+
+    def release(self, session: EngineSession) -> None:
+        """Gives a session back after its game."""
+        self._idle[session.name].append(session)
+
+    @property
+    def sessions(self) -> list[EngineSession]:
+        """Every session ever created."""
+        return list(self._all)
+
+    def restarts(self) -> int:
+        """Engine starts beyond the first of each session: how often a failed engine was restarted."""
+        return sum(max(0, s.starts - 1) for s in self._all)
+
+    async def preflight(self, variant: Variant) -> None:
+        """Starts every engine once and asks it for a new game: a configuration error stops us before any game.
+
+        At most a few engines start at once. Raises :class:`RunError` (an engine failure) naming every engine that
+        could not start.
+        """
+        gate = asyncio.Semaphore(_PREFLIGHT_AT_ONCE)
+        sessions = [self.acquire(name) for name in self.configs]
+
+        async def check(session: EngineSession) -> None:
+            async with gate:
+                await session.start()
+                await session.new_game(variant)
+
+        results = await asyncio.gather(*(check(s) for s in sessions), return_exceptions=True)
+        problems = []
+        for session, result in zip(sessions, results, strict=True):
+            self.release(session)
+            if isinstance(result, EngineError):
+                problems.append(str(result))
+            elif isinstance(result, BaseException):
+                raise result
+        if problems:
+            raise RunError("; ".join(problems), engine=True)
+
+    async def close(self) -> None:
+        """Quits every session (kill after the quit deadline) and reaps every process."""
+        await asyncio.gather(*(s.quit() for s in self._all), return_exceptions=True)
+
+
+class GamePlayer(Protocol):
+    """Where and how a run's games are played: on this machine (:class:`LocalPlayer`), or elsewhere."""
+
+    async def start(self, variant: Variant) -> None:
+        """Checks every engine before the first game; raises :class:`RunError` (engine=True) naming the failures."""
+
+    async def play(self, game: ScheduledGame, spec: GameSpec, on_abort: Callable[[GameRecord], None]) -> GameRecord:
+        """Plays one game to its record; when cancelled, hands the game as far as it went to ``on_abort``."""
+        ...
+
+    async def close(self) -> None:
+        """Ends every engine (none survives, none is left a zombie)."""
+
+
+class LocalPlayer:
+    """Games played here, by the referee, with engine sessions from an :class:`EnginePool`."""
+
+    def __init__(self, pool: EnginePool) -> None:
+        self.pool = pool
+
+    async def start(self, variant: Variant) -> None:
+        """:meth:`EnginePool.preflight`."""
+        await self.pool.preflight(variant)
+
+    async def play(self, game: ScheduledGame, spec: GameSpec, on_abort: Callable[[GameRecord], None]) -> GameRecord:
+        """Plays the game with an idle session of each engine (restarted first if it died in its last game)."""
+        first, second = self.pool.acquire(game.first), self.pool.acquire(game.second)
+        try:
+            return await play_game(first, second, spec, on_abort=on_abort)
+        finally:
+            self.pool.release(first)
+            self.pool.release(second)
+
+    async def close(self) -> None:
+        """:meth:`EnginePool.close`."""
+        await self.pool.close()
+
+
+def game_spec(game: ScheduledGame, spec: RunSpec) -> GameSpec:
+    """The referee's view of a scheduled game."""
+    opening = game.opening
+    return GameSpec(
+        variant=spec.variant,
+        time_control=spec.time_control,
+        margin_ms=spec.margin_ms,
+        start=None if opening.start == STARTPOS else opening.start,
+        opening=opening.turns,
+        game_id=game.game_id,
+        round=game.round,
+    )

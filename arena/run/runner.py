@@ -1,0 +1,454 @@
+"""The one game runner behind ``tournament``, ``play`` and ``sprt``: a schedule, J games at once, a journal, resume.
+
+Data flow: :class:`RunSpec` -> :class:`~quarto_arena.arena.schedule.Schedule` (lazy) -> :class:`Run` (an asyncio
+runner over an :class:`EnginePool`) -> :func:`~quarto_arena.arena.referee.play_game` -> GameRecord -> journal, PGN,
+JSON Lines. ``play`` is a two-engine schedule; ``sprt`` is a two-engine schedule, open-ended or bounded by
+``--max-games``, with a stopping rule (:class:`SprtTracker`). Nothing here prints: the runner reports
+:class:`GameStarted`, :class:`GameFinished`, :class:`SprtUpdate` and :class:`Notice` events to a callback.
+
+A run directory holds::
+
+    journal.qaj        the truth: configuration + one record per finished game (see arena/journal.py)
+    config.json        the configuration, for people (the journal's copy is the one a resume reads)
+    games.pgn          every counted game as PGN, in journal order
+    games.jsonl        every counted game as one JSON object (turns, times, scores, engine identities)
+    failures.jsonl     with --strict: the failed game that stopped the run (not counted, replayed on resume)
+    aborted.jsonl      games abandoned as far as they went when the run stopped (not counted, replayed on resume)
+    logs/NAME.stderr   each engine's standard error
+
+Counting. A game counts once its record is synced into the journal. Finished games are committed in groups: one
+write and one ``fsync`` for every game that finished while the previous sync was running, so a disk that takes
+milliseconds to sync does not hold up the games (the next game starts while the last one is being synced). A game
+that finished but was not yet synced when the arena died is played again on resume; nothing is lost or counted
+twice. ``games.pgn`` and ``games.jsonl`` are written after the journal and rebuilt from it on resume.
+
+Stopping. An SPRT decides on the games in journal order: the record that completes the deciding pair is the last
+one written; games still running then are abandoned (their engines killed) and not recorded. A resumed SPRT
+rebuilds its counts from the journal in the same order, so it decides exactly as an uninterrupted one. An
+interrupt (Ctrl-C, SIGTERM, SIGHUP: :class:`Interrupt`) abandons the running games, syncs what had finished, and
+returns; ``--resume`` plays the rest.
+
+Engine failures. Before the first game each engine is started once and asked for a new game: an engine that
+cannot start, rejects its options or refuses the variant stops the run (:class:`RunError`, exit status 3). After
+that, an engine that crashes, stalls or breaks the rules loses that game with its reason and is restarted for its
+next game; with ``strict`` the first such game stops the run instead (the SPRT's default).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+from collections.abc import Callable, Coroutine, Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Final, TextIO
+
+from ..engine import Deadlines, EngineConfig
+from ..journal import JOURNAL_NAME, Journal, JournalContents, JournalError
+from ..pgn import pgn_text
+from ..records import GameRecord, Termination
+from ..referee import GameSpec
+from ..schedule import Opening, OpeningBook, ScheduledGame, ScheduleError
+from ..transport import DEFAULT_STDERR_LIMIT, Transcript
+from .commit import Committer
+from .events import Event, GameFinished, GameStarted, Notice, RunOutcome, SprtProgress, SprtUpdate
+from .players import EnginePool, GamePlayer, LocalPlayer, game_spec
+from .spec import RunError, RunKind, RunSpec
+from .sprt import SprtTracker
+
+PGN_NAME: Final = "games.pgn"
+JSONL_NAME: Final = "games.jsonl"
+FAILURES_NAME: Final = "failures.jsonl"
+ABORTED_NAME: Final = "aborted.jsonl"
+CONFIG_NAME: Final = "config.json"
+#: Files a run writes into its directory (``--force`` removes exactly these before starting over).
+RUN_FILES: Final = (JOURNAL_NAME, PGN_NAME, JSONL_NAME, FAILURES_NAME, ABORTED_NAME, CONFIG_NAME)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The runner
+
+
+class Interrupt:
+    """A request to stop a run early, with the signal that asked for it; call :meth:`set` from a signal handler."""
+
+    def __init__(self) -> None:
+        self.event = asyncio.Event()
+        """Set once a stop is requested."""
+        self.signum: int | None = None
+        """The first signal that asked (SIGINT, SIGTERM, SIGHUP)."""
+
+    def set(self, signum: int) -> None:
+        """Requests the stop (the first signal is the one reported)."""
+        if self.signum is None:
+            self.signum = signum
+        self.event.set()
+
+
+async def run_workers(worker: Callable[[], Coroutine[Any, Any, None]], count: int, stop: asyncio.Event) -> None:
+    """Runs ``count`` copies of ``worker`` until all return or ``stop`` is set; re-raises a worker's error.
+
+    On a stop or an error the running workers are cancelled (their games abandoned: play_game kills their
+    engines when cancelled) and awaited, so nothing is left running when this returns.
+    """
+    workers = [asyncio.create_task(worker()) for _ in range(count)]
+    stopper = asyncio.create_task(stop.wait())
+    try:
+        while not stop.is_set() and (live := [w for w in workers if not w.done()]):
+            await asyncio.wait([stopper, *live], return_when=asyncio.FIRST_COMPLETED)
+            for w in workers:
+                if w.done() and not w.cancelled() and (exc := w.exception()) is not None:
+                    raise exc
+    finally:
+        for w in workers:
+            w.cancel()
+        stopper.cancel()
+        await asyncio.gather(*workers, stopper, return_exceptions=True)
+
+
+class Run:
+    """A run bound to its directory (or to memory). Build it with :meth:`create`, :meth:`resume` or
+    :meth:`in_memory`, then :meth:`run`; close it when done (or use it as a context manager)."""
+
+    def __init__(
+        self,
+        spec: RunSpec,
+        directory: Path | None,
+        journal: Journal | None,
+        contents: JournalContents | None,
+        *,
+        deadlines: Deadlines | None = None,
+        transcript: Transcript | None = None,
+        log_dir: Path | None = None,
+    ) -> None:
+        """Use :meth:`create`, :meth:`resume` or :meth:`in_memory`."""
+        self.spec = spec
+        self.log_dir = log_dir if directory is None else directory / "logs"
+        self.directory = directory
+        self.journal = journal
+        try:
+            self.schedule = spec.schedule()
+        except ScheduleError as e:
+            raise RunError(str(e)) from None
+        self.deadlines = deadlines
+        self.transcript = transcript
+        self.records: dict[int, GameRecord] = dict(contents.records) if contents else {}
+        self.torn = None if contents is None else contents.torn
+        self.tracker = None if spec.sprt is None else SprtTracker(spec.sprt, spec.names[0])
+        total = self.schedule.total
+        for game_id, record in self.records.items():
+            if total is not None and not 1 <= game_id <= total:
+                raise RunError(f"{journal.path if journal else 'journal'}: game {game_id} is not in the schedule")
+            if self.tracker is not None:
+                self.tracker.add(record)
+
+    @classmethod
+    def create(
+        cls,
+        spec: RunSpec,
+        directory: Path,
+        *,
+        force: bool = False,
+        deadlines: Deadlines | None = None,
+        transcript: Transcript | None = None,
+    ) -> Run:
+        """Starts a new run in ``directory`` (created if needed). A directory that holds a run already is refused,
+        unless ``force``: then its files (:data:`RUN_FILES`, logs) are deleted first."""
+        try:
+            schedule = spec.schedule()
+        except ScheduleError as e:
+            raise RunError(str(e)) from None
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise RunError(f"{directory}: cannot create the directory: {e.strerror}") from None
+        if not directory.is_dir():
+            raise RunError(f"{directory}: not a directory")
+        journal_path = directory / JOURNAL_NAME
+        if journal_path.exists() and not force:
+            raise RunError(
+                f"{directory} holds a run already: continue it with --resume {directory}, start it over with --force,"
+                " or choose another --out"
+            )
+        try:
+            if force:
+                _clear(directory)
+            config = spec.to_dict()
+            config["schedule"] = {"games": schedule.total, "digest": schedule.digest()}
+            journal = Journal.create(journal_path, config)
+            _write_atomic(directory / CONFIG_NAME, json.dumps(config, indent=2) + "\n")
+        except JournalError as e:
+            raise RunError(str(e)) from None
+        except OSError as e:
+            raise RunError(f"{directory}: {e.strerror or e}") from None
+        return cls(spec, directory, journal, None, deadlines=deadlines, transcript=transcript)
+
+    @classmethod
+    def resume(
+        cls, directory: Path, *, deadlines: Deadlines | None = None, transcript: Transcript | None = None
+    ) -> Run:
+        """Reopens the run in ``directory`` from its journal (torn tail dropped, schedule checked)."""
+        if not directory.is_dir():
+            raise RunError(f"{directory}: no such run directory")
+        try:
+            journal, contents = Journal.open(directory / JOURNAL_NAME)
+        except JournalError as e:
+            raise RunError(str(e)) from None
+        try:
+            spec = RunSpec.from_dict(contents.config)
+            try:
+                schedule = spec.schedule()
+            except ScheduleError as e:
+                raise RunError(f"{journal.path}: {e}") from None
+            kept = contents.config.get("schedule", {})
+            if kept.get("digest") != schedule.digest() or kept.get("games") != schedule.total:
+                raise RunError(
+                    f"{journal.path}: this quarto-arena builds a different schedule from the journal's configuration;"
+                    " resume it with the version that started it"
+                )
+            return cls(spec, directory, journal, contents, deadlines=deadlines, transcript=transcript)
+        except BaseException:
+            journal.close()
+            raise
+
+    @classmethod
+    def in_memory(
+        cls,
+        spec: RunSpec,
+        *,
+        deadlines: Deadlines | None = None,
+        transcript: Transcript | None = None,
+        log_dir: Path | None = None,
+    ) -> Run:
+        """A run that keeps its games in memory only (no directory, no journal, no resume): for tests and tools.
+
+        ``log_dir``, if given, receives the engines' standard error.
+        """
+        return cls(spec, None, None, None, deadlines=deadlines, transcript=transcript, log_dir=log_dir)
+
+    @property
+    def total(self) -> int | None:
+        """Games in the schedule (None: open-ended)."""
+        return self.schedule.total
+
+    def decided(self) -> bool:
+        """True when the run has nothing left to play: every game counted, or the SPRT decided."""
+        if self.tracker is not None and self.tracker.decided:
+            return True
+        return self.total is not None and len(self.records) >= self.total
+
+    def pending(self) -> Iterator[ScheduledGame]:
+        """Scheduled games the journal does not hold yet, in schedule order (lazily: nothing is listed ahead)."""
+        return (g for g in self.schedule if g.game_id not in self.records)
+
+    def _ordered_records(self) -> list[GameRecord]:
+        return list(self.records.values())
+
+    def _rewrite_outputs(self) -> None:
+        """Rebuilds the PGN and JSON Lines files from the journal (the truth), replacing whatever a kill left."""
+        assert self.directory is not None
+        records = self._ordered_records()
+        _write_atomic(self.directory / PGN_NAME, "\n".join(pgn_text(r, self.spec.event) for r in records))
+        _write_atomic(self.directory / JSONL_NAME, "".join(json.dumps(r.to_dict()) + "\n" for r in records))
+
+    def outcome(self, failure: GameRecord | None = None, interrupted: int | None = None) -> RunOutcome:
+        """Where the run stands now."""
+        progress = None if self.tracker is None else self.tracker.progress
+        return RunOutcome(self.spec, tuple(self._ordered_records()), self.total, failure, progress, interrupted)
+
+    async def run(
+        self,
+        on_event: Callable[[Event], None] | None = None,
+        *,
+        interrupt: Interrupt | None = None,
+        preflight: bool = True,
+        player: GamePlayer | None = None,
+    ) -> RunOutcome:
+        """Plays every missing game, ``concurrency`` at a time, until all are counted, the SPRT decides, an engine
+        fails under ``strict``, or ``interrupt`` is set.
+
+        Games are played by ``player`` (by default a :class:`LocalPlayer` on this machine). Raises
+        :class:`RunError` when an engine cannot be started before the first game (``preflight=False`` leaves that
+        to the first game, which a failed start then loses) or when the journal cannot be written. Whatever happens
+        (an error, an interrupt, cancellation), every engine process is killed and reaped, and every finished game
+        is synced, before this returns. Games abandoned when the run stopped are in the outcome's ``aborted`` (and
+        in ``aborted.jsonl``): not counted, played again on resume.
+        """
+        emit = on_event or (lambda _event: None)
+        if self.torn is not None:
+            emit(Notice(f"journal: dropped a torn last record ({self.torn}); that game will be played again"))
+        log_dir = self.log_dir
+        if log_dir is not None:
+            log_dir.mkdir(parents=True, exist_ok=True)
+        if self.directory is not None:
+            self._rewrite_outputs()
+        if self.decided():
+            return self.outcome()
+        if player is None:
+            pool = EnginePool(
+                self.spec.engines,
+                deadlines=self.deadlines,
+                log_dir=log_dir,
+                log_limit=self.spec.log_limit,
+                transcript=self.transcript,
+            )
+            player = LocalPlayer(pool)
+        pending = self.pending()
+        aborted: list[GameRecord] = []
+        stop = asyncio.Event()
+        failure: GameRecord | None = None
+        pgn: TextIO | None = None
+        jsonl: TextIO | None = None
+        if self.directory is not None:
+            pgn = open(self.directory / PGN_NAME, "a", encoding="utf-8")  # noqa: SIM115 - closed below
+            jsonl = open(self.directory / JSONL_NAME, "a", encoding="utf-8")  # noqa: SIM115
+        updates: dict[int, SprtProgress] = {}
+
+        def counted(record: GameRecord) -> None:
+            self.records[record.game_id] = record
+            if pgn is not None and jsonl is not None:
+                # Flushed, not synced: the journal can rebuild these files.
+                pgn.write(("\n" if pgn.tell() else "") + pgn_text(record, self.spec.event))
+                pgn.flush()
+                jsonl.write(json.dumps(record.to_dict()) + "\n")
+                jsonl.flush()
+            emit(GameFinished(record, len(self.records), self.total))
+            if (update := updates.pop(record.game_id, None)) is not None:
+                emit(SprtUpdate(update))
+
+        committer = Committer(self.journal, counted)
+
+        async def worker() -> None:
+            nonlocal failure
+            for game in pending:
+                if stop.is_set():
+                    return
+                emit(GameStarted(game))
+                record = await player.play(game, game_spec(game, self.spec), aborted.append)
+                if stop.is_set():
+                    late = "finished after the run stopped: not counted"
+                    aborted.append(replace(record, termination=Termination.ABORTED, detail=late))
+                    return  # decided or stopped while this game ran: it is not counted
+                if record.termination.is_failure:
+                    emit(Notice(f"game {game.game_id}: {record.termination.value}: {record.detail}", record))
+                    # An engine that refuses newgame or setoption cannot play on (SPEC §5.4): always a stop.
+                    if self.spec.strict or record.termination is Termination.ENGINE_ERROR:
+                        failure = failure or record
+                        stop.set()
+                        return
+                if self.tracker is not None and (update := self.tracker.add(record)) is not None:
+                    updates[record.game_id] = update
+                    if self.tracker.decided:
+                        stop.set()  # this is the last game written: the others running are abandoned
+                committer.submit(record)
+
+        watcher = None
+        if interrupt is not None:
+            watcher = asyncio.create_task(_forward(interrupt.event, stop))
+        try:
+            if preflight:
+                await player.start(self.spec.variant)
+            count = self.spec.concurrency if self.total is None else min(self.spec.concurrency, self.total)
+            await run_workers(worker, count, stop)
+        finally:
+            try:
+                # Shielded: a second Ctrl-C during the clean-up must neither lose a finished game nor leave an
+                # engine behind.
+                await asyncio.shield(_finish(committer, player))
+            finally:
+                if watcher is not None:
+                    watcher.cancel()
+                for f in (pgn, jsonl):
+                    if f is not None:
+                        f.close()
+        if self.directory is not None:
+            for name, records in ((FAILURES_NAME, [failure] if failure else []), (ABORTED_NAME, aborted)):
+                if records:
+                    with open(self.directory / name, "a", encoding="utf-8") as f:
+                        f.writelines(json.dumps(r.to_dict()) + "\n" for r in records)
+        signum = None if interrupt is None else interrupt.signum
+        return replace(self.outcome(failure, signum), aborted=tuple(aborted))
+
+    def close(self) -> None:
+        """Releases the journal."""
+        if self.journal is not None:
+            self.journal.close()
+
+    def __enter__(self) -> Run:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+async def _forward(source: asyncio.Event, target: asyncio.Event) -> None:
+    await source.wait()
+    target.set()
+
+
+async def _finish(committer: Committer, player: GamePlayer) -> None:
+    try:
+        await committer.drain()
+    finally:
+        await committer.close()
+        await player.close()
+
+
+def _clear(directory: Path) -> None:
+    """Deletes what a run wrote into ``directory`` (``--force``); a journal in use is left alone (JournalError)."""
+    Journal.discard(directory / JOURNAL_NAME)
+    for name in RUN_FILES[1:]:
+        with contextlib.suppress(FileNotFoundError):
+            (directory / name).unlink()
+    logs = directory / "logs"
+    if logs.is_dir():
+        for entry in logs.iterdir():
+            if entry.is_file() and entry.suffix == ".stderr":
+                entry.unlink()
+
+
+async def play_match(
+    a: EngineConfig,
+    b: EngineConfig,
+    games: int,
+    template: GameSpec,
+    *,
+    openings: Sequence[Opening] = (),
+    deadlines: Deadlines | None = None,
+    log_dir: Path | None = None,
+    log_limit: int = DEFAULT_STDERR_LIMIT,
+    on_game: Callable[[GameRecord], None] | None = None,
+    require_start: bool = True,
+) -> list[GameRecord]:
+    """``games`` games between two engines in memory, ``a`` giving first in odd-numbered games (for tests and tools).
+
+    Pair ``k`` uses ``openings[k]`` (cycling). Both engines are started first and a failure there raises
+    :class:`RunError` (with ``require_start=False`` the first game starts them instead, and a failed start loses
+    it). ``on_game`` sees every game as it is counted.
+    """
+    spec = RunSpec(
+        RunKind.MATCH,
+        (a, b),
+        games=games,
+        time_control=template.time_control,
+        variant=template.variant,
+        book=OpeningBook(tuple(openings)),
+        margin_ms=template.margin_ms,
+        log_limit=log_limit,
+    )
+    with Run.in_memory(spec, deadlines=deadlines, log_dir=log_dir) as run:
+
+        def event(e: Event) -> None:
+            if isinstance(e, GameFinished) and on_game is not None:
+                on_game(e.record)
+
+        outcome = await run.run(event, preflight=require_start)
+    return list(outcome.records)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)

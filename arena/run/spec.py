@@ -1,0 +1,261 @@
+"""What defines a run: :class:`RunSpec` (kept whole in the journal, so ``--resume`` needs no options), built from
+the command line's values by :func:`build_spec`, and :class:`RunError`, the one failure of a run that cannot start
+or go on."""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from quarto_arena.protocol.notation import NotationError, format_attributes, parse_variant
+from quarto_arena.protocol.rules import Variant
+
+from ..engine import EngineConfig
+from ..roster import RosterError, apply_options, config_from_dict, config_to_dict, name_endpoints, resolve_roster
+from ..schedule import STARTPOS, Format, OpeningBook, Schedule, ScheduleError, load_openings, opening_from_text
+from ..stats import Sprt, SprtModel, StatsError
+from ..timecontrol import DEFAULT_MARGIN_MS, TimeControl
+from ..transport import DEFAULT_STDERR_LIMIT
+
+
+class RunError(Exception):
+    """A run that cannot start or go on; one line. ``engine`` is True when an engine is to blame."""
+
+    def __init__(self, message: str, *, engine: bool = False) -> None:
+        super().__init__(message)
+        self.engine = engine
+        """True for an engine failure (exit status 3), False for a usage or configuration problem (2)."""
+
+
+class RunKind(enum.Enum):
+    """Which command a run belongs to: it decides the output, not how games are played."""
+
+    TOURNAMENT = "tournament"  #: a round-robin or gauntlet of any number of engines
+    MATCH = "match"  #: ``play``: two engines, a fixed number of games
+    SPRT = "sprt"  #: two engines until the sequential test decides
+
+
+def _variant_dict(variant: Variant) -> dict[str, str]:
+    return {
+        "shapes": variant.shapes.value,
+        "attributes": format_attributes(variant.attributes),
+        "claims": variant.claims.value,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class RunSpec:
+    """Everything that defines a run; kept whole in the journal header so ``--resume`` needs no options."""
+
+    kind: RunKind
+    """The command: what the output shows."""
+    engines: tuple[EngineConfig, ...]
+    """The engines, in command-line (or engines-file) order; the first is the gauntlet's hero, or SPRT's NEW."""
+    format: Format = Format.ROUND_ROBIN
+    """Round-robin or gauntlet."""
+    rounds: int = 1
+    """Rounds: each repeats every encounter."""
+    games: int | None = 2
+    """Games per encounter per round (an even number makes whole colour-swapped pairs); None: until the SPRT
+    decides."""
+    concurrency: int = 1
+    """Games played at the same time."""
+    time_control: TimeControl = field(default_factory=lambda: TimeControl.parse("st=1"))
+    """The time control of every game (an engine's own overrides it)."""
+    variant: Variant = field(default_factory=Variant)
+    """The rules."""
+    book: OpeningBook = field(default_factory=OpeningBook)
+    """The openings."""
+    strict: bool = False
+    """Stop at the first engine failure instead of forfeiting and going on."""
+    margin_ms: int = DEFAULT_MARGIN_MS
+    """Overrun tolerated before a player loses on time."""
+    sprt: Sprt | None = None
+    """The sequential test (SPRT runs only)."""
+    rating_interval: int = 0
+    """Show an interim table every this many games (0: never)."""
+    table_format: str = "simple"
+    """How the CLI prints tables (any tabulate format, csv, json)."""
+    event: str = "quarto-arena tournament"
+    """The PGN Event tag."""
+    log_limit: int = DEFAULT_STDERR_LIMIT
+    """Bytes of each engine's standard error kept in its log file (the cut is marked in the file)."""
+
+    def __post_init__(self) -> None:
+        if self.log_limit < 0:
+            raise RunError(f"--log-limit cannot be negative ({self.log_limit})")
+        if self.concurrency < 1:
+            raise RunError(f"--concurrency must be at least 1, not {self.concurrency}")
+        if self.rating_interval < 0:
+            raise RunError(f"the rating interval cannot be negative ({self.rating_interval})")
+        if (self.kind is RunKind.SPRT) != (self.sprt is not None):
+            raise RunError("an SPRT run needs its test, and only an SPRT run has one")
+        if self.kind is not RunKind.TOURNAMENT and len(self.engines) != 2:
+            raise RunError(f"{self.kind.value} takes two engines, not {len(self.engines)}")
+
+    @property
+    def names(self) -> list[str]:
+        """The engines' display names."""
+        return [e.name for e in self.engines]
+
+    def schedule(self) -> Schedule:
+        """Every game of the run (raises ScheduleError for impossible settings)."""
+        return Schedule(self.names, fmt=self.format, rounds=self.rounds, games=self.games, book=self.book)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain msgpack/JSON types for the journal header (the inverse of :meth:`from_dict`)."""
+        test = self.sprt
+        return {
+            "kind": self.kind.value,
+            "engines": [config_to_dict(e) for e in self.engines],
+            "format": self.format.value,
+            "rounds": self.rounds,
+            "games": self.games,
+            "concurrency": self.concurrency,
+            "tc": self.time_control.text,
+            "variant": _variant_dict(self.variant),
+            "openings": self.book.identity(),
+            "strict": self.strict,
+            "margin_ms": self.margin_ms,
+            "sprt": None
+            if test is None
+            else {
+                "elo0": test.elo0,
+                "elo1": test.elo1,
+                "alpha": test.alpha,
+                "beta": test.beta,
+                "model": test.model.value,
+            },
+            "rating_interval": self.rating_interval,
+            "table_format": self.table_format,
+            "event": self.event,
+            "log_limit": self.log_limit,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> RunSpec:
+        """Rebuilds a spec from :meth:`to_dict`; raises :class:`RunError` naming what is wrong."""
+        try:
+            v = d["variant"]
+            variant = parse_variant(v["shapes"], v["attributes"], v["claims"])
+            o = d["openings"]
+            book = OpeningBook(
+                tuple(opening_from_text(str(t), variant) for t in o["openings"]),
+                random_turns=int(o["random_turns"]),
+                seed=int(o["seed"]),
+                variant=variant,
+                source=str(o["source"]),
+            )
+            t = d["sprt"]
+            test = None if t is None else Sprt(t["elo0"], t["elo1"], t["alpha"], t["beta"], SprtModel(t["model"]))
+            return cls(
+                kind=RunKind(d["kind"]),
+                engines=tuple(config_from_dict(e) for e in d["engines"]),
+                format=Format(d["format"]),
+                rounds=int(d["rounds"]),
+                games=None if d["games"] is None else int(d["games"]),
+                concurrency=int(d["concurrency"]),
+                time_control=TimeControl.parse(str(d["tc"])),
+                variant=variant,
+                book=book,
+                strict=bool(d["strict"]),
+                margin_ms=int(d["margin_ms"]),
+                sprt=test,
+                rating_interval=int(d["rating_interval"]),
+                table_format=str(d["table_format"]),
+                event=str(d["event"]),
+                log_limit=int(d.get("log_limit", DEFAULT_STDERR_LIMIT)),
+            )
+        except KeyError as e:
+            raise RunError(f"the journal's configuration lacks {e}") from None
+        except (TypeError, ValueError, AttributeError, NotationError) as e:
+            raise RunError(f"the journal's configuration is invalid: {e}") from None
+
+
+def build_spec(
+    kind: RunKind,
+    engine_words: Sequence[str],
+    *,
+    engines_file: Path | None = None,
+    option_settings: Sequence[str] = (),
+    gauntlet: bool = False,
+    rounds: int = 1,
+    games: int = 2,
+    max_games: int = 0,
+    concurrency: int = 1,
+    tc: str = "st=1",
+    margin_ms: int = DEFAULT_MARGIN_MS,
+    shapes: str = "standard",
+    attributes: str = "color,shape,height,fill",
+    claims: str = "auto",
+    openings_file: Path | None = None,
+    random_turns: int | None = 2,
+    seed: int = 0,
+    strict: bool = False,
+    sprt: tuple[float, float, float, float, str] | None = None,
+    rating_interval: int = 0,
+    table_format: str = "simple",
+    log_limit: int = DEFAULT_STDERR_LIMIT,
+) -> RunSpec:
+    """A run from the command line's values; :class:`RunError` (a usage error) naming a bad one.
+
+    ``random_turns`` None with an ``openings_file`` means the file's openings; giving both is an error.
+    ``sprt`` is ``(elo0, elo1, alpha, beta, model)``; ``max_games`` (SPRT only) bounds its games (0: none).
+    Unnamed ZeroMQ engines are named after their ``id name`` (they are asked).
+    """
+    try:
+        if openings_file is not None and random_turns is not None:
+            raise RunError("give --openings FILE or --random-openings K, not both")
+        variant = parse_variant(shapes, attributes, claims)
+        roster = resolve_roster(engine_words, engines_file)
+        configs = apply_options([w.config for w in roster], option_settings)
+        if kind is not RunKind.TOURNAMENT and len(configs) != 2:
+            what = "play" if kind is RunKind.MATCH else "sprt"
+            raise RunError(f"{what} takes two engines, not {len(configs)}")
+        control = TimeControl.parse(tc)
+        if openings_file is not None:
+            book = OpeningBook(tuple(load_openings(openings_file, variant)), variant=variant, source=str(openings_file))
+        else:
+            turns = random_turns or 0
+            book = OpeningBook(
+                random_turns=turns, seed=seed, variant=variant, source=f"random {turns}" if turns else STARTPOS
+            )
+        test = None
+        if sprt is not None:
+            elo0, elo1, alpha, beta, model = sprt
+            if elo0 >= elo1:
+                raise RunError(f"--elo0 {elo0:g} must be below --elo1 {elo1:g} (H0 is the worse hypothesis)")
+            try:
+                sprt_model = SprtModel(model)
+            except ValueError:
+                raise RunError(f"unknown --model {model!r}; choose normalized or logistic") from None
+            test = Sprt(elo0, elo1, alpha, beta, sprt_model)
+        explicit = {w.config.name for w in roster if w.explicit}
+        if any(c.endpoint is not None and c.name not in explicit for c in configs):
+            configs = asyncio.run(name_endpoints(configs, explicit))
+        spec = RunSpec(
+            kind=kind,
+            engines=tuple(configs),
+            format=Format.GAUNTLET if gauntlet else Format.ROUND_ROBIN,
+            rounds=rounds,
+            games=(None if not max_games else max_games + max_games % 2) if kind is RunKind.SPRT else games,
+            concurrency=concurrency,
+            time_control=control,
+            variant=variant,
+            book=book,
+            strict=strict,
+            margin_ms=margin_ms,
+            sprt=test,
+            rating_interval=rating_interval,
+            table_format=table_format,
+            event=f"quarto-arena {'play' if kind is RunKind.MATCH else kind.value}",
+            log_limit=log_limit,
+        )
+        spec.schedule()
+    except (RosterError, NotationError, ScheduleError, StatsError, ValueError) as e:
+        raise RunError(str(e)) from None
+    return spec
