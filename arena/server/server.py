@@ -578,7 +578,7 @@ class Server:
         if self.keys is not None:
             owner = frame.get("User-Id")
             if hello.name != owner:
-                return f"it says it is {hello.name!r}, but its key is {owner!r}'s"
+                return f"it says it is {hello.name!r}, but it holds the key of {owner!r}"
         if hello.name not in self._bots:
             return f"{hello.name!r} does not play here (remote engines: {', '.join(self._bots)})"
         if not 1 <= hello.slots <= self.limits.slots:
@@ -662,7 +662,9 @@ class Server:
                 why = _HANDSHAKE_FAILURES.get(value, _protocol_error(value))
                 self.complaints.warn(f"refused a connection: the CurveZMQ/ZMTP handshake failed: {why}")
             elif event == zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL:
-                self.complaints.warn(f"refused a connection: the handshake failed ({os.strerror(value)})")
+                # Typically the client saw the mismatch first and hung up: no keys, or a wrong server key.
+                why = f"the client gave up the handshake ({os.strerror(value)}): no keys, or not the arena's key?"
+                self.complaints.warn(f"refused a connection: {why}")
             # EVENT_HANDSHAKE_FAILED_AUTH: the ZAP handler has logged it, with the key
 
     def _forget(self, conn: _Conn) -> None:

@@ -1,0 +1,223 @@
+"""The server alone, in this process, with raw DEALER clients on loopback: its limits and its bookkeeping of slots.
+
+The end-to-end tests (test_server.py) run the CLI; here the limits are shortened so that a deadline can pass in a
+test, and the server's view (who is connected, how many slots are busy) can be looked at directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+import zmq
+from quarto_arena.arena.engine import EngineConfig
+from quarto_arena.arena.server import Limits, Server, SlotTransport
+from quarto_arena.arena.transport import PeerGone
+
+ALICE = EngineConfig("alice", remote="alice")
+
+
+def free_endpoint() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"tcp://127.0.0.1:{s.getsockname()[1]}"
+
+
+class Client:
+    """A raw bot: a DEALER socket whose messages the test writes by hand."""
+
+    def __init__(self, context: zmq.Context[Any], endpoint: str) -> None:
+        self.sock = context.socket(zmq.DEALER)
+        self.sock.linger = 0
+        self.monitor = self.sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        self.sock.connect(endpoint)
+
+    def send(self, channel: bytes, *lines: bytes) -> None:
+        self.sock.send_multipart([channel, *lines])
+
+    async def recv(self, timeout: float = 5.0) -> tuple[bytes, str]:
+        for _ in range(int(timeout / 0.01)):
+            if self.sock.poll(0):
+                channel, line = self.sock.recv_multipart()
+                return channel, line.decode()
+            await asyncio.sleep(0.01)
+        raise AssertionError("nothing came from the server")
+
+    async def dropped(self, timeout: float = 5.0) -> bool:
+        """True once the server closed the connection."""
+        for _ in range(int(timeout / 0.01)):
+            if self.monitor.poll(0):
+                return True
+            await asyncio.sleep(0.01)
+        return False
+
+    def close(self) -> None:
+        self.monitor.close()
+        self.sock.close()
+
+
+async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    for _ in range(int(timeout / 0.01)):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the condition never held")
+
+
+def run(test: Callable[[Server, zmq.Context[Any]], Awaitable[None]]) -> None:
+    """Runs ``test(server, context)`` with a started server (limits shortened) and a client context."""
+
+    async def main() -> None:
+        server = Server(free_endpoint(), ["alice"], wait=0.5, limits=Limits(hello=0.5, ready=0.5, rate=50, burst=100))
+        await server.start()
+        context: zmq.Context[Any] = zmq.Context()
+        try:
+            await test(server, context)
+        finally:
+            await server.close()
+            context.destroy(linger=0)
+
+    asyncio.run(main())
+
+
+async def hello(server: Server, context: zmq.Context[Any], slots: int = 2) -> Client:
+    client = Client(context, server.endpoint)
+    client.send(b"", f"hello version 1 slots {slots} name alice".encode())
+    assert await client.recv() == (b"", f"welcome version 1 slots {slots}")
+    return client
+
+
+def test_a_reconnection_replaces_the_old_connection_and_its_slots() -> None:
+    async def test(server: Server, context: zmq.Context[Any]) -> None:
+        old = await hello(server, context, slots=2)
+        t = await server.lease(ALICE)
+        assert isinstance(t, SlotTransport) and t.slot == 1
+        assert await old.recv() == (b"", "begin 1")
+        t.send_lines(["uqi 1"])
+        assert await old.recv() == (b"1", "uqi 1")
+        assert server.connected() == {"alice": 2} and server.busy("alice") == 1
+        new = await hello(server, context, slots=1)
+        # The old connection's session is over (its game lost by disconnect), and only the new slots count.
+        assert t.gone and "connected again" in str(t.exit_info())
+        with pytest.raises(PeerGone):
+            t.send_lines(["isready"])
+        assert await old.dropped()
+        assert server.connected() == {"alice": 1} and server.busy("alice") == 0
+        again = await server.lease(ALICE)
+        assert await new.recv() == (b"", "begin 1")
+        waiting = asyncio.ensure_future(server.lease(ALICE))  # one slot only: the second session waits for it
+        await asyncio.sleep(0.2)
+        assert not waiting.done()
+        await again.close()
+        assert await new.recv() == (b"1", "quit")
+        new.send(b"", b"ready 1")
+        third = await asyncio.wait_for(waiting, 5)
+        assert await new.recv() == (b"", "begin 1")
+        await third.close()
+        for c in (old, new):
+            c.close()
+
+    run(test)
+
+
+def test_the_engine_ending_on_the_bot_side_ends_the_session() -> None:
+    async def test(server: Server, context: zmq.Context[Any]) -> None:
+        client = await hello(server, context, slots=1)
+        t = await server.lease(ALICE)
+        await client.recv()
+        client.send(b"1", b"id name Alice")
+        await until(lambda: t.last_line == "id name Alice")
+        client.send(b"", b"ended 1 exit code 3")
+        await until(lambda: t.gone)
+        assert t.exit_info() == "exit code 3" and "ended (exit code 3)" in t.describe_end()
+        client.send(b"1", b"a line of the session that is over")  # dropped, not an offence
+        client.send(b"", b"ready 1")
+        again = await asyncio.wait_for(server.lease(ALICE), 5)
+        assert await client.recv() == (b"", "begin 1")
+        assert not await client.dropped(0.2)
+        await again.close()
+        client.close()
+
+    run(test)
+
+
+@pytest.mark.parametrize(
+    ("messages", "why"),
+    [
+        ([[b"", b"ready 1"]], "an unexpected control line 'ready 1'"),
+        ([[b"3", b"readyok"]], "a line on slot 3; it has 2"),
+        ([[b"x", b"readyok"]], "is neither empty nor a slot number"),
+        ([[b"1", b"turn a1", b"more"]], "a message of 3 frames"),
+        ([[b"", b"frobnicate"]], "a bad control line"),
+        ([[b"", b"hello version 1 slots 1 name alice"]], "an unexpected control line"),
+        ([[b"1", b"info string " + b"x" * 5000]], "a line of 5012 bytes"),
+        ([[b"1", b"info"]] * 500, "it sends more than 100 lines per second"),
+    ],
+)
+def test_a_client_that_breaks_the_protocol_or_a_limit_is_cut(messages: list[list[bytes]], why: str) -> None:
+    async def test(server: Server, context: zmq.Context[Any]) -> None:
+        client = await hello(server, context, slots=2)
+        t = await server.lease(ALICE)
+        await client.recv()
+        for message in messages:
+            client.send(*message)
+        channel, line = await client.recv()
+        assert channel == b"" and line.startswith("bye ") and why in line, line
+        assert await client.dropped()
+        assert t.gone and why in str(t.exit_info())
+        assert server.connected() == {}
+        client.close()
+
+    run(test)
+
+
+def test_no_hello_and_no_ready_within_their_deadlines_are_cut() -> None:
+    async def test(server: Server, context: zmq.Context[Any]) -> None:
+        silent = Client(context, server.endpoint)
+        assert await silent.dropped()
+        client = await hello(server, context, slots=1)
+        t = await server.lease(ALICE)
+        await client.recv()
+        await t.close()
+        assert await client.recv() == (b"1", "quit")
+        _, line = await client.recv()  # no ready comes
+        assert line.startswith("bye slot 1 was not ready within 0.5 s")
+        assert await client.dropped()
+        for c in (silent, client):
+            c.close()
+
+    run(test)
+
+
+@pytest.mark.parametrize(
+    ("hello_line", "why"),
+    [
+        (b"hello version 2 slots 1 name alice", "it speaks UQI 2"),
+        (b"hello version 1 slots 17 name alice", "17 slots asked for; a bot may offer 1 to 16"),
+        (b"hello version 1 slots 1 name bob", "'bob' does not play here"),
+        (b"readyok", "unknown control line"),
+    ],
+)
+def test_a_bad_hello_is_refused(hello_line: bytes, why: str) -> None:
+    async def test(server: Server, context: zmq.Context[Any]) -> None:
+        client = Client(context, server.endpoint)
+        client.send(b"", hello_line)
+        _, line = await client.recv()
+        assert line.startswith("refused ") and why in line, line
+        assert await client.dropped()
+        assert server.connected() == {}
+        client.close()
+
+    run(test)
+
+
+def test_a_game_waits_for_an_absent_bot_only_so_long() -> None:
+    async def test(server: Server, context: zmq.Context[Any]) -> None:
+        with pytest.raises(OSError, match=r"remote:alice is not connected \(absent for 0.5 s or more\)"):
+            await server.lease(ALICE)
+        assert await server.wait_for(0.1) == ["alice"]
+
+    run(test)
