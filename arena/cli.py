@@ -448,13 +448,15 @@ def _open_run(kind: str, ctx: typer.Context, engine_words: list[str], options: d
                 what = "engines" if engine_words else "--" + given[0].replace("_", "-")
                 fail(f"--resume takes no engines or game options (got {what}): the journal keeps them")
             run = Run.resume(Path(options["resume"]), transcript=transcript)
-            if served & set(_given(ctx, set())):
-                if not run.spec.remote:
+            moved = served & set(_given(ctx, set()))
+            if moved:
+                kept = run.spec.server
+                if kept is None:
                     run.close()
                     fail("--listen, --keys and --wait serve remote:NAME engines; this run has none")
-                if options["listen"] is None:
-                    assert run.spec.server is not None
-                    options = {**options, "listen": run.spec.server.endpoint}
+                # What is not given again stays as the run had it.
+                stored = {"listen": kept.endpoint, "keys": kept.keys, "wait": kept.wait}
+                options = {**options, **{k: v for k, v in stored.items() if k not in moved}}
                 run.spec = replace(run.spec, server=_server_spec(options))
             try:
                 _check_keys(run.spec)

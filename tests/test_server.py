@@ -441,7 +441,8 @@ def test_junk_huge_frames_and_floods_forfeit_the_game_and_memory_stays_bounded(
 
 
 def test_a_resumed_run_waits_for_its_remote_bots_again(tmp_path: Path, keys: Path, endpoint: str) -> None:
-    """Stopped by SIGTERM mid-run and resumed with --resume DIR alone: the journal knows where the bots connect."""
+    """Stopped by SIGTERM mid-run and resumed with --resume DIR and a new --wait: the journal knows where the bots
+    connect and with which keys, and what is not given again stays as it was."""
     out = tmp_path / "t"
     alice = bridge(endpoint, identity(keys, "alice"), slow_bot(tmp_path, 0.02))
     with started(alice, tmp_path / "alice.log"):
@@ -466,12 +467,19 @@ def test_a_resumed_run_waits_for_its_remote_bots_again(tmp_path: Path, keys: Pat
         assert first.returncode == 143, stderr
         done = journal_games(out)
         assert done < 12
-        r = cli("tournament", "--resume", str(out), "-q")
+        r = cli("tournament", "--resume", str(out), "--wait", "30")
     assert r.returncode == 0, r.stderr
-    assert "waiting up to 60 s for alice" not in r.stderr  # -q: warnings only
+    assert f"listening on {endpoint} (CurveZMQ)" in r.stderr and "waiting up to 30 s for alice" in r.stderr
     assert sorted(read_journal(out / JOURNAL_NAME).records) == list(range(1, 13))
     assert len(list(read_games(out / "games.pgn"))) == 12
     assert all(g["termination"] == "normal" for g in records(out))
+
+
+def test_a_run_without_remote_bots_takes_no_listen_on_resume(tmp_path: Path) -> None:
+    out = tmp_path / "m"
+    assert cli("play", "random", "greedy", "--games", "2", "--tc", "st=0.1", "--out", str(out)).returncode == 0
+    r = cli("play", "--resume", str(out), "--listen", "tcp://127.0.0.1:5555")
+    assert r.returncode == 2 and "this run has none" in r.stderr, r.stderr
 
 
 def test_an_absent_bot_stops_the_run_before_any_game_with_exit_3(tmp_path: Path, keys: Path, endpoint: str) -> None:
