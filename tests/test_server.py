@@ -185,9 +185,9 @@ def test_a_tournament_with_two_remote_bots_and_a_local_engine(tmp_path: Path, ke
     for what, (status, err) in refused.items():
         assert status == 3, (what, err)
     assert "does not accept our key" in refused["unknown key"][1]
-    assert "uses another security" in refused["no key"][1]
+    assert "it serves with keys (give --key and --server-key)" in refused["no key"][1]
     assert "refused alice: it says it is 'alice', but it holds the key of 'bob'" in refused["another's name"][1]
-    assert "is --server-key the arena's public key" in refused["wrong server key"][1]
+    assert "is --server-key the arena's public key (its arena.key)" in refused["wrong server key"][1]
     # The arena logged every refusal, and the connections of the real bots.
     assert "unknown key" in stderr and "but it holds the key of 'bob'" in stderr
     # A client without keys or with a wrong server key fails the handshake; which side notices first varies.
@@ -480,6 +480,24 @@ def test_a_run_without_remote_bots_takes_no_listen_on_resume(tmp_path: Path) -> 
     assert cli("play", "random", "greedy", "--games", "2", "--tc", "st=0.1", "--out", str(out)).returncode == 0
     r = cli("play", "--resume", str(out), "--listen", "tcp://127.0.0.1:5555")
     assert r.returncode == 2 and "this run has none" in r.stderr, r.stderr
+
+
+def test_an_interrupt_does_not_wait_for_the_bots(tmp_path: Path, keys: Path, endpoint: str) -> None:
+    """Ctrl-C while the run waits up to 60 s for its remote bots stops it at once, as during the games."""
+    out = tmp_path / "m"
+    arena = subprocess.Popen(
+        [*CLI, "play", "remote:alice", "greedy", *serving(endpoint, keys, out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert arena.stderr is not None
+    while "waiting up to 60 s for alice" not in arena.stderr.readline():
+        assert arena.poll() is None
+    arena.send_signal(signal.SIGINT)
+    _, stderr = arena.communicate(timeout=20)  # not 60
+    assert arena.returncode == 130, stderr
+    assert f"interrupted by SIGINT after 0 games; continue with: quarto-arena play --resume {out}" in stderr
 
 
 def test_an_absent_bot_stops_the_run_before_any_game_with_exit_3(tmp_path: Path, keys: Path, endpoint: str) -> None:

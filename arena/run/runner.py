@@ -348,10 +348,9 @@ class Run:
         if interrupt is not None:
             watcher = asyncio.create_task(_forward(interrupt.event, stop))
         try:
-            if preflight:
-                await player.start(self.spec.variant)
-            count = self.spec.concurrency if self.total is None else min(self.spec.concurrency, self.total)
-            await run_workers(worker, count, stop)
+            if not preflight or await _unless_stopped(player.start(self.spec.variant), stop):
+                count = self.spec.concurrency if self.total is None else min(self.spec.concurrency, self.total)
+                await run_workers(worker, count, stop)
         finally:
             try:
                 # Shielded: a second Ctrl-C during the clean-up must neither lose a finished game nor leave an
@@ -381,6 +380,27 @@ class Run:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+async def _unless_stopped(work: Coroutine[Any, Any, None], stop: asyncio.Event) -> bool:
+    """Runs ``work`` unless ``stop`` is set first (then ``work`` is cancelled); True when it ran to its end.
+
+    The check before the first game may take long (engines that start slowly, remote bots that are waited for): an
+    interrupt must not wait for it.
+    """
+    task = asyncio.ensure_future(work)
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait((task, stopped), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+    if task.cancelled():
+        return False
+    task.result()  # its error, if it failed
+    return True
 
 
 async def _forward(source: asyncio.Event, target: asyncio.Event) -> None:
