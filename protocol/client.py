@@ -179,6 +179,7 @@ class _Client:
         self.sessions: dict[int, tuple[int, Session]] = {}
         self.generations = dict.fromkeys(range(1, options.slots + 1), 0)
         self.connection = 0
+        self.closed = False
         self.welcomed = False
         self.failures = 0
         self.poller = zmq.Poller()
@@ -248,6 +249,7 @@ class _Client:
         self._end_all()
         self._disconnect()
         self.context.term()
+        self.closed = True
         os.close(self.wake_r)
         os.close(self.wake_w)
 
@@ -305,21 +307,22 @@ class _Client:
                     f"the arena at {self.options.endpoint} does not accept our key (status {value}): its keys"
                     f" directory needs our public key as {self.options.name}.key"
                 )
-            if event == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL and value == zmq.PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH:
-                raise ArenaRefused(
-                    f"the arena at {self.options.endpoint} uses another security: give --key and --server-key"
-                    " exactly when the arena serves with --keys"
-                )
             if event in (zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL, zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL):
+                # Which side notices a mismatch first varies, and the one that does not just sees the other hang
+                # up: a mismatch is sure at once, anything else after a few tries in a row.
                 self.failures += 1
-                if self.failures >= HANDSHAKE_TRIES:
-                    raise ArenaRefused(
-                        f"the handshake with {self.options.endpoint} failed {self.failures} times in a row: is"
-                        " --server-key the arena's public key (its arena.key)?"
-                    )
+                mismatch = value == zmq.PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH
+                if mismatch or self.failures >= HANDSHAKE_TRIES:
+                    raise ArenaRefused(self._handshake_failed())
             elif event == zmq.EVENT_DISCONNECTED:
                 self._reconnect(f"lost the connection to {self.options.endpoint}")
                 return
+
+    def _handshake_failed(self) -> str:
+        where = f"the handshake with the arena at {self.options.endpoint} failed"
+        if self.options.secret is None:
+            return f"{where}: it serves with keys (give --key and --server-key), or it is no arena"
+        return f"{where}: is --server-key the arena's public key (its arena.key), and does it serve with --keys?"
 
     # --- sessions --------------------------------------------------------------------------------------------------
 
@@ -331,10 +334,15 @@ class _Client:
             if held:
                 self.space.acquire()
             self.outbox.put((connection, slot, generation, line, held))
-            with contextlib.suppress(BlockingIOError):  # a full pipe already holds a wake-up
-                os.write(self.wake_w, b"\0")
+            self._wake()
 
         return write
+
+    def _wake(self) -> None:
+        """Wakes the loop (from any thread); nothing once the client is closed, as its pipe may be another's now."""
+        if not self.closed:
+            with contextlib.suppress(BlockingIOError, OSError):  # a full pipe already holds a wake-up
+                os.write(self.wake_w, b"\0")
 
     def _begin(self, slot: int) -> None:
         if slot in self.sessions:
@@ -368,8 +376,7 @@ class _Client:
                 session.close()
             finally:
                 self.outbox.put((connection, slot, 0, _READY, False))
-                with contextlib.suppress(BlockingIOError, OSError):
-                    os.write(self.wake_w, b"\0")
+                self._wake()
 
         threading.Thread(target=finish, name=f"end-slot-{slot}", daemon=True).start()
 
@@ -415,8 +422,7 @@ class _Client:
                 self._end(slot, f"the engine wrote a line longer than {MAX_LINE_BYTES} bytes")
                 continue
             self._send(slot, data)
-        with contextlib.suppress(BlockingIOError):
-            os.write(self.wake_w, b"\0")  # more is queued: come back after a look at the socket
+        self._wake()  # more is queued: come back after a look at the socket
 
     def _send(self, slot: int | None, line: str | bytes) -> None:
         data = line.encode("utf-8") if isinstance(line, str) else line
