@@ -172,7 +172,12 @@ def test_a_tournament_with_two_remote_bots_and_a_local_engine(tmp_path: Path, ke
             what: subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             for what, argv in intruders.items()
         }
-        refused = {what: (proc.wait(60), proc.communicate()[1]) for what, proc in knocking.items()}
+        try:
+            refused = {what: (proc.wait(60), proc.communicate()[1]) for what, proc in knocking.items()}
+        finally:
+            for proc in knocking.values():  # one that got in would serve on
+                proc.kill()
+                proc.wait()
         with (
             started(bridge(endpoint, [*identity(keys, "alice"), "--slots", "2"], command("greedy")), tmp_path / "a"),
             started([*command("random"), "--connect", endpoint, *identity(keys, "bob")], tmp_path / "b"),
@@ -445,25 +450,16 @@ def test_a_resumed_run_waits_for_its_remote_bots_again(tmp_path: Path, keys: Pat
     connect and with which keys, and what is not given again stays as it was."""
     out = tmp_path / "t"
     alice = bridge(endpoint, identity(keys, "alice"), slow_bot(tmp_path, 0.02))
+    args = ["tournament", "remote:alice", "greedy", "random", "--games", "4", *serving(endpoint, keys, out, "-q")]
     with started(alice, tmp_path / "alice.log"):
-        first = subprocess.Popen(
-            [
-                *CLI,
-                "tournament",
-                "remote:alice",
-                "greedy",
-                "random",
-                "--games",
-                "4",
-                *serving(endpoint, keys, out, "-q"),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        wait_until(lambda: journal_games(out) >= 3)
-        first.send_signal(signal.SIGTERM)
-        _, stderr = first.communicate(timeout=60)
+        first = subprocess.Popen([*CLI, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            wait_until(lambda: journal_games(out) >= 3)
+            first.send_signal(signal.SIGTERM)
+            _, stderr = first.communicate(timeout=60)
+        finally:
+            first.kill()
+            first.wait()
         assert first.returncode == 143, stderr
         done = journal_games(out)
         assert done < 12
@@ -492,10 +488,14 @@ def test_an_interrupt_does_not_wait_for_the_bots(tmp_path: Path, keys: Path, end
         text=True,
     )
     assert arena.stderr is not None
-    while "waiting up to 60 s for alice" not in arena.stderr.readline():
-        assert arena.poll() is None
-    arena.send_signal(signal.SIGINT)
-    _, stderr = arena.communicate(timeout=20)  # not 60
+    try:
+        while "waiting up to 60 s for alice" not in arena.stderr.readline():
+            assert arena.poll() is None
+        arena.send_signal(signal.SIGINT)
+        _, stderr = arena.communicate(timeout=20)  # not 60
+    finally:
+        arena.kill()
+        arena.wait()
     assert arena.returncode == 130, stderr
     assert f"interrupted by SIGINT after 0 games; continue with: quarto-arena play --resume {out}" in stderr
 
