@@ -822,7 +822,7 @@ def main(bot: Bot | SearchFunction, argv: Sequence[str] | None = None, *, prog: 
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     the_bot = bot if isinstance(bot, Bot) else FunctionBot(bot)
-    if args.connect is not None or args.name or args.key or args.server_key:
+    if args.connect is not None or args.name or args.key or args.server_key or args.slots != 1:
         return _connect(the_bot, args)
     if args.listen is not None:
         try:
@@ -850,10 +850,10 @@ def _connect(bot: Bot, args: argparse.Namespace) -> int:
     from .client import ArenaRefused, ClientError, connect_options, serve_connected
 
     try:
-        if args.listen is not None:
-            raise ClientError("give --listen or --connect, not both")
         options = connect_options(args)
         assert options is not None
+        if args.listen is not None:
+            raise ClientError("give --listen or --connect, not both")
         pristine = copy.deepcopy(bot)  # a bot that cannot be copied is refused here, not at the first game
     except ClientError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -113,8 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if (args.listen is None) == (args.connect is None):
         print("error: give --listen ENDPOINT or --connect ENDPOINT (one of them)", file=sys.stderr)
         return EXIT_USAGE
-    if args.connect is not None:
-        return _connect(args)
+    if args.connect is not None or args.name or args.key or args.server_key or args.slots != 1:
+        return _connect(args)  # which says that these go with --connect, when it is not there
     try:
         endpoint = parse_endpoint(args.listen, allow_remote=args.allow_remote)
         signal.signal(signal.SIGTERM, _exit)

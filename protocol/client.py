@@ -127,8 +127,8 @@ def connect_options(args: argparse.Namespace) -> ConnectOptions | None:
     """The options of :func:`~quarto_arena.protocol.connect.add_arguments`, checked (the key files read); None
     without ``--connect``. Raises :class:`ClientError`."""
     if args.connect is None:
-        if args.name or args.key or args.server_key:
-            raise ClientError("--name, --key and --server-key go with --connect")
+        if args.name or args.key or args.server_key or args.slots != 1:
+            raise ClientError("--name, --key, --server-key and --slots go with --connect")
         return None
     endpoint = args.connect.strip()
     if not endpoint.startswith(("tcp://", "ipc://")) or len(endpoint) <= len("tcp://"):

@@ -548,6 +548,8 @@ def test_a_remote_bot_can_be_checked_and_plain_zeromq_serves_loopback(tmp_path: 
         ([*BRIDGE, "--connect", "tcp://127.0.0.1:1", "--name", "a", "--", "/no/such/bot"], "cannot start"),
         ([*command("greedy"), "--connect", "tcp://127.0.0.1:1", "--listen", "5555", "--name", "a"], "not both"),
         ([*command("greedy"), "--name", "a"], "go with --connect"),
+        ([*command("greedy"), "--slots", "2"], "go with --connect"),
+        ([*BRIDGE, "--listen", "tcp://127.0.0.1:1", "--slots", "2", "--", "true"], "go with --connect"),
         (
             [*command("greedy"), "--connect", "tcp://1.2.3.4:1", "--name", "a", "--key", "/k", "--server-key", "/s"],
             "not a readable key file",
