@@ -196,7 +196,7 @@ def test_no_hello_and_no_ready_within_their_deadlines_are_cut() -> None:
     ("hello_line", "why"),
     [
         (b"hello version 2 slots 1 name alice", "it speaks UQI 2"),
-        (b"hello version 1 slots 17 name alice", "17 slots asked for; a bot may offer 1 to 16"),
+        (b"hello version 1 slots 65 name alice", "65 slots asked for; a bot may offer 1 to 64"),
         (b"hello version 1 slots 1 name bob", "'bob' does not play here"),
         (b"readyok", "unknown control line"),
     ],

@@ -96,7 +96,7 @@ class ServerError(Exception):
 class Limits:
     """What one connection may do; a peer that goes beyond is cut (its games lost, its connection shut down)."""
 
-    slots: int = 16
+    slots: int = 64
     """Slots one connection may offer."""
     rate: float = 1000.0
     """Lines per second per slot, sustained (control lines included)."""
