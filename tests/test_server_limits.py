@@ -67,11 +67,11 @@ async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
     raise AssertionError("the condition never held")
 
 
-def run(test: Callable[[Server, zmq.Context[Any]], Awaitable[None]]) -> None:
+def run(test: Callable[[Server, zmq.Context[Any]], Awaitable[None]], bots: tuple[str, ...] = ("alice",)) -> None:
     """Runs ``test(server, context)`` with a started server (limits shortened) and a client context."""
 
     async def main() -> None:
-        server = Server(free_endpoint(), ["alice"], wait=0.5, limits=Limits(hello=0.5, ready=0.5, rate=50, burst=100))
+        server = Server(free_endpoint(), bots, wait=0.5, limits=Limits(hello=0.5, ready=0.5, rate=50, burst=100))
         await server.start()
         context: zmq.Context[Any] = zmq.Context()
         try:
@@ -83,9 +83,9 @@ def run(test: Callable[[Server, zmq.Context[Any]], Awaitable[None]]) -> None:
     asyncio.run(main())
 
 
-async def hello(server: Server, context: zmq.Context[Any], slots: int = 2) -> Client:
+async def hello(server: Server, context: zmq.Context[Any], slots: int = 2, name: str = "alice") -> Client:
     client = Client(context, server.endpoint)
-    client.send(b"", f"hello version 1 slots {slots} name alice".encode())
+    client.send(b"", f"hello version 1 slots {slots} name {name}".encode())
     assert await client.recv() == (b"", f"welcome version 1 slots {slots}")
     return client
 
@@ -221,3 +221,24 @@ def test_a_game_waits_for_an_absent_bot_only_so_long() -> None:
         assert await server.wait_for(0.1) == ["alice"]
 
     run(test)
+
+
+def test_what_a_closed_connection_left_queued_is_dropped_quietly(caplog: pytest.LogCaptureFixture) -> None:
+    """A ROUTER still delivers a connection's last messages after the monitor said it closed: they are neither a
+    new connection to refuse nor a reason to touch a descriptor that another connection may have by now."""
+
+    async def test(server: Server, context: zmq.Context[Any]) -> None:
+        keeper = await hello(server, context, slots=1, name="alice")
+        for _ in range(30):
+            client = await hello(server, context, slots=1, name="bob")
+            for _ in range(50):
+                client.send(b"1", b"info string a line of a session that is over")
+            client.sock.close(linger=1000)
+            client.monitor.close()
+        await asyncio.sleep(0.5)
+        assert not [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
+        assert server.connected() == {"alice": 1} and not await keeper.dropped(0.1)
+        keeper.close()
+
+    with caplog.at_level("WARNING", logger="quarto_arena.arena.server"):
+        run(test, bots=("alice", "bob"))

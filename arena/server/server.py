@@ -82,6 +82,7 @@ ZAP_DOMAIN: Final = "quarto-arena"
 _BATCH: Final = 256  # messages read per wake-up, so that a flood cannot hold off the games' deadlines
 _TICK: Final = 0.5  # s between checks of the hello and ready deadlines
 _BYE_DELAY: Final = 0.2  # s between telling a peer bye (or refused) and shutting its connection down
+_GONE: Final = 4096  # routing ids of closed connections remembered, to drop what they still have queued
 _HANDSHAKE_FAILURES: Final[dict[int, str]] = {
     int(zmq.PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH): "not the same security: a plain-text client, or keys on one side",
     int(zmq.PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC): "cryptographic error: the client does not hold the arena's public key",
@@ -127,13 +128,26 @@ class _Slot:
 class _Conn:
     """One accepted connection, known by its descriptor until the monitor reports it closed."""
 
-    __slots__ = ("accepted", "closing", "fd", "peer")
+    __slots__ = ("accepted", "closing", "fd", "inode", "peer")
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
+        self.inode = _inode(fd)
+        """The socket's inode: what tells this connection from a later one on the same descriptor number."""
         self.accepted = time.monotonic()
         self.peer: _Peer | None = None
         self.closing = False
+
+    def same(self) -> bool:
+        """True while the descriptor is still this connection's socket."""
+        return self.inode is not None and _inode(self.fd) == self.inode
+
+
+def _inode(fd: int) -> int | None:
+    try:
+        return os.fstat(fd).st_ino
+    except OSError:
+        return None
 
 
 class _Peer:
@@ -292,6 +306,7 @@ class Server:
         self._peers: dict[bytes, _Peer] = {}
         self._conns: dict[int, _Conn] = {}
         self._cut: dict[bytes, _Conn] = {}
+        self._gone: dict[bytes, None] = {}
         self._changed = asyncio.Event()
         self._context: zmq.Context[Any] | None = None
         self._sock: Any = None
@@ -486,8 +501,8 @@ class Server:
 
     def _message(self, frames: list[Any]) -> None:
         rid: bytes = frames[0].bytes
-        if rid in self._cut:
-            return  # a connection being shut down
+        if rid in self._cut or rid in self._gone:
+            return  # a connection being shut down, or over
         peer = self._peers.get(rid)
         if peer is None:
             self._greet(rid, frames)
@@ -543,9 +558,14 @@ class Server:
     def _greet(self, rid: bytes, frames: list[Any]) -> None:
         """The first message of a connection: a hello, or the connection is refused."""
         fd = frames[-1].get(zmq.SRCFD)
+        # libzmq reports a connection to the monitor (and the end of the one that had its descriptor before) before
+        # its first message can be read; it may have come while this batch was being read.
+        self._on_monitor()
         conn = self._conns.get(fd)
-        if conn is None:  # the monitor has not told of it (yet): it is live, since a message came from it
-            conn = self._conns[fd] = _Conn(fd)
+        if conn is None:
+            # So this message outlived its connection, whose descriptor must not be touched.
+            log.debug("dropped a message from a connection that is closed")
+            return
         address = _peer_address(fd)
         try:
             if len(frames) != 3 or frames[1].bytes != CONTROL:
@@ -606,6 +626,7 @@ class Server:
         if self._peers.get(peer.rid) is not peer:
             return
         del self._peers[peer.rid]
+        self._bury(peer.rid)
         peer.conn.peer = None
         if self._bots.get(peer.name) is peer:
             self._bots[peer.name] = None
@@ -629,7 +650,7 @@ class Server:
             return
         conn.closing = True
         self._on_monitor()  # a connection that closed meanwhile must be known as closed before its descriptor is used
-        if self._conns.get(conn.fd) is not conn:
+        if self._conns.get(conn.fd) is not conn or not conn.same():
             self._forget(conn)  # closed already: the descriptor may now be another connection's
             return
         try:
@@ -671,6 +692,14 @@ class Server:
         """What was kept about a connection that is closed: the routing ids whose messages were dropped."""
         for rid in [r for r, c in self._cut.items() if c is conn]:
             del self._cut[rid]
+            self._bury(rid)
+
+    def _bury(self, rid: bytes) -> None:
+        """A routing id whose connection is over: what it still has queued is read and dropped (a ROUTER delivers a
+        closed connection's last messages after the monitor reported it closed). Routing ids are never reused."""
+        self._gone[rid] = None
+        if len(self._gone) > _GONE:
+            del self._gone[next(iter(self._gone))]
 
     def _check_deadlines(self) -> None:
         if self._sock is None:
