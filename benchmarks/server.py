@@ -254,26 +254,33 @@ async def at_once(n: int, games: int, keys: Path, c_bot: str) -> None:
         **common,
     )
 
-    async def turns_per_s(spec: RunSpec) -> float:
+    async def turns_per_s(spec: RunSpec, bridges: Sequence[int] = ()) -> tuple[float, float, float]:
+        """Turns per second, and CPU per turn (us) of the arena process and of the bridges' processes."""
         run = Run.in_memory(spec)
         player = server_player(run) if spec.server is not None else None
-        t0 = time.perf_counter()
+        t0, c0, b0 = time.perf_counter(), time.process_time(), sum(cpu_s(pid) for pid in bridges)
         outcome = await run.run(player=player)
-        wall = time.perf_counter() - t0
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        relayed = sum(cpu_s(pid) for pid in bridges) - b0
         bad = [r.termination.value for r in outcome.records if r.termination.value != "normal"]
         assert not bad and len(outcome.records) == games, bad
-        return sum(len(r.turns) for r in outcome.records) / wall
+        turns = sum(len(r.turns) for r in outcome.records)
+        return turns / wall, 1e6 * cpu / turns, 1e6 * relayed / turns
 
     bridges = [
         [*BRIDGE, "--connect", endpoint, *identity(keys, f"r{i}"), "--slots", str(n), "--", c_bot] for i in (1, 2)
     ]
-    with connected(bridges[0]), connected(bridges[1]):
-        local_rate = await turns_per_s(local)
-        remote_rate = await turns_per_s(remote)
+    with connected(bridges[0]) as b1, connected(bridges[1]) as b2:
+        local_rate, local_cpu, _ = await turns_per_s(local)
+        remote_rate, remote_cpu, bridge_cpu = await turns_per_s(remote, (b1.pid, b2.pid))
     print(f"3. {n} games at once, {games} in all, C bot against C bot (remote: two bridges of {n} slots each):")
     print(
         f"   {local_rate:.0f} turns/s over stdio, {remote_rate:.0f} turns/s connected in"
         f" ({remote_rate / local_rate:.2f}x)"
+    )
+    print(
+        f"   the arena's CPU per turn: {local_cpu:.0f} us over stdio, {remote_cpu:.0f} us connected in;"
+        f" the bridges' (Python, relaying every line): {bridge_cpu:.0f} us"
     )
 
 
