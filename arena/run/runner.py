@@ -419,6 +419,7 @@ async def play_match(
     deadlines: Deadlines | None = None,
     log_dir: Path | None = None,
     log_limit: int = DEFAULT_STDERR_LIMIT,
+    transcript: Transcript | None = None,
     on_game: Callable[[GameRecord], None] | None = None,
     require_start: bool = True,
 ) -> list[GameRecord]:
@@ -438,7 +439,7 @@ async def play_match(
         margin_ms=template.margin_ms,
         log_limit=log_limit,
     )
-    with Run.in_memory(spec, deadlines=deadlines, log_dir=log_dir) as run:
+    with Run.in_memory(spec, deadlines=deadlines, log_dir=log_dir, transcript=transcript) as run:
 
         def event(e: Event) -> None:
             if isinstance(e, GameFinished) and on_game is not None:
