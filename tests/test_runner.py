@@ -225,3 +225,27 @@ def test_log_limit_caps_each_engines_stderr_log(tmp_path: Path) -> None:
     assert json.loads((out / "config.json").read_text())["log_limit"] == 65536
     bad = run_cli("play", "random", "greedy", "--log-limit", "lots", "--out", str(tmp_path / "n"))
     assert bad.returncode == 2 and "--log-limit 'lots'" in bad.stderr
+
+
+ANSI_BOT = textwrap.dedent(
+    """
+    import sys
+    for line in sys.stdin:
+        if line.startswith("uqi"):
+            print("id name \\x1b[31mRED\\x1b[0m", flush=True)
+            print("\\x1b[2Jjunk", flush=True)
+            print("uqiok 1", flush=True)
+        elif line.startswith("quit"):
+            break
+    """
+)
+
+
+def test_what_an_engine_sends_never_reaches_the_terminal_raw(tmp_path: Path) -> None:
+    """Escape sequences from an engine (its id name, its lines) are shown escaped by check, never sent as they are."""
+    bot = tmp_path / "ansi.py"
+    bot.write_text(ANSI_BOT)
+    r = run_cli("check", f"ansi={sys.executable} {bot}")
+    assert r.returncode == 1
+    assert "\x1b" not in r.stdout + r.stderr
+    assert "\\x1b[31mRED" in r.stdout
