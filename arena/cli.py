@@ -478,6 +478,7 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
             write_standings(run.directory, outcome)
         except OSError as e:
             _err(f"quarto-arena: warning: cannot write the standings into {run.directory}: {e.strerror or e}")
+        _write_report(run.directory, outcome)
         report = final_report(outcome, spec.table_format)
         with contextlib.suppress(OSError):
             typer.echo(report)
@@ -505,6 +506,16 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
         raise typer.Exit(
             {Verdict.H1: 0, Verdict.H0: 1, Verdict.ENGINE_FAILURE: EXIT_ENGINE, Verdict.NO_DECISION: 4}[verdict]
         )
+
+
+def _write_report(directory: Path, outcome: RunOutcome) -> None:
+    """``report.html`` next to the standings; a failure to write it is a warning, never a lost result."""
+    from .web.report import write_report
+
+    try:
+        write_report(directory, outcome, warn=lambda text: _err(f"quarto-arena: warning: {text}"))
+    except OSError as e:
+        _err(f"quarto-arena: warning: cannot write the report into {directory}: {e.strerror or e}")
 
 
 @app.command()
@@ -698,6 +709,30 @@ def rate(
     if fmt not in ("csv", "json"):
         typer.echo("")
         typer.echo(format_table(crosstable_rows(table), fmt))
+
+
+# --- report, serve ---------------------------------------------------------------------------------------------------
+
+
+@app.command()
+def report(
+    directory: str = typer.Argument(..., metavar="DIR", help="A run directory (finished, or still being played)."),
+) -> None:
+    """Write DIR/report.html again from the run's journal: tables, plots and the game viewer in one offline file.
+
+    Every run writes it when it ends; run this after `quarto-arena analyse DIR/games.pgn` to add the per-turn
+    values, or to see a run that is still being played. Prints the report's path.
+    """
+    from .web import WebError
+    from .web.report import write_directory_report
+
+    try:
+        path = write_directory_report(Path(directory), warn=lambda text: _err(f"quarto-arena: warning: {text}"))
+    except WebError as e:
+        fail(str(e))
+    except OSError as e:
+        fail(f"{directory}: cannot write the report: {e.strerror or e}")
+    typer.echo(str(path))
 
 
 # --- check ---------------------------------------------------------------------------------------------------------
