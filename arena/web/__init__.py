@@ -12,8 +12,6 @@ Nothing here prints; nothing here is imported until a command needs it (the CLI'
 
 from __future__ import annotations
 
-import importlib.util
-
 __all__ = ["WebError", "parse_address", "require_server"]
 
 
@@ -34,6 +32,8 @@ def parse_address(text: str) -> tuple[str, int]:
 
 
 def require_server() -> None:
-    """Raises :class:`WebError` when the server's library (aiohttp, the ``web`` extra) is not installed."""
-    if importlib.util.find_spec("aiohttp") is None:
-        raise WebError('the live page needs the web extra: pip install "quarto-arena[web]" (aiohttp)')
+    """Raises :class:`WebError` when the server's library (aiohttp, the ``web`` extra) cannot be imported."""
+    try:
+        import aiohttp  # noqa: F401 - imported to see that it can be
+    except ImportError:
+        raise WebError('the live page needs the web extra: pip install "quarto-arena[web]" (aiohttp)') from None

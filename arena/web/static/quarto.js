@@ -589,6 +589,7 @@
       document.getElementById("progress-text").textContent = parts.join(" · ");
       status.textContent = `${p.state} · ${s.variant} · time control ${s.tc} · ${s.concurrency} at once`;
       clear(document.getElementById("standings-table")).append(table(s.table, "standings"));
+      clear(document.getElementById("engines-table")).append(table(s.engines, "small"));
       document.getElementById("match").textContent = s.match ? s.match.join("\n") : "";
       clear(document.getElementById("crosstable")).append(crosstable(s.crosstable));
       const forfeits = clear(document.getElementById("forfeits"));
