@@ -257,7 +257,7 @@
       this.value = el("div", "value");
       this.turnList = el("ol", "turns");
       this.leftBox = el("div", "left");
-      this.detail = el("p", "note");
+      this.detail = el("p", "note detail");
       right.append(this.status, this.players, el("h3", null, "Piece handed over"), this.handBox, this.value,
         el("h3", null, "Turns"), this.turnList, el("h3", null, "Pieces left"), this.leftBox, this.detail);
       if (this.options.keyboard !== false) document.addEventListener("keydown", (e) => this.key(e));
@@ -519,7 +519,10 @@
       select.value = String(id);
       viewer.show(games[i], 0);
     };
-    select.addEventListener("change", () => pick(Number(select.value)));
+    select.addEventListener("change", () => {
+      pick(Number(select.value));
+      select.blur(); // the arrow keys step through the game picked, not through the list
+    });
     const step = (d) => {
       const i = byId.get(Number(select.value)) + d;
       if (i >= 0 && i < games.length) pick(games[i].id);
