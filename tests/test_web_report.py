@@ -15,12 +15,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from quarto_arena.arena.records import EngineIdentity, GameRecord, TurnRecord
+from quarto_arena.arena.output import standings_table
+from quarto_arena.arena.records import EngineIdentity, GameRecord, Termination, TurnRecord
 from quarto_arena.arena.results import rating_table
 from quarto_arena.arena.roster import resolve_engines
 from quarto_arena.arena.run import JSONL_NAME, Run, RunKind, RunSpec
 from quarto_arena.arena.schedule import OpeningBook
-from quarto_arena.arena.stats import Sprt, SprtModel
+from quarto_arena.arena.stats import Sprt, SprtModel, crosstable_rows
 from quarto_arena.arena.timecontrol import TimeControl
 from quarto_arena.arena.web import WebError, parse_address
 from quarto_arena.arena.web.model import HISTORY_POINTS, RatingHistory, RunInfo, RunModel, game_view
@@ -328,3 +329,19 @@ def test_web_on_a_port_in_use_is_one_line_and_the_run_can_be_resumed(tmp_path: P
     resumed = run_cli("play", "--resume", str(out), "-q")
     assert resumed.returncode == 0, resumed.stderr
     assert (out / "report.html").exists()
+
+
+def test_the_pages_tables_are_the_commands_tables(played: tuple[RunSpec, list[GameRecord]]) -> None:
+    spec, records = played
+    forfeit = replace(records[0], termination=Termination.TIME_FORFEIT, detail="random: time forfeit")
+    games = [forfeit, *records[1:]]
+    summary = RunModel(RunInfo.of(spec, 12), games).summary()
+    table = standings_table(games, spec.names)
+    assert summary["table"]["headers"] == list(table.headers)
+    assert summary["table"]["rows"] == [list(row) for row in table.rows]
+    cross = crosstable_rows(rating_table(games, spec.names))
+    assert summary["crosstable"]["names"] == list(cross.headers[1:])
+    for row, cells in zip(cross.rows, summary["crosstable"]["cells"], strict=True):
+        assert [None if c is None else f"{c[0]:g}/{c[1]}" for c in cells] == list(row[1:])
+    assert dict(summary["terminations"])["time forfeit"] == 1
+    assert sum(n for _, n in summary["terminations"]) == len(games)

@@ -32,11 +32,11 @@ from quarto_arena.protocol.rules import IllegalTurn, Outcome, Position, Variant,
 
 from ..output import forfeit_rows, game_comment, match_lines, results_table
 from ..records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
-from ..results import forfeit_counts, rating_table, summarize
+from ..results import summarize
 from ..run import GameFinished, GameStarted, Notice, RunKind, RunSpec, SprtUpdate, TurnPlayed
 from ..run.sprt import SprtTracker
 from ..schedule import STARTPOS, ScheduledGame
-from ..stats import Cell, RatingError, ScoredGame, Sprt, TableRows, rate, rating_rows
+from ..stats import Cell, RatingError, RatingTable, ScoredGame, Sprt, TableRows, rate, rating_rows
 
 __all__ = ["HISTORY_POINTS", "RunInfo", "RunModel", "game_view", "replay"]
 
@@ -196,9 +196,13 @@ class RatingHistory:
                 self.step *= 2
                 self.points = [p for p in self.points if p[0] % self.step == 0]
 
-    def _fit(self) -> tuple[int, dict[str, tuple[float, float] | None]]:
+    def table(self) -> RatingTable:
+        """The rating table of every game so far (raises RatingError as :func:`rate` does)."""
+        return rate(self.games, players=self.names)
+
+    def _fit(self, table: RatingTable | None = None) -> tuple[int, dict[str, tuple[float, float] | None]]:
         try:
-            table = rate(self.games, players=self.names)
+            table = table or self.table()
         except RatingError:
             return len(self.games), dict.fromkeys(self.names)
         out: dict[str, tuple[float, float] | None] = {}
@@ -207,11 +211,12 @@ class RatingHistory:
             out[p.name] = (p.rating, p.margin) if ok and p.rating is not None and p.margin is not None else None
         return len(self.games), out
 
-    def series(self) -> dict[str, Any]:
-        """``{"games": [...], "series": [{"name", "rating": [...], "margin": [...]}]}`` up to the last game."""
+    def series(self, table: RatingTable | None = None) -> dict[str, Any]:
+        """``{"games": [...], "series": [{"name", "rating": [...], "margin": [...]}]}`` up to the last game
+        (``table``: the fit of every game so far, if the caller has it)."""
         points = list(self.points)
         if self.games and (not points or points[-1][0] != len(self.games)):
-            points.append(self._fit())
+            points.append(self._fit(table))
         series = []
         for name in self.names:
             values = [p[1].get(name) for p in points]
@@ -250,6 +255,8 @@ class RunModel:
         self.records: list[GameRecord] = []
         self.by_id: dict[int, GameRecord] = {}
         self.identities: dict[str, EngineIdentity] = {}
+        self.reasons: collections.Counter[str] = collections.Counter()
+        self.forfeits: dict[str, collections.Counter[Termination]] = {n: collections.Counter() for n in info.names}
         self.history = RatingHistory(info.names)
         self.tracker = None if info.sprt is None else SprtTracker(info.sprt, info.names[0])
         self.llr: list[tuple[int, float]] = []
@@ -276,6 +283,13 @@ class RunModel:
         for name, ident in zip((record.first, record.second), record.engines, strict=False):
             self.identities[name] = ident
         self.history.add(record)
+        if record.termination is not Termination.NORMAL:
+            self.reasons[record.termination.value] += 1
+        else:
+            self.reasons["draw" if record.result is Result.DRAW else "win on the board"] += 1
+        loser = record.loser
+        if record.termination.is_failure and loser is not None:
+            self.forfeits.setdefault(loser, collections.Counter())[record.termination] += 1
         if self.tracker is not None and (update := self.tracker.add(record)) is not None:
             self.llr.append((len(self.records), update.status.llr))
         self.recent.appendleft(record)
@@ -350,18 +364,14 @@ class RunModel:
 
     def summary(self) -> dict[str, Any]:
         """Everything but the boards and the games' turns: tables, plots' data, progress, last games, notices."""
+        # Counted as games arrive, one fit per summary: the live server builds one a second on the arena's loop.
         names = list(self.info.names)
         records = self.records
-        table = rating_table(records, names)
-        forfeits = forfeit_counts(records, names)
+        table = self.history.table()
+        forfeits = self.forfeits
         order = [p.name for p in table.players if p.rating is not None]
         pairs = {(pr.player, pr.opponent): [pr.points, pr.games] for pr in table.pairs}
-        reasons: collections.Counter[str] = collections.Counter()
-        for r in records:
-            if r.termination is not Termination.NORMAL:
-                reasons[r.termination.value] += 1
-            else:
-                reasons["draw" if r.result is Result.DRAW else "win on the board"] += 1
+        reasons = self.reasons
         out: dict[str, Any] = {
             "kind": self.info.kind.value,
             "names": names,
@@ -374,7 +384,7 @@ class RunModel:
             "crosstable": {"names": order, "cells": [[pairs.get((a, b)) for b in order] for a in order]},
             "forfeits": _rows(forfeit_rows({n: c for n, c in forfeits.items() if c})),
             "terminations": sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])),
-            "history": self.history.series(),
+            "history": self.history.series(table),
             "recent": [self._brief(r) for r in self.recent],
             "notices": list(self.notices),
             "match": match_lines(summarize(records, *names)) if len(names) == 2 else None,
