@@ -9,8 +9,10 @@ import hashlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -345,3 +347,93 @@ def test_the_pages_tables_are_the_commands_tables(played: tuple[RunSpec, list[Ga
         assert [None if c is None else f"{c[0]:g}/{c[1]}" for c in cells] == list(row[1:])
     assert dict(summary["terminations"])["time forfeit"] == 1
     assert sum(n for _, n in summary["terminations"]) == len(games)
+
+
+SLOW_BOT = """
+import random, time
+from quarto_arena.protocol.bot import run
+
+def choose(position, ctx):
+    time.sleep(0.05)
+    return random.choice(position.legal_turns())
+
+run(choose, [])
+"""
+
+
+def http(url: str, *, method: str = "GET", host: str | None = None) -> tuple[int, dict[str, str], bytes]:
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(url, method=method)
+    if host is not None:
+        request.add_header("Host", host)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
+
+
+def test_serve_follows_a_run_another_process_is_writing(tmp_path: Path) -> None:
+    bot = tmp_path / "slow.py"
+    bot.write_text(SLOW_BOT)
+    out = tmp_path / "t"
+    run = subprocess.Popen(
+        [
+            *CLI,
+            "play",
+            f"slow={sys.executable} {bot}",
+            "greedy",
+            "--games",
+            "12",
+            "--tc",
+            "st=2",
+            "--out",
+            str(out),
+            "-q",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    serve = None
+    try:
+        deadline = time.monotonic() + 60
+        while not (out / "config.json").exists():  # the run directory exists once the run has started
+            assert time.monotonic() < deadline and run.poll() is None
+            time.sleep(0.05)
+        serve = subprocess.Popen([*CLI, "serve", str(out), "--web", "127.0.0.1:0"], stderr=subprocess.PIPE, text=True)
+        assert serve.stderr is not None
+        line = serve.stderr.readline()
+        m = re.search(r"at (http://127\.0\.0\.1:\d+/) ", line)
+        assert m, line
+        url = m.group(1)
+        seen = []
+        while True:
+            status, _, body = http(url + "api/summary")
+            assert status == 200
+            done = json.loads(body)["progress"]["done"]
+            if not seen or done != seen[-1]:
+                seen.append(done)
+            if done == 12:
+                break
+            assert time.monotonic() < deadline, seen
+            time.sleep(0.2)
+        assert len(seen) >= 3, f"the page did not follow the games as they came: {seen}"
+        assert run.wait(timeout=60) == 0
+        status, headers, body = http(url)
+        assert status == 200 and b"<h1>Match: slow, greedy</h1>" in body
+        assert "script-src 'self'" in headers["Content-Security-Policy"]
+        status, _, body = http(url + "api/game/3")
+        assert status == 200 and json.loads(body)["id"] == 3
+        assert http(url + "api/game/99")[0] == 404
+        assert http(url + "static/../../pyproject.toml")[0] == 404
+        assert http(url + "api/summary", method="POST")[0] == 405  # read-only
+        assert http(url, host="attacker.example")[0] == 421  # a page elsewhere cannot read it by DNS rebinding
+        serve.send_signal(signal.SIGINT)
+        assert serve.wait(timeout=30) == 0  # Ctrl-C is how a server ends
+    finally:
+        for proc in (run, serve):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
