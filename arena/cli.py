@@ -407,6 +407,7 @@ async def _play(run: Run, view: RunView, web: tuple[str, int] | None = None) -> 
     """Runs with SIGINT, SIGTERM and SIGHUP turned into a clean stop (engines killed, finished games synced); with
     ``web``, the live page is served at that address while the run goes."""
     import asyncio
+    import gc
     import signal
 
     from .run import Interrupt
@@ -419,6 +420,12 @@ async def _play(run: Run, view: RunView, web: tuple[str, int] | None = None) -> 
             kill_all()
         interrupt.set(signum)
 
+    # A run keeps its counted games and thousands of session objects alive for hours: moving what exists now out of
+    # the collector's sight, and collecting the young generation less often, keeps its passes from growing with
+    # them (benchmarks/scale.py measures both settings). Process-wide settings, so the command sets them.
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(50_000, 10, 10)
     loop = asyncio.get_running_loop()
     handled = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
     for signum in handled:
