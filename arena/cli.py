@@ -156,6 +156,12 @@ ProgressOpt = typer.Option(
 )
 QuietOpt = typer.Option(False, "--quiet", "-q", help="No progress: only warnings and the result.")
 DebugOpt = typer.Option(None, "--debug", metavar="DIR", help="Write every UQI line with a time stamp into DIR.")
+WebOpt = typer.Option(
+    None,
+    "--web",
+    metavar="HOST:PORT",
+    help="Serve a live page of the run at HOST:PORT, e.g. 127.0.0.1:8080 (port 0: any free one); needs the web extra.",
+)
 LogLimitOpt = typer.Option(
     "16M", "--log-limit", metavar="SIZE", help="Keep at most SIZE (K, M, G) of each engine's stderr log; 0: none."
 )
@@ -366,7 +372,7 @@ def _open_run(kind: str, ctx: typer.Context, engine_words: list[str], options: d
         transcript = _debug(Path(options["debug"]))
     try:
         if options["resume"] is not None:
-            given = _given(ctx, {"resume", "quiet", "progress_every", "debug"})
+            given = _given(ctx, {"resume", "quiet", "progress_every", "debug", "web"})
             if given or engine_words:
                 what = "engines" if engine_words else "--" + given[0].replace("_", "-")
                 fail(f"--resume takes no engines or game options (got {what}): the journal keeps them")
@@ -397,8 +403,9 @@ def _debug(directory: Path) -> Any:
     return transcript
 
 
-async def _play(run: Run, view: RunView) -> RunOutcome:
-    """Runs with SIGINT, SIGTERM and SIGHUP turned into a clean stop (engines killed, finished games synced)."""
+async def _play(run: Run, view: RunView, web: tuple[str, int] | None = None) -> RunOutcome:
+    """Runs with SIGINT, SIGTERM and SIGHUP turned into a clean stop (engines killed, finished games synced); with
+    ``web``, the live page is served at that address while the run goes."""
     import asyncio
     import gc
     import signal
@@ -424,7 +431,11 @@ async def _play(run: Run, view: RunView) -> RunOutcome:
     for signum in handled:
         loop.add_signal_handler(signum, on_signal, signum)
     try:
-        return await run.run(view, interrupt=interrupt)
+        if web is None:
+            return await run.run(view, interrupt=interrupt)
+        from .web.server import run_live
+
+        return await run_live(run, view, web, interrupt=interrupt, announce=lambda url: _err(f"live page: {url}"))
     finally:
         for signum in handled:
             loop.remove_signal_handler(signum)
@@ -438,8 +449,16 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
 
     from .output import RunView, final_report, parse_progress_every, write_standings
     from .run import RunError, Verdict
+    from .web import WebError, parse_address, require_server
 
     _table_format(options["fmt"])
+    web = None
+    if options["web"] is not None:
+        try:
+            web = parse_address(options["web"])
+            require_server()
+        except WebError as e:
+            fail(str(e))
     every = None
     if options["progress_every"] is not None:
         try:
@@ -473,7 +492,10 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
             interval=spec.rating_interval,
         )
         try:
-            outcome = asyncio.run(_play(run, view))
+            outcome = asyncio.run(_play(run, view, web))
+        except WebError as e:
+            view.close()
+            fail(f"{e}; the run in {run.directory} has not started: continue it with --resume {run.directory}")
         except RunError as e:
             view.close()
             fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
@@ -485,6 +507,7 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
             write_standings(run.directory, outcome)
         except OSError as e:
             _err(f"quarto-arena: warning: cannot write the standings into {run.directory}: {e.strerror or e}")
+        _write_report(run.directory, outcome)
         report = final_report(outcome, spec.table_format)
         with contextlib.suppress(OSError):
             typer.echo(report)
@@ -512,6 +535,16 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
         raise typer.Exit(
             {Verdict.H1: 0, Verdict.H0: 1, Verdict.ENGINE_FAILURE: EXIT_ENGINE, Verdict.NO_DECISION: 4}[verdict]
         )
+
+
+def _write_report(directory: Path, outcome: RunOutcome) -> None:
+    """``report.html`` next to the standings; a failure to write it is a warning, never a lost result."""
+    from .web.report import write_report
+
+    try:
+        write_report(directory, outcome, warn=lambda text: _err(f"quarto-arena: warning: {text}"))
+    except OSError as e:
+        _err(f"quarto-arena: warning: cannot write the report into {directory}: {e.strerror or e}")
 
 
 @app.command()
@@ -549,6 +582,7 @@ def tournament(
     quiet: bool = QuietOpt,
     debug: str | None = DebugOpt,
     log_limit: str = LogLimitOpt,
+    web: str | None = WebOpt,
 ) -> None:
     """Run a round-robin or gauntlet tournament in colour-swapped pairs; crash-safe, resumable with --resume DIR.
 
@@ -591,6 +625,7 @@ def play(
     quiet: bool = QuietOpt,
     debug: str | None = DebugOpt,
     log_limit: str = LogLimitOpt,
+    web: str | None = WebOpt,
 ) -> None:
     """Play a match between two engines and print the score, Elo and pair statistics; resumable with --resume DIR."""
     options = dict(locals())
@@ -638,6 +673,7 @@ def sprt(
     quiet: bool = QuietOpt,
     debug: str | None = DebugOpt,
     log_limit: str = LogLimitOpt,
+    web: str | None = WebOpt,
 ) -> None:
     """Play NEW against BASE in colour-swapped pairs until the SPRT decides. Exit 0: H1 (pass), 1: H0 (fail),
     3: an engine failed, 4: no decision within --max-games."""
@@ -705,6 +741,63 @@ def rate(
     if fmt not in ("csv", "json"):
         typer.echo("")
         typer.echo(format_table(crosstable_rows(table), fmt))
+
+
+# --- report, serve ---------------------------------------------------------------------------------------------------
+
+
+@app.command()
+def report(
+    directory: str = typer.Argument(..., metavar="DIR", help="A run directory (finished, or still being played)."),
+) -> None:
+    """Write DIR/report.html again from the run's journal: tables, plots and the game viewer in one offline file.
+
+    Every run writes it when it ends; run this after `quarto-arena analyse DIR/games.pgn` to add the per-turn
+    values, or to see a run that is still being played. Prints the report's path.
+    """
+    from .web import WebError
+    from .web.report import write_directory_report
+
+    try:
+        path = write_directory_report(Path(directory), warn=lambda text: _err(f"quarto-arena: warning: {text}"))
+    except WebError as e:
+        fail(str(e))
+    except OSError as e:
+        fail(f"{directory}: cannot write the report: {e.strerror or e}")
+    typer.echo(str(path))
+
+
+@app.command()
+def serve(
+    directory: str = typer.Argument(..., metavar="DIR", help="A run directory (finished, or still being played)."),
+    web: str = typer.Option(
+        "127.0.0.1:8080", "--web", metavar="HOST:PORT", help="Where to serve the page (port 0: any free one)."
+    ),
+) -> None:
+    """Serve the live page of a run directory, finished or still being written by another process, until Ctrl-C.
+
+    Needs the web extra (pip install "quarto-arena[web]"). Stopping it with Ctrl-C or SIGTERM is its normal end
+    (exit status 0).
+    """
+    import asyncio
+
+    from .web import WebError, parse_address, require_server
+
+    try:
+        address = parse_address(web)
+        require_server()
+        from .web.server import serve_directory
+
+        asyncio.run(
+            serve_directory(
+                Path(directory),
+                address,
+                announce=lambda url: _err(f"serving {directory} at {url} (Ctrl-C stops)"),
+                warn=lambda text: _err(f"quarto-arena: warning: {text}"),
+            )
+        )
+    except WebError as e:
+        fail(str(e))
 
 
 # --- check ---------------------------------------------------------------------------------------------------------

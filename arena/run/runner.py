@@ -265,11 +265,13 @@ class Run:
         interrupt: Interrupt | None = None,
         preflight: bool = True,
         player: GamePlayer | None = None,
+        turns: bool = False,
     ) -> RunOutcome:
         """Plays every missing game, ``concurrency`` at a time, until all are counted, the SPRT decides, an engine
         fails under ``strict``, or ``interrupt`` is set.
 
-        Games are played by ``player`` (by default a :class:`LocalPlayer` on this machine). Raises
+        Games are played by ``player`` (by default a :class:`LocalPlayer` on this machine; with ``turns`` it also
+        reports every turn as a :class:`TurnPlayed` event, for a live view). Raises
         :class:`RunError` when an engine cannot be started before the first game (``preflight=False`` leaves that
         to the first game, which a failed start then loses) or when the journal cannot be written. Whatever happens
         (an error, an interrupt, cancellation), every engine process is killed and reaped, and every finished game
@@ -294,7 +296,7 @@ class Run:
                 log_limit=self.spec.log_limit,
                 transcript=self.transcript,
             )
-            player = LocalPlayer(pool)
+            player = LocalPlayer(pool, on_turn=emit if turns else None)
         pending = self.pending()
         aborted: list[GameRecord] = []
         stop = asyncio.Event()
