@@ -1,0 +1,578 @@
+/* The exact Quarto solver core: quarto_arena.protocol._solver (pure-Python mirror: _solver_py.py).
+ *
+ * A node is a position with a piece in hand; the player to move places it and gives one of the pieces left.
+ * Scores are those of the player to move: a win scores the number of empty squares left at the end of the game
+ * plus one, a loss minus that, a draw 0. So a sooner win scores more, a later loss less badly, and a parent's score
+ * is minus its child's (the count is of the board, not of the path).
+ *
+ * The search is fail-soft negamax alpha-beta. At each node, in order:
+ *   - a win at once: the piece in hand completes a winning group (a piece "wins" on a board when some group holds
+ *     three pieces that share a counted attribute value with it);
+ *   - the last empty square, or no group left that can still be won (each group is full, or mixed on every
+ *     counted attribute, or fewer pieces are left with its common attribute than it has empty squares): a draw;
+ *   - bounds: without a win now, the best is a win on the next own placement, the worst a loss on the opponent's;
+ *   - the transposition table, keyed by a canonical image of the node under the variant's symmetry group;
+ *   - the turns: each empty square, then each piece that does not let the opponent win at once (safe-give
+ *     pruning: an unsafe piece loses on the next placement, as badly as a loss can be, so it is tried only as the
+ *     value of a square where every piece is unsafe).
+ *
+ * The canonical image: the board maps that give the least occupied mask; for each, every attribute plane is
+ * complemented when that makes it less (on an empty board, when that clears the bit of the piece in hand), then
+ * the counted planes are sorted among themselves, and the others among themselves; the least such image wins.
+ * Every step is an element of the group, so equal keys mean symmetric positions, hence equal values.
+ *
+ * The transposition table holds, per slot, the key and the lower and upper bound on the score known for it.
+ * Every choice here -- turn order, table layout, hash, replacement, when to check the clock -- is mirrored by
+ * _solver_py.py, so both cores search the same tree and count the same nodes.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define BIG 64
+#define TT_MIN_EMPTY 5
+#define CHECK_EVERY 1024
+#define MAX_LINES 32
+#define MAX_MAPS 64
+
+typedef struct {
+    uint64_t planes;
+    uint16_t occupied;
+    uint8_t hand1; /* hand + 1; 0 marks an empty slot */
+    int8_t low;
+    int8_t high;
+} Entry;
+
+typedef struct {
+    PyObject_HEAD
+    int nlines;
+    uint16_t lines[MAX_LINES];
+    int ncounted, counted[4];
+    int nothers, others[4];
+    int nmaps;
+    uint16_t (*tables)[2][256];
+    int bits;
+    Entry *tt;
+    /* the running search */
+    unsigned long long nodes;
+    unsigned long long max_nodes;
+    double deadline;
+    volatile int stopped;
+    int aborted;
+    int best_move;
+    int busy;
+} Core;
+
+static uint16_t HAS[4], HAS_NOT[4];
+static uint64_t PIECE_PLANES[16][16];
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static inline int popcount16(unsigned x) { return __builtin_popcount(x); }
+static inline int lowest(unsigned x) { return __builtin_ctz(x); }
+
+static int piece_at(uint64_t planes, int square) {
+    uint64_t p = planes >> square;
+    return (int)((p & 1) | (p >> 15 & 2) | (p >> 30 & 4) | (p >> 45 & 8));
+}
+
+/* The pieces that complete a winning group somewhere on this board. */
+static unsigned winning_pieces(const Core *c, unsigned occupied, uint64_t planes) {
+    unsigned out = 0;
+    for (int i = 0; i < c->nlines; i++) {
+        unsigned m = c->lines[i];
+        unsigned x = occupied & m;
+        if (popcount16(x) != 3)
+            continue;
+        for (int j = 0; j < c->ncounted; j++) {
+            int a = c->counted[j];
+            unsigned y = (unsigned)(planes >> (16 * a)) & m;
+            if (y == x)
+                out |= HAS[a];
+            else if (y == 0)
+                out |= HAS_NOT[a];
+        }
+    }
+    return out;
+}
+
+/* True when some group can still be won: not full, and enough pieces left share an attribute with it. */
+static int live(const Core *c, unsigned occupied, uint64_t planes, unsigned remaining) {
+    for (int i = 0; i < c->nlines; i++) {
+        unsigned m = c->lines[i];
+        unsigned x = occupied & m;
+        int need = 4 - popcount16(x);
+        if (need == 0)
+            continue;
+        for (int j = 0; j < c->ncounted; j++) {
+            int a = c->counted[j];
+            unsigned y = (unsigned)(planes >> (16 * a)) & m;
+            if (y == x && popcount16(remaining & HAS[a]) >= need)
+                return 1;
+            if (y == 0 && popcount16(remaining & HAS_NOT[a]) >= need)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* Sorts (plane << 1 | hand bit) values ascending: at most four. */
+static void sort_cells(uint32_t *v, int n) {
+    for (int i = 1; i < n; i++) {
+        uint32_t x = v[i];
+        int j = i - 1;
+        while (j >= 0 && v[j] > x) {
+            v[j + 1] = v[j];
+            j--;
+        }
+        v[j + 1] = x;
+    }
+}
+
+static void canonical_key(const Core *c, unsigned occupied, uint64_t planes, int hand, uint16_t *k_occupied,
+                          uint64_t *k_planes, int *k_hand) {
+    uint16_t images[MAX_MAPS];
+    uint16_t least = 0xFFFF;
+    for (int i = 0; i < c->nmaps; i++) {
+        uint16_t image = c->tables[i][0][occupied & 0xFF] | c->tables[i][1][occupied >> 8];
+        images[i] = image;
+        if (image < least)
+            least = image;
+    }
+    int found = 0;
+    uint64_t best_planes = 0;
+    int best_hand = 0;
+    for (int i = 0; i < c->nmaps; i++) {
+        if (images[i] != least)
+            continue;
+        uint32_t cells[4];
+        for (int a = 0; a < 4; a++) {
+            unsigned p = (unsigned)(planes >> (16 * a)) & 0xFFFF;
+            unsigned q = c->tables[i][0][p & 0xFF] | c->tables[i][1][p >> 8];
+            unsigned r = q ^ least;
+            unsigned h = (unsigned)(hand >> a) & 1;
+            if (r < q || (r == q && h)) {
+                q = r;
+                h ^= 1;
+            }
+            cells[a] = q << 1 | h;
+        }
+        uint64_t out_planes = 0;
+        int out_hand = 0;
+        uint32_t group[4];
+        for (int j = 0; j < c->ncounted; j++)
+            group[j] = cells[c->counted[j]];
+        sort_cells(group, c->ncounted);
+        for (int j = 0; j < c->ncounted; j++) {
+            out_planes |= (uint64_t)(group[j] >> 1) << (16 * c->counted[j]);
+            out_hand |= (int)(group[j] & 1) << c->counted[j];
+        }
+        for (int j = 0; j < c->nothers; j++)
+            group[j] = cells[c->others[j]];
+        sort_cells(group, c->nothers);
+        for (int j = 0; j < c->nothers; j++) {
+            out_planes |= (uint64_t)(group[j] >> 1) << (16 * c->others[j]);
+            out_hand |= (int)(group[j] & 1) << c->others[j];
+        }
+        if (!found || out_planes < best_planes || (out_planes == best_planes && out_hand < best_hand)) {
+            found = 1;
+            best_planes = out_planes;
+            best_hand = out_hand;
+        }
+    }
+    *k_occupied = least;
+    *k_planes = best_planes;
+    *k_hand = best_hand;
+}
+
+static size_t slot_of(const Core *c, uint16_t occupied, uint64_t planes, int hand) {
+    uint64_t h = (planes ^ ((uint64_t)occupied << 48) ^ ((uint64_t)hand << 40)) * 0x9E3779B97F4A7C15ULL;
+    return (size_t)(((h ^ (h >> 29)) * 0xBF58476D1CE4E5B9ULL) >> (64 - c->bits));
+}
+
+static void check_limits(Core *c) {
+    if (c->stopped || (c->max_nodes && c->nodes >= c->max_nodes))
+        c->aborted = 1;
+    else if (c->deadline > 0 && now_seconds() >= c->deadline)
+        c->aborted = 1;
+}
+
+static void store(Core *c, size_t slot, uint16_t k_occupied, uint64_t k_planes, int k_hand, int best, int alpha,
+                  int beta) {
+    Entry *e = &c->tt[slot];
+    int low = -BIG, high = BIG;
+    if (e->hand1 == k_hand + 1 && e->occupied == k_occupied && e->planes == k_planes) {
+        low = e->low;
+        high = e->high;
+    }
+    if (best <= alpha) {
+        if (best < high)
+            high = best;
+    } else if (best >= beta) {
+        if (best > low)
+            low = best;
+    } else {
+        low = high = best;
+    }
+    e->planes = k_planes;
+    e->occupied = k_occupied;
+    e->hand1 = (uint8_t)(k_hand + 1);
+    e->low = (int8_t)low;
+    e->high = (int8_t)high;
+}
+
+static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsigned avail, int empty, int alpha,
+                   int beta, int root) {
+    c->nodes++;
+    if (c->nodes % CHECK_EVERY == 0) {
+        check_limits(c);
+        if (c->aborted)
+            return 0;
+    }
+    if (winning_pieces(c, occupied, planes) >> hand & 1)
+        return empty;
+    if (empty == 1 || !live(c, occupied, planes, avail | 1u << hand))
+        return 0;
+    if (empty - 2 <= alpha)
+        return empty - 2;
+    if (1 - empty >= beta)
+        return 1 - empty;
+    int use_tt = empty >= TT_MIN_EMPTY;
+    size_t slot = 0;
+    uint16_t k_occupied = 0;
+    uint64_t k_planes = 0;
+    int k_hand = 0;
+    if (use_tt) {
+        canonical_key(c, occupied, planes, hand, &k_occupied, &k_planes, &k_hand);
+        slot = slot_of(c, k_occupied, k_planes, k_hand);
+        const Entry *e = &c->tt[slot];
+        if (e->hand1 == k_hand + 1 && e->occupied == k_occupied && e->planes == k_planes) {
+            int low = e->low, high = e->high;
+            if (low >= beta)
+                return low;
+            if (high <= alpha)
+                return high;
+            if (low == high)
+                return low;
+            if (low > alpha)
+                alpha = low;
+            if (high < beta)
+                beta = high;
+        }
+    }
+    int original_alpha = alpha;
+    int best = -BIG;
+    unsigned free_squares = 0xFFFFu & ~occupied;
+    while (free_squares) {
+        int square = lowest(free_squares);
+        free_squares &= free_squares - 1;
+        unsigned occupied2 = occupied | 1u << square;
+        uint64_t planes2 = planes | PIECE_PLANES[hand][square];
+        unsigned safe = avail & ~winning_pieces(c, occupied2, planes2);
+        if (!safe) {
+            if (1 - empty > best) {
+                best = 1 - empty;
+                if (root)
+                    c->best_move = square << 4 | lowest(avail);
+            }
+            continue;
+        }
+        while (safe) {
+            int piece = lowest(safe);
+            safe &= safe - 1;
+            int score = -negamax(c, occupied2, planes2, piece, avail & ~(1u << piece), empty - 1, -beta, -alpha, 0);
+            if (c->aborted)
+                return 0;
+            if (score > best) {
+                best = score;
+                if (root)
+                    c->best_move = square << 4 | piece;
+                if (score > alpha) {
+                    alpha = score;
+                    if (alpha >= beta) {
+                        free_squares = 0;
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    if (use_tt)
+        store(c, slot, k_occupied, k_planes, k_hand, best, original_alpha, beta);
+    return best;
+}
+
+/* --- the Python type ------------------------------------------------------------------------------------------ */
+
+static int fill_tables(Core *c, PyObject *maps) {
+    PyObject *seq = PySequence_Fast(maps, "maps must be a sequence of board maps");
+    if (seq == NULL)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n < 1 || n > MAX_MAPS) {
+        Py_DECREF(seq);
+        PyErr_Format(PyExc_ValueError, "between 1 and %d board maps are needed", MAX_MAPS);
+        return -1;
+    }
+    c->tables = PyMem_Calloc((size_t)n, sizeof *c->tables);
+    if (c->tables == NULL) {
+        Py_DECREF(seq);
+        PyErr_NoMemory();
+        return -1;
+    }
+    c->nmaps = (int)n;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *m = PySequence_Fast(PySequence_Fast_GET_ITEM(seq, i), "a board map must be a sequence");
+        if (m == NULL) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        if (PySequence_Fast_GET_SIZE(m) != 16) {
+            Py_DECREF(m);
+            Py_DECREF(seq);
+            PyErr_SetString(PyExc_ValueError, "a board map has 16 squares");
+            return -1;
+        }
+        int image[16];
+        for (int s = 0; s < 16; s++) {
+            long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(m, s));
+            if (v == -1 && PyErr_Occurred()) {
+                Py_DECREF(m);
+                Py_DECREF(seq);
+                return -1;
+            }
+            if (v < 0 || v > 15) {
+                Py_DECREF(m);
+                Py_DECREF(seq);
+                PyErr_SetString(PyExc_ValueError, "a board map sends squares to 0..15");
+                return -1;
+            }
+            image[s] = (int)v;
+        }
+        Py_DECREF(m);
+        for (int x = 0; x < 256; x++) {
+            uint16_t lo = 0, hi = 0;
+            for (int s = 0; s < 8; s++) {
+                if (x >> s & 1) {
+                    lo |= (uint16_t)(1u << image[s]);
+                    hi |= (uint16_t)(1u << image[s + 8]);
+                }
+            }
+            c->tables[i][0][x] = lo;
+            c->tables[i][1][x] = hi;
+        }
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
+static int Core_init(Core *c, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"lines", "counted", "maps", "tt_bits", NULL};
+    PyObject *lines, *maps;
+    int counted, bits;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OiOi", kwlist, &lines, &counted, &maps, &bits))
+        return -1;
+    if (c->tt != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Core is already initialised");
+        return -1;
+    }
+    if (counted < 1 || counted > 15) {
+        PyErr_SetString(PyExc_ValueError, "counted attributes must be a non-empty subset of the 4 piece bits");
+        return -1;
+    }
+    if (bits < 4 || bits > 30) {
+        PyErr_SetString(PyExc_ValueError, "tt_bits must be in 4..30");
+        return -1;
+    }
+    PyObject *seq = PySequence_Fast(lines, "lines must be a sequence of square masks");
+    if (seq == NULL)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n > MAX_LINES) {
+        Py_DECREF(seq);
+        PyErr_Format(PyExc_ValueError, "at most %d winning groups", MAX_LINES);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
+        if (v == -1 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        if (v < 0 || v > 0xFFFF || popcount16((unsigned)v) != 4) {
+            Py_DECREF(seq);
+            PyErr_SetString(PyExc_ValueError, "a winning group is a mask of 4 squares");
+            return -1;
+        }
+        c->lines[i] = (uint16_t)v;
+    }
+    Py_DECREF(seq);
+    c->nlines = (int)n;
+    c->ncounted = c->nothers = 0;
+    for (int a = 0; a < 4; a++) {
+        if (counted >> a & 1)
+            c->counted[c->ncounted++] = a;
+        else
+            c->others[c->nothers++] = a;
+    }
+    if (fill_tables(c, maps) < 0)
+        return -1;
+    c->bits = bits;
+    c->tt = PyMem_Calloc((size_t)1 << bits, sizeof(Entry));
+    if (c->tt == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    c->best_move = -1;
+    return 0;
+}
+
+static void Core_dealloc(Core *c) {
+    PyMem_Free(c->tt);
+    PyMem_Free(c->tables);
+    Py_TYPE(c)->tp_free((PyObject *)c);
+}
+
+static PyObject *Core_search(Core *c, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"occupied", "planes", "hand", "alpha", "beta", "max_nodes", "seconds", NULL};
+    unsigned int occupied;
+    unsigned long long planes, max_nodes = 0;
+    int hand, alpha, beta;
+    double seconds = 0.0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "IKiii|Kd", kwlist, &occupied, &planes, &hand, &alpha, &beta,
+                                     &max_nodes, &seconds))
+        return NULL;
+    if (c->tt == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Core is not initialised");
+        return NULL;
+    }
+    if (occupied > 0xFFFF || occupied == 0xFFFF || hand < 0 || hand > 15) {
+        PyErr_SetString(PyExc_ValueError, "a node has an empty square and a piece in hand (0..15)");
+        return NULL;
+    }
+    if (c->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "Core.search is already running (one search per core at a time)");
+        return NULL;
+    }
+    c->busy = 1;
+    c->nodes = 0;
+    c->aborted = 0;
+    c->best_move = -1;
+    c->max_nodes = max_nodes;
+    c->deadline = seconds > 0 ? now_seconds() + seconds : 0.0;
+    int score = 0;
+    if (c->stopped) {
+        c->aborted = 1;
+    } else {
+        unsigned avail = 0xFFFFu & ~(1u << hand);
+        for (int s = 0; s < 16; s++)
+            if (occupied >> s & 1)
+                avail &= ~(1u << piece_at(planes, s));
+        int empty = 16 - popcount16(occupied);
+        Py_BEGIN_ALLOW_THREADS
+        score = negamax(c, occupied, planes, hand, avail, empty, alpha, beta, 1);
+        Py_END_ALLOW_THREADS
+        if (c->aborted)
+            score = 0;
+    }
+    c->busy = 0;
+    return PyLong_FromLong(score);
+}
+
+static PyObject *Core_stop(Core *c, PyObject *Py_UNUSED(ignored)) {
+    c->stopped = 1;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Core_reset_stop(Core *c, PyObject *Py_UNUSED(ignored)) {
+    c->stopped = 0;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Core_clear(Core *c, PyObject *Py_UNUSED(ignored)) {
+    if (c->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "cannot clear the table during a search");
+        return NULL;
+    }
+    if (c->tt != NULL)
+        memset(c->tt, 0, ((size_t)1 << c->bits) * sizeof(Entry));
+    Py_RETURN_NONE;
+}
+
+static PyObject *Core_get_nodes(Core *c, void *closure) { return PyLong_FromUnsignedLongLong(c->nodes); }
+static PyObject *Core_get_aborted(Core *c, void *closure) { return PyBool_FromLong(c->aborted); }
+static PyObject *Core_get_best_move(Core *c, void *closure) { return PyLong_FromLong(c->best_move); }
+
+static PyMethodDef Core_methods[] = {
+    {"search", (PyCFunction)(void (*)(void))Core_search, METH_VARARGS | METH_KEYWORDS,
+     "search(occupied, planes, hand, alpha, beta, max_nodes=0, seconds=0.0) -> fail-soft score"},
+    {"stop", (PyCFunction)Core_stop, METH_NOARGS, "End a running search (thread-safe), until reset_stop()."},
+    {"reset_stop", (PyCFunction)Core_reset_stop, METH_NOARGS, "Clear a stop request."},
+    {"clear", (PyCFunction)Core_clear, METH_NOARGS, "Empty the transposition table."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Core_getset[] = {
+    {"nodes", (getter)Core_get_nodes, NULL, "Nodes visited by the last search.", NULL},
+    {"aborted", (getter)Core_get_aborted, NULL, "True when the last search was cut short.", NULL},
+    {"best_move", (getter)Core_get_best_move, NULL, "square << 4 | piece of the root's best turn, or -1.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject CoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "quarto_arena.protocol._solver.Core",
+    .tp_basicsize = sizeof(Core),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Exact negamax over positions with a piece in hand (see _solver_py.Core).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Core_init,
+    .tp_dealloc = (destructor)Core_dealloc,
+    .tp_methods = Core_methods,
+    .tp_getset = Core_getset,
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, .m_name = "_solver", .m_doc = "The exact Quarto solver core in C.", .m_size = -1,
+};
+
+PyMODINIT_FUNC PyInit__solver(void) {
+    for (int a = 0; a < 4; a++) {
+        HAS[a] = HAS_NOT[a] = 0;
+        for (int p = 0; p < 16; p++) {
+            if (p >> a & 1)
+                HAS[a] |= (uint16_t)(1u << p);
+            else
+                HAS_NOT[a] |= (uint16_t)(1u << p);
+        }
+    }
+    for (int p = 0; p < 16; p++)
+        for (int s = 0; s < 16; s++) {
+            uint64_t v = 0;
+            for (int a = 0; a < 4; a++)
+                if (p >> a & 1)
+                    v |= 1ULL << (16 * a + s);
+            PIECE_PLANES[p][s] = v;
+        }
+    if (PyType_Ready(&CoreType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    Py_INCREF(&CoreType);
+    if (PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0) {
+        Py_DECREF(&CoreType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,261 @@
+"""The pure-Python solver core: a line-by-line mirror of ``_solver.c``, used where the C extension is not built.
+
+Both cores search one kind of node, a position with a piece in hand, and know nothing of turns, strict claims or
+give-only positions (:mod:`quarto_arena.protocol.solver` handles those at the root). The algorithm and its score
+scale are described in ``_solver.c``; every decision here (turn order, transposition-table layout, hashing and
+replacement) is the same as there, so that both cores search exactly the same tree and count the same nodes, which
+the tests check.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Final
+
+__all__ = ["Core"]
+
+_MASK64: Final = (1 << 64) - 1
+_BIG: Final = 64
+TT_MIN_EMPTY: Final = 5
+"""Nodes with fewer empty squares than this are not stored: their subtrees are cheaper to search again."""
+_CHECK_EVERY: Final = 1024
+_HAS: Final = tuple(sum(1 << p for p in range(16) if p >> a & 1) for a in range(4))
+_HAS_NOT: Final = tuple(0xFFFF & ~h for h in _HAS)
+#: ``_PIECE_PLANES[piece][square]``: the attribute planes of ``piece`` standing on ``square``.
+_PIECE_PLANES: Final = tuple(
+    tuple(sum(1 << (16 * a + s) for a in range(4) if p >> a & 1) for s in range(16)) for p in range(16)
+)
+
+
+class _Abort(Exception):
+    """The node limit, the time limit or a stop ended the search."""
+
+
+class Core:
+    """Exact negamax over positions with a piece in hand, with a transposition table keyed by canonical forms.
+
+    ``lines`` are the winning groups (square masks), ``counted`` the piece bits that count for a win, ``maps`` the
+    board maps of the variant's symmetry group (identity first), ``tt_bits`` the log2 of the table's entries.
+    Not thread-safe, except :meth:`stop`.
+    """
+
+    def __init__(self, lines: Sequence[int], counted: int, maps: Sequence[Sequence[int]], tt_bits: int) -> None:
+        if not 1 <= counted <= 15:
+            raise ValueError("counted attributes must be a non-empty subset of the 4 piece bits")
+        if not 4 <= tt_bits <= 30:
+            raise ValueError("tt_bits must be in 4..30")
+        self._lines = tuple(lines)
+        self._planes = tuple(a for a in range(4) if counted >> a & 1)
+        self._others = tuple(a for a in range(4) if not counted >> a & 1)
+        self._tables = tuple(
+            (
+                tuple(sum(1 << m[s] for s in range(8) if x >> s & 1) for x in range(256)),
+                tuple(sum(1 << m[s + 8] for s in range(8) if x >> s & 1) for x in range(256)),
+            )
+            for m in maps
+        )
+        self._bits = tt_bits
+        self._tt: list[tuple[int, int, int, int, int] | None] = [None] * (1 << tt_bits)
+        self.nodes = 0
+        """Nodes visited by the last search."""
+        self.aborted = False
+        """True when the last search was cut short by a limit or :meth:`stop` (its score means nothing)."""
+        self.best_move = -1
+        """``square << 4 | piece`` of the best turn the last search's root found, -1 for none (a win at once, or a
+        score from the table)."""
+        self._stopped = False
+        self._max_nodes = 0
+        self._deadline = 0.0
+
+    def stop(self) -> None:
+        """Makes a running search (or the next one) end as soon as possible, until :meth:`reset_stop`."""
+        self._stopped = True
+
+    def reset_stop(self) -> None:
+        """Clears a stop request."""
+        self._stopped = False
+
+    def clear(self) -> None:
+        """Empties the transposition table."""
+        self._tt = [None] * (1 << self._bits)
+
+    def search(
+        self, occupied: int, planes: int, hand: int, alpha: int, beta: int, max_nodes: int = 0, seconds: float = 0.0
+    ) -> int:
+        """Fail-soft score of the position for the player to move, searched with the window (alpha, beta).
+
+        A score strictly inside the window is exact; at or below alpha it is an upper bound, at or above beta a
+        lower bound. ``max_nodes`` and ``seconds`` (0: none) bound the search; then :attr:`aborted` tells.
+        """
+        self.nodes = 0
+        self.aborted = False
+        self.best_move = -1
+        self._max_nodes = max_nodes
+        self._deadline = time.monotonic() + seconds if seconds > 0 else 0.0
+        if self._stopped:
+            self.aborted = True
+            return 0
+        avail = 0xFFFF & ~(1 << hand)
+        for s in range(16):
+            if occupied >> s & 1:
+                avail &= ~(1 << self._piece_at(planes, s))
+        empty = 16 - occupied.bit_count()
+        try:
+            return self._negamax(occupied, planes, hand, avail, empty, alpha, beta, True)
+        except _Abort:
+            self.aborted = True
+            return 0
+
+    @staticmethod
+    def _piece_at(planes: int, square: int) -> int:
+        p = planes >> square
+        return (p & 1) | (p >> 15 & 2) | (p >> 30 & 4) | (p >> 45 & 8)
+
+    def _winning_pieces(self, occupied: int, planes: int) -> int:
+        """The pieces that complete a winning group somewhere on this board."""
+        out = 0
+        for m in self._lines:
+            x = occupied & m
+            if x.bit_count() != 3:
+                continue
+            for a in self._planes:
+                y = planes >> (16 * a) & m
+                if y == x:
+                    out |= _HAS[a]
+                elif y == 0:
+                    out |= _HAS_NOT[a]
+        return out
+
+    def _live(self, occupied: int, planes: int, remaining: int) -> bool:
+        """True when some group can still be won: not full, and enough pieces left share an attribute with it."""
+        for m in self._lines:
+            x = occupied & m
+            need = 4 - x.bit_count()
+            if need == 0:
+                continue
+            for a in self._planes:
+                y = planes >> (16 * a) & m
+                if y == x and (remaining & _HAS[a]).bit_count() >= need:
+                    return True
+                if y == 0 and (remaining & _HAS_NOT[a]).bit_count() >= need:
+                    return True
+        return False
+
+    def _key(self, occupied: int, planes: int, hand: int) -> tuple[int, int, int]:
+        """(occupied, planes, hand) of a canonical image: least occupied mask over the board maps, then each
+        plane complemented to its lesser form and the counted planes (and the others) sorted, least image kept."""
+        images = [lo[occupied & 0xFF] | hi[occupied >> 8] for lo, hi in self._tables]
+        least = min(images)
+        best: tuple[int, int, int] | None = None
+        for i, image in enumerate(images):
+            if image != least:
+                continue
+            lo, hi = self._tables[i]
+            cells = []
+            for a in range(4):
+                p = planes >> (16 * a) & 0xFFFF
+                q = lo[p & 0xFF] | hi[p >> 8]
+                r = q ^ image
+                h = hand >> a & 1
+                if r < q or (r == q and h):
+                    q, h = r, h ^ 1
+                cells.append((q, h))
+            out_planes = out_hand = 0
+            for group in (self._planes, self._others):
+                for a, (q, h) in zip(group, sorted(cells[b] for b in group), strict=True):
+                    out_planes |= q << (16 * a)
+                    out_hand |= h << a
+            if best is None or (out_planes, out_hand) < (best[1], best[2]):
+                best = (least, out_planes, out_hand)
+        assert best is not None
+        return best
+
+    def _slot(self, key: tuple[int, int, int]) -> int:
+        occupied, planes, hand = key
+        h = (planes ^ (occupied << 48) ^ (hand << 40)) * 0x9E3779B97F4A7C15 & _MASK64
+        return ((h ^ (h >> 29)) * 0xBF58476D1CE4E5B9 & _MASK64) >> (64 - self._bits)
+
+    def _negamax(
+        self, occupied: int, planes: int, hand: int, avail: int, empty: int, alpha: int, beta: int, root: bool
+    ) -> int:
+        self.nodes += 1
+        if self.nodes % _CHECK_EVERY == 0:
+            self._check()
+        if self._winning_pieces(occupied, planes) >> hand & 1:
+            return empty
+        if empty == 1 or not self._live(occupied, planes, avail | 1 << hand):
+            return 0
+        # Without a win now, the best is a win on the next own placement, the worst a loss on the opponent's.
+        if empty - 2 <= alpha:
+            return empty - 2
+        if 1 - empty >= beta:
+            return 1 - empty
+        slot = -1
+        key = (0, 0, 0)
+        if empty >= TT_MIN_EMPTY:
+            key = self._key(occupied, planes, hand)
+            slot = self._slot(key)
+            entry = self._tt[slot]
+            if entry is not None and entry[:3] == key:
+                low, high = entry[3], entry[4]
+                if low >= beta:
+                    return low
+                if high <= alpha:
+                    return high
+                if low == high:
+                    return low
+                alpha = max(alpha, low)
+                beta = min(beta, high)
+        original_alpha = alpha
+        best = -_BIG
+        free = 0xFFFF & ~occupied
+        while free:
+            square = (free & -free).bit_length() - 1
+            free &= free - 1
+            occupied2 = occupied | 1 << square
+            planes2 = planes | _PIECE_PLANES[hand][square]
+            safe = avail & ~self._winning_pieces(occupied2, planes2)
+            if not safe:
+                if 1 - empty > best:
+                    best = 1 - empty
+                    if root:
+                        self.best_move = square << 4 | ((avail & -avail).bit_length() - 1)
+                continue
+            while safe:
+                piece = (safe & -safe).bit_length() - 1
+                safe &= safe - 1
+                score = -self._negamax(
+                    occupied2, planes2, piece, avail & ~(1 << piece), empty - 1, -beta, -alpha, False
+                )
+                if score > best:
+                    best = score
+                    if root:
+                        self.best_move = square << 4 | piece
+                    if score > alpha:
+                        alpha = score
+                        if alpha >= beta:
+                            free = 0
+                            break
+        if slot >= 0:
+            self._store(slot, key, best, original_alpha, beta)
+        return best
+
+    def _store(self, slot: int, key: tuple[int, int, int], best: int, alpha: int, beta: int) -> None:
+        entry = self._tt[slot]
+        low, high = -_BIG, _BIG
+        if entry is not None and entry[:3] == key:
+            low, high = entry[3], entry[4]
+        if best <= alpha:
+            high = min(high, best)
+        elif best >= beta:
+            low = max(low, best)
+        else:
+            low = high = best
+        self._tt[slot] = (*key, low, high)
+
+    def _check(self) -> None:
+        if self._stopped or (self._max_nodes and self.nodes >= self._max_nodes):
+            raise _Abort
+        if self._deadline and time.monotonic() >= self._deadline:
+            raise _Abort
