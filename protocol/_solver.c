@@ -37,6 +37,7 @@
 
 #define BIG 64
 #define TT_MIN_EMPTY 5
+#define ORDER_MIN 5
 #define CHECK_EVERY 1024
 #define MAX_LINES 32
 #define MAX_MAPS 64
@@ -53,6 +54,8 @@ typedef struct {
     PyObject_HEAD
     int nlines;
     uint16_t lines[MAX_LINES];
+    int nthrough[16];
+    uint8_t through[16][MAX_LINES]; /* the groups through each square */
     int ncounted, counted[4];
     int nothers, others[4];
     int nmaps;
@@ -71,6 +74,9 @@ typedef struct {
 
 static uint16_t HAS[4], HAS_NOT[4];
 static uint64_t PIECE_PLANES[16][16];
+/* WINNERS[set << 4 | clear]: the pieces that complete a group of three whose pieces all have the attribute bits
+ * `set` and all lack the bits `clear`. */
+static uint16_t WINNERS[256];
 
 static double now_seconds(void) {
     struct timespec ts;
@@ -86,46 +92,117 @@ static int piece_at(uint64_t planes, int square) {
     return (int)((p & 1) | (p >> 15 & 2) | (p >> 30 & 4) | (p >> 45 & 8));
 }
 
-/* The pieces that complete a winning group somewhere on this board. */
-static unsigned winning_pieces(const Core *c, unsigned occupied, uint64_t planes) {
-    unsigned out = 0;
+/* What the search needs to know of each winning group of a board. */
+typedef struct {
+    unsigned threes;              /* the groups holding exactly three pieces */
+    uint8_t count[MAX_LINES];     /* pieces in the group */
+    uint8_t all_set[MAX_LINES];   /* counted attribute bits every piece in it has (all of them when it is empty) */
+    uint8_t all_clear[MAX_LINES]; /* counted attribute bits no piece in it has (likewise) */
+} Groups;
+
+static void summarize(const Core *c, unsigned occupied, uint64_t planes, Groups *g) {
+    g->threes = 0;
     for (int i = 0; i < c->nlines; i++) {
         unsigned m = c->lines[i];
         unsigned x = occupied & m;
-        if (popcount16(x) != 3)
-            continue;
+        unsigned set = 0, clear = 0;
         for (int j = 0; j < c->ncounted; j++) {
             int a = c->counted[j];
             unsigned y = (unsigned)(planes >> (16 * a)) & m;
             if (y == x)
-                out |= HAS[a];
-            else if (y == 0)
-                out |= HAS_NOT[a];
+                set |= 1u << a;
+            if (y == 0)
+                clear |= 1u << a;
         }
+        int k = popcount16(x);
+        g->count[i] = (uint8_t)k;
+        g->all_set[i] = (uint8_t)set;
+        g->all_clear[i] = (uint8_t)clear;
+        if (k == 3)
+            g->threes |= 1u << i;
     }
-    return out;
 }
 
-/* True when some group can still be won: not full, and enough pieces left share an attribute with it. */
-static int live(const Core *c, unsigned occupied, uint64_t planes, unsigned remaining) {
+/* The groups after `piece` is placed on `square`. */
+static void place(const Core *c, const Groups *g, int square, int piece, Groups *out) {
+    *out = *g;
+    for (int j = 0; j < c->nthrough[square]; j++) {
+        int i = c->through[square][j];
+        int k = ++out->count[i];
+        out->all_set[i] &= (uint8_t)piece;
+        out->all_clear[i] &= (uint8_t)~piece;
+        if (k == 3)
+            out->threes |= 1u << i;
+        else if (k == 4)
+            out->threes &= ~(1u << i);
+    }
+}
+
+/* Fills except[s]: the pieces that win somewhere on the board other than on square s (so, after a placement on s,
+ * at a group not through s). Returns the pieces that win anywhere. */
+static unsigned threats(const Core *c, const Groups *g, unsigned occupied, uint16_t except[16]) {
+    uint16_t at[16] = {0};
+    unsigned all = 0;
+    for (unsigned t = g->threes; t; t &= t - 1) {
+        int i = lowest(t);
+        unsigned w = WINNERS[g->all_set[i] << 4 | g->all_clear[i]];
+        at[lowest(c->lines[i] & ~occupied)] |= (uint16_t)w;
+        all |= w;
+    }
+    uint16_t before = 0;
+    for (int s = 0; s < 16; s++) {
+        except[s] = before;
+        before |= at[s];
+    }
+    uint16_t after = 0;
+    for (int s = 15; s >= 0; s--) {
+        except[s] |= after;
+        after |= at[s];
+    }
+    return all;
+}
+
+/* The pieces that win on the board after `piece` is placed on the empty `square`. */
+static inline unsigned winners_after(const Core *c, const Groups *g, const uint16_t except[16], int square,
+                                     int piece) {
+    unsigned w = except[square];
+    for (int j = 0; j < c->nthrough[square]; j++) {
+        int i = c->through[square][j];
+        if (g->count[i] == 2)
+            w |= WINNERS[(g->all_set[i] & piece) << 4 | (g->all_clear[i] & ~piece & 15)];
+    }
+    return w;
+}
+
+/* The groups that can still be won (not full, and enough pieces left share an attribute value with the pieces in
+ * it), a bit each; *attributes receives the attribute bits those groups depend on. */
+static unsigned live_lines(const Core *c, const Groups *g, unsigned remaining, unsigned *attributes) {
+    int with[4], without[4];
+    for (int j = 0; j < c->ncounted; j++) {
+        int a = c->counted[j];
+        with[a] = popcount16(remaining & HAS[a]);
+        without[a] = popcount16(remaining & HAS_NOT[a]);
+    }
+    unsigned out = 0, attrs = 0;
     for (int i = 0; i < c->nlines; i++) {
-        unsigned m = c->lines[i];
-        unsigned x = occupied & m;
-        int need = 4 - popcount16(x);
+        int need = 4 - g->count[i];
         if (need == 0)
             continue;
-        for (int j = 0; j < c->ncounted; j++) {
-            int a = c->counted[j];
-            unsigned y = (unsigned)(planes >> (16 * a)) & m;
-            if (y == x && popcount16(remaining & HAS[a]) >= need)
-                return 1;
-            if (y == 0 && popcount16(remaining & HAS_NOT[a]) >= need)
-                return 1;
+        unsigned here = 0;
+        for (unsigned b = g->all_set[i]; b; b &= b - 1)
+            if (with[lowest(b)] >= need)
+                here |= b & -b;
+        for (unsigned b = g->all_clear[i]; b; b &= b - 1)
+            if (without[lowest(b)] >= need)
+                here |= b & -b;
+        if (here) {
+            out |= 1u << i;
+            attrs |= here;
         }
     }
-    return 0;
+    *attributes = attrs;
+    return out;
 }
-
 /* Sorts (plane << 1 | hand bit) values ascending: at most four. */
 static void sort_cells(uint32_t *v, int n) {
     for (int i = 1; i < n; i++) {
@@ -209,11 +286,24 @@ static void check_limits(Core *c) {
 
 static void store(Core *c, size_t slot, uint16_t k_occupied, uint64_t k_planes, int k_hand, int best, int alpha,
                   int beta) {
-    Entry *e = &c->tt[slot];
+    Entry *bucket = &c->tt[slot];
+    Entry *e = NULL;
     int low = -BIG, high = BIG;
-    if (e->hand1 == k_hand + 1 && e->occupied == k_occupied && e->planes == k_planes) {
-        low = e->low;
-        high = e->high;
+    for (int i = 0; i < 2; i++) {
+        if (bucket[i].hand1 == k_hand + 1 && bucket[i].occupied == k_occupied && bucket[i].planes == k_planes) {
+            e = &bucket[i];
+            low = e->low;
+            high = e->high;
+        }
+    }
+    if (e == NULL) {
+        /* The first entry keeps the bigger subtree; whatever it displaces goes to the second. */
+        if (bucket[0].hand1 == 0 || popcount16(k_occupied) <= popcount16(bucket[0].occupied)) {
+            bucket[1] = bucket[0];
+            e = &bucket[0];
+        } else {
+            e = &bucket[1];
+        }
     }
     if (best <= alpha) {
         if (best < high)
@@ -232,16 +322,23 @@ static void store(Core *c, size_t slot, uint16_t k_occupied, uint64_t k_planes, 
 }
 
 static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsigned avail, int empty, int alpha,
-                   int beta, int root) {
+                   int beta, int root, const Groups *g) {
     c->nodes++;
     if (c->nodes % CHECK_EVERY == 0) {
         check_limits(c);
         if (c->aborted)
             return 0;
     }
-    if (winning_pieces(c, occupied, planes) >> hand & 1)
+    uint16_t except[16];
+    unsigned winners = threats(c, g, occupied, except);
+    /* Below the root the piece in hand is never a winner: the parent gives only safe pieces. */
+    if (winners >> hand & 1)
         return empty;
-    if (empty == 1 || !live(c, occupied, planes, avail | 1u << hand))
+    if (empty == 1)
+        return 0;
+    unsigned live_attributes = 0;
+    unsigned live = live_lines(c, g, avail | 1u << hand, &live_attributes);
+    if (!live)
         return 0;
     if (empty - 2 <= alpha)
         return empty - 2;
@@ -254,8 +351,10 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
     int k_hand = 0;
     if (use_tt) {
         canonical_key(c, occupied, planes, hand, &k_occupied, &k_planes, &k_hand);
-        slot = slot_of(c, k_occupied, k_planes, k_hand);
+        slot = slot_of(c, k_occupied, k_planes, k_hand) & ~(size_t)1;
         const Entry *e = &c->tt[slot];
+        if (!(e->hand1 == k_hand + 1 && e->occupied == k_occupied && e->planes == k_planes))
+            e++;
         if (e->hand1 == k_hand + 1 && e->occupied == k_occupied && e->planes == k_planes) {
             int low = e->low, high = e->high;
             if (low >= beta)
@@ -273,12 +372,18 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
     int original_alpha = alpha;
     int best = -BIG;
     unsigned free_squares = 0xFFFFu & ~occupied;
-    while (free_squares) {
-        int square = lowest(free_squares);
-        free_squares &= free_squares - 1;
-        unsigned occupied2 = occupied | 1u << square;
-        uint64_t planes2 = planes | PIECE_PLANES[hand][square];
-        unsigned safe = avail & ~winning_pieces(c, occupied2, planes2);
+    /* Squares on no live group are interchangeable: placing on one or another leaves the same live groups. */
+    unsigned covered = 0;
+    for (unsigned t = live; t; t &= t - 1)
+        covered |= c->lines[lowest(t)];
+    unsigned dead_squares = free_squares & ~covered;
+    if (dead_squares)
+        free_squares &= covered | (dead_squares & -dead_squares);
+    int ordered = empty >= ORDER_MIN;
+    int moves[256], keys[256], n = 0;
+    for (unsigned f = free_squares; f; f &= f - 1) {
+        int square = lowest(f);
+        unsigned safe = avail & ~winners_after(c, g, except, square, hand);
         if (!safe) {
             if (1 - empty > best) {
                 best = 1 - empty;
@@ -287,23 +392,64 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
             }
             continue;
         }
-        while (safe) {
-            int piece = lowest(safe);
-            safe &= safe - 1;
-            int score = -negamax(c, occupied2, planes2, piece, avail & ~(1u << piece), empty - 1, -beta, -alpha, 0);
-            if (c->aborted)
-                return 0;
-            if (score > best) {
-                best = score;
-                if (root)
-                    c->best_move = square << 4 | piece;
-                if (score > alpha) {
-                    alpha = score;
-                    if (alpha >= beta) {
-                        free_squares = 0;
-                        break;
-                    }
-                }
+        Groups after;
+        uint16_t except_after[16];
+        unsigned occupied2 = occupied | 1u << square;
+        if (ordered) {
+            place(c, g, square, hand, &after);
+            threats(c, &after, occupied2, except_after);
+        }
+        /* Pieces that agree on every live attribute are interchangeable: give one of them. */
+        unsigned classes = 0;
+        for (unsigned t = safe; t; t &= t - 1) {
+            int piece = lowest(t);
+            unsigned cls = 1u << (piece & live_attributes);
+            if (classes & cls)
+                continue;
+            classes |= cls;
+            int key = 0;
+            if (ordered) {
+                /* Mobility: the opponent's turns that do not lose at once; fewest first. */
+                unsigned rest = avail & ~(1u << piece);
+                for (unsigned f2 = 0xFFFFu & ~occupied2; f2; f2 &= f2 - 1)
+                    key += popcount16(rest & ~winners_after(c, &after, except_after, lowest(f2), piece));
+            }
+            keys[n] = key;
+            moves[n++] = square << 4 | piece;
+        }
+    }
+    if (ordered) {
+        for (int i = 1; i < n; i++) {
+            int m = moves[i], k = keys[i], j = i - 1;
+            while (j >= 0 && keys[j] > k) {
+                moves[j + 1] = moves[j];
+                keys[j + 1] = keys[j];
+                j--;
+            }
+            moves[j + 1] = m;
+            keys[j + 1] = k;
+        }
+    }
+    int last_square = -1;
+    Groups after;
+    for (int i = 0; i < n; i++) {
+        int square = moves[i] >> 4, piece = moves[i] & 15;
+        if (square != last_square) {
+            place(c, g, square, hand, &after);
+            last_square = square;
+        }
+        int score = -negamax(c, occupied | 1u << square, planes | PIECE_PLANES[hand][square], piece,
+                             avail & ~(1u << piece), empty - 1, -beta, -alpha, 0, &after);
+        if (c->aborted)
+            return 0;
+        if (score > best) {
+            best = score;
+            if (root)
+                c->best_move = square << 4 | piece;
+            if (score > alpha) {
+                alpha = score;
+                if (alpha >= beta)
+                    break;
             }
         }
     }
@@ -418,6 +564,12 @@ static int Core_init(Core *c, PyObject *args, PyObject *kwds) {
     }
     Py_DECREF(seq);
     c->nlines = (int)n;
+    for (int sq = 0; sq < 16; sq++) {
+        c->nthrough[sq] = 0;
+        for (int i = 0; i < c->nlines; i++)
+            if (c->lines[i] >> sq & 1)
+                c->through[sq][c->nthrough[sq]++] = (uint8_t)i;
+    }
     c->ncounted = c->nothers = 0;
     for (int a = 0; a < 4; a++) {
         if (counted >> a & 1)
@@ -480,7 +632,9 @@ static PyObject *Core_search(Core *c, PyObject *args, PyObject *kwds) {
                 avail &= ~(1u << piece_at(planes, s));
         int empty = 16 - popcount16(occupied);
         Py_BEGIN_ALLOW_THREADS
-        score = negamax(c, occupied, planes, hand, avail, empty, alpha, beta, 1);
+        Groups g;
+        summarize(c, occupied, planes, &g);
+        score = negamax(c, occupied, planes, hand, avail, empty, alpha, beta, 1, &g);
         Py_END_ALLOW_THREADS
         if (c->aborted)
             score = 0;
@@ -554,6 +708,13 @@ PyMODINIT_FUNC PyInit__solver(void) {
             else
                 HAS_NOT[a] |= (uint16_t)(1u << p);
         }
+    }
+    for (int x = 0; x < 256; x++) {
+        unsigned set = (unsigned)x >> 4, clear = (unsigned)x & 15, w = 0;
+        for (int p = 0; p < 16; p++)
+            if ((p & set) || (~p & clear))
+                w |= 1u << p;
+        WINNERS[x] = (uint16_t)w;
     }
     for (int p = 0; p < 16; p++)
         for (int s = 0; s < 16; s++) {

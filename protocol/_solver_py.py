@@ -19,6 +19,8 @@ _MASK64: Final = (1 << 64) - 1
 _BIG: Final = 64
 TT_MIN_EMPTY: Final = 5
 """Nodes with fewer empty squares than this are not stored: their subtrees are cheaper to search again."""
+ORDER_MIN: Final = 5
+"""Nodes with fewer empty squares than this try their turns in generation order, unsorted."""
 _CHECK_EVERY: Final = 1024
 _HAS: Final = tuple(sum(1 << p for p in range(16) if p >> a & 1) for a in range(4))
 _HAS_NOT: Final = tuple(0xFFFF & ~h for h in _HAS)
@@ -26,6 +28,15 @@ _HAS_NOT: Final = tuple(0xFFFF & ~h for h in _HAS)
 _PIECE_PLANES: Final = tuple(
     tuple(sum(1 << (16 * a + s) for a in range(4) if p >> a & 1) for s in range(16)) for p in range(16)
 )
+
+
+def _bits(mask: int) -> list[int]:
+    """The set bits of ``mask``, lowest first."""
+    out = []
+    while mask:
+        out.append((mask & -mask).bit_length() - 1)
+        mask &= mask - 1
+    return out
 
 
 class _Abort(Exception):
@@ -127,20 +138,23 @@ class Core:
                     out |= _HAS_NOT[a]
         return out
 
-    def _live(self, occupied: int, planes: int, remaining: int) -> bool:
-        """True when some group can still be won: not full, and enough pieces left share an attribute with it."""
-        for m in self._lines:
+    def _live_groups(self, occupied: int, planes: int, remaining: int) -> tuple[int, int]:
+        """The groups that can still be won (not full, and enough pieces left share an attribute value with the
+        pieces in it), a bit each, and the attribute bits those groups depend on."""
+        out = attributes = 0
+        for i, m in enumerate(self._lines):
             x = occupied & m
             need = 4 - x.bit_count()
             if need == 0:
                 continue
             for a in self._planes:
                 y = planes >> (16 * a) & m
-                if y == x and (remaining & _HAS[a]).bit_count() >= need:
-                    return True
-                if y == 0 and (remaining & _HAS_NOT[a]).bit_count() >= need:
-                    return True
-        return False
+                if (y == x and (remaining & _HAS[a]).bit_count() >= need) or (
+                    y == 0 and (remaining & _HAS_NOT[a]).bit_count() >= need
+                ):
+                    out |= 1 << i
+                    attributes |= 1 << a
+        return out, attributes
 
     def _key(self, occupied: int, planes: int, hand: int) -> tuple[int, int, int]:
         """(occupied, planes, hand) of a canonical image: least occupied mask over the board maps, then each
@@ -184,7 +198,10 @@ class Core:
             self._check()
         if self._winning_pieces(occupied, planes) >> hand & 1:
             return empty
-        if empty == 1 or not self._live(occupied, planes, avail | 1 << hand):
+        if empty == 1:
+            return 0
+        live, live_attributes = self._live_groups(occupied, planes, avail | 1 << hand)
+        if not live:
             return 0
         # Without a win now, the best is a win on the next own placement, the worst a loss on the opponent's.
         if empty - 2 <= alpha:
@@ -195,8 +212,10 @@ class Core:
         key = (0, 0, 0)
         if empty >= TT_MIN_EMPTY:
             key = self._key(occupied, planes, hand)
-            slot = self._slot(key)
+            slot = self._slot(key) & ~1
             entry = self._tt[slot]
+            if entry is None or entry[:3] != key:
+                entry = self._tt[slot + 1]
             if entry is not None and entry[:3] == key:
                 low, high = entry[3], entry[4]
                 if low >= beta:
@@ -210,9 +229,17 @@ class Core:
         original_alpha = alpha
         best = -_BIG
         free = 0xFFFF & ~occupied
-        while free:
-            square = (free & -free).bit_length() - 1
-            free &= free - 1
+        # Squares on no live group are interchangeable: placing on one or another leaves the same live groups.
+        covered = 0
+        for i, m in enumerate(self._lines):
+            if live >> i & 1:
+                covered |= m
+        dead = free & ~covered
+        if dead:
+            free &= covered | (dead & -dead)
+        ordered = empty >= ORDER_MIN
+        moves: list[tuple[int, int, int]] = []
+        for square in _bits(free):
             occupied2 = occupied | 1 << square
             planes2 = planes | _PIECE_PLANES[hand][square]
             safe = avail & ~self._winning_pieces(occupied2, planes2)
@@ -222,37 +249,69 @@ class Core:
                     if root:
                         self.best_move = square << 4 | ((avail & -avail).bit_length() - 1)
                 continue
-            while safe:
-                piece = (safe & -safe).bit_length() - 1
-                safe &= safe - 1
-                score = -self._negamax(
-                    occupied2, planes2, piece, avail & ~(1 << piece), empty - 1, -beta, -alpha, False
-                )
-                if score > best:
-                    best = score
-                    if root:
-                        self.best_move = square << 4 | piece
-                    if score > alpha:
-                        alpha = score
-                        if alpha >= beta:
-                            free = 0
-                            break
+            # Pieces that agree on every live attribute are interchangeable: give one of them.
+            classes = 0
+            for piece in _bits(safe):
+                cls = 1 << (piece & live_attributes)
+                if classes & cls:
+                    continue
+                classes |= cls
+                mobility = 0
+                if ordered:
+                    # Mobility: the opponent's turns that do not lose at once; fewest first.
+                    rest = avail & ~(1 << piece)
+                    for reply in _bits(0xFFFF & ~occupied2):
+                        winners = self._winning_pieces(occupied2 | 1 << reply, planes2 | _PIECE_PLANES[piece][reply])
+                        mobility += (rest & ~winners).bit_count()
+                moves.append((mobility, square, piece))
+        if ordered:
+            moves.sort(key=lambda move: move[0])
+        for _, square, piece in moves:
+            score = -self._negamax(
+                occupied | 1 << square,
+                planes | _PIECE_PLANES[hand][square],
+                piece,
+                avail & ~(1 << piece),
+                empty - 1,
+                -beta,
+                -alpha,
+                False,
+            )
+            if score > best:
+                best = score
+                if root:
+                    self.best_move = square << 4 | piece
+                if score > alpha:
+                    alpha = score
+                    if alpha >= beta:
+                        break
         if slot >= 0:
             self._store(slot, key, best, original_alpha, beta)
         return best
 
     def _store(self, slot: int, key: tuple[int, int, int], best: int, alpha: int, beta: int) -> None:
-        entry = self._tt[slot]
         low, high = -_BIG, _BIG
-        if entry is not None and entry[:3] == key:
-            low, high = entry[3], entry[4]
+        index = -1
+        for i in (slot, slot + 1):
+            entry = self._tt[i]
+            if entry is not None and entry[:3] == key:
+                index = i
+                low, high = entry[3], entry[4]
+        if index < 0:
+            # The first entry keeps the bigger subtree; whatever it displaces goes to the second.
+            first = self._tt[slot]
+            if first is None or key[0].bit_count() <= first[0].bit_count():
+                self._tt[slot + 1] = first
+                index = slot
+            else:
+                index = slot + 1
         if best <= alpha:
             high = min(high, best)
         elif best >= beta:
             low = max(low, best)
         else:
             low = high = best
-        self._tt[slot] = (*key, low, high)
+        self._tt[index] = (*key, low, high)
 
     def _check(self) -> None:
         if self._stopped or (self._max_nodes and self.nodes >= self._max_nodes):
