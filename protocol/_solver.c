@@ -38,7 +38,8 @@
 #define BIG 64
 #define TT_MIN_EMPTY 5
 #define ORDER_MIN 5
-#define CHECK_EVERY 1024
+#define CHECK_EVERY 64
+#define EXACT 64 /* a depth no game can reach: the search is exact */
 #define MAX_LINES 32
 #define MAX_MAPS 64
 
@@ -48,7 +49,20 @@ typedef struct {
     uint8_t hand1; /* hand + 1; 0 marks an empty slot */
     int8_t low;
     int8_t high;
+    uint8_t depth;    /* turns searched below the node, at most its empty squares (then the bounds are exact) */
+    uint8_t move;     /* the best turn found, square << 4 | piece, in the canonical image's frame */
+    uint8_t has_move;
 } Entry;
+
+/* A canonical image of a node, and the symmetry that maps the node onto it. */
+typedef struct {
+    uint16_t occupied;
+    uint64_t planes;
+    int hand;
+    int map;        /* the board map */
+    int target[4];  /* attribute plane a goes to plane target[a] ... */
+    unsigned flip;  /* ... after complementing the planes whose bit is set here */
+} Key;
 
 typedef struct {
     PyObject_HEAD
@@ -60,6 +74,7 @@ typedef struct {
     int nothers, others[4];
     int nmaps;
     uint16_t (*tables)[2][256];
+    uint8_t (*maps)[2][16]; /* each board map and its inverse, square by square */
     int bits;
     Entry *tt;
     /* the running search */
@@ -203,21 +218,20 @@ static unsigned live_lines(const Core *c, const Groups *g, unsigned remaining, u
     *attributes = attrs;
     return out;
 }
-/* Sorts (plane << 1 | hand bit) values ascending: at most four. */
-static void sort_cells(uint32_t *v, int n) {
+/* Sorts the planes `source[0..n)` by their cell (plane << 1 | hand bit), ties by plane: at most four. */
+static void sort_sources(int *source, const uint32_t *cells, int n) {
     for (int i = 1; i < n; i++) {
-        uint32_t x = v[i];
+        int x = source[i];
         int j = i - 1;
-        while (j >= 0 && v[j] > x) {
-            v[j + 1] = v[j];
+        while (j >= 0 && (cells[source[j]] > cells[x] || (cells[source[j]] == cells[x] && source[j] > x))) {
+            source[j + 1] = source[j];
             j--;
         }
-        v[j + 1] = x;
+        source[j + 1] = x;
     }
 }
 
-static void canonical_key(const Core *c, unsigned occupied, uint64_t planes, int hand, uint16_t *k_occupied,
-                          uint64_t *k_planes, int *k_hand) {
+static void canonical_key(const Core *c, unsigned occupied, uint64_t planes, int hand, Key *key) {
     uint16_t images[MAX_MAPS];
     uint16_t least = 0xFFFF;
     for (int i = 0; i < c->nmaps; i++) {
@@ -227,12 +241,12 @@ static void canonical_key(const Core *c, unsigned occupied, uint64_t planes, int
             least = image;
     }
     int found = 0;
-    uint64_t best_planes = 0;
-    int best_hand = 0;
+    key->occupied = least;
     for (int i = 0; i < c->nmaps; i++) {
         if (images[i] != least)
             continue;
         uint32_t cells[4];
+        unsigned flip = 0;
         for (int a = 0; a < 4; a++) {
             unsigned p = (unsigned)(planes >> (16 * a)) & 0xFFFF;
             unsigned q = c->tables[i][0][p & 0xFF] | c->tables[i][1][p >> 8];
@@ -241,64 +255,91 @@ static void canonical_key(const Core *c, unsigned occupied, uint64_t planes, int
             if (r < q || (r == q && h)) {
                 q = r;
                 h ^= 1;
+                flip |= 1u << a;
             }
             cells[a] = q << 1 | h;
         }
         uint64_t out_planes = 0;
-        int out_hand = 0;
-        uint32_t group[4];
+        int out_hand = 0, target[4];
+        int source[4];
         for (int j = 0; j < c->ncounted; j++)
-            group[j] = cells[c->counted[j]];
-        sort_cells(group, c->ncounted);
-        for (int j = 0; j < c->ncounted; j++) {
-            out_planes |= (uint64_t)(group[j] >> 1) << (16 * c->counted[j]);
-            out_hand |= (int)(group[j] & 1) << c->counted[j];
-        }
+            source[j] = c->counted[j];
+        sort_sources(source, cells, c->ncounted);
+        for (int j = 0; j < c->ncounted; j++)
+            target[source[j]] = c->counted[j];
         for (int j = 0; j < c->nothers; j++)
-            group[j] = cells[c->others[j]];
-        sort_cells(group, c->nothers);
-        for (int j = 0; j < c->nothers; j++) {
-            out_planes |= (uint64_t)(group[j] >> 1) << (16 * c->others[j]);
-            out_hand |= (int)(group[j] & 1) << c->others[j];
+            source[j] = c->others[j];
+        sort_sources(source, cells, c->nothers);
+        for (int j = 0; j < c->nothers; j++)
+            target[source[j]] = c->others[j];
+        for (int a = 0; a < 4; a++) {
+            out_planes |= (uint64_t)(cells[a] >> 1) << (16 * target[a]);
+            out_hand |= (int)(cells[a] & 1) << target[a];
         }
-        if (!found || out_planes < best_planes || (out_planes == best_planes && out_hand < best_hand)) {
+        if (!found || out_planes < key->planes || (out_planes == key->planes && out_hand < key->hand)) {
             found = 1;
-            best_planes = out_planes;
-            best_hand = out_hand;
+            key->planes = out_planes;
+            key->hand = out_hand;
+            key->map = i;
+            key->flip = flip;
+            memcpy(key->target, target, sizeof target);
         }
     }
-    *k_occupied = least;
-    *k_planes = best_planes;
-    *k_hand = best_hand;
 }
 
-static size_t slot_of(const Core *c, uint16_t occupied, uint64_t planes, int hand) {
-    uint64_t h = (planes ^ ((uint64_t)occupied << 48) ^ ((uint64_t)hand << 40)) * 0x9E3779B97F4A7C15ULL;
-    return (size_t)(((h ^ (h >> 29)) * 0xBF58476D1CE4E5B9ULL) >> (64 - c->bits));
+/* A turn (square << 4 | piece) into the canonical image's frame, and back. */
+static int to_canonical(const Core *c, const Key *k, int move) {
+    int piece = move & 15, out = 0;
+    for (int a = 0; a < 4; a++)
+        out |= (int)(((unsigned)piece >> a & 1) ^ (k->flip >> a & 1)) << k->target[a];
+    return c->maps[k->map][0][move >> 4] << 4 | out;
+}
+
+static int from_canonical(const Core *c, const Key *k, int move) {
+    int piece = move & 15, out = 0;
+    for (int a = 0; a < 4; a++)
+        out |= (int)(((unsigned)piece >> k->target[a] & 1) ^ (k->flip >> a & 1)) << a;
+    return c->maps[k->map][1][move >> 4] << 4 | out;
+}
+
+static size_t slot_of(const Core *c, const Key *k) {
+    uint64_t h = (k->planes ^ ((uint64_t)k->occupied << 48) ^ ((uint64_t)k->hand << 40)) * 0x9E3779B97F4A7C15ULL;
+    return (size_t)(((h ^ (h >> 29)) * 0xBF58476D1CE4E5B9ULL) >> (64 - c->bits)) & ~(size_t)1;
+}
+
+static inline int same_key(const Entry *e, const Key *k) {
+    return e->hand1 == k->hand + 1 && e->occupied == k->occupied && e->planes == k->planes;
 }
 
 static void check_limits(Core *c) {
-    if (c->stopped || (c->max_nodes && c->nodes >= c->max_nodes))
-        c->aborted = 1;
-    else if (c->deadline > 0 && now_seconds() >= c->deadline)
+    if (c->stopped || (c->deadline > 0 && now_seconds() >= c->deadline))
         c->aborted = 1;
 }
 
-static void store(Core *c, size_t slot, uint16_t k_occupied, uint64_t k_planes, int k_hand, int best, int alpha,
-                  int beta) {
+/* Records what a search of `depth` turns (at most the empty squares) found below a node. */
+static void store(Core *c, size_t slot, const Key *k, int depth, int best, int alpha, int beta, int move) {
     Entry *bucket = &c->tt[slot];
     Entry *e = NULL;
     int low = -BIG, high = BIG;
     for (int i = 0; i < 2; i++) {
-        if (bucket[i].hand1 == k_hand + 1 && bucket[i].occupied == k_occupied && bucket[i].planes == k_planes) {
+        if (same_key(&bucket[i], k)) {
             e = &bucket[i];
+            if (depth < e->depth)
+                return; /* a deeper search's bounds are worth more */
             low = e->low;
             high = e->high;
+            if (depth > e->depth) {
+                /* Of a shallower search only its proofs hold (see negamax). */
+                if (low < 1)
+                    low = -BIG;
+                if (high > -1)
+                    high = BIG;
+            }
         }
     }
     if (e == NULL) {
-        /* The first entry keeps the bigger subtree; whatever it displaces goes to the second. */
-        if (bucket[0].hand1 == 0 || popcount16(k_occupied) <= popcount16(bucket[0].occupied)) {
+        /* The first entry keeps the deeper search; whatever it displaces goes to the second. */
+        if (bucket[0].hand1 == 0 || depth >= bucket[0].depth) {
             bucket[1] = bucket[0];
             e = &bucket[0];
         } else {
@@ -314,15 +355,24 @@ static void store(Core *c, size_t slot, uint16_t k_occupied, uint64_t k_planes, 
     } else {
         low = high = best;
     }
-    e->planes = k_planes;
-    e->occupied = k_occupied;
-    e->hand1 = (uint8_t)(k_hand + 1);
+    e->planes = k->planes;
+    e->occupied = k->occupied;
+    e->hand1 = (uint8_t)(k->hand + 1);
     e->low = (int8_t)low;
     e->high = (int8_t)high;
+    e->depth = (uint8_t)depth;
+    e->has_move = move >= 0;
+    e->move = (uint8_t)(move >= 0 ? to_canonical(c, k, move) : 0);
 }
 
-static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsigned avail, int empty, int alpha,
-                   int beta, int root, const Groups *g) {
+/* Score of a node for the player to move, searched `depth` turns deep (a node at the horizon scores 0, as a draw;
+ * with depth >= empty squares nothing is cut and the score is exact). */
+static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsigned avail, int empty, int depth,
+                   int alpha, int beta, int root, const Groups *g) {
+    if (c->max_nodes && c->nodes >= c->max_nodes) {
+        c->aborted = 1;
+        return 0;
+    }
     c->nodes++;
     if (c->nodes % CHECK_EVERY == 0) {
         check_limits(c);
@@ -338,25 +388,37 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
         return 0;
     unsigned live_attributes = 0;
     unsigned live = live_lines(c, g, avail | 1u << hand, &live_attributes);
-    if (!live)
+    if (!live || depth <= 0)
         return 0;
     if (empty - 2 <= alpha)
         return empty - 2;
     if (1 - empty >= beta)
         return 1 - empty;
+    if (depth > empty)
+        depth = empty;
     int use_tt = empty >= TT_MIN_EMPTY;
     size_t slot = 0;
-    uint16_t k_occupied = 0;
-    uint64_t k_planes = 0;
-    int k_hand = 0;
+    Key key = {0};
+    int tt_move = -1;
     if (use_tt) {
-        canonical_key(c, occupied, planes, hand, &k_occupied, &k_planes, &k_hand);
-        slot = slot_of(c, k_occupied, k_planes, k_hand) & ~(size_t)1;
+        canonical_key(c, occupied, planes, hand, &key);
+        slot = slot_of(c, &key);
         const Entry *e = &c->tt[slot];
-        if (!(e->hand1 == k_hand + 1 && e->occupied == k_occupied && e->planes == k_planes))
+        if (!same_key(e, &key))
             e++;
-        if (e->hand1 == k_hand + 1 && e->occupied == k_occupied && e->planes == k_planes) {
+        if (same_key(e, &key)) {
+            if (e->has_move)
+                tt_move = from_canonical(c, &key, e->move);
             int low = e->low, high = e->high;
+            if (e->depth < depth) {
+                /* A shallower search's proofs still hold: a win (loss) within fewer turns is one within more. */
+                if (low < 1)
+                    low = -BIG;
+                if (high > -1)
+                    high = BIG;
+            }
+            if (root)
+                c->best_move = tt_move;
             if (low >= beta)
                 return low;
             if (high <= alpha)
@@ -370,7 +432,7 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
         }
     }
     int original_alpha = alpha;
-    int best = -BIG;
+    int best = -BIG, best_move = -1;
     unsigned free_squares = 0xFFFFu & ~occupied;
     /* Squares on no live group are interchangeable: placing on one or another leaves the same live groups. */
     unsigned covered = 0;
@@ -387,8 +449,9 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
         if (!safe) {
             if (1 - empty > best) {
                 best = 1 - empty;
+                best_move = square << 4 | lowest(avail);
                 if (root)
-                    c->best_move = square << 4 | lowest(avail);
+                    c->best_move = best_move;
             }
             continue;
         }
@@ -407,14 +470,14 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
             if (classes & cls)
                 continue;
             classes |= cls;
-            int key = 0;
+            int mobility = 0;
             if (ordered) {
                 /* Mobility: the opponent's turns that do not lose at once; fewest first. */
                 unsigned rest = avail & ~(1u << piece);
                 for (unsigned f2 = 0xFFFFu & ~occupied2; f2; f2 &= f2 - 1)
-                    key += popcount16(rest & ~winners_after(c, &after, except_after, lowest(f2), piece));
+                    mobility += popcount16(rest & ~winners_after(c, &after, except_after, lowest(f2), piece));
             }
-            keys[n] = key;
+            keys[n] = mobility;
             moves[n++] = square << 4 | piece;
         }
     }
@@ -430,6 +493,14 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
             keys[j + 1] = k;
         }
     }
+    /* The table's best turn first. */
+    for (int i = 0; i < n && tt_move >= 0; i++) {
+        if (moves[i] == tt_move) {
+            memmove(moves + 1, moves, (size_t)i * sizeof *moves);
+            moves[0] = tt_move;
+            break;
+        }
+    }
     int last_square = -1;
     Groups after;
     for (int i = 0; i < n; i++) {
@@ -439,13 +510,14 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
             last_square = square;
         }
         int score = -negamax(c, occupied | 1u << square, planes | PIECE_PLANES[hand][square], piece,
-                             avail & ~(1u << piece), empty - 1, -beta, -alpha, 0, &after);
+                             avail & ~(1u << piece), empty - 1, depth - 1, -beta, -alpha, 0, &after);
         if (c->aborted)
             return 0;
         if (score > best) {
             best = score;
+            best_move = moves[i];
             if (root)
-                c->best_move = square << 4 | piece;
+                c->best_move = best_move;
             if (score > alpha) {
                 alpha = score;
                 if (alpha >= beta)
@@ -454,7 +526,7 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
         }
     }
     if (use_tt)
-        store(c, slot, k_occupied, k_planes, k_hand, best, original_alpha, beta);
+        store(c, slot, &key, depth, best, original_alpha, beta, best_move);
     return best;
 }
 
@@ -471,7 +543,8 @@ static int fill_tables(Core *c, PyObject *maps) {
         return -1;
     }
     c->tables = PyMem_Calloc((size_t)n, sizeof *c->tables);
-    if (c->tables == NULL) {
+    c->maps = PyMem_Calloc((size_t)n, sizeof *c->maps);
+    if (c->tables == NULL || c->maps == NULL) {
         Py_DECREF(seq);
         PyErr_NoMemory();
         return -1;
@@ -506,6 +579,17 @@ static int fill_tables(Core *c, PyObject *maps) {
             image[s] = (int)v;
         }
         Py_DECREF(m);
+        unsigned seen = 0;
+        for (int s = 0; s < 16; s++) {
+            seen |= 1u << image[s];
+            c->maps[i][0][s] = (uint8_t)image[s];
+            c->maps[i][1][image[s]] = (uint8_t)s;
+        }
+        if (seen != 0xFFFF) {
+            Py_DECREF(seq);
+            PyErr_SetString(PyExc_ValueError, "a board map is a permutation of the 16 squares");
+            return -1;
+        }
         for (int x = 0; x < 256; x++) {
             uint16_t lo = 0, hi = 0;
             for (int s = 0; s < 8; s++) {
@@ -592,17 +676,18 @@ static int Core_init(Core *c, PyObject *args, PyObject *kwds) {
 static void Core_dealloc(Core *c) {
     PyMem_Free(c->tt);
     PyMem_Free(c->tables);
+    PyMem_Free(c->maps);
     Py_TYPE(c)->tp_free((PyObject *)c);
 }
 
 static PyObject *Core_search(Core *c, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"occupied", "planes", "hand", "alpha", "beta", "max_nodes", "seconds", NULL};
+    static char *kwlist[] = {"occupied", "planes", "hand", "alpha", "beta", "max_nodes", "seconds", "depth", NULL};
     unsigned int occupied;
     unsigned long long planes, max_nodes = 0;
-    int hand, alpha, beta;
+    int hand, alpha, beta, depth = EXACT;
     double seconds = 0.0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "IKiii|Kd", kwlist, &occupied, &planes, &hand, &alpha, &beta,
-                                     &max_nodes, &seconds))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "IKiii|Kdi", kwlist, &occupied, &planes, &hand, &alpha, &beta,
+                                     &max_nodes, &seconds, &depth))
         return NULL;
     if (c->tt == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "Core is not initialised");
@@ -634,7 +719,7 @@ static PyObject *Core_search(Core *c, PyObject *args, PyObject *kwds) {
         Py_BEGIN_ALLOW_THREADS
         Groups g;
         summarize(c, occupied, planes, &g);
-        score = negamax(c, occupied, planes, hand, avail, empty, alpha, beta, 1, &g);
+        score = negamax(c, occupied, planes, hand, avail, empty, depth, alpha, beta, 1, &g);
         Py_END_ALLOW_THREADS
         if (c->aborted)
             score = 0;
@@ -669,7 +754,7 @@ static PyObject *Core_get_best_move(Core *c, void *closure) { return PyLong_From
 
 static PyMethodDef Core_methods[] = {
     {"search", (PyCFunction)(void (*)(void))Core_search, METH_VARARGS | METH_KEYWORDS,
-     "search(occupied, planes, hand, alpha, beta, max_nodes=0, seconds=0.0) -> fail-soft score"},
+     "search(occupied, planes, hand, alpha, beta, max_nodes=0, seconds=0.0, depth=64) -> fail-soft score"},
     {"stop", (PyCFunction)Core_stop, METH_NOARGS, "End a running search (thread-safe), until reset_stop()."},
     {"reset_stop", (PyCFunction)Core_reset_stop, METH_NOARGS, "Clear a stop request."},
     {"clear", (PyCFunction)Core_clear, METH_NOARGS, "Empty the transposition table."},

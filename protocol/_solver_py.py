@@ -4,24 +4,28 @@ Both cores search one kind of node, a position with a piece in hand, and know no
 give-only positions (:mod:`quarto_arena.protocol.solver` handles those at the root). The algorithm and its score
 scale are described in ``_solver.c``; every decision here (turn order, transposition-table layout, hashing and
 replacement) is the same as there, so that both cores search exactly the same tree and count the same nodes, which
-the tests check.
+the tests check. Only the means differ: this core tests wins group by group where the C core keeps a summary of
+the groups, which is what makes it a hundred times slower.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["Core"]
+__all__ = ["EXACT", "Core"]
 
 _MASK64: Final = (1 << 64) - 1
 _BIG: Final = 64
+EXACT: Final = 64
+"""A depth no game reaches: the search is exact."""
 TT_MIN_EMPTY: Final = 5
 """Nodes with fewer empty squares than this are not stored: their subtrees are cheaper to search again."""
 ORDER_MIN: Final = 5
 """Nodes with fewer empty squares than this try their turns in generation order, unsorted."""
-_CHECK_EVERY: Final = 1024
+_CHECK_EVERY: Final = 64
 _HAS: Final = tuple(sum(1 << p for p in range(16) if p >> a & 1) for a in range(4))
 _HAS_NOT: Final = tuple(0xFFFF & ~h for h in _HAS)
 #: ``_PIECE_PLANES[piece][square]``: the attribute planes of ``piece`` standing on ``square``.
@@ -43,6 +47,29 @@ class _Abort(Exception):
     """The node limit, the time limit or a stop ended the search."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Key:
+    """A canonical image of a node, and the symmetry that maps the node onto it."""
+
+    occupied: int
+    planes: int
+    hand: int
+    map: int
+    """The board map."""
+    target: tuple[int, ...]
+    """Attribute plane ``a`` goes to plane ``target[a]`` ..."""
+    flip: int
+    """... after complementing the planes whose bit is set here."""
+
+    @property
+    def image(self) -> tuple[int, int, int]:
+        return self.occupied, self.planes, self.hand
+
+
+# A table entry: occupied, planes, hand (the key), lower and upper bound, depth, best turn (canonical frame) or -1.
+_Entry = tuple[int, int, int, int, int, int, int]
+
+
 class Core:
     """Exact negamax over positions with a piece in hand, with a transposition table keyed by canonical forms.
 
@@ -56,25 +83,29 @@ class Core:
             raise ValueError("counted attributes must be a non-empty subset of the 4 piece bits")
         if not 4 <= tt_bits <= 30:
             raise ValueError("tt_bits must be in 4..30")
+        if any(sorted(m) != list(range(16)) for m in maps):
+            raise ValueError("a board map is a permutation of the 16 squares")
         self._lines = tuple(lines)
         self._planes = tuple(a for a in range(4) if counted >> a & 1)
         self._others = tuple(a for a in range(4) if not counted >> a & 1)
+        self._maps = tuple(tuple(m) for m in maps)
+        self._inverse = tuple(tuple(m.index(s) for s in range(16)) for m in self._maps)
         self._tables = tuple(
             (
                 tuple(sum(1 << m[s] for s in range(8) if x >> s & 1) for x in range(256)),
                 tuple(sum(1 << m[s + 8] for s in range(8) if x >> s & 1) for x in range(256)),
             )
-            for m in maps
+            for m in self._maps
         )
         self._bits = tt_bits
-        self._tt: list[tuple[int, int, int, int, int] | None] = [None] * (1 << tt_bits)
+        self._tt: list[_Entry | None] = [None] * (1 << tt_bits)
         self.nodes = 0
         """Nodes visited by the last search."""
         self.aborted = False
         """True when the last search was cut short by a limit or :meth:`stop` (its score means nothing)."""
         self.best_move = -1
-        """``square << 4 | piece`` of the best turn the last search's root found, -1 for none (a win at once, or a
-        score from the table)."""
+        """``square << 4 | piece`` of the best turn the last search's root found, -1 for none (a win at once, a
+        draw or a horizon found before any turn, or a score from the table that came without a turn)."""
         self._stopped = False
         self._max_nodes = 0
         self._deadline = 0.0
@@ -92,13 +123,24 @@ class Core:
         self._tt = [None] * (1 << self._bits)
 
     def search(
-        self, occupied: int, planes: int, hand: int, alpha: int, beta: int, max_nodes: int = 0, seconds: float = 0.0
+        self,
+        occupied: int,
+        planes: int,
+        hand: int,
+        alpha: int,
+        beta: int,
+        max_nodes: int = 0,
+        seconds: float = 0.0,
+        depth: int = EXACT,
     ) -> int:
         """Fail-soft score of the position for the player to move, searched with the window (alpha, beta).
 
         A score strictly inside the window is exact; at or below alpha it is an upper bound, at or above beta a
         lower bound. ``max_nodes`` and ``seconds`` (0: none) bound the search; then :attr:`aborted` tells.
+        ``depth`` below the empty squares makes a heuristic search: nodes that many turns away score 0.
         """
+        if not (0 <= occupied < 0xFFFF and 0 <= hand <= 15):
+            raise ValueError("a node has an empty square and a piece in hand (0..15)")
         self.nodes = 0
         self.aborted = False
         self.best_move = -1
@@ -113,7 +155,7 @@ class Core:
                 avail &= ~(1 << self._piece_at(planes, s))
         empty = 16 - occupied.bit_count()
         try:
-            return self._negamax(occupied, planes, hand, avail, empty, alpha, beta, True)
+            return self._negamax(occupied, planes, hand, avail, empty, depth, alpha, beta, True)
         except _Abort:
             self.aborted = True
             return 0
@@ -156,17 +198,18 @@ class Core:
                     attributes |= 1 << a
         return out, attributes
 
-    def _key(self, occupied: int, planes: int, hand: int) -> tuple[int, int, int]:
-        """(occupied, planes, hand) of a canonical image: least occupied mask over the board maps, then each
-        plane complemented to its lesser form and the counted planes (and the others) sorted, least image kept."""
+    def _key(self, occupied: int, planes: int, hand: int) -> _Key:
+        """A canonical image: least occupied mask over the board maps, then each plane complemented to its lesser
+        form and the counted planes (and the others) sorted, ties by plane; the least image kept."""
         images = [lo[occupied & 0xFF] | hi[occupied >> 8] for lo, hi in self._tables]
         least = min(images)
-        best: tuple[int, int, int] | None = None
+        best: _Key | None = None
         for i, image in enumerate(images):
             if image != least:
                 continue
             lo, hi = self._tables[i]
             cells = []
+            flip = 0
             for a in range(4):
                 p = planes >> (16 * a) & 0xFFFF
                 q = lo[p & 0xFF] | hi[p >> 8]
@@ -174,25 +217,47 @@ class Core:
                 h = hand >> a & 1
                 if r < q or (r == q and h):
                     q, h = r, h ^ 1
+                    flip |= 1 << a
                 cells.append((q, h))
-            out_planes = out_hand = 0
+            target = [0] * 4
             for group in (self._planes, self._others):
-                for a, (q, h) in zip(group, sorted(cells[b] for b in group), strict=True):
-                    out_planes |= q << (16 * a)
-                    out_hand |= h << a
-            if best is None or (out_planes, out_hand) < (best[1], best[2]):
-                best = (least, out_planes, out_hand)
+                for a, source in zip(group, sorted(group, key=lambda b: cells[b]), strict=True):
+                    target[source] = a
+            out_planes = sum(cells[a][0] << (16 * target[a]) for a in range(4))
+            out_hand = sum(cells[a][1] << target[a] for a in range(4))
+            if best is None or (out_planes, out_hand) < (best.planes, best.hand):
+                best = _Key(least, out_planes, out_hand, i, tuple(target), flip)
         assert best is not None
         return best
 
-    def _slot(self, key: tuple[int, int, int]) -> int:
-        occupied, planes, hand = key
-        h = (planes ^ (occupied << 48) ^ (hand << 40)) * 0x9E3779B97F4A7C15 & _MASK64
-        return ((h ^ (h >> 29)) * 0xBF58476D1CE4E5B9 & _MASK64) >> (64 - self._bits)
+    def _to_canonical(self, key: _Key, move: int) -> int:
+        piece = move & 15
+        out = sum(((piece >> a & 1) ^ (key.flip >> a & 1)) << key.target[a] for a in range(4))
+        return self._maps[key.map][move >> 4] << 4 | out
+
+    def _from_canonical(self, key: _Key, move: int) -> int:
+        piece = move & 15
+        out = sum(((piece >> key.target[a] & 1) ^ (key.flip >> a & 1)) << a for a in range(4))
+        return self._inverse[key.map][move >> 4] << 4 | out
+
+    def _slot(self, key: _Key) -> int:
+        h = (key.planes ^ (key.occupied << 48) ^ (key.hand << 40)) * 0x9E3779B97F4A7C15 & _MASK64
+        return (((h ^ (h >> 29)) * 0xBF58476D1CE4E5B9 & _MASK64) >> (64 - self._bits)) & ~1
 
     def _negamax(
-        self, occupied: int, planes: int, hand: int, avail: int, empty: int, alpha: int, beta: int, root: bool
+        self,
+        occupied: int,
+        planes: int,
+        hand: int,
+        avail: int,
+        empty: int,
+        depth: int,
+        alpha: int,
+        beta: int,
+        root: bool,
     ) -> int:
+        if self._max_nodes and self.nodes >= self._max_nodes:
+            raise _Abort
         self.nodes += 1
         if self.nodes % _CHECK_EVERY == 0:
             self._check()
@@ -201,23 +266,33 @@ class Core:
         if empty == 1:
             return 0
         live, live_attributes = self._live_groups(occupied, planes, avail | 1 << hand)
-        if not live:
+        if not live or depth <= 0:
             return 0
         # Without a win now, the best is a win on the next own placement, the worst a loss on the opponent's.
         if empty - 2 <= alpha:
             return empty - 2
         if 1 - empty >= beta:
             return 1 - empty
+        depth = min(depth, empty)
         slot = -1
-        key = (0, 0, 0)
+        key: _Key | None = None
+        tt_move = -1
         if empty >= TT_MIN_EMPTY:
             key = self._key(occupied, planes, hand)
-            slot = self._slot(key) & ~1
+            slot = self._slot(key)
             entry = self._tt[slot]
-            if entry is None or entry[:3] != key:
+            if entry is None or entry[:3] != key.image:
                 entry = self._tt[slot + 1]
-            if entry is not None and entry[:3] == key:
+            if entry is not None and entry[:3] == key.image:
+                if entry[6] >= 0:
+                    tt_move = self._from_canonical(key, entry[6])
                 low, high = entry[3], entry[4]
+                if entry[5] < depth:
+                    # A shallower search's proofs still hold: a win (loss) within fewer turns is one within more.
+                    low = low if low >= 1 else -_BIG
+                    high = high if high <= -1 else _BIG
+                if root:
+                    self.best_move = tt_move
                 if low >= beta:
                     return low
                 if high <= alpha:
@@ -228,6 +303,7 @@ class Core:
                 beta = min(beta, high)
         original_alpha = alpha
         best = -_BIG
+        best_move = -1
         free = 0xFFFF & ~occupied
         # Squares on no live group are interchangeable: placing on one or another leaves the same live groups.
         covered = 0
@@ -238,7 +314,7 @@ class Core:
         if dead:
             free &= covered | (dead & -dead)
         ordered = empty >= ORDER_MIN
-        moves: list[tuple[int, int, int]] = []
+        moves: list[tuple[int, int]] = []
         for square in _bits(free):
             occupied2 = occupied | 1 << square
             planes2 = planes | _PIECE_PLANES[hand][square]
@@ -246,8 +322,9 @@ class Core:
             if not safe:
                 if 1 - empty > best:
                     best = 1 - empty
+                    best_move = square << 4 | ((avail & -avail).bit_length() - 1)
                     if root:
-                        self.best_move = square << 4 | ((avail & -avail).bit_length() - 1)
+                        self.best_move = best_move
                 continue
             # Pieces that agree on every live attribute are interchangeable: give one of them.
             classes = 0
@@ -263,44 +340,58 @@ class Core:
                     for reply in _bits(0xFFFF & ~occupied2):
                         winners = self._winning_pieces(occupied2 | 1 << reply, planes2 | _PIECE_PLANES[piece][reply])
                         mobility += (rest & ~winners).bit_count()
-                moves.append((mobility, square, piece))
+                moves.append((mobility, square << 4 | piece))
         if ordered:
             moves.sort(key=lambda move: move[0])
-        for _, square, piece in moves:
+        order = [move for _, move in moves]
+        if tt_move in order:  # the table's best turn first
+            order.remove(tt_move)
+            order.insert(0, tt_move)
+        for move in order:
+            square, piece = move >> 4, move & 15
             score = -self._negamax(
                 occupied | 1 << square,
                 planes | _PIECE_PLANES[hand][square],
                 piece,
                 avail & ~(1 << piece),
                 empty - 1,
+                depth - 1,
                 -beta,
                 -alpha,
                 False,
             )
             if score > best:
                 best = score
+                best_move = move
                 if root:
-                    self.best_move = square << 4 | piece
+                    self.best_move = best_move
                 if score > alpha:
                     alpha = score
                     if alpha >= beta:
                         break
-        if slot >= 0:
-            self._store(slot, key, best, original_alpha, beta)
+        if key is not None:
+            self._store(slot, key, depth, best, original_alpha, beta, best_move)
         return best
 
-    def _store(self, slot: int, key: tuple[int, int, int], best: int, alpha: int, beta: int) -> None:
+    def _store(self, slot: int, key: _Key, depth: int, best: int, alpha: int, beta: int, move: int) -> None:
+        """Records what a search of ``depth`` turns (at most the empty squares) found below a node."""
         low, high = -_BIG, _BIG
         index = -1
         for i in (slot, slot + 1):
             entry = self._tt[i]
-            if entry is not None and entry[:3] == key:
+            if entry is not None and entry[:3] == key.image:
                 index = i
+                if depth < entry[5]:
+                    return  # a deeper search's bounds are worth more
                 low, high = entry[3], entry[4]
+                if depth > entry[5]:
+                    # Of a shallower search only its proofs hold (see _negamax).
+                    low = low if low >= 1 else -_BIG
+                    high = high if high <= -1 else _BIG
         if index < 0:
-            # The first entry keeps the bigger subtree; whatever it displaces goes to the second.
+            # The first entry keeps the deeper search; whatever it displaces goes to the second.
             first = self._tt[slot]
-            if first is None or key[0].bit_count() <= first[0].bit_count():
+            if first is None or depth >= first[5]:
                 self._tt[slot + 1] = first
                 index = slot
             else:
@@ -311,10 +402,9 @@ class Core:
             low = max(low, best)
         else:
             low = high = best
-        self._tt[index] = (*key, low, high)
+        stored = self._to_canonical(key, move) if move >= 0 else -1
+        self._tt[index] = (*key.image, low, high, depth, stored)
 
     def _check(self) -> None:
-        if self._stopped or (self._max_nodes and self.nodes >= self._max_nodes):
-            raise _Abort
-        if self._deadline and time.monotonic() >= self._deadline:
+        if self._stopped or (self._deadline and time.monotonic() >= self._deadline):
             raise _Abort

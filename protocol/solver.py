@@ -26,14 +26,17 @@ from dataclasses import dataclass
 from typing import Final, Protocol
 
 from . import _solver_py
-from .rules import Outcome, Position, Turn, Variant, turn_of
+from ._solver_py import EXACT
+from .rules import CLAIM, Outcome, Position, Turn, Variant, turn_of
 from .symmetry import board_maps
 
 __all__ = [
     "DEFAULT_TT_BITS",
+    "EXACT",
     "PURE_ENV",
     "Analysis",
     "Limits",
+    "Search",
     "Solver",
     "Value",
     "Verdict",
@@ -56,7 +59,15 @@ class CoreProtocol(Protocol):
     best_move: int
 
     def search(
-        self, occupied: int, planes: int, hand: int, alpha: int, beta: int, max_nodes: int = 0, seconds: float = 0.0
+        self,
+        occupied: int,
+        planes: int,
+        hand: int,
+        alpha: int,
+        beta: int,
+        max_nodes: int = 0,
+        seconds: float = 0.0,
+        depth: int = EXACT,
     ) -> int: ...
 
     def stop(self) -> None: ...
@@ -151,6 +162,21 @@ class Analysis:
         return self.value is not None
 
 
+@dataclass(frozen=True, slots=True)
+class Search:
+    """What :meth:`Solver.search` found within its depth."""
+
+    turn: Turn
+    """The best turn found."""
+    verdict: Verdict | None
+    """Win or loss when proven within the depth; draw when the depth reached the end of the game; None when the
+    horizon left the position open (it is neither won nor lost within the depth)."""
+    turns: int | None
+    """With a verdict, the turns to the end with best play, at most (exact for a draw)."""
+    nodes: int
+    """Nodes the core visited."""
+
+
 class _Unproven(Exception):
     """A core search was cut short."""
 
@@ -174,8 +200,13 @@ class Solver:
         self._deadline: float | None = None
 
     def stop(self) -> None:
-        """Ends the running request as soon as possible (from any thread); it reports its value as unproven."""
+        """Ends the running request as soon as possible (from any thread): it reports its value as unproven, and so
+        does every later request, at once, until :meth:`resume`."""
         self.core.stop()
+
+    def resume(self) -> None:
+        """Lets requests run again after :meth:`stop`."""
+        self.core.reset_stop()
 
     def clear(self) -> None:
         """Forgets every position searched so far (the transposition table)."""
@@ -193,6 +224,56 @@ class Solver:
         keeps the verdict (win, draw or loss) counts as best, as in the project's solved vectors."""
         return self._request(position, limits, every=True, keep_turns=keep_turns)
 
+    def search(self, position: Position, depth: int, limits: Limits | None = None) -> Search | None:
+        """The best turn within ``depth`` turns, or None when the limits ended the search first.
+
+        Positions ``depth`` turns away count as draws, so a win or a loss this proves is exact, a draw only when
+        ``depth`` reaches the end of the game. Searches of growing depth share the table: iterative deepening
+        costs little more than its last step, and its last step, at a depth of the empty squares, is exact.
+        """
+        if position.is_over:
+            raise ValueError("the game is over: there is nothing to search")
+        if depth < 1:
+            raise ValueError("depth must be at least 1")
+        self._start(limits)
+        try:
+            return self._search_root(position, depth)
+        except _Unproven:
+            return None
+
+    def _search_root(self, position: Position, depth: int) -> Search:
+        if position.claimable:
+            return Search(CLAIM, Verdict.WIN, 1, 0)
+        if position.hand is None:
+            # Give-only: each gift is a child with a piece in hand, searched one turn less deep.
+            best: tuple[int, Turn, Search] | None = None
+            for turn in position.legal_turns():
+                found = self._search_root(position.apply(turn), depth - 1)
+                rank = -_rank(found)
+                if best is None or rank > best[0]:
+                    best = (rank, turn, found)
+            assert best is not None
+            rank, turn, found = best
+            verdict = None if found.verdict is None else _OPPOSITE[found.verdict]
+            turns = None if found.turns is None else found.turns + 1
+            return Search(turn, verdict, turns, self._nodes)
+        wins = position.winning_squares()
+        if wins:
+            return Search(turn_of(place=wins[0], call=position.variant.strict), Verdict.WIN, 1, self._nodes)
+        empty = 16 - position.placed
+        if empty == 1:
+            return Search(turn_of(place=position.empty_squares()[0]), Verdict.DRAW, 1, self._nodes)
+        score = self._search(position[1], position[2], position[3], -1, 1, depth)
+        move = self.core.best_move
+        chosen = (_core_turn(position, move) if move >= 0 else None) or self._found(position)
+        if score >= 1:
+            return Search(chosen, Verdict.WIN, empty - score + 1, self._nodes)
+        if score <= -1:
+            return Search(chosen, Verdict.LOSS, empty + score + 1, self._nodes)
+        if depth >= empty:
+            return Search(chosen, Verdict.DRAW, empty, self._nodes)
+        return Search(chosen, None, None, self._nodes)
+
     def turn_value(self, position: Position, turn: Turn, limits: Limits | None = None) -> Value | None:
         """The exact value of playing ``turn`` in ``position``, for the player who plays it (None: unproven)."""
         self._start(limits)
@@ -204,7 +285,6 @@ class Solver:
     # --- the root --------------------------------------------------------------------------------------------------
 
     def _start(self, limits: Limits | None) -> float:
-        self.core.reset_stop()
         self._nodes = 0
         now = time.monotonic()
         self._node_limit = None if limits is None else limits.nodes
@@ -226,7 +306,7 @@ class Solver:
             return Analysis(None, (self._found(position),), self._nodes, time.monotonic() - started)
         return Analysis(value, best, self._nodes, time.monotonic() - started)
 
-    def _search(self, occupied: int, planes: int, hand: int, alpha: int, beta: int) -> int:
+    def _search(self, occupied: int, planes: int, hand: int, alpha: int, beta: int, depth: int = EXACT) -> int:
         """One core search within what is left of the request's limits; raises _Unproven when cut short."""
         max_nodes = 0
         if self._node_limit is not None:
@@ -238,7 +318,7 @@ class Solver:
             seconds = self._deadline - time.monotonic()
             if seconds <= 0:
                 raise _Unproven
-        score = self.core.search(occupied, planes, hand, alpha, beta, max_nodes, seconds)
+        score = self.core.search(occupied, planes, hand, alpha, beta, max_nodes, seconds, depth)
         self._nodes += self.core.nodes
         if self.core.aborted:
             raise _Unproven
@@ -327,6 +407,13 @@ class Solver:
         if position.hand is not None and move >= 0 and (found := _core_turn(position, move)) is not None:
             return found
         return next((t for t in turns if not _loses_at_once(position, t)), turns[0])
+
+
+def _rank(found: Search) -> int:
+    """Orders search results for the player to move (as :attr:`Value.rank`; an open position as a draw)."""
+    if found.verdict is None or found.turns is None:
+        return 0
+    return Value(found.verdict, found.turns).rank
 
 
 def _value_of(score: int, empty: int) -> Value:

@@ -257,8 +257,11 @@ def test_stop_from_another_thread(pure: bool) -> None:
     worker.join(5.0)
     assert not worker.is_alive()
     assert results and not results[0].proven
-    # A new request starts afresh.
-    assert solver.value(parse_position("..../..../.e../012. 3")).proven
+    # Later requests end at once too, until resumed.
+    easy = parse_position("2fcd/46../53.9/8.1. 0")
+    assert not solver.value(easy).proven
+    solver.resume()
+    assert solver.value(easy).proven
 
 
 def test_pure_core_is_forced_by_the_environment() -> None:

@@ -1,0 +1,113 @@
+"""Monte Carlo tree search with the solver at the leaves: the alternative ``perfect`` measures its search against.
+
+UCT over the turns that do not lose at once (or every turn, when all do). A new leaf is valued by a playout of
+greedy turns (a win when there is one, else a random safe turn) down to :data:`LEAF_EMPTY` empty squares, where the
+solver values the position exactly within :data:`LEAF_NODES` nodes (a position it cannot prove in that many counts
+as even). The turn visited most is played. Once the position itself has few enough empty squares, the exact
+solver decides, as in the deepening search.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+
+from quarto_arena.protocol.bot import SearchContext
+from quarto_arena.protocol.rules import Outcome, Position, Turn
+from quarto_arena.protocol.solver import Limits, Solver, Verdict
+from quarto_arena.protocol.uqi import Score
+
+from ..greedy import greedy_turn, safe_turns, winning_turns
+
+__all__ = ["LEAF_EMPTY", "LEAF_NODES", "mcts_turn"]
+
+LEAF_EMPTY = 10
+"""Playouts stop at this many empty squares, where the solver takes over."""
+LEAF_NODES = 20_000
+"""Nodes the solver may spend on one leaf."""
+EXPLORATION = 1.0
+"""The UCT constant (values are scores in 0..1)."""
+_SCORE = {Verdict.WIN: 1.0, Verdict.DRAW: 0.5, Verdict.LOSS: 0.0}
+
+
+class _Node:
+    """A position in the tree; ``wins`` are counted for the player who made the turn into it."""
+
+    __slots__ = ("children", "position", "untried", "visits", "wins")
+
+    def __init__(self, position: Position, rng: random.Random) -> None:
+        self.position = position
+        self.children: dict[Turn, _Node] = {}
+        self.untried: list[Turn] = [] if position.is_over else _candidates(position)
+        rng.shuffle(self.untried)
+        self.visits = 0
+        self.wins = 0.0
+
+
+def _candidates(position: Position) -> list[Turn]:
+    wins = winning_turns(position)
+    if wins:
+        return wins[:1]
+    return safe_turns(position) or position.legal_turns()
+
+
+def _value(position: Position, solver: Solver, rng: random.Random) -> float:
+    """A playout's score for the player to move in ``position``."""
+    flips = 0
+    while not position.is_over and 16 - position.placed > LEAF_EMPTY:
+        position = position.apply(greedy_turn(position, rng))
+        flips += 1
+    if position.is_over:
+        # The player who made the last turn won, or the board is full.
+        score = 0.5 if position.outcome is Outcome.DRAW else 0.0
+    else:
+        found = solver.value(position, Limits(nodes=LEAF_NODES))
+        score = 0.5 if found.value is None else _SCORE[found.value.verdict]
+    return score if flips % 2 == 0 else 1.0 - score
+
+
+def mcts_turn(
+    position: Position, ctx: SearchContext, solver: Solver, deadline: float | None, rng: random.Random
+) -> Turn:
+    """The most visited root turn when the deadline (or ``stop``) comes."""
+    root = _Node(position, rng)
+    if len(root.untried) == 1:
+        return root.untried[0]
+    iterations = 0
+    while not ctx.stopped and (deadline is None or time.monotonic() < deadline):
+        node, path = root, [root]
+        while not node.untried and node.children:
+            log_n = math.log(node.visits)
+            node = max(
+                node.children.values(),
+                key=lambda c: c.wins / c.visits + EXPLORATION * math.sqrt(log_n / c.visits),
+            )
+            path.append(node)
+        if node.untried:
+            turn = node.untried.pop()
+            child = _Node(node.position.apply(turn), rng)
+            node.children[turn] = child
+            node = child
+            path.append(node)
+        if node.position.is_over:
+            score = 0.5 if node.position.outcome is Outcome.DRAW else 0.0
+        else:
+            score = _value(node.position, solver, rng)
+        for visited in reversed(path):
+            visited.visits += 1
+            visited.wins += 1.0 - score
+            score = 1.0 - score
+        iterations += 1
+    if not root.children:
+        return root.untried[-1]
+    turn, best = max(root.children.items(), key=lambda item: item[1].visits)
+    elapsed = ctx.elapsed()
+    ctx.info(
+        depth=1,
+        score=Score("value", round(200 * best.wins / best.visits) - 100),
+        nodes=iterations,
+        time=int(elapsed * 1000),
+        pv=[turn],
+    )
+    return turn
