@@ -99,7 +99,13 @@ static double now_seconds(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static inline int popcount16(unsigned x) { return __builtin_popcount(x); }
+/* Portable builds cannot assume a popcount instruction, and the library call costs more than this. */
+static inline int popcount16(unsigned x) {
+    x = x - ((x >> 1) & 0x5555u);
+    x = (x & 0x3333u) + ((x >> 2) & 0x3333u);
+    x = (x + (x >> 4)) & 0x0F0Fu;
+    return (int)((x + (x >> 8)) & 0x1Fu);
+}
 static inline int lowest(unsigned x) { return __builtin_ctz(x); }
 
 static int piece_at(uint64_t planes, int square) {
@@ -192,24 +198,24 @@ static inline unsigned winners_after(const Core *c, const Groups *g, const uint1
 /* The groups that can still be won (not full, and enough pieces left share an attribute value with the pieces in
  * it), a bit each; *attributes receives the attribute bits those groups depend on. */
 static unsigned live_lines(const Core *c, const Groups *g, unsigned remaining, unsigned *attributes) {
-    int with[4], without[4];
+    /* enough_set[k]: the attribute bits at least k pieces left have; enough_clear[k]: at least k lack. */
+    unsigned enough_set[5] = {0}, enough_clear[5] = {0};
     for (int j = 0; j < c->ncounted; j++) {
         int a = c->counted[j];
-        with[a] = popcount16(remaining & HAS[a]);
-        without[a] = popcount16(remaining & HAS_NOT[a]);
+        int with = popcount16(remaining & HAS[a]), without = popcount16(remaining & HAS_NOT[a]);
+        for (int k = 1; k <= 4; k++) {
+            if (with >= k)
+                enough_set[k] |= 1u << a;
+            if (without >= k)
+                enough_clear[k] |= 1u << a;
+        }
     }
     unsigned out = 0, attrs = 0;
     for (int i = 0; i < c->nlines; i++) {
         int need = 4 - g->count[i];
         if (need == 0)
             continue;
-        unsigned here = 0;
-        for (unsigned b = g->all_set[i]; b; b &= b - 1)
-            if (with[lowest(b)] >= need)
-                here |= b & -b;
-        for (unsigned b = g->all_clear[i]; b; b &= b - 1)
-            if (without[lowest(b)] >= need)
-                here |= b & -b;
+        unsigned here = (g->all_set[i] & enough_set[need]) | (g->all_clear[i] & enough_clear[need]);
         if (here) {
             out |= 1u << i;
             attrs |= here;
@@ -218,6 +224,7 @@ static unsigned live_lines(const Core *c, const Groups *g, unsigned remaining, u
     *attributes = attrs;
     return out;
 }
+
 /* Sorts the planes `source[0..n)` by their cell (plane << 1 | hand bit), ties by plane: at most four. */
 static void sort_sources(int *source, const uint32_t *cells, int n) {
     for (int i = 1; i < n; i++) {

@@ -34,6 +34,7 @@ __all__ = [
     "DEFAULT_TT_BITS",
     "EXACT",
     "PURE_ENV",
+    "Aim",
     "Analysis",
     "Limits",
     "Search",
@@ -45,6 +46,7 @@ __all__ = [
 
 PURE_ENV: Final = "QUARTO_ARENA_PURE_SOLVER"
 """Environment variable: set to 1 to use the pure-Python core even when the C extension is installed."""
+_BIG: Final = 64
 DEFAULT_TT_BITS: Final = 20
 """log2 of the transposition table's entries (16 bytes each in the C core: 16 MiB)."""
 
@@ -162,15 +164,32 @@ class Analysis:
         return self.value is not None
 
 
+class Aim(enum.Enum):
+    """What a :meth:`Solver.search` sets out to prove; the narrower the aim, the cheaper the search."""
+
+    VALUE = "value"
+    """Whether the position is won, lost, or neither (within the depth)."""
+    SAFETY = "safety"
+    """A turn that does not lose (within the depth), or that every turn loses. At a drawn position this costs a
+    fraction of VALUE: it need not show that no turn wins."""
+    WIN = "win"
+    """A turn that wins (within the depth), or that none does."""
+
+
+_WINDOWS: Final = {Aim.VALUE: (-1, 1), Aim.SAFETY: (-1, 0), Aim.WIN: (0, 1)}
+
+
 @dataclass(frozen=True, slots=True)
 class Search:
     """What :meth:`Solver.search` found within its depth."""
 
     turn: Turn
-    """The best turn found."""
+    """The best turn found (with the aim WIN and no win found, just a legal turn)."""
     verdict: Verdict | None
-    """Win or loss when proven within the depth; draw when the depth reached the end of the game; None when the
-    horizon left the position open (it is neither won nor lost within the depth)."""
+    """Win or loss when proven within the depth; draw when the aim was VALUE and the depth reached the end of the
+    game; None when the search left it open."""
+    safe: bool
+    """True when :attr:`turn` is proven not to lose within the depth (at all, when the depth reached the end)."""
     turns: int | None
     """With a verdict, the turns to the end with best play, at most (exact for a draw)."""
     nodes: int
@@ -224,8 +243,10 @@ class Solver:
         keeps the verdict (win, draw or loss) counts as best, as in the project's solved vectors."""
         return self._request(position, limits, every=True, keep_turns=keep_turns)
 
-    def search(self, position: Position, depth: int, limits: Limits | None = None) -> Search | None:
-        """The best turn within ``depth`` turns, or None when the limits ended the search first.
+    def search(
+        self, position: Position, depth: int, limits: Limits | None = None, *, aim: Aim = Aim.VALUE
+    ) -> Search | None:
+        """The best turn within ``depth`` turns for ``aim``, or None when the limits ended the search first.
 
         Positions ``depth`` turns away count as draws, so a win or a loss this proves is exact, a draw only when
         ``depth`` reaches the end of the game. Searches of growing depth share the table: iterative deepening
@@ -237,42 +258,44 @@ class Solver:
             raise ValueError("depth must be at least 1")
         self._start(limits)
         try:
-            return self._search_root(position, depth)
+            return self._search_root(position, depth, aim)
         except _Unproven:
             return None
 
-    def _search_root(self, position: Position, depth: int) -> Search:
+    def _search_root(self, position: Position, depth: int, aim: Aim) -> Search:
         if position.claimable:
-            return Search(CLAIM, Verdict.WIN, 1, 0)
-        if position.hand is None:
-            # Give-only: each gift is a child with a piece in hand, searched one turn less deep.
-            best: tuple[int, Turn, Search] | None = None
-            for turn in position.legal_turns():
-                found = self._search_root(position.apply(turn), depth - 1)
-                rank = -_rank(found)
-                if best is None or rank > best[0]:
-                    best = (rank, turn, found)
-            assert best is not None
-            rank, turn, found = best
-            verdict = None if found.verdict is None else _OPPOSITE[found.verdict]
-            turns = None if found.turns is None else found.turns + 1
-            return Search(turn, verdict, turns, self._nodes)
-        wins = position.winning_squares()
+            return Search(CLAIM, Verdict.WIN, True, 1, 0)
+        wins = position.winning_squares() if position.hand is not None else []
         if wins:
-            return Search(turn_of(place=wins[0], call=position.variant.strict), Verdict.WIN, 1, self._nodes)
+            return Search(turn_of(place=wins[0], call=position.variant.strict), Verdict.WIN, True, 1, self._nodes)
         empty = 16 - position.placed
-        if empty == 1:
-            return Search(turn_of(place=position.empty_squares()[0]), Verdict.DRAW, 1, self._nodes)
-        score = self._search(position[1], position[2], position[3], -1, 1, depth)
-        move = self.core.best_move
-        chosen = (_core_turn(position, move) if move >= 0 else None) or self._found(position)
+        if empty == 1 and position.hand is not None:
+            return Search(turn_of(place=position.empty_squares()[0]), Verdict.DRAW, True, 1, self._nodes)
+        alpha, beta = _WINDOWS[aim]
+        occupied, planes = position[1], position[2]
+        if position.hand is not None:
+            score = self._search(occupied, planes, position[3], alpha, beta, depth)
+            move = self.core.best_move
+            turn = (_core_turn(position, move) if move >= 0 else None) or self._found(position)
+            extra = 0
+        else:
+            # Give-only: each gift is a child with a piece in hand, searched one turn less deep.
+            score, turn, extra = -_BIG, position.legal_turns()[0], 1
+            for gift in position.legal_turns():
+                assert gift.give is not None
+                child = -self._search(occupied, planes, gift.give, -beta, -max(alpha, score), depth - 1)
+                if child > score:
+                    score, turn = child, gift
+                    if score >= beta:
+                        break
+        safe = score >= 0 and score > alpha
         if score >= 1:
-            return Search(chosen, Verdict.WIN, empty - score + 1, self._nodes)
+            return Search(turn, Verdict.WIN, safe, empty - score + 1 + extra, self._nodes)
         if score <= -1:
-            return Search(chosen, Verdict.LOSS, empty + score + 1, self._nodes)
-        if depth >= empty:
-            return Search(chosen, Verdict.DRAW, empty, self._nodes)
-        return Search(chosen, None, None, self._nodes)
+            return Search(turn, Verdict.LOSS, safe, empty + score + 1 + extra, self._nodes)
+        if aim is Aim.VALUE and depth >= empty + extra:
+            return Search(turn, Verdict.DRAW, safe, empty + extra, self._nodes)
+        return Search(turn, None, safe, None, self._nodes)
 
     def turn_value(self, position: Position, turn: Turn, limits: Limits | None = None) -> Value | None:
         """The exact value of playing ``turn`` in ``position``, for the player who plays it (None: unproven)."""
@@ -407,13 +430,6 @@ class Solver:
         if position.hand is not None and move >= 0 and (found := _core_turn(position, move)) is not None:
             return found
         return next((t for t in turns if not _loses_at_once(position, t)), turns[0])
-
-
-def _rank(found: Search) -> int:
-    """Orders search results for the player to move (as :attr:`Value.rank`; an open position as a draw)."""
-    if found.verdict is None or found.turns is None:
-        return 0
-    return Value(found.verdict, found.turns).rank
 
 
 def _value_of(score: int, empty: int) -> Value:

@@ -19,8 +19,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from quarto_arena.protocol.notation import parse_piece, parse_position, parse_square, parse_turn, parse_variant
 from quarto_arena.protocol.rules import Attribute, ClaimMode, Outcome, Position, Shapes, Turn, Variant, turn_of
+from quarto_arena.protocol.symmetry import board_maps
+
+try:
+    from quarto_arena.protocol import _solver
+except ImportError:  # no C core: the tests that need it skip
+    _solver = None  # type: ignore[assignment]
+from quarto_arena.protocol import _solver_py
 from quarto_arena.protocol.solver import (
     PURE_ENV,
+    Aim,
     Analysis,
     Limits,
     Solver,
@@ -141,6 +149,62 @@ def test_value_is_the_best_turn_value(variant: Variant, seed: int, empties: int)
 def rank(value: Value | None) -> int:
     assert value is not None
     return value.rank
+
+
+@settings(max_examples=60, deadline=None)
+@given(variant=variants, seed=st.integers(0, 2**32), empties=st.integers(1, 5), give_only=st.booleans())
+def test_searches_prove_what_they_aim_at(variant: Variant, seed: int, empties: int, give_only: bool) -> None:
+    """At full depth each aim proves the truth; short of it, a proven win or loss is real and at most one turn
+    longer than the depth (a gift that loses at once needs no search), and a turn proven safe does not lose
+    within the depth."""
+    position = random_position(variant, random.Random(seed), empties, give_only=give_only)
+    truth = oracle(position)
+    full = 16 - position.placed + (1 if position.hand is None else 0)
+    solver = Solver(variant)
+    value = solver.search(position, full, aim=Aim.VALUE)
+    safety = solver.search(position, full, aim=Aim.SAFETY)
+    win = solver.search(position, full, aim=Aim.WIN)
+    assert value is not None and safety is not None and win is not None
+    assert value.verdict is truth.verdict
+    assert safety.safe is (truth.verdict is not Verdict.LOSS)
+    assert (win.verdict is Verdict.WIN) is (truth.verdict is Verdict.WIN)
+    if safety.safe:
+        assert turn_oracle(position, safety.turn).verdict is not Verdict.LOSS
+    if win.verdict is Verdict.WIN:
+        assert turn_oracle(position, win.turn).verdict is Verdict.WIN
+    for depth in range(1, full):
+        for aim in Aim:
+            found = Solver(variant).search(position, depth, aim=aim)
+            assert found is not None and found.verdict is not Verdict.DRAW
+            if found.verdict is not None:
+                assert found.verdict is truth.verdict and found.turns is not None and truth.turns <= found.turns
+                assert truth.turns <= depth + 1
+            if found.safe:
+                got = turn_oracle(position, found.turn)
+                assert got.verdict is not Verdict.LOSS or got.turns > depth
+
+
+@needs_compiled
+@settings(max_examples=40, deadline=None)
+@given(variant=variants, seed=st.integers(0, 2**32), empties=st.integers(2, 10), tt_bits=st.sampled_from([4, 8, 16]))
+def test_deepening_searches_the_same_tree_in_both_cores(
+    variant: Variant, seed: int, empties: int, tt_bits: int
+) -> None:
+    """Depth 1, 2, ... to the end on one table, with windows of every kind: same scores, nodes and best turns."""
+    rng = random.Random(seed)
+    position = random_position(variant, rng, empties)
+    if position.hand is None or position.claimable:
+        return
+    args = (variant.lines, sum(a.value for a in variant.attributes), board_maps(variant.shapes), tt_bits)
+    cores = (_solver.Core(*args), _solver_py.Core(*args))
+    for depth in range(1, 17 - position.placed):
+        alpha = rng.randint(-3, 1)
+        beta = alpha + rng.randint(1, 3)
+        got = []
+        for core in cores:
+            score = core.search(position[1], position[2], position[3], alpha, beta, 0, 0.0, depth)
+            got.append((score, core.nodes, core.best_move))
+        assert got[0] == got[1], (depth, alpha, beta)
 
 
 # --- vectors -----------------------------------------------------------------------------------------------------

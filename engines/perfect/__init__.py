@@ -26,7 +26,7 @@ import time
 
 from quarto_arena.protocol.bot import OptionValue, SearchContext
 from quarto_arena.protocol.rules import Position, Turn, Variant, turn_of
-from quarto_arena.protocol.solver import EXACT, Limits, Search, Solver, Verdict
+from quarto_arena.protocol.solver import EXACT, Aim, Limits, Search, Solver, Verdict
 from quarto_arena.protocol.uqi import Go, OptionSpec, OptionType, Score
 
 from ..greedy import greedy_turn, safe_turns
@@ -46,6 +46,10 @@ SEARCH = OptionSpec("Search", OptionType.COMBO, "alphabeta", vars=("alphabeta", 
 EXACT_GAP = 4
 """Once the depth comes within this many turns of the end, the next step is the exact solve: the last few depths
 cost more than solving outright, since the exact search cuts where a horizon cannot."""
+EXACT_FROM = 12
+"""At this many empty squares or fewer the exact solve comes right after depth :data:`SHALLOW`: proving a safe turn
+exactly takes tens of milliseconds there."""
+SHALLOW = 2
 MCTS_ABOVE = 12
 """With ``Search mcts``, positions with more empty squares than this are searched by MCTS, the rest as usual."""
 NO_CLOCK_SECONDS = 20.0
@@ -170,25 +174,38 @@ def _limits(ctx: SearchContext, deadline: float | None, nodes_used: int) -> Limi
 
 
 def _deepen(position: Position, ctx: SearchContext, solver: Solver, max_depth: int, deadline: float | None) -> Turn:
-    """Iterative deepening to ``max_depth`` turns (exact once it nears the end), within the deadline and nodes."""
+    """Iterative deepening to ``max_depth`` turns (exact near the end), within the deadline and the nodes.
+
+    Each depth first proves a turn safe (it does not lose within the depth), then looks for a win: at a drawn
+    position the second costs most, and the first is what keeps the draw.
+    """
     empty = 16 - position.placed + (1 if position.hand is None else 0)
+    exact_allowed = max_depth >= empty
     best = _fallback(position)
+    proven: Search | None = None
     nodes = 0
     depth = 0
-    while depth < min(max_depth, empty):
+    while proven is None and depth < min(max_depth, empty):
         depth += 1
-        if depth >= empty - EXACT_GAP and max_depth >= empty:
+        if exact_allowed and ((depth > SHALLOW and empty <= EXACT_FROM) or depth >= empty - EXACT_GAP):
             depth = empty
-        limits = _limits(ctx, deadline, nodes)
-        if limits is None:
+        safe = _step(solver, position, depth, ctx, deadline, nodes, Aim.SAFETY)
+        if safe is None:
             break
-        found = solver.search(position, depth, limits)
-        if found is None:
-            break  # out of time or nodes, or stopped: the last finished depth stands
-        nodes += found.nodes
-        best = found.turn
-        score = _score(found)
-        if found.verdict in (Verdict.WIN, Verdict.LOSS) and max_depth >= empty:
+        nodes += safe.nodes
+        best = safe.turn
+        if safe.verdict is not None:
+            proven = safe
+        else:
+            win = _step(solver, position, depth, ctx, deadline, nodes, Aim.WIN)
+            if win is not None:
+                nodes += win.nodes
+                if win.verdict is Verdict.WIN:
+                    best, proven = win.turn, win
+                elif depth >= empty:
+                    proven = Search(best, Verdict.DRAW, True, empty, nodes)  # safe, and no turn wins
+        score = _score(proven)
+        if proven is not None and proven.verdict is not Verdict.DRAW and exact_allowed:
             # Proven: the exact value names the quickest win (or longest loss), when there is time to find it.
             limits = _limits(ctx, deadline, nodes)
             exact = None if limits is None else solver.value(position, limits)
@@ -205,13 +222,25 @@ def _deepen(position: Position, ctx: SearchContext, solver: Solver, max_depth: i
             time=int(elapsed * 1000),
             pv=[best],
         )
-        if found.verdict is not None:
-            break
     return best
 
 
-def _score(found: Search) -> Score:
-    if found.verdict is None:
+def _step(
+    solver: Solver,
+    position: Position,
+    depth: int,
+    ctx: SearchContext,
+    deadline: float | None,
+    nodes: int,
+    aim: Aim,
+) -> Search | None:
+    """One search within what is left of the turn's time and nodes; None when nothing is left or it ran out."""
+    limits = _limits(ctx, deadline, nodes)
+    return None if limits is None else solver.search(position, depth, limits, aim=aim)
+
+
+def _score(found: Search | None) -> Score:
+    if found is None or found.verdict is None:
         return Score("value", 0)
     if found.verdict is Verdict.DRAW:
         return Score("draw")
