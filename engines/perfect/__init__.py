@@ -1,19 +1,21 @@
-"""The perfect engine: exact play wherever the solver proves the position within the time, a deepening search before.
+"""The perfect engine: exact play wherever the solver proves the position within the time, a strong search before.
 
-Each turn it deepens a search of the solver core (:meth:`quarto_arena.protocol.solver.Solver.search`) one turn at a
-time: a search ``d`` turns deep proves every win or loss within ``d`` turns and treats positions beyond as open, and
-it tries first the turns that leave the opponent the fewest replies that do not lose at once. Close to the end it
-solves the position outright; once it is proven (win, draw or loss) the search stops at once and ``info`` reports
-``score win N``, ``loss N`` or ``draw``; an open position reports ``score value 0``. A proven win is converted by the
-quickest win; a draw by the first drawing turn in that order (the opponent's fewest safe replies first).
+With 12 empty squares or fewer it solves the position (:meth:`quarto_arena.protocol.solver.Solver.search`):
+first a turn that does not lose, then whether a turn wins, the second being most of the work at a drawn position,
+so the first is what it falls back on when time runs out. Once the value is proven the search stops at once and
+``info`` reports ``score win N``, ``loss N`` or ``draw``; a proven win is converted by the quickest win.
+
+Before that, a deepening search of three turns proves any near win or loss, and Monte Carlo tree search with the
+solver at the leaves (:mod:`.mcts`) weighs the rest, reporting its win rate as ``score value``. It was measured
+against deepening alpha-beta all the way (``Search alphabeta``: it tries first the turns that leave the opponent
+the fewest safe replies, and plays the first one it cannot refute), and never lost to it (figures in the README).
 
 Time is its own business: it spends at most half a ``movetime`` (and a share of the clock that keeps most of it in
 reserve), checks its own deadline in the core every 64 nodes, and answers ``stop`` at once (the core is told
 through :meth:`SearchContext.on_stop`), so it never needs the arena's margin.
 
-Options: ``Level`` 0-10 (0 plays at random, 1 as greedy, 2-9 search that many turns deep, 10 without limit: perfect
-within its time), ``Hash`` (MiB of transposition table), ``Seed``, and ``Search``: ``alphabeta`` (the deepening
-search above) or ``mcts`` (Monte Carlo tree search with the solver at the leaves, kept to measure the two).
+Options: ``Level`` 0-10 (0 plays at random, 1 as greedy, 2-9 search that many turns deep with alpha-beta, 10
+without limit: perfect within its time), ``Hash`` (MiB of transposition table), ``Seed``, and ``Search``.
 
 Run it with ``python -m quarto_arena.engines.perfect [--listen ENDPOINT]``.
 """
@@ -40,8 +42,9 @@ LEVEL = OptionSpec("Level", OptionType.SPIN, str(MAX_LEVEL), 0, MAX_LEVEL)
 """Strength: 0 random, 1 greedy, 2-9 a search that many turns deep, 10 perfect within the time."""
 HASH = OptionSpec("Hash", OptionType.SPIN, "16", 1, 1024)
 """MiB of transposition table (rounded down to a power of two entries of 16 bytes)."""
-SEARCH = OptionSpec("Search", OptionType.COMBO, "alphabeta", vars=("alphabeta", "mcts"))
-"""The search before the exact endgame: the deepening alpha-beta search, or Monte Carlo tree search."""
+SEARCH = OptionSpec("Search", OptionType.COMBO, "mcts", vars=("mcts", "alphabeta"))
+"""The search before the exact endgame: Monte Carlo tree search (stronger, measured: see the README), or the
+deepening alpha-beta search alone."""
 
 EXACT_GAP = 4
 """Once the depth comes within this many turns of the end, the next step is the exact solve: the last few depths
@@ -50,6 +53,10 @@ EXACT_FROM = 12
 """At this many empty squares or fewer the exact solve comes right after depth :data:`SHALLOW`: proving a safe turn
 exactly takes tens of milliseconds there."""
 SHALLOW = 2
+PREPASS_DEPTH = 3
+"""Turns the deepening searches before MCTS takes over."""
+PREPASS_SHARE = 0.25
+"""Share of the turn's time the deepening before MCTS may take."""
 MCTS_ABOVE = 12
 """With ``Search mcts``, positions with more empty squares than this are searched by MCTS, the rest as usual."""
 NO_CLOCK_SECONDS = 20.0
@@ -133,7 +140,9 @@ def deepening_turn(
 ) -> Turn:
     """The turn a search of at most ``max_depth`` turns (:data:`EXACT`: no limit) chooses within the time.
 
-    A ``go depth`` limit lowers ``max_depth``; ``mcts`` replaces the deepening search by :func:`mcts_turn`.
+    A ``go depth`` limit lowers ``max_depth``. With ``mcts`` (and no ``go depth`` or ``nodes`` limit, which only
+    the deepening search counts in) a deepening of :data:`PREPASS_DEPTH` turns comes first, then
+    :func:`mcts_turn` decides whatever that did not prove.
     """
     if position.hand is None and position.placed == 0:
         # Every first gift is the same one up to symmetry: no search can prefer one.
@@ -146,11 +155,14 @@ def deepening_turn(
     ctx.on_stop(solver.stop)
     if ctx.stopped:
         return _fallback(position)
-    if mcts:
-        return mcts_turn(position, ctx, solver, deadline, rng)
+    if mcts and ctx.limits.depth is None and ctx.limits.nodes is None:
+        # A short deepening first proves what is near (a win or loss within a few turns); MCTS weighs the rest.
+        prepass = None if deadline is None else ctx.started + PREPASS_SHARE * (deadline - ctx.started)
+        turn, proven = _deepen(position, ctx, solver, PREPASS_DEPTH, prepass)
+        return turn if proven is not None else mcts_turn(position, ctx, solver, deadline, rng)
     if ctx.limits.depth is not None:
         max_depth = min(max_depth, ctx.limits.depth)
-    return _deepen(position, ctx, solver, max_depth, deadline)
+    return _deepen(position, ctx, solver, max_depth, deadline)[0]
 
 
 def _fallback(position: Position) -> Turn:
@@ -173,8 +185,11 @@ def _limits(ctx: SearchContext, deadline: float | None, nodes_used: int) -> Limi
     return Limits(nodes=nodes, seconds=seconds)
 
 
-def _deepen(position: Position, ctx: SearchContext, solver: Solver, max_depth: int, deadline: float | None) -> Turn:
-    """Iterative deepening to ``max_depth`` turns (exact near the end), within the deadline and the nodes.
+def _deepen(
+    position: Position, ctx: SearchContext, solver: Solver, max_depth: int, deadline: float | None
+) -> tuple[Turn, Search | None]:
+    """Iterative deepening to ``max_depth`` turns (exact near the end), within the deadline and the nodes; the
+    turn, and what was proven (None: nothing).
 
     Each depth first proves a turn safe (it does not lose within the depth), then looks for a win: at a drawn
     position the second costs most, and the first is what keeps the draw.
@@ -222,7 +237,7 @@ def _deepen(position: Position, ctx: SearchContext, solver: Solver, max_depth: i
             time=int(elapsed * 1000),
             pv=[best],
         )
-    return best
+    return best, proven
 
 
 def _step(

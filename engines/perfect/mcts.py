@@ -1,10 +1,9 @@
-"""Monte Carlo tree search with the solver at the leaves: the alternative ``perfect`` measures its search against.
+"""Monte Carlo tree search with the solver at the leaves: the search ``perfect`` plays before the exact endgame.
 
 UCT over the turns that do not lose at once (or every turn, when all do). A new leaf is valued by a playout of
-greedy turns (a win when there is one, else a random safe turn) down to :data:`LEAF_EMPTY` empty squares, where the
-solver values the position exactly within :data:`LEAF_NODES` nodes (a position it cannot prove in that many counts
-as even). The turn visited most is played. Once the position itself has few enough empty squares, the exact
-solver decides, as in the deepening search.
+greedy turns (a win when there is one, else a uniformly random safe turn) down to :data:`LEAF_EMPTY` empty
+squares, where the solver values the position exactly within :data:`LEAF_NODES` nodes (a position it cannot
+prove in that many counts as even). The turn visited most is played.
 """
 
 from __future__ import annotations
@@ -14,11 +13,11 @@ import random
 import time
 
 from quarto_arena.protocol.bot import SearchContext
-from quarto_arena.protocol.rules import Outcome, Position, Turn
-from quarto_arena.protocol.solver import Limits, Solver, Verdict
+from quarto_arena.protocol.rules import Outcome, Position, Turn, turn_of
+from quarto_arena.protocol.solver import EXACT, Aim, Limits, Solver, Verdict
 from quarto_arena.protocol.uqi import Score
 
-from ..greedy import greedy_turn, safe_turns, winning_turns
+from ..greedy import safe_turns, winning_turns
 
 __all__ = ["LEAF_EMPTY", "LEAF_NODES", "mcts_turn"]
 
@@ -26,6 +25,8 @@ LEAF_EMPTY = 10
 """Playouts stop at this many empty squares, where the solver takes over."""
 LEAF_NODES = 20_000
 """Nodes the solver may spend on one leaf."""
+PLAYOUT_TRIES = 24
+"""Random turns drawn before a playout lists the safe turns instead (only when nearly every turn loses)."""
 EXPLORATION = 1.0
 """The UCT constant (values are scores in 0..1)."""
 _SCORE = {Verdict.WIN: 1.0, Verdict.DRAW: 0.5, Verdict.LOSS: 0.0}
@@ -52,18 +53,34 @@ def _candidates(position: Position) -> list[Turn]:
     return safe_turns(position) or position.legal_turns()
 
 
+def _playout_turn(position: Position, rng: random.Random) -> Turn:
+    """A greedy turn (a win, else a uniformly random safe turn), drawn by rejection: far cheaper than listing
+    every safe turn, since most turns are safe until the last few."""
+    wins = winning_turns(position)
+    if wins:
+        return wins[0]
+    squares, pieces = position.empty_squares(), position.pieces_available()
+    if not pieces:
+        return turn_of(place=squares[0])
+    for _ in range(PLAYOUT_TRIES):
+        turn = turn_of(place=rng.choice(squares), give=rng.choice(pieces))
+        if not position.apply(turn).winning_squares():
+            return turn
+    return rng.choice(safe_turns(position) or position.legal_turns())
+
+
 def _value(position: Position, solver: Solver, rng: random.Random) -> float:
     """A playout's score for the player to move in ``position``."""
     flips = 0
     while not position.is_over and 16 - position.placed > LEAF_EMPTY:
-        position = position.apply(greedy_turn(position, rng))
+        position = position.apply(_playout_turn(position, rng))
         flips += 1
     if position.is_over:
         # The player who made the last turn won, or the board is full.
         score = 0.5 if position.outcome is Outcome.DRAW else 0.0
     else:
-        found = solver.value(position, Limits(nodes=LEAF_NODES))
-        score = 0.5 if found.value is None else _SCORE[found.value.verdict]
+        found = solver.search(position, EXACT, Limits(nodes=LEAF_NODES), aim=Aim.VALUE)
+        score = 0.5 if found is None or found.verdict is None else _SCORE[found.verdict]
     return score if flips % 2 == 0 else 1.0 - score
 
 
