@@ -125,7 +125,7 @@ class PerfectBot(SeededBot):
             return greedy_turn(position, self.rng)
         if self._solver is None or self._solver.variant != position.variant:
             self._solver = self._make_solver(position.variant)
-        mcts = self.option(SEARCH.name) == "mcts" and 16 - position.placed > MCTS_ABOVE
+        mcts = level == MAX_LEVEL and self.option(SEARCH.name) == "mcts" and 16 - position.placed > MCTS_ABOVE
         return deepening_turn(position, ctx, self._solver, EXACT if level == MAX_LEVEL else level, self.rng, mcts=mcts)
 
 

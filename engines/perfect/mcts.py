@@ -69,8 +69,8 @@ def _playout_turn(position: Position, rng: random.Random) -> Turn:
     return rng.choice(safe_turns(position) or position.legal_turns())
 
 
-def _value(position: Position, solver: Solver, rng: random.Random) -> float:
-    """A playout's score for the player to move in ``position``."""
+def _value(position: Position, solver: Solver, rng: random.Random, deadline: float | None) -> float:
+    """A playout's score for the player to move in ``position`` (0.5 when the deadline cuts its solve short)."""
     flips = 0
     while not position.is_over and 16 - position.placed > LEAF_EMPTY:
         position = position.apply(_playout_turn(position, rng))
@@ -79,7 +79,8 @@ def _value(position: Position, solver: Solver, rng: random.Random) -> float:
         # The player who made the last turn won, or the board is full.
         score = 0.5 if position.outcome is Outcome.DRAW else 0.0
     else:
-        found = solver.search(position, EXACT, Limits(nodes=LEAF_NODES), aim=Aim.VALUE)
+        seconds = None if deadline is None else max(deadline - time.monotonic(), 0.0001)
+        found = solver.search(position, EXACT, Limits(nodes=LEAF_NODES, seconds=seconds), aim=Aim.VALUE)
         score = 0.5 if found is None or found.verdict is None else _SCORE[found.verdict]
     return score if flips % 2 == 0 else 1.0 - score
 
@@ -110,7 +111,7 @@ def mcts_turn(
         if node.position.is_over:
             score = 0.5 if node.position.outcome is Outcome.DRAW else 0.0
         else:
-            score = _value(node.position, solver, rng)
+            score = _value(node.position, solver, rng, deadline)
         for visited in reversed(path):
             visited.visits += 1
             visited.wins += 1.0 - score
