@@ -156,6 +156,14 @@ ProgressOpt = typer.Option(
 )
 QuietOpt = typer.Option(False, "--quiet", "-q", help="No progress: only warnings and the result.")
 DebugOpt = typer.Option(None, "--debug", metavar="DIR", help="Write every UQI line with a time stamp into DIR.")
+AdjudicateOpt = typer.Option(
+    None,
+    "--adjudicate",
+    metavar="EMPTIES",
+    min=1,
+    max=12,
+    help="End each game at EMPTIES empty squares (at most 12) with the result of perfect play (the solver).",
+)
 LogLimitOpt = typer.Option(
     "16M", "--log-limit", metavar="SIZE", help="Keep at most SIZE (K, M, G) of each engine's stderr log; 0: none."
 )
@@ -350,6 +358,7 @@ def _build_spec(kind: str, engine_words: list[str], options: dict[str, Any]) -> 
             rating_interval=o.get("rating_interval", 0),
             table_format=o["fmt"],
             log_limit=_size(o["log_limit"]),
+            adjudicate=o["adjudicate"],
         )
     except RunError as e:
         fail(str(e))
@@ -542,6 +551,7 @@ def tournament(
     quiet: bool = QuietOpt,
     debug: str | None = DebugOpt,
     log_limit: str = LogLimitOpt,
+    adjudicate: int | None = AdjudicateOpt,
 ) -> None:
     """Run a round-robin or gauntlet tournament in colour-swapped pairs; crash-safe, resumable with --resume DIR.
 
@@ -584,6 +594,7 @@ def play(
     quiet: bool = QuietOpt,
     debug: str | None = DebugOpt,
     log_limit: str = LogLimitOpt,
+    adjudicate: int | None = AdjudicateOpt,
 ) -> None:
     """Play a match between two engines and print the score, Elo and pair statistics; resumable with --resume DIR."""
     options = dict(locals())
@@ -631,6 +642,7 @@ def sprt(
     quiet: bool = QuietOpt,
     debug: str | None = DebugOpt,
     log_limit: str = LogLimitOpt,
+    adjudicate: int | None = AdjudicateOpt,
 ) -> None:
     """Play NEW against BASE in colour-swapped pairs until the SPRT decides. Exit 0: H1 (pass), 1: H0 (fail),
     3: an engine failed, 4: no decision within --max-games."""

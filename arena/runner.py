@@ -55,7 +55,7 @@ from .engine import Deadlines, EngineConfig, EngineError, EngineSession
 from .journal import JOURNAL_NAME, Journal, JournalContents, JournalError
 from .pgn import format_game
 from .records import GameRecord, Termination
-from .referee import GameSpec, play_game
+from .referee import MAX_ADJUDICATE, GameSpec, play_game
 from .roster import config_from_dict, config_to_dict
 from .schedule import STARTPOS, Format, Opening, OpeningBook, Schedule, ScheduledGame, ScheduleError, opening_from_text
 from .stats import Sprt, SprtDecision, SprtModel, SprtStatus, StatsError, pentanomial_stats
@@ -177,8 +177,12 @@ class RunSpec:
     """The PGN Event tag."""
     log_limit: int = DEFAULT_STDERR_LIMIT
     """Bytes of each engine's standard error kept in its log file (the cut is marked in the file)."""
+    adjudicate: int | None = None
+    """Adjudicate each game by the solver at this many empty squares (1..12); None: play every game out."""
 
     def __post_init__(self) -> None:
+        if self.adjudicate is not None and not 1 <= self.adjudicate <= MAX_ADJUDICATE:
+            raise RunError(f"--adjudicate takes 1 to {MAX_ADJUDICATE} empty squares, not {self.adjudicate}")
         if self.log_limit < 0:
             raise RunError(f"--log-limit cannot be negative ({self.log_limit})")
         if self.concurrency < 1:
@@ -227,6 +231,7 @@ class RunSpec:
             "table_format": self.table_format,
             "event": self.event,
             "log_limit": self.log_limit,
+            "adjudicate": self.adjudicate,
         }
 
     @classmethod
@@ -262,6 +267,7 @@ class RunSpec:
                 table_format=str(d["table_format"]),
                 event=str(d["event"]),
                 log_limit=int(d.get("log_limit", DEFAULT_STDERR_LIMIT)),
+                adjudicate=None if d.get("adjudicate") is None else int(d["adjudicate"]),
             )
         except KeyError as e:
             raise RunError(f"the journal's configuration lacks {e}") from None
@@ -500,6 +506,7 @@ def build_spec(
     rating_interval: int = 0,
     table_format: str = "simple",
     log_limit: int = DEFAULT_STDERR_LIMIT,
+    adjudicate: int | None = None,
 ) -> RunSpec:
     """A run from the command line's values; :class:`RunError` (a usage error) naming a bad one.
 
@@ -559,6 +566,7 @@ def build_spec(
             table_format=table_format,
             event=f"quarto-arena {'play' if kind is RunKind.MATCH else kind.value}",
             log_limit=log_limit,
+            adjudicate=adjudicate,
         )
         spec.schedule()
     except (RosterError, NotationError, ScheduleError, StatsError, ValueError) as e:
@@ -730,6 +738,7 @@ def game_spec(game: ScheduledGame, spec: RunSpec) -> GameSpec:
         opening=opening.turns,
         game_id=game.game_id,
         round=game.round,
+        adjudicate=spec.adjudicate,
     )
 
 
@@ -1154,6 +1163,7 @@ async def play_match(
         book=OpeningBook(tuple(openings)),
         margin_ms=template.margin_ms,
         log_limit=log_limit,
+        adjudicate=template.adjudicate,
     )
     with Run.in_memory(spec, deadlines=deadlines, log_dir=log_dir) as run:
 
