@@ -203,6 +203,9 @@ def test_mcts_search_plays_legal_safe_turns() -> None:
         position = safe_play(Variant(), rng, 14)
         turn, infos = search(engine, position, Go(movetime=200))
         assert infos and infos[-1].nodes
+        score = infos[-1].score
+        assert score is not None and score.kind == "value" and score.value is not None
+        assert -1000 <= score.value <= 1000  # SPEC §5.3: 1000 x (2s - 1)
         if safe_turns(position):
             assert not winning_turns(position.apply(turn))
 

@@ -3,7 +3,8 @@
 UCT over the turns that do not lose at once (or every turn, when all do). A new leaf is valued by a playout of
 greedy turns (a win when there is one, else a uniformly random safe turn) down to :data:`LEAF_EMPTY` empty
 squares, where the solver values the position exactly within :data:`LEAF_NODES` nodes (a position it cannot
-prove in that many counts as even). The turn visited most is played.
+prove in that many counts as even). The turn visited most is played; its mean score s is reported as
+``score value`` 1000 x (2s - 1) (SPEC §5.3).
 """
 
 from __future__ import annotations
@@ -123,7 +124,7 @@ def mcts_turn(
     elapsed = ctx.elapsed()
     ctx.info(
         depth=1,
-        score=Score("value", round(200 * best.wins / best.visits) - 100),
+        score=Score("value", round(1000 * (2 * best.wins / best.visits - 1))),
         nodes=iterations,
         time=int(elapsed * 1000),
         pv=[turn],
