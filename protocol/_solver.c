@@ -5,25 +5,36 @@
  * plus one, a loss minus that, a draw 0. So a sooner win scores more, a later loss less badly, and a parent's score
  * is minus its child's (the count is of the board, not of the path).
  *
- * The search is fail-soft negamax alpha-beta. At each node, in order:
+ * The search is fail-soft negamax alpha-beta, optionally limited to a depth in turns: a node that far away scores
+ * 0, as a draw (a horizon); with the depth at the empty squares nothing is cut and the score is exact. At each
+ * node, in order:
  *   - a win at once: the piece in hand completes a winning group (a piece "wins" on a board when some group holds
- *     three pieces that share a counted attribute value with it);
+ *     three pieces that share a counted attribute value with it); below the root this never happens;
  *   - the last empty square, or no group left that can still be won (each group is full, or mixed on every
  *     counted attribute, or fewer pieces are left with its common attribute than it has empty squares): a draw;
+ *     then the horizon;
  *   - bounds: without a win now, the best is a win on the next own placement, the worst a loss on the opponent's;
  *   - the transposition table, keyed by a canonical image of the node under the variant's symmetry group;
  *   - the turns: each empty square, then each piece that does not let the opponent win at once (safe-give
  *     pruning: an unsafe piece loses on the next placement, as badly as a loss can be, so it is tried only as the
- *     value of a square where every piece is unsafe).
+ *     value of a square where every piece is unsafe). Empty squares on no live group are interchangeable, and so
+ *     are pieces that agree on every attribute a live group depends on: one of each is tried. From ORDER_MIN
+ *     empty squares on, the turns are tried in order of the opponent's mobility (its turns that do not lose at
+ *     once: fewest first), after the table's best turn for the node.
+ *
+ * Per node, a summary of the groups (pieces in each, the attribute bits they all have or all lack) is passed to the
+ * children, so that the pieces that win after one or two more placements are a few table look-ups away.
  *
  * The canonical image: the board maps that give the least occupied mask; for each, every attribute plane is
  * complemented when that makes it less (on an empty board, when that clears the bit of the piece in hand), then
  * the counted planes are sorted among themselves, and the others among themselves; the least such image wins.
- * Every step is an element of the group, so equal keys mean symmetric positions, hence equal values.
+ * Every step is an element of the group, so equal keys mean symmetric positions, hence equal values. The best turn
+ * stored with a node is mapped into the image's frame and back through that symmetry.
  *
- * The transposition table holds, per slot, the key and the lower and upper bound on the score known for it.
- * Every choice here -- turn order, table layout, hash, replacement, when to check the clock -- is mirrored by
- * _solver_py.py, so both cores search the same tree and count the same nodes.
+ * The transposition table holds, in two-entry buckets, the key, the lower and upper bound on the score, the depth
+ * they were searched to and the best turn. Bounds from a shallower search serve a deeper one only where they are
+ * proofs (a win or a loss within fewer turns is one within more). Every choice here -- turn order, table layout,
+ * hash, replacement -- is mirrored by _solver_py.py, so both cores search the same tree and count the same nodes.
  */
 
 #define PY_SSIZE_T_CLEAN
