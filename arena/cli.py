@@ -160,6 +160,20 @@ ProgressOpt = typer.Option(
 )
 QuietOpt = typer.Option(False, "--quiet", "-q", help="No progress: only warnings and the result.")
 DebugOpt = typer.Option(None, "--debug", metavar="DIR", help="Write every UQI line with a time stamp into DIR.")
+WebOpt = typer.Option(
+    None,
+    "--web",
+    metavar="HOST:PORT",
+    help="Serve a live page of the run at HOST:PORT, e.g. 127.0.0.1:8080 (port 0: any free one); needs the web extra.",
+)
+AdjudicateOpt = typer.Option(
+    None,
+    "--adjudicate",
+    metavar="EMPTIES",
+    min=1,
+    max=12,
+    help="End each game at EMPTIES empty squares (at most 12) with the result of perfect play (the solver).",
+)
 LogLimitOpt = typer.Option(
     "16M", "--log-limit", metavar="SIZE", help="Keep at most SIZE (K, M, G) of each engine's stderr log; 0: none."
 )
@@ -397,6 +411,7 @@ def _build_spec(kind: str, engine_words: list[str], options: dict[str, Any]) -> 
             table_format=o["fmt"],
             log_limit=_size(o["log_limit"]),
             server=_server_spec(o),
+            adjudicate=o["adjudicate"],
         )
         _check_keys(spec)
     except RunError as e:
@@ -443,7 +458,7 @@ def _open_run(kind: str, ctx: typer.Context, engine_words: list[str], options: d
     try:
         if options["resume"] is not None:
             served = {"listen", "keys", "wait"}  # where bots connect is no game option: a resume may move it
-            given = _given(ctx, {"resume", "quiet", "progress_every", "debug"} | served)
+            given = _given(ctx, {"resume", "quiet", "progress_every", "debug", "web"} | served)
             if given or engine_words:
                 what = "engines" if engine_words else "--" + given[0].replace("_", "-")
                 fail(f"--resume takes no engines or game options (got {what}): the journal keeps them")
@@ -502,9 +517,11 @@ def _show_server_log(quiet: bool) -> None:
     logger.setLevel(min(logger.getEffectiveLevel(), logging.INFO))  # --debug may have asked for more
 
 
-async def _play(run: Run, view: RunView) -> RunOutcome:
-    """Runs with SIGINT, SIGTERM and SIGHUP turned into a clean stop (engines killed, finished games synced)."""
+async def _play(run: Run, view: RunView, web: tuple[str, int] | None = None) -> RunOutcome:
+    """Runs with SIGINT, SIGTERM and SIGHUP turned into a clean stop (engines killed, finished games synced); with
+    ``web``, the live page is served at that address while the run goes."""
     import asyncio
+    import gc
     import signal
 
     from .run import Interrupt
@@ -517,17 +534,29 @@ async def _play(run: Run, view: RunView) -> RunOutcome:
             kill_all()
         interrupt.set(signum)
 
+    # A run keeps its counted games and thousands of session objects alive for hours: moving what exists now out of
+    # the collector's sight, and collecting the young generation less often, keeps its passes from growing with
+    # them (benchmarks/scale.py measures both settings). Process-wide settings, so the command sets them.
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(50_000, 10, 10)
     loop = asyncio.get_running_loop()
     handled = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
     for signum in handled:
         loop.add_signal_handler(signum, on_signal, signum)
-    player = None
-    if run.spec.server is not None:
-        from .server import server_player
-
-        player = server_player(run)
     try:
-        return await run.run(view, interrupt=interrupt, player=player)
+        player = None
+        if run.spec.server is not None:
+            from .server import server_player
+
+            player = server_player(run)
+        if web is None:
+            return await run.run(view, interrupt=interrupt, player=player)
+        from .web.server import run_live
+
+        return await run_live(
+            run, view, web, interrupt=interrupt, announce=lambda url: _err(f"live page: {url}"), player=player
+        )
     finally:
         for signum in handled:
             loop.remove_signal_handler(signum)
@@ -541,8 +570,16 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
 
     from .output import RunView, final_report, parse_progress_every, write_standings
     from .run import RunError, Verdict
+    from .web import WebError, parse_address, require_server
 
     _table_format(options["fmt"])
+    web = None
+    if options["web"] is not None:
+        try:
+            web = parse_address(options["web"])
+            require_server()
+        except WebError as e:
+            fail(str(e))
     every = None
     if options["progress_every"] is not None:
         try:
@@ -578,7 +615,10 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
             interval=spec.rating_interval,
         )
         try:
-            outcome = asyncio.run(_play(run, view))
+            outcome = asyncio.run(_play(run, view, web))
+        except WebError as e:
+            view.close()
+            fail(f"{e}; the run in {run.directory} has not started: continue it with --resume {run.directory}")
         except RunError as e:
             view.close()
             fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
@@ -590,6 +630,7 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
             write_standings(run.directory, outcome)
         except OSError as e:
             _err(f"quarto-arena: warning: cannot write the standings into {run.directory}: {e.strerror or e}")
+        _write_report(run.directory, outcome)
         report = final_report(outcome, spec.table_format)
         with contextlib.suppress(OSError):
             typer.echo(report)
@@ -617,6 +658,16 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
         raise typer.Exit(
             {Verdict.H1: 0, Verdict.H0: 1, Verdict.ENGINE_FAILURE: EXIT_ENGINE, Verdict.NO_DECISION: 4}[verdict]
         )
+
+
+def _write_report(directory: Path, outcome: RunOutcome) -> None:
+    """``report.html`` next to the standings; a failure to write it is a warning, never a lost result."""
+    from .web.report import write_report
+
+    try:
+        write_report(directory, outcome, warn=lambda text: _err(f"quarto-arena: warning: {text}"))
+    except OSError as e:
+        _err(f"quarto-arena: warning: cannot write the report into {directory}: {e.strerror or e}")
 
 
 @app.command()
@@ -657,6 +708,8 @@ def tournament(
     listen: str | None = ListenOpt,
     keys: str | None = KeysOpt,
     wait: float = WaitOpt,
+    web: str | None = WebOpt,
+    adjudicate: int | None = AdjudicateOpt,
 ) -> None:
     """Run a round-robin or gauntlet tournament in colour-swapped pairs; crash-safe, resumable with --resume DIR.
 
@@ -702,6 +755,8 @@ def play(
     listen: str | None = ListenOpt,
     keys: str | None = KeysOpt,
     wait: float = WaitOpt,
+    web: str | None = WebOpt,
+    adjudicate: int | None = AdjudicateOpt,
 ) -> None:
     """Play a match between two engines and print the score, Elo and pair statistics; resumable with --resume DIR."""
     options = dict(locals())
@@ -752,6 +807,8 @@ def sprt(
     listen: str | None = ListenOpt,
     keys: str | None = KeysOpt,
     wait: float = WaitOpt,
+    web: str | None = WebOpt,
+    adjudicate: int | None = AdjudicateOpt,
 ) -> None:
     """Play NEW against BASE in colour-swapped pairs until the SPRT decides. Exit 0: H1 (pass), 1: H0 (fail),
     3: an engine failed, 4: no decision within --max-games."""
@@ -819,6 +876,63 @@ def rate(
     if fmt not in ("csv", "json"):
         typer.echo("")
         typer.echo(format_table(crosstable_rows(table), fmt))
+
+
+# --- report, serve ---------------------------------------------------------------------------------------------------
+
+
+@app.command()
+def report(
+    directory: str = typer.Argument(..., metavar="DIR", help="A run directory (finished, or still being played)."),
+) -> None:
+    """Write DIR/report.html again from the run's journal: tables, plots and the game viewer in one offline file.
+
+    Every run writes it when it ends; run this after `quarto-arena analyse DIR/games.pgn` to add the per-turn
+    values, or to see a run that is still being played. Prints the report's path.
+    """
+    from .web import WebError
+    from .web.report import write_directory_report
+
+    try:
+        path = write_directory_report(Path(directory), warn=lambda text: _err(f"quarto-arena: warning: {text}"))
+    except WebError as e:
+        fail(str(e))
+    except OSError as e:
+        fail(f"{directory}: cannot write the report: {e.strerror or e}")
+    typer.echo(str(path))
+
+
+@app.command()
+def serve(
+    directory: str = typer.Argument(..., metavar="DIR", help="A run directory (finished, or still being played)."),
+    web: str = typer.Option(
+        "127.0.0.1:8080", "--web", metavar="HOST:PORT", help="Where to serve the page (port 0: any free one)."
+    ),
+) -> None:
+    """Serve the live page of a run directory, finished or still being written by another process, until Ctrl-C.
+
+    Needs the web extra (pip install "quarto-arena[web]"). Stopping it with Ctrl-C or SIGTERM is its normal end
+    (exit status 0).
+    """
+    import asyncio
+
+    from .web import WebError, parse_address, require_server
+
+    try:
+        address = parse_address(web)
+        require_server()
+        from .web.server import serve_directory
+
+        asyncio.run(
+            serve_directory(
+                Path(directory),
+                address,
+                announce=lambda url: _err(f"serving {directory} at {url} (Ctrl-C stops)"),
+                warn=lambda text: _err(f"quarto-arena: warning: {text}"),
+            )
+        )
+    except WebError as e:
+        fail(str(e))
 
 
 # --- check ---------------------------------------------------------------------------------------------------------
@@ -893,3 +1007,104 @@ async def _check_remote(
         return await run_check(config, timeouts=timeouts, keep_going=keep_going, connector=server.lease)
     finally:
         await server.close()
+
+
+# --- analyse -------------------------------------------------------------------------------------------------------
+
+
+@app.command()
+def analyse(
+    target: str = typer.Argument(
+        ...,
+        metavar="POSITION|FILE.pgn",
+        help="A position string (quote it: it has a space) or startpos; or a PGN file.",
+    ),
+    variant: str = VariantOpt,
+    attributes: str = AttributesOpt,
+    claim: str = ClaimOpt,
+    seconds: float | None = typer.Option(
+        None, "--time", min=0.001, help="Bound each search to S seconds (the value may then be unproven)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON: the value object, or the PGN summary."),
+    from_empties: int = typer.Option(
+        12, "--from", min=1, max=16, help="PGN: analyse from the first position with at most EMPTIES empty squares."
+    ),
+    out: str | None = typer.Option(
+        None, "--out", help="PGN: directory for NAME.analysis.pgn and NAME.analysis.jsonl (default: the input's)."
+    ),
+) -> None:
+    """Solve a position (value, turns to the end, every best turn), or find the mistakes in the games of a PGN file.
+
+    The variant options apply to a position, and to games without a Variant tag.
+    """
+    import json
+    from pathlib import Path
+
+    v = _variant(variant, attributes, claim)
+    if target.lower().endswith(".pgn") or Path(target).is_file():
+        _analyse_games(target, v, seconds, from_empties, out, as_json)
+        return
+    from .analysis import Analyser
+
+    position = _position(target, v)
+    if position.is_over:
+        fail("the game is over in this position: there is nothing to analyse")
+    result = Analyser(seconds).position(position)
+    value = result.value
+    best = [str(t) for t in result.best]
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "value": None if value is None else value.verdict.value,
+                    "turns": None if value is None else value.turns,
+                    "best": best,
+                    "proven": value is not None,
+                    "nodes": result.nodes,
+                    "seconds": round(result.seconds, 3),
+                }
+            )
+        )
+        return
+    if value is None:
+        typer.echo(f"unproven within {seconds:g} s")
+        typer.echo(f"best turn found: {best[0]}")
+    else:
+        how = "draw" if value.verdict.value == "draw" else f"{value.verdict.value} in {value.turns} turns"
+        typer.echo(f"{how}, for the player to move")
+        typer.echo(f"best: {' '.join(best)}")
+    typer.echo(f"{result.nodes:,} nodes, {result.seconds:.2f} s")
+
+
+def _analyse_games(
+    target: str, variant: Variant, seconds: float | None, from_empties: int, out: str | None, as_json: bool
+) -> None:
+    """``analyse FILE.pgn``: annotated PGN and JSON Lines written, mistakes and the per-engine summary printed."""
+    from pathlib import Path
+
+    from .analysis import Analyser, AnalysisError, GameAnalysis, summarize, summary_rows
+    from .output import format_table
+    from .pgn import PgnError
+
+    path = Path(target)
+    if not path.is_file():
+        fail(f"{path}: no such file")
+
+    def report(index: int, game: GameAnalysis) -> None:
+        for t in game.analysed:
+            if t.mistake is not None and not as_json:
+                typer.echo(
+                    f"game {index + 1} ({game.white} vs {game.black}): turn {t.ply + 1} {t.turn} by {t.player}, "
+                    f"{t.empty} empty: {t.mistake} (was {t.before}, now {t.after})"
+                )
+
+    try:
+        done = Analyser(seconds).file(path, variant, from_empties, None if out is None else Path(out), report)
+    except (PgnError, AnalysisError) as e:
+        fail(str(e))
+    except OSError as e:
+        fail(f"{e.filename or path}: {e.strerror or e}")
+    if not done.games:
+        fail(f"{path}: no games")
+    typer.echo(format_table(summary_rows(summarize(done.games)), "json" if as_json else "simple"))
+    typer.echo(f"wrote {done.pgn} and {done.jsonl}", err=True)

@@ -21,14 +21,20 @@ from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termi
 from quarto_arena.arena.timecontrol import DEFAULT_MARGIN_MS, Clock, TimeControl
 from quarto_arena.protocol.notation import format_attributes, format_position, parse_position, parse_turns
 from quarto_arena.protocol.rules import STANDARD, IllegalTurn, Outcome, Position, Turn, Variant
+from quarto_arena.protocol.solver import Solver, Value, Verdict
 from quarto_arena.protocol.uqi import PositionCommand, format_command
 
-__all__ = ["OFFICIAL_TIME_CONTROL", "GameSpec", "play_game", "variant_text"]
+__all__ = ["MAX_ADJUDICATE", "OFFICIAL_TIME_CONTROL", "GameSpec", "adjudication", "play_game", "variant_text"]
 
 log = logging.getLogger(__name__)
 
 OFFICIAL_TIME_CONTROL: Final = TimeControl.parse("st=60")
 """One minute per turn: the official tournament rule."""
+MAX_ADJUDICATE: Final = 12
+"""The most empty squares at which a game may be adjudicated: the solver proves such a position in about a second
+at worst (benchmarks/solver.py), where at 13 or more it can take many."""
+ADJUDICATION_TABLE_BITS: Final = 18
+"""A 4 MiB table for each adjudication (a solver per game: games run concurrently, a solver is not shared)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +57,13 @@ class GameSpec:
     """Round number."""
     names: tuple[str, str] | None = None
     """Display names of first and second, when they differ from the sessions' names."""
+    adjudicate: int | None = None
+    """End the game when a position with at most this many empty squares (1..12) and a player to move is reached,
+    with the result of perfect play from there (termination ``adjudicated``); None: play to the end."""
+
+    def __post_init__(self) -> None:
+        if self.adjudicate is not None and not 1 <= self.adjudicate <= MAX_ADJUDICATE:
+            raise ValueError(f"adjudication needs 1 to {MAX_ADJUDICATE} empty squares, not {self.adjudicate}")
 
 
 def variant_text(variant: Variant) -> str:
@@ -64,8 +77,13 @@ async def play_game(
     spec: GameSpec,
     *,
     on_abort: Callable[[GameRecord], None] | None = None,
+    on_turn: Callable[[int, TurnRecord, Position], None] | None = None,
 ) -> GameRecord:
     """Plays one game; ``first`` gives the first piece (or moves first from ``spec.start``).
+
+    ``on_turn``, if given, sees every turn the engines play (not the opening's): its index in the game (opening turns
+    included), its record and the position after it, as soon
+    as the referee has checked it: a live view of the game. It must return quickly (the clocks run on this loop).
 
     Never raises for an engine fault: the faulty engine loses, is killed, and the record says why. Raises
     ValueError for a bad start position or opening (the spec's fault, not an engine's). When cancelled (the run
@@ -74,7 +92,7 @@ async def play_game(
     """
     variant = spec.variant
     start = Position.start(variant) if spec.start is None else parse_position(spec.start, variant)
-    game = _Game(first, second, spec, start)
+    game = _Game(first, second, spec, start, on_turn)
     for turn in parse_turns(spec.opening):
         game.record(turn, 0, None)
     try:
@@ -89,8 +107,16 @@ async def play_game(
 class _Game:
     """The state of one game in progress (the loop is :meth:`play`)."""
 
-    def __init__(self, first: EngineSession, second: EngineSession, spec: GameSpec, start: Position) -> None:
+    def __init__(
+        self,
+        first: EngineSession,
+        second: EngineSession,
+        spec: GameSpec,
+        start: Position,
+        on_turn: Callable[[int, TurnRecord, Position], None] | None = None,
+    ) -> None:
         self.players = (first, second)
+        self.on_turn = on_turn
         self.names = spec.names or (first.name, second.name)
         self.spec = spec
         self.start_text = None if spec.start is None else format_position(start)
@@ -117,7 +143,10 @@ class _Game:
         for side, engine in enumerate(self.players):
             if failure := await self._prepare(engine):
                 return await self.forfeit(side, *failure)
+        on_turn = self.on_turn  # a local: the turn loop is a measured hot path, and nobody listening costs one test
         while not self.position.is_over:
+            if self.spec.adjudicate is not None and 16 - self.position.placed <= self.spec.adjudicate:
+                return await self.adjudicate()
             side = len(self.turns) % 2
             engine, clock, other = self.players[side], self.clocks[side], self.clocks[1 - side]
             out = await engine.search(self.position_line, clock.go_line(other), clock.deadline(engine.deadlines.safety))
@@ -130,6 +159,8 @@ class _Game:
             except IllegalTurn as e:
                 reason = Termination.FALSE_CLAIM if e.false_claim else Termination.ILLEGAL_TURN
                 return await self.forfeit(side, reason, f"{self.names[side]}: {reason.value} {out.turn}: {e}")
+            if on_turn is not None:
+                on_turn(len(self.records) - 1, self.records[-1], self.position)
         return self.finish()
 
     async def _prepare(self, engine: EngineSession) -> tuple[Termination, str] | None:
@@ -141,6 +172,17 @@ class _Game:
         except EngineError as e:
             return e.termination, str(e)
         return None
+
+    async def adjudicate(self) -> GameRecord:
+        """Ends the game with the result of perfect play from here (solved in a thread: other games go on)."""
+        value = await asyncio.to_thread(adjudication, self.position)
+        side = len(self.turns) % 2  # the player to move
+        empty = 16 - self.position.placed
+        if value.verdict is Verdict.DRAW:
+            return self._record(Result.DRAW, Termination.ADJUDICATED, f"adjudicated at {empty} empty: a draw")
+        winner = side if value.verdict is Verdict.WIN else 1 - side
+        detail = f"adjudicated at {empty} empty: {self.names[winner]} wins with perfect play in {value.turns} turns"
+        return self._record(Result.FIRST_WINS if winner == 0 else Result.SECOND_WINS, Termination.ADJUDICATED, detail)
 
     def abandoned(self) -> GameRecord:
         """The game as far as it went, when the run stopped during it (not scored; played again on resume)."""
@@ -183,6 +225,13 @@ class _Game:
             exit_info=dict(self.exit_info),
             engines=tuple(_identity(p) for p in self.players),
         )
+
+
+def adjudication(position: Position) -> Value:
+    """The value of perfect play for the player to move (exact: no time limit, see :data:`MAX_ADJUDICATE`)."""
+    found = Solver(position.variant, tt_bits=ADJUDICATION_TABLE_BITS).value(position)
+    assert found.value is not None  # no limits: the solver always proves it
+    return found.value
 
 
 def _identity(session: EngineSession) -> EngineIdentity:

@@ -200,6 +200,8 @@ class SearchContext:
         """Monotonic time at which :meth:`should_stop` turns true, or None."""
         self._stop = threading.Event()
         self._on_info = on_info
+        self._on_stop: list[Callable[[], None]] = []
+        self._stop_lock = threading.Lock()
 
     @property
     def stopped(self) -> bool:
@@ -207,8 +209,24 @@ class SearchContext:
         return self._stop.is_set()
 
     def stop(self) -> None:
-        """Asks the search to end (what ``stop`` does)."""
-        self._stop.set()
+        """Asks the search to end (what ``stop`` does), and calls what :meth:`on_stop` registered."""
+        with self._stop_lock:
+            self._stop.set()
+            callbacks, self._on_stop = self._on_stop, []
+        for callback in callbacks:
+            callback()
+
+    def on_stop(self, callback: Callable[[], None]) -> None:
+        """Calls ``callback`` when the search is stopped (at once if it already is), from the stopping thread.
+
+        For a search that cannot poll :meth:`should_stop`, such as one running in a C extension: the callback
+        tells it to end (``Solver.stop``).
+        """
+        with self._stop_lock:
+            if not self._stop.is_set():
+                self._on_stop.append(callback)
+                return
+        callback()
 
     def should_stop(self) -> bool:
         """True when the search should return now: stopped, or its time budget is spent. Call it often."""
@@ -708,13 +726,13 @@ def serve_zmq_sessions(
             os.write(wake_w, b"\0")  # more is queued: come back after a look at the sockets
         return True
 
-    handshake_failed = (
-        zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_AUTH
-    )
-    failed_handshake = False
+    # Connections are counted: a session's arena has vanished when no connection is left. An arena that quit may
+    # still reconnect to the fresh socket for a moment before its own socket is closed, and its disconnect must not
+    # end the next arena's session; a port probe (no ZeroMQ peer) comes and goes without a session.
+    connections = 0
 
     def watch(s: zmq.Socket[bytes]) -> zmq.Socket[bytes]:
-        monitor = s.get_monitor_socket(zmq.EVENT_DISCONNECTED | handshake_failed)
+        monitor = s.get_monitor_socket(zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED)
         poller.register(s, zmq.POLLIN)
         poller.register(monitor, zmq.POLLIN)
         return monitor
@@ -743,14 +761,10 @@ def serve_zmq_sessions(
                     ended = not session.handle(frames[0].decode("utf-8", "replace"))
             while monitor.poll(0):
                 event = recv_monitor_message(monitor)["event"]
-                if event & handshake_failed:
-                    failed_handshake = True  # ZeroMQ reports that connection's disconnect right after
-                elif failed_handshake:
-                    failed_handshake = False  # a port probe or a peer that is no ZeroMQ socket: no session
-                else:
-                    # The arena's connection dropped: its process died or its heartbeats stopped. A session that
-                    # never began has nothing to end.
-                    vanished = begun
+                connections += 1 if event == zmq.EVENT_ACCEPTED else -1
+                # The arena's connection dropped (its process died or its heartbeats stopped) and no other is
+                # left. A session that never began has nothing to end.
+                vanished = vanished or (begun and connections <= 0)
             if not flush() or ended or vanished:
                 # A bound DEALER deals its replies round-robin to every peer it still has, so the next arena
                 # could lose lines to this one's dying connection: start over with a fresh socket. Closing it
@@ -764,7 +778,7 @@ def serve_zmq_sessions(
                 sock = bind(patience=5.0)
                 monitor = watch(sock)
                 generation += 1
-                begun = failed_handshake = False
+                begun, connections = False, 0
                 session.close()
                 session = make_session(writer(generation))
                 why = "quit" if ended else "the arena's connection dropped" if vanished else "the engine ended it"

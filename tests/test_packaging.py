@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 import tomllib
@@ -50,3 +51,62 @@ def test_no_generic_name_is_importable(tmp_path: Path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", f"generic top-level names importable: {out.stdout.strip()}"
+
+
+def _package_data() -> dict[str, list[str]]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    return dict(config["tool"]["setuptools"].get("package-data", {}))
+
+
+def test_every_file_the_web_pages_need_is_package_data() -> None:
+    # The report and the live page read their script, style, templates and the charting library from the installed
+    # package: a file left out of package-data works in a checkout and breaks in the wheel.
+    web = ROOT / "arena" / "web"
+    globs = _package_data().get("quarto_arena.arena.web", [])
+    files = {p for p in web.rglob("*") if p.is_file() and p.suffix != ".py" and "__pycache__" not in p.parts}
+    assert files, "arena/web has no static files"
+    shipped = {p for g in globs for p in web.glob(g)}  # the globs are resolved this way when the wheel is built
+    missing = sorted(p.relative_to(web).as_posix() for p in files - shipped)
+    assert not missing, f"add to [tool.setuptools.package-data] quarto_arena.arena.web: {missing}"
+
+
+def test_the_charting_library_ships_with_its_licences() -> None:
+    vendor = ROOT / "arena" / "web" / "static" / "vendor"
+    for script, licence in (
+        ("chart.umd.min.js", "chart.js.LICENSE.md"),
+        ("chartjs-chart-matrix.min.js", "chartjs-chart-matrix.LICENSE"),
+    ):
+        assert (vendor / script).is_file()
+        assert "MIT License" in (vendor / licence).read_text() or "MIT license" in (vendor / licence).read_text()
+
+
+def _extensions() -> dict[str, tuple[list[str], bool]]:
+    """The ``Extension(name, sources, optional=...)`` calls of setup.py, read without running it."""
+    found = {}
+    for node in ast.walk(ast.parse((ROOT / "setup.py").read_text())):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Extension":
+            name, sources = ast.literal_eval(node.args[0]), ast.literal_eval(node.args[1])
+            optional = any(k.arg == "optional" and ast.literal_eval(k.value) is True for k in node.keywords)
+            found[name] = (sources, optional)
+    return found
+
+
+def test_every_c_module_is_an_optional_extension_with_a_stub() -> None:
+    """A C module in a package folder (not the example bot in engines/c) is built by setup.py, optionally, so that
+    an install without a compiler still works; its types come from a .pyi shipped next to it."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    package_data = config["tool"]["setuptools"]["package-data"]
+    extensions = _extensions()
+    for folder, dotted in FOLDERS.items():
+        for source in (ROOT / folder).rglob("*.c"):
+            if source.parent == ROOT / "engines" / "c":
+                continue
+            rel = source.relative_to(ROOT / folder)
+            module = ".".join([dotted, *rel.parent.parts, source.stem])
+            assert module in extensions, f"setup.py builds no extension {module} from {source.relative_to(ROOT)}"
+            sources, optional = extensions[module]
+            assert sources == [str(source.relative_to(ROOT))] and optional, f"{module}: {sources}, optional={optional}"
+            assert source.with_suffix(".pyi").exists(), f"{module} has no type stub"
+            package = ".".join([dotted, *rel.parent.parts])
+            assert source.with_suffix(".pyi").name in package_data.get(package, []), f"ship {module}'s .pyi"
+    assert extensions, "setup.py declares the solver's C core"

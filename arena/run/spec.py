@@ -15,6 +15,7 @@ from quarto_arena.protocol.notation import NotationError, format_attributes, par
 from quarto_arena.protocol.rules import Variant
 
 from ..engine import EngineConfig
+from ..referee import MAX_ADJUDICATE
 from ..roster import RosterError, apply_options, config_from_dict, config_to_dict, name_endpoints, resolve_roster
 from ..schedule import STARTPOS, Format, OpeningBook, Schedule, ScheduleError, load_openings, opening_from_text
 from ..stats import Sprt, SprtModel, StatsError
@@ -112,8 +113,12 @@ class RunSpec:
     """Bytes of each engine's standard error kept in its log file (the cut is marked in the file)."""
     server: ServerSpec | None = None
     """Where remote engines connect in; set exactly when the run has ``remote:NAME`` engines."""
+    adjudicate: int | None = None
+    """Adjudicate each game by the solver at this many empty squares (1..12); None: play every game out."""
 
     def __post_init__(self) -> None:
+        if self.adjudicate is not None and not 1 <= self.adjudicate <= MAX_ADJUDICATE:
+            raise RunError(f"--adjudicate takes 1 to {MAX_ADJUDICATE} empty squares, not {self.adjudicate}")
         if self.log_limit < 0:
             raise RunError(f"--log-limit cannot be negative ({self.log_limit})")
         if self.concurrency < 1:
@@ -172,6 +177,7 @@ class RunSpec:
             "event": self.event,
             "log_limit": self.log_limit,
             "server": None if self.server is None else self.server.to_dict(),
+            "adjudicate": self.adjudicate,
         }
 
     @classmethod
@@ -208,6 +214,7 @@ class RunSpec:
                 event=str(d["event"]),
                 log_limit=int(d.get("log_limit", DEFAULT_STDERR_LIMIT)),
                 server=None if d.get("server") is None else ServerSpec.from_dict(d["server"]),
+                adjudicate=None if d.get("adjudicate") is None else int(d["adjudicate"]),
             )
         except KeyError as e:
             raise RunError(f"the journal's configuration lacks {e}") from None
@@ -240,6 +247,7 @@ def build_spec(
     table_format: str = "simple",
     log_limit: int = DEFAULT_STDERR_LIMIT,
     server: ServerSpec | None = None,
+    adjudicate: int | None = None,
 ) -> RunSpec:
     """A run from the command line's values; :class:`RunError` (a usage error) naming a bad one.
 
@@ -296,6 +304,7 @@ def build_spec(
             event=f"quarto-arena {'play' if kind is RunKind.MATCH else kind.value}",
             log_limit=log_limit,
             server=server,
+            adjudicate=adjudicate,
         )
         spec.schedule()
     except (RosterError, NotationError, ScheduleError, StatsError, ValueError) as e:
