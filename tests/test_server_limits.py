@@ -7,8 +7,13 @@ test, and the server's view (who is connected, how many slots are busy) can be l
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
+import struct
+import threading
+import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -242,3 +247,50 @@ def test_what_a_closed_connection_left_queued_is_dropped_quietly(caplog: pytest.
 
     with caplog.at_level("WARNING", logger="quarto_arena.arena.server"):
         run(test, bots=("alice", "bob"))
+
+
+def _frame(body: bytes, more: bool = False) -> bytes:
+    """One ZMTP 3.0 frame, written by hand."""
+    flags = (0x01 if more else 0) | (0x02 if len(body) > 255 else 0)
+    size = struct.pack(">Q", len(body)) if len(body) > 255 else bytes([len(body)])
+    return bytes([flags]) + size + body
+
+
+def test_an_endless_message_is_cut_before_it_fills_memory(caplog: pytest.LogCaptureFixture) -> None:
+    """libzmq delivers only whole messages and holds the frames of one that never ends without limit (each frame
+    under MAXMSGSIZE): a peer that speaks ZMTP by hand could fill the arena's memory. The server sees what the
+    kernel received from the connection and cuts it."""
+
+    def rss_mb() -> int:
+        status = Path("/proc/self/status").read_text()
+        return int(next(line for line in status.splitlines() if line.startswith("VmRSS:")).split()[1]) >> 10
+
+    sent = 0
+
+    def attack(port: int) -> None:
+        nonlocal sent
+        with socket.create_connection(("127.0.0.1", port), timeout=2) as s:
+            s.sendall(b"\xff" + b"\0" * 8 + b"\x7f" + b"\x03\x00" + b"NULL".ljust(20, b"\0") + b"\0" * 32)
+            s.recv(64)
+            ready = b"\x05READY" + b"\x0bSocket-Type" + struct.pack(">I", 6) + b"DEALER"
+            s.sendall(bytes([0x04, len(ready)]) + ready)
+            s.sendall(_frame(b"", more=True) + _frame(b"hello version 1 slots 1 name alice"))
+            chunk = _frame(b"x" * 60_000, more=True) * 16
+            deadline = time.monotonic() + 10
+            # Until the arena cuts the connection (a send fails, or stalls once the arena has closed it).
+            with contextlib.suppress(OSError):
+                while sent < 2 << 30 and time.monotonic() < deadline:
+                    s.sendall(chunk)
+                    sent += len(chunk)
+
+    async def test(server: Server, context: zmq.Context[Any]) -> None:
+        before = rss_mb()
+        attacker = threading.Thread(target=attack, args=(int(server.endpoint.rsplit(":", 1)[1]),))
+        attacker.start()
+        await until(lambda: not attacker.is_alive(), timeout=15)
+        assert any("never made a whole message" in r.getMessage() for r in caplog.records), f"{sent >> 20} MB"
+        assert server.connected() == {}
+        assert rss_mb() - before < 400, (before, rss_mb(), sent >> 20)
+
+    with caplog.at_level("WARNING", logger="quarto_arena.arena.server"):
+        run(test)

@@ -20,6 +20,9 @@ What the server promises:
   connection shut down.
 - Memory. ZeroMQ queues at most :data:`QUEUE` messages per connection, each frame at most :data:`MAX_FRAME` bytes;
   lines that belong to no session are dropped, and what is kept about a cut connection goes with its connection.
+  ZeroMQ holds the frames of a message that never ends without any limit (a peer writing ZMTP by hand can send
+  one), and delivers nothing of it: a connection that has sent more than :data:`UNSEEN` bytes beyond the whole
+  messages read from it (as the kernel counts them, on TCP) is cut too.
 
 A ROUTER cannot close one peer's connection, so the server shuts that connection's socket down itself: the descriptor
 comes with every message (``ZMQ_SRCFD``) and the socket monitor reports when it closes, so a descriptor since reused
@@ -33,9 +36,12 @@ import asyncio
 import contextlib
 import enum
 import errno
+import fcntl
 import logging
 import os
 import socket
+import struct
+import termios
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -80,9 +86,13 @@ HEARTBEAT_MS: Final = 1000
 """Interval of the ZMTP heartbeats; a peer silent for three intervals is gone."""
 ZAP_DOMAIN: Final = "quarto-arena"
 _BATCH: Final = 256  # messages read per wake-up, so that a flood cannot hold off the games' deadlines
-_TICK: Final = 0.5  # s between checks of the hello and ready deadlines
+_TICK: Final = 0.1  # s between checks of the deadlines and of what each connection has sent
+UNSEEN: Final = 8 << 20
+"""Bytes a connection may have sent beyond the whole messages the arena has read from it (its queue's worth)."""
+_WIRE: Final = 256  # bytes of ZMTP and CurveZMQ framing allowed per message read, and per second (heartbeats)
 _BYE_DELAY: Final = 0.2  # s between telling a peer bye (or refused) and shutting its connection down
 _GONE: Final = 4096  # routing ids of closed connections remembered, to drop what they still have queued
+_TCPI_BYTES_RECEIVED: Final = 128  # offset of tcpi_bytes_received in Linux's struct tcp_info
 _HANDSHAKE_FAILURES: Final[dict[int, str]] = {
     int(zmq.PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH): "not the same security: a plain-text client, or keys on one side",
     int(zmq.PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC): "cryptographic error: the client does not hold the arena's public key",
@@ -128,7 +138,7 @@ class _Slot:
 class _Conn:
     """One accepted connection, known by its descriptor until the monitor reports it closed."""
 
-    __slots__ = ("accepted", "closing", "fd", "inode", "peer")
+    __slots__ = ("accepted", "closing", "fd", "inode", "messages", "peer", "received")
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
@@ -137,6 +147,24 @@ class _Conn:
         self.accepted = time.monotonic()
         self.peer: _Peer | None = None
         self.closing = False
+        self.messages = 0
+        """Whole messages read from it."""
+        self.received = 0
+        """Bytes of the frames of those messages."""
+
+    def read(self, frames: list[Any]) -> None:
+        """Counts a whole message read from the connection."""
+        self.messages += 1
+        self.received += sum(len(f) for f in frames)
+
+    def unseen(self) -> int:
+        """Bytes the connection has sent beyond its whole messages read so far (and their framing), or 0 when the
+        system cannot tell (not TCP, or no ``tcpi_bytes_received``)."""
+        got = _bytes_received(self.fd) if self.same() else None
+        if got is None:
+            return 0
+        framing = _WIRE * (self.messages + time.monotonic() - self.accepted)
+        return max(0, int(got - self.received - framing))
 
     def same(self) -> bool:
         """True while the descriptor is still this connection's socket."""
@@ -507,6 +535,7 @@ class Server:
         if peer is None:
             self._greet(rid, frames)
             return
+        peer.conn.read(frames)
         if not peer.take():
             limit = f"{self.limits.rate * len(peer.slots):g} lines per second"
             self._cut_peer(peer, f"it sends more than {limit}")
@@ -566,6 +595,7 @@ class Server:
             # So this message outlived its connection, whose descriptor must not be touched.
             log.debug("dropped a message from a connection that is closed")
             return
+        conn.read(frames)
         address = _peer_address(fd)
         try:
             if len(frames) != 3 or frames[1].bytes != CONTROL:
@@ -709,7 +739,19 @@ class Server:
         self._on_monitor()
         now = time.monotonic()
         for conn in list(self._conns.values()):
-            if conn.peer is None and not conn.closing and now - conn.accepted > self.limits.hello:
+            if conn.closing:
+                continue
+            # libzmq delivers only whole messages, and holds the frames of one that never ends (each frame under
+            # MAXMSGSIZE) without limit: what the kernel counts as received tells such a connection.
+            unseen = conn.unseen()
+            if unseen > UNSEEN:
+                why = f"{unseen >> 20} MB sent that never made a whole message"
+                if conn.peer is not None:
+                    self._cut_peer(conn.peer, why)
+                else:
+                    self.complaints.warn(f"closed a connection from {_peer_address(conn.fd)}: {why}")
+                    self._shutdown(conn)
+            elif conn.peer is None and now - conn.accepted > self.limits.hello:
                 address = _peer_address(conn.fd)
                 self.complaints.warn(f"closed a connection from {address}: no hello within {self.limits.hello:g} s")
                 self._shutdown(conn)
@@ -718,6 +760,23 @@ class Server:
                 if slot.state is _State.ENDING and now - slot.since > self.limits.ready:
                     self._cut_peer(peer, f"slot {slot.number} was not ready within {self.limits.ready:g} s of its end")
                     break
+
+
+def _bytes_received(fd: int) -> int | None:
+    """What libzmq has read from a TCP connection's descriptor: what the kernel received (``tcpi_bytes_received``,
+    Linux 4.1 on) less what still waits in the socket's receive queue (which the kernel bounds)."""
+    try:
+        with socket.socket(fileno=fd) as s:
+            try:
+                info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
+                waiting = struct.unpack("i", fcntl.ioctl(s.fileno(), termios.FIONREAD, b"\0\0\0\0"))[0]
+            finally:
+                s.detach()
+    except (OSError, AttributeError):  # not TCP (ipc://), or no TCP_INFO on this system
+        return None
+    if len(info) < _TCPI_BYTES_RECEIVED + 8:
+        return None
+    return int(struct.unpack_from("=Q", info, _TCPI_BYTES_RECEIVED)[0]) - int(waiting)
 
 
 def _peer_address(fd: int) -> str:
