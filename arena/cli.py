@@ -367,7 +367,7 @@ def _build_spec(kind: str, engine_words: list[str], options: dict[str, Any]) -> 
             adjudicate=o["adjudicate"],
         )
     except RunError as e:
-        fail(str(e))
+        fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
     _check_concurrency(spec.concurrency, len(spec.engines))
     return spec
 
