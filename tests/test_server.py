@@ -29,16 +29,23 @@ from quarto_arena.protocol.uqi import Go, NewGame, PositionCommand, parse_comman
 
 CLI = [sys.executable, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
 BRIDGE = [sys.executable, "-m", "quarto_arena.protocol.bridge"]
-# An SDK bot that thinks a while over every turn, so that a game lasts long enough to be interrupted.
+# An SDK bot that thinks a while over every turn, so that games last; while the file HOLD exists it also holds
+# its turn (and says so by creating HOLD.seen), so that a test can act in the middle of a search.
 SLOW_BOT = """
-import sys, time
+import os, sys, time
 from quarto_arena.protocol.bot import run
 
+delay, hold = float(sys.argv[1]), sys.argv[2]
+
 def choose(position, ctx):
-    time.sleep(float(sys.argv[1]))
+    if os.path.exists(hold):
+        open(hold + ".seen", "a").close()
+        while os.path.exists(hold) and not ctx.should_stop():
+            time.sleep(0.01)
+    time.sleep(delay)
     return position.legal_turns()[0]
 
-run(choose, sys.argv[2:])
+run(choose, sys.argv[3:])
 """
 
 
@@ -94,9 +101,10 @@ def bridge(endpoint: str, flags: list[str], engine: list[str]) -> list[str]:
 
 
 def slow_bot(tmp_path: Path, seconds: float) -> list[str]:
+    """SLOW_BOT's command line; it holds its turns while ``tmp_path / "hold"`` exists."""
     script = tmp_path / "slow_bot.py"
     script.write_text(SLOW_BOT)
-    return [sys.executable, str(script), str(seconds)]
+    return [sys.executable, str(script), str(seconds), str(tmp_path / "hold")]
 
 
 def records(out: Path) -> list[dict[str, object]]:
@@ -219,13 +227,13 @@ def test_a_bot_killed_mid_game_loses_it_by_disconnect_and_plays_on_when_back(
         stderr=subprocess.PIPE,
         text=True,
     )
-    log = tmp_path / "alice.log"
+    log, hold = tmp_path / "alice.log", tmp_path / "hold"
+    hold.touch()
     try:
         with started(alice, log) as first:
-            # The second session is the first game (the first one is the check before the games).
-            wait_until(lambda: log.read_text().count("session begins") >= 2)
-            time.sleep(0.5)  # alice is thinking over a turn
+            wait_until((tmp_path / "hold.seen").exists)  # alice is thinking over her first turn of game 1
             os.killpg(first.pid, signal.SIGKILL)
+        hold.unlink()
         with started(alice, log):
             _, stderr = arena.communicate(timeout=120)
     finally:
@@ -249,13 +257,14 @@ def test_a_frozen_bot_is_noticed_by_heartbeats_not_by_its_clock(tmp_path: Path, 
         stderr=subprocess.PIPE,
         text=True,
     )
-    log = tmp_path / "alice.log"
+    log, hold = tmp_path / "alice.log", tmp_path / "hold"
+    hold.touch()
     try:
         with started(alice, log) as proc:
-            wait_until(lambda: log.read_text().count("session begins") >= 2)
-            time.sleep(0.5)
+            wait_until((tmp_path / "hold.seen").exists)  # alice is thinking over her first turn of game 1
             os.killpg(proc.pid, signal.SIGSTOP)
             wait_until(lambda: journal_games(out) >= 1)
+            hold.unlink()
             os.killpg(proc.pid, signal.SIGCONT)  # it finds its connection gone, connects again, and plays game 2
             _, stderr = arena.communicate(timeout=120)
     finally:

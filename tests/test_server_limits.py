@@ -7,7 +7,6 @@ test, and the server's view (who is connected, how many slots are busy) can be l
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import socket
 import struct
 import threading
@@ -72,11 +71,18 @@ async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
     raise AssertionError("the condition never held")
 
 
-def run(test: Callable[[Server, zmq.Context[Any]], Awaitable[None]], bots: tuple[str, ...] = ("alice",)) -> None:
+SHORT = Limits(hello=0.5, ready=0.5, rate=50, burst=100)
+
+
+def run(
+    test: Callable[[Server, zmq.Context[Any]], Awaitable[None]],
+    bots: tuple[str, ...] = ("alice",),
+    limits: Limits = SHORT,
+) -> None:
     """Runs ``test(server, context)`` with a started server (limits shortened) and a client context."""
 
     async def main() -> None:
-        server = Server(free_endpoint(), bots, wait=0.5, limits=Limits(hello=0.5, ready=0.5, rate=50, burst=100))
+        server = Server(free_endpoint(), bots, wait=0.5, limits=limits)
         await server.start()
         context: zmq.Context[Any] = zmq.Context()
         try:
@@ -266,31 +272,47 @@ def test_an_endless_message_is_cut_before_it_fills_memory(caplog: pytest.LogCapt
         return int(next(line for line in status.splitlines() if line.startswith("VmRSS:")).split()[1]) >> 10
 
     sent = 0
+    ended = ""
+
+    def receive(s: socket.socket, n: int) -> bytes:
+        data = b""
+        while len(data) < n:
+            data += s.recv(n - len(data)) or b"!"
+        return data
 
     def attack(port: int) -> None:
-        nonlocal sent
-        with socket.create_connection(("127.0.0.1", port), timeout=2) as s:
+        nonlocal sent, ended
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            # ZMTP 3.0 with NULL security: greetings, then READY both ways, then messages.
             s.sendall(b"\xff" + b"\0" * 8 + b"\x7f" + b"\x03\x00" + b"NULL".ljust(20, b"\0") + b"\0" * 32)
-            s.recv(64)
+            receive(s, 64)
             ready = b"\x05READY" + b"\x0bSocket-Type" + struct.pack(">I", 6) + b"DEALER"
             s.sendall(bytes([0x04, len(ready)]) + ready)
+            flags, size = receive(s, 2)
+            assert flags == 0x04, flags
+            receive(s, size)  # the arena's READY
             s.sendall(_frame(b"", more=True) + _frame(b"hello version 1 slots 1 name alice"))
+            s.settimeout(2)
             chunk = _frame(b"x" * 60_000, more=True) * 16
             deadline = time.monotonic() + 10
             # Until the arena cuts the connection (a send fails, or stalls once the arena has closed it).
-            with contextlib.suppress(OSError):
+            try:
                 while sent < 2 << 30 and time.monotonic() < deadline:
                     s.sendall(chunk)
                     sent += len(chunk)
+            except OSError as e:
+                ended = repr(e)
 
     async def test(server: Server, context: zmq.Context[Any]) -> None:
         before = rss_mb()
         attacker = threading.Thread(target=attack, args=(int(server.endpoint.rsplit(":", 1)[1]),))
         attacker.start()
+        cut = "MB sent that never made a whole message"
+        await until(lambda: any(cut in r.getMessage() for r in caplog.records), timeout=15)
         await until(lambda: not attacker.is_alive(), timeout=15)
-        assert any("never made a whole message" in r.getMessage() for r in caplog.records), f"{sent >> 20} MB"
+        assert ended, f"never cut: {sent >> 20} MB sent"
         assert server.connected() == {}
         assert rss_mb() - before < 400, (before, rss_mb(), sent >> 20)
 
     with caplog.at_level("WARNING", logger="quarto_arena.arena.server"):
-        run(test)
+        run(test, limits=Limits())
