@@ -156,6 +156,16 @@ ProgressOpt = typer.Option(
 )
 QuietOpt = typer.Option(False, "--quiet", "-q", help="No progress: only warnings and the result.")
 DebugOpt = typer.Option(None, "--debug", metavar="DIR", help="Write every UQI line with a time stamp into DIR.")
+ClusterOpt = typer.Option(
+    None,
+    "--cluster",
+    metavar="ADDRESS",
+    help="Play the games on a Dask cluster: tcp://SCHEDULER:8786, or local:N worker processes here "
+    "(pip install 'quarto-arena[dask]').",
+)
+OversubscribeOpt = typer.Option(
+    False, "--oversubscribe", help="With --cluster: allow machines with more worker threads than cores."
+)
 LogLimitOpt = typer.Option(
     "16M", "--log-limit", metavar="SIZE", help="Keep at most SIZE (K, M, G) of each engine's stderr log; 0: none."
 )
@@ -353,7 +363,8 @@ def _build_spec(kind: str, engine_words: list[str], options: dict[str, Any]) -> 
         )
     except RunError as e:
         fail(str(e))
-    _check_concurrency(spec.concurrency, len(spec.engines))
+    if o.get("cluster") is None:  # on a cluster, -j is games in flight there, not here
+        _check_concurrency(spec.concurrency, len(spec.engines))
     return spec
 
 
@@ -366,7 +377,7 @@ def _open_run(kind: str, ctx: typer.Context, engine_words: list[str], options: d
         transcript = _debug(Path(options["debug"]))
     try:
         if options["resume"] is not None:
-            given = _given(ctx, {"resume", "quiet", "progress_every", "debug"})
+            given = _given(ctx, {"resume", "quiet", "progress_every", "debug", "cluster", "oversubscribe"})
             if given or engine_words:
                 what = "engines" if engine_words else "--" + given[0].replace("_", "-")
                 fail(f"--resume takes no engines or game options (got {what}): the journal keeps them")
@@ -378,6 +389,28 @@ def _open_run(kind: str, ctx: typer.Context, engine_words: list[str], options: d
         if transcript is not None:
             transcript.close()
         fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
+
+
+def _cluster(address: str | None) -> Any:
+    """The ``--cluster`` address (a ClusterAddress), None without one; a usage error (exit 2) when it is malformed or
+    Dask is not installed."""
+    if address is None:
+        return None
+    from .cluster import ClusterAddress
+    from .cluster.connection import distributed
+    from .run import RunError
+
+    try:
+        parsed = ClusterAddress.parse(address)
+        distributed()
+    except RunError as e:
+        fail(str(e))
+    import logging
+
+    # Dask logs connections, workers and lost schedulers with tracebacks on our standard error; every failure that
+    # matters reaches the user as our one line instead.
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    return parsed
 
 
 def _debug(directory: Path) -> Any:
@@ -397,8 +430,9 @@ def _debug(directory: Path) -> Any:
     return transcript
 
 
-async def _play(run: Run, view: RunView) -> RunOutcome:
-    """Runs with SIGINT, SIGTERM and SIGHUP turned into a clean stop (engines killed, finished games synced)."""
+async def _play(run: Run, view: RunView, cluster: Any = None, oversubscribe: bool = False) -> RunOutcome:
+    """Runs with SIGINT, SIGTERM and SIGHUP turned into a clean stop (engines killed, finished games synced); on
+    ``cluster`` (a ClusterAddress) when given."""
     import asyncio
     import signal
 
@@ -417,6 +451,10 @@ async def _play(run: Run, view: RunView) -> RunOutcome:
     for signum in handled:
         loop.add_signal_handler(signum, on_signal, signum)
     try:
+        if cluster is not None:
+            from .cluster import play_on_cluster
+
+            return await play_on_cluster(run, cluster, view, interrupt=interrupt, oversubscribe=oversubscribe)
         return await run.run(view, interrupt=interrupt)
     finally:
         for signum in handled:
@@ -433,6 +471,9 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
     from .run import RunError, Verdict
 
     _table_format(options["fmt"])
+    cluster = _cluster(options["cluster"])
+    if cluster is not None and options["debug"] is not None:
+        fail("--debug records the UQI lines of engines on this machine; with --cluster they run on the workers")
     every = None
     if options["progress_every"] is not None:
         try:
@@ -466,7 +507,7 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
             interval=spec.rating_interval,
         )
         try:
-            outcome = asyncio.run(_play(run, view))
+            outcome = asyncio.run(_play(run, view, cluster, options["oversubscribe"]))
         except RunError as e:
             view.close()
             fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
@@ -542,6 +583,8 @@ def tournament(
     quiet: bool = QuietOpt,
     debug: str | None = DebugOpt,
     log_limit: str = LogLimitOpt,
+    cluster: str | None = ClusterOpt,
+    oversubscribe: bool = OversubscribeOpt,
 ) -> None:
     """Run a round-robin or gauntlet tournament in colour-swapped pairs; crash-safe, resumable with --resume DIR.
 
@@ -584,6 +627,8 @@ def play(
     quiet: bool = QuietOpt,
     debug: str | None = DebugOpt,
     log_limit: str = LogLimitOpt,
+    cluster: str | None = ClusterOpt,
+    oversubscribe: bool = OversubscribeOpt,
 ) -> None:
     """Play a match between two engines and print the score, Elo and pair statistics; resumable with --resume DIR."""
     options = dict(locals())
@@ -631,6 +676,8 @@ def sprt(
     quiet: bool = QuietOpt,
     debug: str | None = DebugOpt,
     log_limit: str = LogLimitOpt,
+    cluster: str | None = ClusterOpt,
+    oversubscribe: bool = OversubscribeOpt,
 ) -> None:
     """Play NEW against BASE in colour-swapped pairs until the SPRT decides. Exit 0: H1 (pass), 1: H0 (fail),
     3: an engine failed, 4: no decision within --max-games."""
@@ -715,6 +762,12 @@ def check(
         1.0, "--timeout-scale", metavar="X", min=0.01, help="Multiply every deadline (e.g. 3 on a slow machine)."
     ),
     verbose: bool = typer.Option(False, "--verbose", help="Print every step's I/O, not only a failed step's."),
+    cluster: str | None = typer.Option(
+        None,
+        "--cluster",
+        metavar="ADDRESS",
+        help="Run the check on every worker of a Dask cluster (tcp://SCHEDULER:8786 or local:N) instead of here.",
+    ),
 ) -> None:
     """Check that an engine speaks UQI: numbered steps, the I/O of a failed step; exit 0 only if it complies."""
     import asyncio
@@ -726,9 +779,41 @@ def check(
         (config,) = resolve_engines([engine])
     except RosterError as e:
         fail(str(e))
-    report = asyncio.run(run_check(config, timeouts=CheckTimeouts().scaled(timeout_scale), keep_going=keep_going))
+    timeouts = CheckTimeouts().scaled(timeout_scale)
+    address = _cluster(cluster)
+    if address is not None:
+        _check_on_cluster(address, config, timeouts, keep_going, verbose)
+    report = asyncio.run(run_check(config, timeouts=timeouts, keep_going=keep_going))
     if not report.started:
         fail(report.steps[0].reason, EXIT_ENGINE)
     for line in format_report(report, verbose=verbose):
         typer.echo(line)
     raise typer.Exit(0 if report.complies else 1)
+
+
+def _check_on_cluster(address: Any, config: Any, timeouts: Any, keep_going: bool, verbose: bool) -> NoReturn:
+    """``check --cluster``: the check on every worker; a complying worker gets its summary line, any other its whole
+    report. Exit 0 when the engine complies everywhere, 3 when a worker cannot start it, else 1."""
+    import asyncio
+
+    from .cluster import Cluster
+    from .compliance import format_report
+    from .run import RunError
+
+    async def on_each() -> Any:
+        async with Cluster.connect(address) as c:
+            return await c.check(config, timeouts, keep_going)
+
+    try:
+        results = asyncio.run(on_each())
+    except RunError as e:
+        fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
+    for r in results:
+        lines = format_report(r.report, verbose=verbose)
+        if not r.report.started:
+            lines = [f"{lines[-1]}: {r.report.steps[0].reason}"]
+        shown = lines if verbose or not r.report.complies else lines[-1:]
+        typer.echo(f"worker {r.worker}: " + "\n".join(shown))
+    if not all(r.report.started for r in results):
+        raise typer.Exit(EXIT_ENGINE)
+    raise typer.Exit(0 if all(r.report.complies for r in results) else 1)
