@@ -50,3 +50,15 @@ def test_no_generic_name_is_importable(tmp_path: Path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", f"generic top-level names importable: {out.stdout.strip()}"
+
+
+def test_the_cluster_package_imports_without_dask_and_dask_is_an_extra() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert not any(d.startswith("distributed") for d in config["project"]["dependencies"])
+    assert any(d.startswith("distributed") for d in config["project"]["optional-dependencies"]["dask"])
+    # Without the extra (here: its import made to fail), the package and the CLI still import.
+    code = (
+        "import sys; sys.modules['distributed'] = sys.modules['dask'] = None\n"
+        "import quarto_arena.arena.cluster, quarto_arena.arena.cli\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
