@@ -186,7 +186,7 @@ class Cluster:
                         threads_per_worker=1,
                         processes=True,
                         host="127.0.0.1",
-                        dashboard_address=None,
+                        dashboard_address="127.0.0.1:0",  # no fixed port to collide on (8787 may be taken)
                         silence_logs=logging.CRITICAL,  # its workers' logs: ours says what went wrong
                         asynchronous=True,
                     )
