@@ -281,11 +281,12 @@ def _cancellation_probe() -> Callable[[], bool]:
 
         worker = get_worker()
         key = worker.get_current_task()
-    except (ImportError, ValueError, KeyError):
+        tasks = worker.state.tasks
+    except (ImportError, ValueError, KeyError, AttributeError):
         return lambda: False
 
     def cancelled() -> bool:
-        state = worker.state.tasks.get(key)
+        state = tasks.get(key)
         return state is None or state.state in ("cancelled", "released", "forgotten")
 
     return cancelled
