@@ -434,6 +434,7 @@ async def _play(run: Run, view: RunView, cluster: Any = None, oversubscribe: boo
     """Runs with SIGINT, SIGTERM and SIGHUP turned into a clean stop (engines killed, finished games synced); on
     ``cluster`` (a ClusterAddress) when given."""
     import asyncio
+    import gc
     import signal
 
     from .run import Interrupt
@@ -446,6 +447,12 @@ async def _play(run: Run, view: RunView, cluster: Any = None, oversubscribe: boo
             kill_all()
         interrupt.set(signum)
 
+    # A run keeps its counted games and thousands of session objects alive for hours: moving what exists now out of
+    # the collector's sight, and collecting the young generation less often, keeps its passes from growing with
+    # them (benchmarks/scale.py measures both settings). Process-wide settings, so the command sets them.
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(50_000, 10, 10)
     loop = asyncio.get_running_loop()
     handled = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
     for signum in handled:

@@ -441,11 +441,6 @@ class SearchOutcome:
     detail: str = ""
     """One line naming the engine and the failure."""
 
-    @property
-    def ok(self) -> bool:
-        """True when a turn arrived in time."""
-        return self.turn is not None
-
 
 class _Timeout:
     """What an exchange's waiter receives when its deadline passed with no answer (a sentinel, not raised)."""
@@ -761,12 +756,6 @@ class EngineSession:
         """``newgame`` + ``isready`` under the new-game deadline; raises EngineError when refused or stalled."""
         ping = ReadyPing(self.name, [format_command(NewGame(variant))], self.errors, self.complaints)
         await self._run(ping, self.deadlines.newgame, "newgame then isready")
-
-    async def ping(self) -> float:
-        """``isready`` -> ``readyok`` under the ready deadline; returns the round trip in seconds."""
-        t0 = time.perf_counter()
-        await self._run(ReadyPing(self.name, (), self.errors, self.complaints), self.deadlines.ready, "isready")
-        return time.perf_counter() - t0
 
     async def search(self, position: PositionCommand | str, go: Go | str, deadline: float) -> SearchOutcome:
         """Sends ``position`` and ``go`` in one write and waits up to ``deadline`` seconds for the ``turn``.

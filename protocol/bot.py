@@ -701,13 +701,13 @@ def serve_zmq_sessions(
             os.write(wake_w, b"\0")  # more is queued: come back after a look at the sockets
         return True
 
-    handshake_failed = (
-        zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_AUTH
-    )
-    failed_handshake = False
+    # Connections are counted: a session's arena has vanished when no connection is left. An arena that quit may
+    # still reconnect to the fresh socket for a moment before its own socket is closed, and its disconnect must not
+    # end the next arena's session; a port probe (no ZeroMQ peer) comes and goes without a session.
+    connections = 0
 
     def watch(s: zmq.Socket[bytes]) -> zmq.Socket[bytes]:
-        monitor = s.get_monitor_socket(zmq.EVENT_DISCONNECTED | handshake_failed)
+        monitor = s.get_monitor_socket(zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED)
         poller.register(s, zmq.POLLIN)
         poller.register(monitor, zmq.POLLIN)
         return monitor
@@ -736,14 +736,10 @@ def serve_zmq_sessions(
                     ended = not session.handle(frames[0].decode("utf-8", "replace"))
             while monitor.poll(0):
                 event = recv_monitor_message(monitor)["event"]
-                if event & handshake_failed:
-                    failed_handshake = True  # ZeroMQ reports that connection's disconnect right after
-                elif failed_handshake:
-                    failed_handshake = False  # a port probe or a peer that is no ZeroMQ socket: no session
-                else:
-                    # The arena's connection dropped: its process died or its heartbeats stopped. A session that
-                    # never began has nothing to end.
-                    vanished = begun
+                connections += 1 if event == zmq.EVENT_ACCEPTED else -1
+                # The arena's connection dropped (its process died or its heartbeats stopped) and no other is
+                # left. A session that never began has nothing to end.
+                vanished = vanished or (begun and connections <= 0)
             if not flush() or ended or vanished:
                 # A bound DEALER deals its replies round-robin to every peer it still has, so the next arena
                 # could lose lines to this one's dying connection: start over with a fresh socket. Closing it
@@ -757,7 +753,7 @@ def serve_zmq_sessions(
                 sock = bind(patience=5.0)
                 monitor = watch(sock)
                 generation += 1
-                begun = failed_handshake = False
+                begun, connections = False, 0
                 session.close()
                 session = make_session(writer(generation))
                 why = "quit" if ended else "the arena's connection dropped" if vanished else "the engine ended it"

@@ -417,6 +417,24 @@ class ZmqArena:
     def close(self) -> None:
         self.sock.close()
 
+    @classmethod
+    def handshake(cls, context: zmq.Context[zmq.Socket[bytes]], endpoint: str) -> tuple[ZmqArena, list[str]]:
+        """Connects and sends ``uqi``; returns the arena and the handshake's replies up to ``uqiok``.
+
+        SPEC §3.3: an arena that connects while the server switches sessions may land on the closing socket; with
+        no answer it connects again (a fresh socket) and starts over, as the real arena does.
+        """
+        for _ in range(5):
+            arena = cls(context, endpoint)
+            arena.send("uqi")
+            if arena.sock.poll(1000):
+                lines = [arena.recv()]
+                while lines[-1] != "uqiok 1":
+                    lines.append(arena.recv())
+                return arena, lines
+            arena.close()
+        pytest.fail("no answer to uqi after five connections")
+
 
 @pytest.fixture
 def zmq_context() -> Iterator[zmq.Context[zmq.Socket[bytes]]]:
@@ -451,11 +469,8 @@ def test_zeromq_sessions_one_after_another(zmq_context: zmq.Context[zmq.Socket[b
         first.send("quit")
         first.close()
 
-        second = ZmqArena(zmq_context, endpoint)
-        second.send("uqi")
-        assert second.recv() == "id name Greedy 1.0"
-        while second.recv() != "uqiok 1":
-            pass
+        second, handshake = ZmqArena.handshake(zmq_context, endpoint)
+        assert handshake[0] == "id name Greedy 1.0"
         second.send("position startpos turns 3 c47 d4e d35 a41", "go movetime 500")
         assert second.recv() == "turn b4"
         second.send("quit")

@@ -29,7 +29,7 @@ from quarto_arena.arena.transport import BadLine, ProcessTransport
 from quarto_arena.arena.transport.testing import ScriptedTransport
 from quarto_arena.engines.registry import command
 from quarto_arena.protocol.notation import parse_turns
-from quarto_arena.protocol.rules import STANDARD
+from quarto_arena.protocol.rules import STANDARD, Variant
 from quarto_arena.protocol.uqi import Go, PositionCommand
 
 T = TypeVar("T")
@@ -97,7 +97,7 @@ def test_handshake_ping_and_quit_reaps_the_engine(greedy_argv: list[str]) -> Non
         assert ident.version == 1
         assert "seed" in ident.options
         assert s.alive
-        assert await s.ping() > 0
+        await s.new_game(Variant())  # an isready round trip: the engine answers in step
         transport = s.transport
         assert isinstance(transport, ProcessTransport)
         await s.quit()
@@ -135,13 +135,13 @@ def test_newgame_and_searches(greedy_argv: list[str]) -> None:
         try:
             await s.new_game(STANDARD)
             out = await s.search(PositionCommand(None), Go(movetime=1000), 2.0)
-            assert out.ok and out.termination is None
+            assert out.turn is not None and out.termination is None
             assert out.turn is not None and out.turn.place is None and out.turn.give is not None
             assert 0 <= out.ms < 2000
             # A position with the piece in hand and a winning square: greedy takes the win.
             ask = PositionCommand("..../..../..../012. 3", ())
             out = await s.search(ask, Go(time=5000, inc=0, otime=5000, oinc=0), 2.0)
-            assert out.ok and str(out.turn) == "d1"
+            assert out.turn is not None and str(out.turn) == "d1"
         finally:
             await s.quit()
 
@@ -158,9 +158,9 @@ def test_stop_ends_an_infinite_search_with_one_turn(greedy_argv: list[str]) -> N
             await asyncio.sleep(0.05)
             await s.stop()
             out = await task
-            assert out.ok, out.detail
+            assert out.turn is not None, out.detail
             assert out.turn is not None and out.turn.place is not None
-            await s.ping()  # still in step: exactly one turn came
+            await s.new_game(Variant())  # still in step: exactly one turn came, then readyok
         finally:
             await s.quit()
 
@@ -298,7 +298,7 @@ def test_scripted_session_sets_options_and_searches() -> None:
         await s.start(t)
         await s.new_game(STANDARD)
         out = await s.search(PositionCommand(None, tuple(parse_turns("3"))), Go(movetime=50), 1.0)
-        assert out.ok and str(out.turn) == "a1e" and out.score == "draw"
+        assert out.turn is not None and str(out.turn) == "a1e" and out.score == "draw"
         t.assert_done()
 
     run(main())
