@@ -202,8 +202,9 @@ class Cluster:
                         await thing.close()
             if isinstance(e, ValueError):
                 raise ClusterError(f"--cluster {address}: {e}", engine=False) from None
-            if isinstance(e, OSError | TimeoutError) and local is not None:
-                raise ClusterError(f"cannot start a local Dask cluster: {type(e).__name__}: {e}") from None
+            if address.scheduler is None and isinstance(e, Exception):
+                what = f"{type(e).__name__}: {' '.join(str(e).split())}"
+                raise ClusterError(f"cannot start a local Dask cluster ({address}): {what}") from None
             if isinstance(e, OSError | TimeoutError):
                 raise ClusterError(
                     f"cannot reach the Dask scheduler at {address} within {timeout:g} s: is it running"
