@@ -166,6 +166,12 @@ ClusterOpt = typer.Option(
 OversubscribeOpt = typer.Option(
     False, "--oversubscribe", help="With --cluster: allow machines with more worker threads than cores."
 )
+WebOpt = typer.Option(
+    None,
+    "--web",
+    metavar="HOST:PORT",
+    help="Serve a live page of the run at HOST:PORT, e.g. 127.0.0.1:8080 (port 0: any free one); needs the web extra.",
+)
 LogLimitOpt = typer.Option(
     "16M", "--log-limit", metavar="SIZE", help="Keep at most SIZE (K, M, G) of each engine's stderr log; 0: none."
 )
@@ -377,7 +383,7 @@ def _open_run(kind: str, ctx: typer.Context, engine_words: list[str], options: d
         transcript = _debug(Path(options["debug"]))
     try:
         if options["resume"] is not None:
-            given = _given(ctx, {"resume", "quiet", "progress_every", "debug", "cluster", "oversubscribe"})
+            given = _given(ctx, {"resume", "quiet", "progress_every", "debug", "web", "cluster", "oversubscribe"})
             if given or engine_words:
                 what = "engines" if engine_words else "--" + given[0].replace("_", "-")
                 fail(f"--resume takes no engines or game options (got {what}): the journal keeps them")
@@ -430,9 +436,12 @@ def _debug(directory: Path) -> Any:
     return transcript
 
 
-async def _play(run: Run, view: RunView, cluster: Any = None, oversubscribe: bool = False) -> RunOutcome:
-    """Runs with SIGINT, SIGTERM and SIGHUP turned into a clean stop (engines killed, finished games synced); on
-    ``cluster`` (a ClusterAddress) when given."""
+async def _play(
+    run: Run, view: RunView, web: tuple[str, int] | None = None, cluster: Any = None, oversubscribe: bool = False
+) -> RunOutcome:
+    """Runs with SIGINT, SIGTERM and SIGHUP turned into a clean stop (engines killed, finished games synced); with
+    ``web``, the live page is served at that address while the run goes; on ``cluster`` (a ClusterAddress) when
+    given."""
     import asyncio
     import gc
     import signal
@@ -462,7 +471,11 @@ async def _play(run: Run, view: RunView, cluster: Any = None, oversubscribe: boo
             from .cluster import play_on_cluster
 
             return await play_on_cluster(run, cluster, view, interrupt=interrupt, oversubscribe=oversubscribe)
-        return await run.run(view, interrupt=interrupt)
+        if web is None:
+            return await run.run(view, interrupt=interrupt)
+        from .web.server import run_live
+
+        return await run_live(run, view, web, interrupt=interrupt, announce=lambda url: _err(f"live page: {url}"))
     finally:
         for signum in handled:
             loop.remove_signal_handler(signum)
@@ -476,11 +489,21 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
 
     from .output import RunView, final_report, parse_progress_every, write_standings
     from .run import RunError, Verdict
+    from .web import WebError, parse_address, require_server
 
     _table_format(options["fmt"])
     cluster = _cluster(options["cluster"])
     if cluster is not None and options["debug"] is not None:
         fail("--debug records the UQI lines of engines on this machine; with --cluster they run on the workers")
+    if cluster is not None and options["web"] is not None:
+        fail("--web cannot be used with --cluster; follow the run from another terminal: quarto-arena serve DIR")
+    web = None
+    if options["web"] is not None:
+        try:
+            web = parse_address(options["web"])
+            require_server()
+        except WebError as e:
+            fail(str(e))
     every = None
     if options["progress_every"] is not None:
         try:
@@ -514,7 +537,10 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
             interval=spec.rating_interval,
         )
         try:
-            outcome = asyncio.run(_play(run, view, cluster, options["oversubscribe"]))
+            outcome = asyncio.run(_play(run, view, web, cluster, options["oversubscribe"]))
+        except WebError as e:
+            view.close()
+            fail(f"{e}; the run in {run.directory} has not started: continue it with --resume {run.directory}")
         except RunError as e:
             view.close()
             fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
@@ -526,6 +552,7 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
             write_standings(run.directory, outcome)
         except OSError as e:
             _err(f"quarto-arena: warning: cannot write the standings into {run.directory}: {e.strerror or e}")
+        _write_report(run.directory, outcome)
         report = final_report(outcome, spec.table_format)
         with contextlib.suppress(OSError):
             typer.echo(report)
@@ -553,6 +580,16 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
         raise typer.Exit(
             {Verdict.H1: 0, Verdict.H0: 1, Verdict.ENGINE_FAILURE: EXIT_ENGINE, Verdict.NO_DECISION: 4}[verdict]
         )
+
+
+def _write_report(directory: Path, outcome: RunOutcome) -> None:
+    """``report.html`` next to the standings; a failure to write it is a warning, never a lost result."""
+    from .web.report import write_report
+
+    try:
+        write_report(directory, outcome, warn=lambda text: _err(f"quarto-arena: warning: {text}"))
+    except OSError as e:
+        _err(f"quarto-arena: warning: cannot write the report into {directory}: {e.strerror or e}")
 
 
 @app.command()
@@ -590,6 +627,7 @@ def tournament(
     quiet: bool = QuietOpt,
     debug: str | None = DebugOpt,
     log_limit: str = LogLimitOpt,
+    web: str | None = WebOpt,
     cluster: str | None = ClusterOpt,
     oversubscribe: bool = OversubscribeOpt,
 ) -> None:
@@ -634,6 +672,7 @@ def play(
     quiet: bool = QuietOpt,
     debug: str | None = DebugOpt,
     log_limit: str = LogLimitOpt,
+    web: str | None = WebOpt,
     cluster: str | None = ClusterOpt,
     oversubscribe: bool = OversubscribeOpt,
 ) -> None:
@@ -683,6 +722,7 @@ def sprt(
     quiet: bool = QuietOpt,
     debug: str | None = DebugOpt,
     log_limit: str = LogLimitOpt,
+    web: str | None = WebOpt,
     cluster: str | None = ClusterOpt,
     oversubscribe: bool = OversubscribeOpt,
 ) -> None:
@@ -752,6 +792,63 @@ def rate(
     if fmt not in ("csv", "json"):
         typer.echo("")
         typer.echo(format_table(crosstable_rows(table), fmt))
+
+
+# --- report, serve ---------------------------------------------------------------------------------------------------
+
+
+@app.command()
+def report(
+    directory: str = typer.Argument(..., metavar="DIR", help="A run directory (finished, or still being played)."),
+) -> None:
+    """Write DIR/report.html again from the run's journal: tables, plots and the game viewer in one offline file.
+
+    Every run writes it when it ends; run this after `quarto-arena analyse DIR/games.pgn` to add the per-turn
+    values, or to see a run that is still being played. Prints the report's path.
+    """
+    from .web import WebError
+    from .web.report import write_directory_report
+
+    try:
+        path = write_directory_report(Path(directory), warn=lambda text: _err(f"quarto-arena: warning: {text}"))
+    except WebError as e:
+        fail(str(e))
+    except OSError as e:
+        fail(f"{directory}: cannot write the report: {e.strerror or e}")
+    typer.echo(str(path))
+
+
+@app.command()
+def serve(
+    directory: str = typer.Argument(..., metavar="DIR", help="A run directory (finished, or still being played)."),
+    web: str = typer.Option(
+        "127.0.0.1:8080", "--web", metavar="HOST:PORT", help="Where to serve the page (port 0: any free one)."
+    ),
+) -> None:
+    """Serve the live page of a run directory, finished or still being written by another process, until Ctrl-C.
+
+    Needs the web extra (pip install "quarto-arena[web]"). Stopping it with Ctrl-C or SIGTERM is its normal end
+    (exit status 0).
+    """
+    import asyncio
+
+    from .web import WebError, parse_address, require_server
+
+    try:
+        address = parse_address(web)
+        require_server()
+        from .web.server import serve_directory
+
+        asyncio.run(
+            serve_directory(
+                Path(directory),
+                address,
+                announce=lambda url: _err(f"serving {directory} at {url} (Ctrl-C stops)"),
+                warn=lambda text: _err(f"quarto-arena: warning: {text}"),
+            )
+        )
+    except WebError as e:
+        fail(str(e))
 
 
 # --- check ---------------------------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
+import re
 import shutil
 import signal
 import tempfile
@@ -214,8 +215,17 @@ class CannotStart(Exception):
     """The engine's process could not be started, or its endpoint is unusable."""
 
 
+_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
 def _clip(text: str, n: int = _CLIP) -> str:
     return text if len(text) <= n else text[:n] + "..."
+
+
+def _visible(text: str) -> str:
+    """An engine's text as the check prints it: control characters (a terminal's escape sequences, ``\\r``) shown
+    as escapes, so that what an engine sends can never drive the user's terminal."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
 
 
 def _q(line: str) -> str:
@@ -248,7 +258,7 @@ class _Recorder:
         return out
 
     def add(self, direction: str, text: str) -> None:
-        self.lines.append(IoLine(round(time.monotonic() - self.t0, 3), direction, text.replace("\r", "\\r")))
+        self.lines.append(IoLine(round(time.monotonic() - self.t0, 3), direction, _visible(text)))
 
 
 class _Link:
@@ -495,7 +505,7 @@ class Checker:
             text = self.stderr_path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             return ()
-        return tuple(_clip(line) for line in text.splitlines()[-_STDERR_TAIL:])
+        return tuple(_visible(_clip(line)) for line in text.splitlines()[-_STDERR_TAIL:])
 
     async def close(self) -> None:
         """Ends every connection and removes the temporary files."""

@@ -64,8 +64,13 @@ async def play_game(
     spec: GameSpec,
     *,
     on_abort: Callable[[GameRecord], None] | None = None,
+    on_turn: Callable[[int, TurnRecord, Position], None] | None = None,
 ) -> GameRecord:
     """Plays one game; ``first`` gives the first piece (or moves first from ``spec.start``).
+
+    ``on_turn``, if given, sees every turn the engines play (not the opening's): its index in the game (opening turns
+    included), its record and the position after it, as soon
+    as the referee has checked it: a live view of the game. It must return quickly (the clocks run on this loop).
 
     Never raises for an engine fault: the faulty engine loses, is killed, and the record says why. Raises
     ValueError for a bad start position or opening (the spec's fault, not an engine's). When cancelled (the run
@@ -74,7 +79,7 @@ async def play_game(
     """
     variant = spec.variant
     start = Position.start(variant) if spec.start is None else parse_position(spec.start, variant)
-    game = _Game(first, second, spec, start)
+    game = _Game(first, second, spec, start, on_turn)
     for turn in parse_turns(spec.opening):
         game.record(turn, 0, None)
     try:
@@ -89,8 +94,16 @@ async def play_game(
 class _Game:
     """The state of one game in progress (the loop is :meth:`play`)."""
 
-    def __init__(self, first: EngineSession, second: EngineSession, spec: GameSpec, start: Position) -> None:
+    def __init__(
+        self,
+        first: EngineSession,
+        second: EngineSession,
+        spec: GameSpec,
+        start: Position,
+        on_turn: Callable[[int, TurnRecord, Position], None] | None = None,
+    ) -> None:
         self.players = (first, second)
+        self.on_turn = on_turn
         self.names = spec.names or (first.name, second.name)
         self.spec = spec
         self.start_text = None if spec.start is None else format_position(start)
@@ -117,6 +130,7 @@ class _Game:
         for side, engine in enumerate(self.players):
             if failure := await self._prepare(engine):
                 return await self.forfeit(side, *failure)
+        on_turn = self.on_turn  # a local: the turn loop is a measured hot path, and nobody listening costs one test
         while not self.position.is_over:
             side = len(self.turns) % 2
             engine, clock, other = self.players[side], self.clocks[side], self.clocks[1 - side]
@@ -130,6 +144,8 @@ class _Game:
             except IllegalTurn as e:
                 reason = Termination.FALSE_CLAIM if e.false_claim else Termination.ILLEGAL_TURN
                 return await self.forfeit(side, reason, f"{self.names[side]}: {reason.value} {out.turn}: {e}")
+            if on_turn is not None:
+                on_turn(len(self.records) - 1, self.records[-1], self.position)
         return self.finish()
 
     async def _prepare(self, engine: EngineSession) -> tuple[Termination, str] | None:

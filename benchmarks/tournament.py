@@ -1,6 +1,6 @@
 """What the runner costs per turn: a round-robin of four instant bots, with the journal on disk and without one.
 
-    python benchmarks/tournament.py [--games 1200] [--rounds 3] [--dir DIR]
+    python benchmarks/tournament.py [--games 1200] [--rounds 3] [--dir DIR] [--loops asyncio,uvloop]
 
 Three set-ups are measured in interleaved rounds (the machine is shared: the best and the median round are shown):
 
@@ -12,7 +12,8 @@ For each: wall time per engine turn, the arena's own CPU per turn (this Python p
 journal, records), and the disk/memory wall ratio at concurrency 1 (the goal is at most 1.15: a game counts only
 once synced, yet the sync must not hold up the next game). The instant bot is engines/c/quarto_bot.c compiled with
 cc: it answers every ``go`` at once, so nearly all the time measured is ours. ``--dir`` puts the run directories on
-another file system (a real disk rather than tmpfs, say).
+another file system (a real disk rather than tmpfs, say). ``--loops asyncio,uvloop`` measures every set-up under
+both event loops, interleaved (uvloop must be installed).
 """
 
 from __future__ import annotations
@@ -41,6 +42,16 @@ def cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def use_loop(name: str) -> None:
+    """Makes ``asyncio.run`` use this event loop from now on."""
+    if name == "uvloop":
+        import uvloop
+
+        asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+    else:
+        asyncio.set_event_loop_policy(None)
+
+
 def measure(spec: RunSpec, directory: Path | None) -> tuple[float, float, int]:
     """(wall s, arena CPU s, engine turns) of one run."""
     t0, c0 = time.perf_counter(), cpu()
@@ -56,7 +67,9 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=1200, help="about this many games per run (multiples of 12)")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the three set-ups")
     parser.add_argument("--dir", type=Path, default=None, help="where the run directories go (default: a temp dir)")
+    parser.add_argument("--loops", default="asyncio", help="event loops to compare, comma-separated: asyncio,uvloop")
     args = parser.parse_args()
+    loops = args.loops.split(",")
     cc = shutil.which("cc")
     if cc is None:
         sys.exit("needs a C compiler (cc) for the instant bot")
@@ -76,23 +89,33 @@ def main() -> None:
                 book=OpeningBook(random_turns=2, seed=1),
             )
 
-        setups = {"memory, j=1": (spec(1), False), "disk, j=1": (spec(1), True), "disk, j=2": (spec(2), True)}
+        base = {"memory, j=1": (spec(1), False), "disk, j=1": (spec(1), True), "disk, j=2": (spec(2), True)}
+        setups = {
+            (f"{name}, {loop}" if len(loops) > 1 else name): (s, d, loop)
+            for loop in loops
+            for name, (s, d) in base.items()
+        }
         results: dict[str, list[tuple[float, float]]] = {name: [] for name in setups}
         for r in range(args.rounds):
-            for name, (s, on_disk) in setups.items():
-                directory = Path(runs) / f"{name.replace(', ', '-').replace('=', '')}-{r}" if on_disk else None
+            for k, (name, (s, on_disk, loop)) in enumerate(setups.items()):
+                use_loop(loop)
+                directory = Path(runs) / f"{k}-{r}" if on_disk else None
                 wall, used, turns = measure(s, directory)
                 results[name].append((wall / turns, used / turns))
+        use_loop("asyncio")
     print(f"round-robin of 4 instant bots, {args.games} games a run, {args.rounds} interleaved rounds (best / median)")
     for name, rows in results.items():
         walls, cpus = [w for w, _ in rows], [c for _, c in rows]
         print(
-            f"  {name:<12} wall per turn {1e6 * min(walls):6.1f} / {1e6 * statistics.median(walls):6.1f} us"
+            f"  {name:<21} wall per turn {1e6 * min(walls):6.1f} / {1e6 * statistics.median(walls):6.1f} us"
             f"   arena CPU per turn {1e6 * min(cpus):6.1f} / {1e6 * statistics.median(cpus):6.1f} us"
         )
-    ratios = [d[0] / m[0] for d, m in zip(results["disk, j=1"], results["memory, j=1"], strict=True)]
-    best, median = min(ratios), statistics.median(ratios)
-    print(f"  disk/memory wall ratio at j=1: best {best:.2f}, median {median:.2f} (goal <= 1.15)")
+    for loop in loops:
+        suffix = f", {loop}" if len(loops) > 1 else ""
+        disk, memory = results[f"disk, j=1{suffix}"], results[f"memory, j=1{suffix}"]
+        ratios = [d[0] / m[0] for d, m in zip(disk, memory, strict=True)]
+        best, median = min(ratios), statistics.median(ratios)
+        print(f"  disk/memory wall ratio at j=1{suffix}: best {best:.2f}, median {median:.2f} (goal <= 1.15)")
 
 
 if __name__ == "__main__":

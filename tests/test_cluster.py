@@ -251,8 +251,10 @@ def test_without_dask_cluster_is_one_line_naming_the_extra(tmp_path: Path) -> No
             "quarto-arena: error: --cluster needs Dask distributed: pip install 'quarto-arena[dask]'"
         ]
     assert not (tmp_path / "p").exists()
-    r = run_cli("play", "random", "greedy", "--cluster", "local:2", "--debug", str(tmp_path), "--out", str(tmp_path))
-    assert r.returncode == 2 and "--debug" in r.stderr and "Traceback" not in r.stderr
+    for option, value in (("--debug", str(tmp_path)), ("--web", "127.0.0.1:0")):
+        r = run_cli("play", "random", "greedy", "--cluster", "local:2", option, value, "--out", str(tmp_path / "p"))
+        assert r.returncode == 2 and option in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "p").exists()
 
 
 def test_an_unreachable_scheduler_is_one_line_and_exit_3_within_seconds(tmp_path: Path) -> None:

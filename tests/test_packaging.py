@@ -52,6 +52,33 @@ def test_no_generic_name_is_importable(tmp_path: Path) -> None:
     assert out.stdout.strip() == "", f"generic top-level names importable: {out.stdout.strip()}"
 
 
+def _package_data() -> dict[str, list[str]]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    return dict(config["tool"]["setuptools"].get("package-data", {}))
+
+
+def test_every_file_the_web_pages_need_is_package_data() -> None:
+    # The report and the live page read their script, style, templates and the charting library from the installed
+    # package: a file left out of package-data works in a checkout and breaks in the wheel.
+    web = ROOT / "arena" / "web"
+    globs = _package_data().get("quarto_arena.arena.web", [])
+    files = {p for p in web.rglob("*") if p.is_file() and p.suffix != ".py" and "__pycache__" not in p.parts}
+    assert files, "arena/web has no static files"
+    shipped = {p for g in globs for p in web.glob(g)}  # the globs are resolved this way when the wheel is built
+    missing = sorted(p.relative_to(web).as_posix() for p in files - shipped)
+    assert not missing, f"add to [tool.setuptools.package-data] quarto_arena.arena.web: {missing}"
+
+
+def test_the_charting_library_ships_with_its_licences() -> None:
+    vendor = ROOT / "arena" / "web" / "static" / "vendor"
+    for script, licence in (
+        ("chart.umd.min.js", "chart.js.LICENSE.md"),
+        ("chartjs-chart-matrix.min.js", "chartjs-chart-matrix.LICENSE"),
+    ):
+        assert (vendor / script).is_file()
+        assert "MIT License" in (vendor / licence).read_text() or "MIT license" in (vendor / licence).read_text()
+
+
 def test_the_cluster_package_imports_without_dask_and_dask_is_an_extra() -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert not any(d.startswith("distributed") for d in config["project"]["dependencies"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -30,6 +31,11 @@ def test_the_readme_examples_run_in_order(tmp_path: Path) -> None:
     shutil.copy(ROOT / "engines" / "c" / "quarto_bot.c", tmp_path / "engines" / "c")
     (tmp_path / ".venv" / "bin").mkdir(parents=True)
     (tmp_path / ".venv" / "bin" / "activate").write_text(f'PATH="{Path(sys.executable).parent}:$PATH"\n')
+    # The examples' ZeroMQ port, moved to a free one: this machine may run other tests at the same time.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    script = script.replace("127.0.0.1:5555", f"127.0.0.1:{port}")
     (tmp_path / "examples.sh").write_text("set -euo pipefail\n" + script)
     env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
     r = subprocess.run(

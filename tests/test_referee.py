@@ -233,6 +233,17 @@ def test_time_forfeit_on_silence_and_on_overrun() -> None:
     assert record.termination is Termination.TIME_FORFEIT
     assert record.detail.startswith("alpha: no turn in ")
     assert record.result is Result.SECOND_WINS
+    # A turn that comes, but after the movetime plus the margin: the same forfeit, at the deadline.
+    record, _ = run_scripted([["turn 0"]], [], GameSpec(time_control=tc, margin_ms=20), delays=(0.3, 0.0))
+    assert record.termination is Termination.TIME_FORFEIT and record.loser == "alpha"
+    ms = int(record.detail.split("no turn in ")[1].split()[0])
+    assert 120 <= ms < 300  # declared at the deadline (100 + 20 ms), not when the late turn arrived
+    assert record.turns == ()
+    # Within the margin it counts, and is charged what it took.
+    record, _ = run_scripted(
+        [["turn 0"], []], [["turn a1f"]], GameSpec(time_control=tc, margin_ms=150), delays=(0.12, 0.0)
+    )
+    assert [t.token for t in record.turns][:2] == ["0", "a1f"] and record.turns[0].ms >= 110
 
 
 def test_opening_is_recorded_with_zero_ms_and_sent_with_every_position() -> None:

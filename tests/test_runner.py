@@ -18,7 +18,7 @@ from quarto_arena.arena import cli
 from quarto_arena.arena.journal import JOURNAL_NAME, read_journal
 from quarto_arena.arena.records import Termination
 from quarto_arena.arena.roster import resolve_engines
-from quarto_arena.arena.run import Run, RunKind, RunSpec
+from quarto_arena.arena.run import GameFinished, Run, RunKind, RunSpec, TurnPlayed
 from quarto_arena.arena.schedule import OpeningBook
 from quarto_arena.arena.timecontrol import DEFAULT_MARGIN_MS, TimeControl
 from quarto_arena.protocol.notation import parse_turns, parse_variant
@@ -225,3 +225,71 @@ def test_log_limit_caps_each_engines_stderr_log(tmp_path: Path) -> None:
     assert json.loads((out / "config.json").read_text())["log_limit"] == 65536
     bad = run_cli("play", "random", "greedy", "--log-limit", "lots", "--out", str(tmp_path / "n"))
     assert bad.returncode == 2 and "--log-limit 'lots'" in bad.stderr
+
+
+ANSI_BOT = textwrap.dedent(
+    """
+    import sys
+    for line in sys.stdin:
+        if line.startswith("uqi"):
+            print("id name \\x1b[31mRED\\x1b[0m", flush=True)
+            print("\\x1b[2Jjunk", flush=True)
+            print("uqiok 1", flush=True)
+        elif line.startswith("quit"):
+            break
+    """
+)
+
+
+def test_what_an_engine_sends_never_reaches_the_terminal_raw(tmp_path: Path) -> None:
+    """Escape sequences from an engine (its id name, its lines) are shown escaped by check, never sent as they are."""
+    bot = tmp_path / "ansi.py"
+    bot.write_text(ANSI_BOT)
+    r = run_cli("check", f"ansi={sys.executable} {bot}")
+    assert r.returncode == 1
+    assert "\x1b" not in r.stdout + r.stderr
+    assert "\\x1b[31mRED" in r.stdout
+
+
+def test_a_run_asked_for_turns_reports_each_engine_turn_before_its_game_ends(c_bot: Path) -> None:
+    spec = RunSpec(
+        RunKind.MATCH,
+        tuple(resolve_engines([f"c={c_bot}", "greedy"])),
+        games=4,
+        concurrency=2,
+        time_control=TimeControl.parse("st=1"),
+        book=OpeningBook(random_turns=2, seed=5),
+    )
+    seen: dict[int, list[TurnPlayed]] = {}
+    finished: set[int] = set()
+
+    def event(e: object) -> None:
+        if isinstance(e, TurnPlayed):
+            assert e.game_id not in finished  # a game's turns come before it is counted
+            seen.setdefault(e.game_id, []).append(e)
+        elif isinstance(e, GameFinished):
+            finished.add(e.record.game_id)
+
+    with Run.in_memory(spec) as run:
+        outcome = asyncio.run(run.run(event, turns=True))
+    assert len(outcome.records) == 4
+    for record in outcome.records:
+        turns = seen[record.game_id]
+        opening = len(record.opening)
+        assert opening == 2
+        assert [t.ply for t in turns] == list(range(opening, len(record.turns)))  # the engines' turns, not the book's
+        assert [t.turn for t in turns] == list(record.turns[opening:])
+        position = Position.start()
+        for ply, turn in enumerate(record.turns):
+            position = position.apply(parse_turns([turn.token])[0])
+            if ply >= opening:
+                assert turns[ply - opening].position == position
+
+
+def test_a_run_not_asked_for_turns_reports_none(c_bot: Path) -> None:
+    spec = RunSpec(RunKind.MATCH, tuple(resolve_engines([f"c={c_bot}", "greedy"])), games=2)
+    events: list[object] = []
+    with Run.in_memory(spec) as run:
+        asyncio.run(run.run(events.append))
+    assert not [e for e in events if isinstance(e, TurnPlayed)]
+    assert len([e for e in events if isinstance(e, GameFinished)]) == 2

@@ -16,6 +16,7 @@ from .events import (
     RunOutcome,
     SprtProgress,
     SprtUpdate,
+    TurnPlayed,
     Verdict,
 )
 from .players import EnginePool, GamePlayer, LocalPlayer, game_spec
@@ -57,6 +58,7 @@ __all__ = [
     "SprtProgress",
     "SprtTracker",
     "SprtUpdate",
+    "TurnPlayed",
     "Verdict",
     "build_spec",
     "game_spec",

@@ -1,12 +1,15 @@
 """What a run reports as it goes (:class:`GameStarted`, :class:`GameFinished`, :class:`SprtUpdate`,
-:class:`Notice`) and where it stands when it returns (:class:`RunOutcome`, with an SPRT's :class:`Verdict`)."""
+:class:`Notice`, and when asked :class:`TurnPlayed`) and where it stands when it returns (:class:`RunOutcome`, with
+an SPRT's :class:`Verdict`)."""
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
 
-from ..records import GameRecord
+from quarto_arena.protocol.rules import Position
+
+from ..records import GameRecord, TurnRecord
 from ..schedule import ScheduledGame
 from ..stats import SprtDecision, SprtStatus, pentanomial_stats
 from .spec import RunSpec
@@ -96,7 +99,22 @@ class SprtUpdate:
     """The test's state."""
 
 
-Event = GameStarted | GameFinished | Notice | SprtUpdate
+@dataclass(frozen=True, slots=True)
+class TurnPlayed:
+    """A running game's engine played a turn and the referee accepted it (reported only when a run is asked for
+    turns: a live view of the boards)."""
+
+    game_id: int
+    """The game."""
+    ply: int
+    """Index of the turn in the game, opening turns included (0: the first turn)."""
+    turn: TurnRecord
+    """The turn as recorded: token, time, the engine's score."""
+    position: Position
+    """The position after the turn."""
+
+
+Event = GameStarted | GameFinished | Notice | SprtUpdate | TurnPlayed
 
 
 @dataclass(frozen=True, slots=True)

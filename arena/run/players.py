@@ -8,13 +8,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final, Protocol
 
-from quarto_arena.protocol.rules import Variant
+from quarto_arena.protocol.rules import Position, Variant
 
 from ..engine import Deadlines, EngineConfig, EngineError, EngineSession
-from ..records import GameRecord
+from ..records import GameRecord, TurnRecord
 from ..referee import GameSpec, play_game
 from ..schedule import STARTPOS, ScheduledGame
 from ..transport import DEFAULT_STDERR_LIMIT, Transcript
+from .events import TurnPlayed
 from .spec import RunError, RunSpec
 
 #: Engines started at once by the check before the first game (a large roster must not start all at once).
@@ -125,10 +126,12 @@ class GamePlayer(Protocol):
 
 
 class LocalPlayer:
-    """Games played here, by the referee, with engine sessions from an :class:`EnginePool`."""
+    """Games played here, by the referee, with engine sessions from an :class:`EnginePool`; ``on_turn``, if given,
+    sees every turn of every game as it is played (:class:`TurnPlayed`)."""
 
-    def __init__(self, pool: EnginePool) -> None:
+    def __init__(self, pool: EnginePool, on_turn: Callable[[TurnPlayed], None] | None = None) -> None:
         self.pool = pool
+        self.on_turn = on_turn
 
     async def start(self, variant: Variant) -> None:
         """:meth:`EnginePool.preflight`."""
@@ -137,8 +140,16 @@ class LocalPlayer:
     async def play(self, game: ScheduledGame, spec: GameSpec, on_abort: Callable[[GameRecord], None]) -> GameRecord:
         """Plays the game with an idle session of each engine (restarted first if it died in its last game)."""
         first, second = self.pool.acquire(game.first), self.pool.acquire(game.second)
+        report = self.on_turn
+        on_turn = None
+        if report is not None:
+            game_id = game.game_id
+
+            def on_turn(ply: int, turn: TurnRecord, position: Position) -> None:
+                report(TurnPlayed(game_id, ply, turn, position))
+
         try:
-            return await play_game(first, second, spec, on_abort=on_abort)
+            return await play_game(first, second, spec, on_abort=on_abort, on_turn=on_turn)
         finally:
             self.pool.release(first)
             self.pool.release(second)

@@ -265,13 +265,15 @@ class Run:
         interrupt: Interrupt | None = None,
         preflight: bool = True,
         player: GamePlayer | None = None,
+        turns: bool = False,
         concurrency: int | None = None,
     ) -> RunOutcome:
         """Plays every missing game, ``concurrency`` at a time, until all are counted, the SPRT decides, an engine
         fails under ``strict``, or ``interrupt`` is set.
 
-        Games are played by ``player`` (by default a :class:`LocalPlayer` on this machine), ``concurrency`` at a
-        time when given (a player elsewhere knows how many it can play at once), else the spec's. Raises
+        Games are played by ``player`` (by default a :class:`LocalPlayer` on this machine; with ``turns`` it also
+        reports every turn as a :class:`TurnPlayed` event, for a live view), ``concurrency`` at a time when given (a
+        player elsewhere knows how many it can play at once), else the spec's. Raises
         :class:`RunError` when an engine cannot be started before the first game (``preflight=False`` leaves that
         to the first game, which a failed start then loses) or when the journal cannot be written. Whatever happens
         (an error, an interrupt, cancellation), every engine process is killed and reaped, and every finished game
@@ -296,7 +298,7 @@ class Run:
                 log_limit=self.spec.log_limit,
                 transcript=self.transcript,
             )
-            player = LocalPlayer(pool)
+            player = LocalPlayer(pool, on_turn=emit if turns else None)
         pending = self.pending()
         aborted: list[GameRecord] = []
         stop = asyncio.Event()
@@ -422,6 +424,7 @@ async def play_match(
     deadlines: Deadlines | None = None,
     log_dir: Path | None = None,
     log_limit: int = DEFAULT_STDERR_LIMIT,
+    transcript: Transcript | None = None,
     on_game: Callable[[GameRecord], None] | None = None,
     require_start: bool = True,
 ) -> list[GameRecord]:
@@ -441,7 +444,7 @@ async def play_match(
         margin_ms=template.margin_ms,
         log_limit=log_limit,
     )
-    with Run.in_memory(spec, deadlines=deadlines, log_dir=log_dir) as run:
+    with Run.in_memory(spec, deadlines=deadlines, log_dir=log_dir, transcript=transcript) as run:
 
         def event(e: Event) -> None:
             if isinstance(e, GameFinished) and on_game is not None:

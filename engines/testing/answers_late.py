@@ -35,6 +35,9 @@ class AnswersLate(MinimalBot):
             while time.monotonic() < until:
                 pass
         super().on_go(go)
+        # When the turn was written, on the machine's monotonic clock (the arena's too): a test can tell its own
+        # lateness under load from the arena's.
+        print(f"answered at {time.monotonic():.6f}", file=sys.stderr, flush=True)
 
 
 def main() -> None:

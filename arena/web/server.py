@@ -1,0 +1,256 @@
+"""The live page: an aiohttp server in the arena's own event loop, its updates pushed as Server-Sent Events.
+
+``GET /`` is the page; ``GET /events`` the stream (``summary``: tables, plots' data, progress, last games, notices;
+``boards``: the games being played; ``end``: the server is stopping); ``GET /api/summary``, ``/api/boards`` and
+``/api/game/ID`` the same data as JSON; ``GET /static/...`` the script, the style and the charting library.
+Nothing else: the server is read-only (any other method is refused), binds 127.0.0.1 unless told otherwise, refuses
+requests for a host name it was not given (a page elsewhere cannot read it through DNS rebinding), shows engines'
+names and what they said of themselves but never their command lines or paths, and sends a Content Security Policy
+that allows only its own scripts.
+
+The arena's loop times the engines, so the server stays light: each client is sent at most one summary a second
+and one boards update every quarter second, built once per change for every client; a summary is one rating fit.
+
+:func:`run_live` plays a run with the page up (``--web``); :func:`serve_directory` serves a run directory, written
+or being written by another process (``quarto-arena serve``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import html
+import json
+import signal
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from string import Template
+from typing import Any, Final
+
+from aiohttp import web
+
+from ..run import Event, Interrupt, Run, RunOutcome
+from . import WebError
+from .model import RunInfo, RunModel
+from .report import asset, outcome_state
+from .rundir import Follower, run_state
+
+__all__ = ["LiveServer", "run_live", "serve_directory"]
+
+#: Seconds between two summaries, and between two boards updates, sent to one client.
+SUMMARY_EVERY: Final = 1.0
+BOARDS_EVERY: Final = 0.25
+#: How often a client's stream looks for changes, and sends a comment line to find a closed connection, seconds.
+_TICK: Final = 0.1
+_KEEPALIVE: Final = 15.0
+#: How often ``serve`` reads the run directory for new games, seconds.
+_POLL: Final = 0.5
+_STATIC: Final = {
+    "style.css": "text/css",
+    "quarto.js": "text/javascript",
+    "vendor/chart.umd.min.js": "text/javascript",
+    "vendor/chartjs-chart-matrix.min.js": "text/javascript",
+    "vendor/chart.js.LICENSE.md": "text/plain",
+    "vendor/chartjs-chart-matrix.LICENSE": "text/plain",
+}
+_HEADERS: Final = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+_ANY_HOST: Final = frozenset({"0.0.0.0", "::", ""})
+_TITLES: Final = {"tournament": "Tournament", "match": "Match", "sprt": "SPRT"}
+
+
+class LiveServer:
+    """Serves one :class:`RunModel` (which its owner may replace: :attr:`model`) until :meth:`close`."""
+
+    def __init__(self, model: RunModel, host: str = "127.0.0.1", port: int = 8080) -> None:
+        self.model = model
+        self.host = host
+        self.port = port
+        self._runner: web.AppRunner | None = None
+        self._closing = asyncio.Event()
+        self._cache: dict[str, tuple[tuple[int, int], str]] = {}
+        self._hosts: frozenset[str] = frozenset()
+
+    @property
+    def url(self) -> str:
+        """Where the page is (the port actually bound, when 0 was asked for)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/"
+
+    async def start(self) -> None:
+        """Binds and starts serving; raises :class:`WebError` when the address cannot be bound."""
+        app = web.Application(middlewares=[self._guard])
+        app.router.add_get("/", self._page)
+        app.router.add_get("/events", self._events)
+        app.router.add_get("/api/summary", self._api_summary)
+        app.router.add_get("/api/boards", self._api_boards)
+        app.router.add_get("/api/game/{game_id}", self._api_game)
+        app.router.add_get("/static/{name:.+}", self._static)
+        runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+        await runner.setup()
+        site = web.TCPSite(runner, self.host, self.port)
+        try:
+            await site.start()
+        except OSError as e:
+            await runner.cleanup()
+            raise WebError(f"--web {self.host}:{self.port}: cannot listen there: {e.strerror or e}") from None
+        self._runner = runner
+        self.port = int(runner.addresses[0][1])
+        names = {self.host, "localhost", "127.0.0.1", "[::1]", f"[{self.host}]"}
+        self._hosts = frozenset(f"{n}:{self.port}" for n in names) | frozenset(names)
+
+    async def close(self) -> None:
+        """Tells every open page that the server stops, then stops."""
+        self._closing.set()
+        if self._runner is not None:
+            await asyncio.sleep(2 * _TICK)  # the streams see the flag and send "end"
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> LiveServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # --- requests
+
+    @web.middleware
+    async def _guard(
+        self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        if self.host not in _ANY_HOST and request.host not in self._hosts:
+            raise web.HTTPMisdirectedRequest(text="this server answers to its own address only\n")
+        response = await handler(request)
+        response.headers.update(_HEADERS)
+        return response
+
+    def _json(self, name: str) -> str:
+        """The summary or the boards as JSON, built once per change of the model for every client."""
+        model = self.model
+        key = (id(model), model.version if name == "summary" else model.boards_version)
+        cached = self._cache.get(name)
+        if cached is None or cached[0] != key:
+            value: Any = model.summary() if name == "summary" else {"names": model.info.names, "games": model.boards()}
+            cached = (key, json.dumps(value, separators=(",", ":")))
+            self._cache[name] = cached
+        return cached[1]
+
+    async def _page(self, request: web.Request) -> web.Response:
+        info = self.model.info
+        title = f"{_TITLES[info.kind.value]}: {', '.join(info.names)}"
+        text = Template(asset("templates/live.html")).substitute(title=html.escape(title))
+        return web.Response(text=text, content_type="text/html")
+
+    async def _static(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        kind = _STATIC.get(name)
+        if kind is None:
+            raise web.HTTPNotFound()
+        return web.Response(text=asset(f"static/{name}"), content_type=kind, headers={"Cache-Control": "no-cache"})
+
+    async def _api_summary(self, request: web.Request) -> web.Response:
+        return web.Response(text=self._json("summary"), content_type="application/json")
+
+    async def _api_boards(self, request: web.Request) -> web.Response:
+        return web.Response(text=self._json("boards"), content_type="application/json")
+
+    async def _api_game(self, request: web.Request) -> web.Response:
+        text = request.match_info["game_id"]
+        game = self.model.game(int(text)) if text.isdigit() else None
+        if game is None:
+            raise web.HTTPNotFound(text=f"no finished game {text}\n")
+        return web.Response(text=json.dumps(game, separators=(",", ":")), content_type="application/json")
+
+    async def _events(self, request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        response.headers.update(_HEADERS)
+        await response.prepare(request)
+        sent: dict[str, tuple[int, int]] = {}
+        last = {"summary": 0.0, "boards": 0.0}
+        every = {"summary": SUMMARY_EVERY, "boards": BOARDS_EVERY}
+        alive = time.monotonic()
+        with contextlib.suppress(ConnectionError):  # the page was closed
+            while not self._closing.is_set():
+                now = time.monotonic()
+                model = self.model
+                for name in ("boards", "summary"):
+                    key = (id(model), model.version if name == "summary" else model.boards_version)
+                    if sent.get(name) != key and now - last[name] >= every[name]:
+                        await response.write(f"event: {name}\ndata: {self._json(name)}\n\n".encode())
+                        sent[name], last[name], alive = key, now, now
+                if now - alive >= _KEEPALIVE:
+                    await response.write(b": keep-alive\n\n")
+                    alive = now
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._closing.wait(), _TICK)
+            # The last state, then the end: the page stops reconnecting and says so.
+            for name in ("boards", "summary"):
+                await response.write(f"event: {name}\ndata: {self._json(name)}\n\n".encode())
+            await response.write(b"event: end\ndata: {}\n\n")
+        return response
+
+
+async def run_live(
+    run: Run,
+    on_event: Callable[[Event], None],
+    address: tuple[str, int],
+    *,
+    interrupt: Interrupt | None = None,
+    announce: Callable[[str], None] = lambda _url: None,
+) -> RunOutcome:
+    """Plays ``run`` with the live page served at ``address`` (``announce`` receives its URL once it listens).
+
+    ``on_event`` sees every event as without the page (turns included: it ignores what it does not know). Raises
+    :class:`WebError` when the address cannot be bound (before any game), and whatever the run raises.
+    """
+    model = RunModel(RunInfo.of(run.spec, run.total), run.records.values())
+
+    def event(e: Event) -> None:
+        on_event(e)
+        model.event(e)
+
+    async with LiveServer(model, *address) as server:
+        announce(server.url)
+        outcome = await run.run(event, interrupt=interrupt, turns=True)
+        model.finish(outcome_state(outcome))
+        return outcome
+
+
+async def serve_directory(
+    directory: Path,
+    address: tuple[str, int],
+    *,
+    announce: Callable[[str], None] = lambda _url: None,
+    warn: Callable[[str], None] = lambda _text: None,
+    stop: asyncio.Event | None = None,
+) -> None:
+    """Serves the live page of a run directory, following its games as they are written, until SIGINT or SIGTERM
+    (or ``stop``). Raises :class:`WebError` for a directory that holds no run, or an address that cannot be bound.
+    """
+    follower = Follower(directory, warn)
+    follower.poll()
+    follower.model.state = run_state(follower.model)
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    handled = (signal.SIGINT, signal.SIGTERM)
+    for signum in handled:
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        async with LiveServer(follower.model, *address) as server:
+            announce(server.url)
+            while not stop.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), _POLL)
+                if follower.poll():
+                    follower.model.state = run_state(follower.model)
+                server.model = follower.model
+    finally:
+        for signum in handled:
+            loop.remove_signal_handler(signum)

@@ -1,0 +1,439 @@
+"""What the pages show, without a browser: the viewer's replay of real games, the rating history, report.html's
+escaping and policy, the analysis file, a run directory followed as it grows, and the CLI's report and serve."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from quarto_arena.arena.output import standings_table
+from quarto_arena.arena.records import EngineIdentity, GameRecord, Termination, TurnRecord
+from quarto_arena.arena.results import rating_table
+from quarto_arena.arena.roster import resolve_engines
+from quarto_arena.arena.run import JSONL_NAME, Run, RunKind, RunSpec
+from quarto_arena.arena.schedule import OpeningBook
+from quarto_arena.arena.stats import Sprt, SprtModel, crosstable_rows
+from quarto_arena.arena.timecontrol import TimeControl
+from quarto_arena.arena.web import WebError, parse_address
+from quarto_arena.arena.web.model import HISTORY_POINTS, RatingHistory, RunInfo, RunModel, game_view
+from quarto_arena.arena.web.report import SCRIPTS, asset, json_for_html, read_analysis, report_html
+from quarto_arena.arena.web.rundir import Follower
+from quarto_arena.protocol.notation import parse_turn
+from quarto_arena.protocol.rules import Position, iter_alignments
+
+CLI = [sys.executable, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
+HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
+
+
+@pytest.fixture(scope="module")
+def played() -> tuple[RunSpec, list[GameRecord]]:
+    """Twelve real games of a three-engine tournament, with random openings."""
+    spec = RunSpec(
+        RunKind.TOURNAMENT,
+        tuple(resolve_engines(["greedy", "random", "minimax"])),
+        games=4,
+        concurrency=2,
+        time_control=TimeControl.parse("st=1"),
+        book=OpeningBook(random_turns=2, seed=9),
+    )
+    with Run.in_memory(spec) as run:
+        outcome = asyncio.run(run.run())
+    return spec, list(outcome.records)
+
+
+def final_position(record: GameRecord) -> Position:
+    position = Position.start()
+    for t in record.turns:
+        position = position.apply(parse_turn(t.token))
+    return position
+
+
+def test_the_viewer_replays_every_game_to_the_referees_final_position(played: tuple[RunSpec, list[GameRecord]]) -> None:
+    spec, records = played
+    index = {n: i for i, n in enumerate(spec.names)}
+    for record in records:
+        view = game_view(record, index)
+        assert view["error"] is None
+        assert view["opening"] == 2 and len(view["plies"]) == len(record.turns)
+        # The viewer's bookkeeping: the hand piece goes to its square, the given piece into the hand.
+        board, hand = list(view["board"]), view["hand"]
+        for place, give, _mark, _ms, _score in view["plies"]:
+            if place >= 0:
+                board[place], hand = hand, -1
+            if give >= 0:
+                hand = give
+        final = final_position(record)
+        assert board == [-1 if p is None else p for p in final.board()]
+        assert view["plies"][-1][3:] == [record.turns[-1].ms, record.turns[-1].score]
+        assert view["lines"] == list(iter_alignments(final))
+        if record.result.value != "1/2-1/2":
+            assert view["lines"], "a game won on the board shows its line"
+
+
+def test_a_record_that_cannot_be_replayed_says_where(played: tuple[RunSpec, list[GameRecord]]) -> None:
+    _, records = played
+    record = records[0]
+    bad = replace(record, turns=(*record.turns[:3], TurnRecord("zz", 0), *record.turns[4:]))
+    view = game_view(bad, {})
+    assert view["error"] is not None and "turn 4 'zz'" in view["error"]
+    assert len(view["plies"]) == 3
+    assert game_view(replace(record, start="nonsense"), {})["error"].startswith("the game cannot be shown")
+
+
+def test_the_rating_history_is_thinned_and_ends_at_the_full_fit(played: tuple[RunSpec, list[GameRecord]]) -> None:
+    spec, records = played
+    history = RatingHistory(spec.names)
+    many = [replace(r, game_id=i) for i in range(30) for r in records]  # 360 games
+    for r in many:
+        history.add(r)
+    series = history.series()
+    assert len(series["games"]) <= HISTORY_POINTS + 1
+    assert series["games"][-1] == len(many)
+    assert series["games"] == sorted(series["games"])
+    table = rating_table(many, spec.names)
+    for s in series["series"]:
+        player = next(p for p in table.players if p.name == s["name"])
+        assert player.rating is not None and player.margin is not None
+        assert s["rating"][-1] == round(player.rating, 1) and s["margin"][-1] == round(player.margin, 1)
+
+
+def test_the_model_of_an_sprt_follows_the_test(played: tuple[RunSpec, list[GameRecord]]) -> None:
+    spec, records = played
+    pair = [r for r in records if {r.first, r.second} == {"greedy", "random"}]
+    test = Sprt(-10, 10, 0.05, 0.05, SprtModel.NORMALIZED)
+    info = RunInfo(RunKind.SPRT, ("greedy", "random"), None, spec.variant, "st=1", 1, test)
+    model = RunModel(info, [replace(r, game_id=i + 1) for i, r in enumerate(pair)])
+    sprt = model.summary()["sprt"]
+    assert sprt is not None and len(sprt["llrs"]) == len(pair) // 2
+    assert (sprt["lower"], sprt["upper"]) == test.bounds
+    assert model.tracker is not None and sprt["llr"] == model.tracker.progress.status.llr
+
+
+def script_bodies(page: str) -> list[str]:
+    return re.findall(r"<script>(.*?)</script>", page, flags=re.S)
+
+
+def test_the_report_escapes_what_engines_say_and_allows_only_its_own_scripts(
+    played: tuple[RunSpec, list[GameRecord]],
+) -> None:
+    spec, records = played
+    hostile = EngineIdentity(id_name=HOSTILE, author="</script><script>alert(1)</script>", source="/secret/path/bot")
+    evil = [replace(r, engines=(hostile, hostile), detail=HOSTILE) for r in records]
+    page = report_html(RunInfo.of(spec, len(evil)), evil, state="complete")
+    assert HOSTILE not in page and "<script>alert" not in page and "/secret/path" not in page
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page  # the tables show it as text
+    bodies = script_bodies(page)
+    assert len(bodies) == len(SCRIPTS)  # the data is JSON in a non-executed block; no other script
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', page)
+    assert csp is not None
+    policy = csp.group(1).replace("&#x27;", "'")
+    assert "default-src 'none'" in policy and "unsafe-inline" not in policy.split("script-src")[1].split(";")[0]
+    for body in bodies:
+        digest = base64.b64encode(hashlib.sha256(body.encode()).digest()).decode()
+        assert f"'sha256-{digest}'" in policy
+    data = re.search(r'<script type="application/json" id="run-data">(.*?)</script>', page, flags=re.S)
+    assert data is not None and "<" not in data.group(1)
+    assert json.loads(data.group(1))["summary"]["engines"]["rows"][0][1] == HOSTILE
+
+
+def test_json_for_html_cannot_close_its_element() -> None:
+    text = json_for_html({"name": "</script><!-- & -->"})
+    assert "<" not in text and ">" not in text and "&" not in text
+    assert json.loads(text) == {"name": "</script><!-- & -->"}
+
+
+def analysis_line(record: GameRecord, ply: int, **changes: object) -> str:
+    """One line as ``quarto-arena analyse`` writes it (arena/analysis.py's game_json on the solver branch)."""
+    turn = {
+        "ply": ply,
+        "player": record.first if ply % 2 == 0 else record.second,
+        "turn": record.turns[ply].token,
+        "empty": 16 - ply,
+        "before": {"value": "win", "turns": 3},
+        "after": {"value": "draw", "turns": 5},
+        "mistake": "win thrown away",
+        "best": ["a1"],
+    }
+    game = {
+        "white": record.first,
+        "black": record.second,
+        "result": record.result.value,
+        "game_id": str(record.game_id),
+        "source": "games.pgn:1",
+        "turns": [turn],
+        "mistakes": [ply],
+    }
+    game.update(changes)
+    return json.dumps(game)
+
+
+def test_the_analysis_is_matched_to_its_game_and_turn_or_refused(
+    played: tuple[RunSpec, list[GameRecord]], tmp_path: Path
+) -> None:
+    _, records = played
+    by_id = {r.game_id: r for r in records}
+    a, b = records[0], records[1]
+    path = tmp_path / "games.analysis.jsonl"
+    lines = [
+        analysis_line(a, 3),
+        analysis_line(b, 2, white=b.second, black=b.first),  # other players: refused
+        analysis_line(b, 2, game_id="999"),  # not in the run
+        '{"game_id": ',  # not JSON
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    values, warnings = read_analysis(path, by_id)
+    assert list(values) == [a.game_id]
+    assert values[a.game_id][3] == {
+        "before": "win in 3",
+        "after": "draw",
+        "mistake": "win thrown away",
+        "best": ["a1"],
+    }
+    assert [v for i, v in enumerate(values[a.game_id]) if i != 3] == [None] * (len(a.turns) - 1)
+    assert len(warnings) == 3 and all("games.analysis.jsonl line" in w for w in warnings)
+    wrong_turn = json.loads(analysis_line(a, 3))
+    wrong_turn["turns"][0]["turn"] = "zz"
+    path.write_text(json.dumps(wrong_turn) + "\n")
+    values, warnings = read_analysis(path, by_id)
+    assert not values and "turn 4 is not 'zz'" in warnings[0]
+
+
+def test_a_followed_directory_reads_complete_lines_and_starts_again_when_rewritten(
+    played: tuple[RunSpec, list[GameRecord]], tmp_path: Path
+) -> None:
+    spec, records = played
+    config = spec.to_dict()
+    config["schedule"] = {"games": 12, "digest": "x"}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    warnings: list[str] = []
+    follower = Follower(tmp_path, warnings.append)
+    assert not follower.poll()  # no games.jsonl yet
+    path = tmp_path / JSONL_NAME
+    lines = [json.dumps(r.to_dict()) + "\n" for r in records]
+    with open(path, "w") as f:
+        f.write(lines[0] + lines[1][:40])  # the second line is still being written
+        f.flush()
+        assert follower.poll()
+        assert [r.game_id for r in follower.model.records] == [records[0].game_id]
+        f.write(lines[1][40:] + "not json\n" + lines[2])
+        f.flush()
+        assert follower.poll()
+    assert [r.game_id for r in follower.model.records] == [r.game_id for r in records[:3]]
+    assert warnings == [f"{JSONL_NAME} line 3: not a game record (JSONDecodeError), skipped"]
+    tmp = tmp_path / "new.jsonl"
+    tmp.write_text(lines[5])
+    os.replace(tmp, path)  # a resume rewrites the file from the journal
+    assert follower.poll()
+    assert [r.game_id for r in follower.model.records] == [records[5].game_id]
+
+
+def test_a_directory_without_a_run_is_one_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(WebError, match="no such run directory"):
+        Follower(tmp_path / "missing", print)
+    with pytest.raises(WebError, match="not a run directory"):
+        Follower(tmp_path, print)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("127.0.0.1:8080", ("127.0.0.1", 8080)),
+        (":0", ("127.0.0.1", 0)),
+        ("[::1]:9", ("::1", 9)),
+        ("80", ("127.0.0.1", 80)),
+    ],
+)
+def test_addresses(text: str, expected: tuple[str, int]) -> None:
+    assert parse_address(text) == expected
+
+
+@pytest.mark.parametrize("text", ["localhost:http", "1.2.3.4:70000", "host:"])
+def test_bad_addresses(text: str) -> None:
+    with pytest.raises(WebError, match="expected HOST:PORT"):
+        parse_address(text)
+
+
+def test_the_inlined_scripts_are_the_shipped_files() -> None:
+    for name in SCRIPTS:
+        assert asset(name).strip(), name
+    assert "Chart.js v4" in asset("static/vendor/chart.umd.min.js")[:200]
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The CLI
+
+
+def run_cli(*args: str, timeout: float = 120, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def test_every_run_writes_its_report_and_report_rewrites_it_with_the_analysis(tmp_path: Path) -> None:
+    out = tmp_path / "m"
+    done = run_cli("play", "greedy", "random", "--games", "4", "--tc", "st=1", "--out", str(out), "-q")
+    assert done.returncode == 0, done.stderr
+    report = out / "report.html"
+    page = report.read_text()
+    assert "<h1>Match: greedy, random</h1>" in page and "4 of 4 games, complete" in page
+    records = [GameRecord.from_dict(json.loads(line)) for line in (out / JSONL_NAME).read_text().splitlines()]
+    (out / "games.analysis.jsonl").write_text(analysis_line(records[1], 4) + "\nrubbish\n")
+    again = run_cli("report", str(out))
+    assert again.returncode == 0 and again.stdout.strip() == str(report)
+    assert "games.analysis.jsonl line 2: not an analysed game of this run" in again.stderr
+    data = re.search(r'id="run-data">(.*?)</script>', report.read_text(), flags=re.S)
+    assert data is not None
+    games = json.loads(data.group(1))["games"]
+    assert games[1]["values"][4]["mistake"] == "win thrown away"
+    assert games[0]["values"] is None
+
+
+def test_report_and_serve_refuse_what_is_not_a_run_in_one_line(tmp_path: Path) -> None:
+    for args in (("report", str(tmp_path / "none")), ("serve", str(tmp_path), "--web", "127.0.0.1:0")):
+        done = run_cli(*args)
+        assert done.returncode == 2
+        assert done.stderr.count("\n") == 1 and done.stderr.startswith("quarto-arena: error: "), done.stderr
+
+
+def test_web_refuses_a_bad_address_or_a_missing_extra_before_the_run(tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    done = run_cli("play", "greedy", "random", "--out", str(out), "--web", "localhost:http")
+    assert done.returncode == 2 and "expected HOST:PORT" in done.stderr and done.stderr.count("\n") == 1
+    assert not out.exists()
+    code = "import sys; sys.modules['aiohttp'] = None; from quarto_arena.arena.cli import main; main(sys.argv[1:])"
+    for args in (["play", "greedy", "random", "--out", str(out), "--web", ":0"], ["serve", str(tmp_path)]):
+        done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2, done.stderr
+        assert 'pip install "quarto-arena[web]"' in done.stderr and done.stderr.count("\n") == 1
+    assert not out.exists()
+
+
+def test_web_on_a_port_in_use_is_one_line_and_the_run_can_be_resumed(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        out = tmp_path / "r"
+        done = run_cli("play", "greedy", "random", "--games", "2", "--out", str(out), "--web", f"127.0.0.1:{port}")
+    assert done.returncode == 2, done.stderr
+    assert "cannot listen there" in done.stderr and f"--resume {out}" in done.stderr
+    resumed = run_cli("play", "--resume", str(out), "-q")
+    assert resumed.returncode == 0, resumed.stderr
+    assert (out / "report.html").exists()
+
+
+def test_the_pages_tables_are_the_commands_tables(played: tuple[RunSpec, list[GameRecord]]) -> None:
+    spec, records = played
+    forfeit = replace(records[0], termination=Termination.TIME_FORFEIT, detail="random: time forfeit")
+    games = [forfeit, *records[1:]]
+    summary = RunModel(RunInfo.of(spec, 12), games).summary()
+    table = standings_table(games, spec.names)
+    assert summary["table"]["headers"] == list(table.headers)
+    assert summary["table"]["rows"] == [list(row) for row in table.rows]
+    cross = crosstable_rows(rating_table(games, spec.names))
+    assert summary["crosstable"]["names"] == list(cross.headers[1:])
+    for row, cells in zip(cross.rows, summary["crosstable"]["cells"], strict=True):
+        assert [None if c is None else f"{c[0]:g}/{c[1]}" for c in cells] == list(row[1:])
+    assert dict(summary["terminations"])["time forfeit"] == 1
+    assert sum(n for _, n in summary["terminations"]) == len(games)
+
+
+SLOW_BOT = """
+import random, time
+from quarto_arena.protocol.bot import run
+
+def choose(position, ctx):
+    time.sleep(0.05)
+    return random.choice(position.legal_turns())
+
+run(choose, [])
+"""
+
+
+def http(url: str, *, method: str = "GET", host: str | None = None) -> tuple[int, dict[str, str], bytes]:
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(url, method=method)
+    if host is not None:
+        request.add_header("Host", host)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
+
+
+def test_serve_follows_a_run_another_process_is_writing(tmp_path: Path) -> None:
+    bot = tmp_path / "slow.py"
+    bot.write_text(SLOW_BOT)
+    out = tmp_path / "t"
+    run = subprocess.Popen(
+        [
+            *CLI,
+            "play",
+            f"slow={sys.executable} {bot}",
+            "greedy",
+            "--games",
+            "12",
+            "--tc",
+            "st=2",
+            "--out",
+            str(out),
+            "-q",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    serve = None
+    try:
+        deadline = time.monotonic() + 60
+        while not (out / "config.json").exists():  # the run directory exists once the run has started
+            assert time.monotonic() < deadline and run.poll() is None
+            time.sleep(0.05)
+        serve = subprocess.Popen([*CLI, "serve", str(out), "--web", "127.0.0.1:0"], stderr=subprocess.PIPE, text=True)
+        assert serve.stderr is not None
+        line = serve.stderr.readline()
+        m = re.search(r"at (http://127\.0\.0\.1:\d+/) ", line)
+        assert m, line
+        url = m.group(1)
+        seen = []
+        while True:
+            status, _, body = http(url + "api/summary")
+            assert status == 200
+            done = json.loads(body)["progress"]["done"]
+            if not seen or done != seen[-1]:
+                seen.append(done)
+            if done == 12:
+                break
+            assert time.monotonic() < deadline, seen
+            time.sleep(0.2)
+        assert len(seen) >= 3, f"the page did not follow the games as they came: {seen}"
+        assert run.wait(timeout=60) == 0
+        status, headers, body = http(url)
+        assert status == 200 and b"<h1>Match: slow, greedy</h1>" in body
+        assert "script-src 'self'" in headers["Content-Security-Policy"]
+        status, _, body = http(url + "api/game/3")
+        assert status == 200 and json.loads(body)["id"] == 3
+        assert http(url + "api/game/99")[0] == 404
+        assert http(url + "static/../../pyproject.toml")[0] == 404
+        assert http(url + "api/summary", method="POST")[0] == 405  # read-only
+        assert http(url, host="attacker.example")[0] == 421  # a page elsewhere cannot read it by DNS rebinding
+        serve.send_signal(signal.SIGINT)
+        assert serve.wait(timeout=30) == 0  # Ctrl-C is how a server ends
+    finally:
+        for proc in (run, serve):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
