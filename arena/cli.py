@@ -172,6 +172,14 @@ WebOpt = typer.Option(
     metavar="HOST:PORT",
     help="Serve a live page of the run at HOST:PORT, e.g. 127.0.0.1:8080 (port 0: any free one); needs the web extra.",
 )
+AdjudicateOpt = typer.Option(
+    None,
+    "--adjudicate",
+    metavar="EMPTIES",
+    min=1,
+    max=12,
+    help="End each game at EMPTIES empty squares (at most 12) with the result of perfect play (the solver).",
+)
 LogLimitOpt = typer.Option(
     "16M", "--log-limit", metavar="SIZE", help="Keep at most SIZE (K, M, G) of each engine's stderr log; 0: none."
 )
@@ -366,6 +374,7 @@ def _build_spec(kind: str, engine_words: list[str], options: dict[str, Any]) -> 
             rating_interval=o.get("rating_interval", 0),
             table_format=o["fmt"],
             log_limit=_size(o["log_limit"]),
+            adjudicate=o["adjudicate"],
         )
     except RunError as e:
         fail(str(e))
@@ -628,6 +637,7 @@ def tournament(
     debug: str | None = DebugOpt,
     log_limit: str = LogLimitOpt,
     web: str | None = WebOpt,
+    adjudicate: int | None = AdjudicateOpt,
     cluster: str | None = ClusterOpt,
     oversubscribe: bool = OversubscribeOpt,
 ) -> None:
@@ -673,6 +683,7 @@ def play(
     debug: str | None = DebugOpt,
     log_limit: str = LogLimitOpt,
     web: str | None = WebOpt,
+    adjudicate: int | None = AdjudicateOpt,
     cluster: str | None = ClusterOpt,
     oversubscribe: bool = OversubscribeOpt,
 ) -> None:
@@ -723,6 +734,7 @@ def sprt(
     debug: str | None = DebugOpt,
     log_limit: str = LogLimitOpt,
     web: str | None = WebOpt,
+    adjudicate: int | None = AdjudicateOpt,
     cluster: str | None = ClusterOpt,
     oversubscribe: bool = OversubscribeOpt,
 ) -> None:
@@ -921,3 +933,104 @@ def _check_on_cluster(address: Any, config: Any, timeouts: Any, keep_going: bool
     if not all(r.report.started for r in results):
         raise typer.Exit(EXIT_ENGINE)
     raise typer.Exit(0 if all(r.report.complies for r in results) else 1)
+
+
+# --- analyse -------------------------------------------------------------------------------------------------------
+
+
+@app.command()
+def analyse(
+    target: str = typer.Argument(
+        ...,
+        metavar="POSITION|FILE.pgn",
+        help="A position string (quote it: it has a space) or startpos; or a PGN file.",
+    ),
+    variant: str = VariantOpt,
+    attributes: str = AttributesOpt,
+    claim: str = ClaimOpt,
+    seconds: float | None = typer.Option(
+        None, "--time", min=0.001, help="Bound each search to S seconds (the value may then be unproven)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON: the value object, or the PGN summary."),
+    from_empties: int = typer.Option(
+        12, "--from", min=1, max=16, help="PGN: analyse from the first position with at most EMPTIES empty squares."
+    ),
+    out: str | None = typer.Option(
+        None, "--out", help="PGN: directory for NAME.analysis.pgn and NAME.analysis.jsonl (default: the input's)."
+    ),
+) -> None:
+    """Solve a position (value, turns to the end, every best turn), or find the mistakes in the games of a PGN file.
+
+    The variant options apply to a position, and to games without a Variant tag.
+    """
+    import json
+    from pathlib import Path
+
+    v = _variant(variant, attributes, claim)
+    if target.lower().endswith(".pgn") or Path(target).is_file():
+        _analyse_games(target, v, seconds, from_empties, out, as_json)
+        return
+    from .analysis import Analyser
+
+    position = _position(target, v)
+    if position.is_over:
+        fail("the game is over in this position: there is nothing to analyse")
+    result = Analyser(seconds).position(position)
+    value = result.value
+    best = [str(t) for t in result.best]
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "value": None if value is None else value.verdict.value,
+                    "turns": None if value is None else value.turns,
+                    "best": best,
+                    "proven": value is not None,
+                    "nodes": result.nodes,
+                    "seconds": round(result.seconds, 3),
+                }
+            )
+        )
+        return
+    if value is None:
+        typer.echo(f"unproven within {seconds:g} s")
+        typer.echo(f"best turn found: {best[0]}")
+    else:
+        how = "draw" if value.verdict.value == "draw" else f"{value.verdict.value} in {value.turns} turns"
+        typer.echo(f"{how}, for the player to move")
+        typer.echo(f"best: {' '.join(best)}")
+    typer.echo(f"{result.nodes:,} nodes, {result.seconds:.2f} s")
+
+
+def _analyse_games(
+    target: str, variant: Variant, seconds: float | None, from_empties: int, out: str | None, as_json: bool
+) -> None:
+    """``analyse FILE.pgn``: annotated PGN and JSON Lines written, mistakes and the per-engine summary printed."""
+    from pathlib import Path
+
+    from .analysis import Analyser, AnalysisError, GameAnalysis, summarize, summary_rows
+    from .output import format_table
+    from .pgn import PgnError
+
+    path = Path(target)
+    if not path.is_file():
+        fail(f"{path}: no such file")
+
+    def report(index: int, game: GameAnalysis) -> None:
+        for t in game.analysed:
+            if t.mistake is not None and not as_json:
+                typer.echo(
+                    f"game {index + 1} ({game.white} vs {game.black}): turn {t.ply + 1} {t.turn} by {t.player}, "
+                    f"{t.empty} empty: {t.mistake} (was {t.before}, now {t.after})"
+                )
+
+    try:
+        done = Analyser(seconds).file(path, variant, from_empties, None if out is None else Path(out), report)
+    except (PgnError, AnalysisError) as e:
+        fail(str(e))
+    except OSError as e:
+        fail(f"{e.filename or path}: {e.strerror or e}")
+    if not done.games:
+        fail(f"{path}: no games")
+    typer.echo(format_table(summary_rows(summarize(done.games)), "json" if as_json else "simple"))
+    typer.echo(f"wrote {done.pgn} and {done.jsonl}", err=True)

@@ -27,11 +27,12 @@ class Termination(enum.Enum):
     STALL = "stall"  #: no answer to the handshake, to isready or to newgame in time
     ENGINE_ERROR = "engine error"  #: the engine refused the game (error reply to newgame or setoption)
     ABORTED = "aborted"  #: the arena stopped the game (interrupt); not scored
+    ADJUDICATED = "adjudicated"  #: ended by the solver with the result of perfect play (``--adjudicate``)
 
     @property
     def is_failure(self) -> bool:
         """True when an engine, not the board, ended the game."""
-        return self not in (Termination.NORMAL, Termination.ABORTED)
+        return self not in (Termination.NORMAL, Termination.ABORTED, Termination.ADJUDICATED)
 
 
 class Result(enum.Enum):

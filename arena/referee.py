@@ -21,14 +21,20 @@ from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termi
 from quarto_arena.arena.timecontrol import DEFAULT_MARGIN_MS, Clock, TimeControl
 from quarto_arena.protocol.notation import format_attributes, format_position, parse_position, parse_turns
 from quarto_arena.protocol.rules import STANDARD, IllegalTurn, Outcome, Position, Turn, Variant
+from quarto_arena.protocol.solver import Solver, Value, Verdict
 from quarto_arena.protocol.uqi import PositionCommand, format_command
 
-__all__ = ["OFFICIAL_TIME_CONTROL", "GameSpec", "play_game", "variant_text"]
+__all__ = ["MAX_ADJUDICATE", "OFFICIAL_TIME_CONTROL", "GameSpec", "adjudication", "play_game", "variant_text"]
 
 log = logging.getLogger(__name__)
 
 OFFICIAL_TIME_CONTROL: Final = TimeControl.parse("st=60")
 """One minute per turn: the official tournament rule."""
+MAX_ADJUDICATE: Final = 12
+"""The most empty squares at which a game may be adjudicated: the solver proves such a position in about a second
+at worst (benchmarks/solver.py), where at 13 or more it can take many."""
+ADJUDICATION_TABLE_BITS: Final = 18
+"""A 4 MiB table for each adjudication (a solver per game: games run concurrently, a solver is not shared)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +57,13 @@ class GameSpec:
     """Round number."""
     names: tuple[str, str] | None = None
     """Display names of first and second, when they differ from the sessions' names."""
+    adjudicate: int | None = None
+    """End the game when a position with at most this many empty squares (1..12) and a player to move is reached,
+    with the result of perfect play from there (termination ``adjudicated``); None: play to the end."""
+
+    def __post_init__(self) -> None:
+        if self.adjudicate is not None and not 1 <= self.adjudicate <= MAX_ADJUDICATE:
+            raise ValueError(f"adjudication needs 1 to {MAX_ADJUDICATE} empty squares, not {self.adjudicate}")
 
 
 def variant_text(variant: Variant) -> str:
@@ -132,6 +145,8 @@ class _Game:
                 return await self.forfeit(side, *failure)
         on_turn = self.on_turn  # a local: the turn loop is a measured hot path, and nobody listening costs one test
         while not self.position.is_over:
+            if self.spec.adjudicate is not None and 16 - self.position.placed <= self.spec.adjudicate:
+                return await self.adjudicate()
             side = len(self.turns) % 2
             engine, clock, other = self.players[side], self.clocks[side], self.clocks[1 - side]
             out = await engine.search(self.position_line, clock.go_line(other), clock.deadline(engine.deadlines.safety))
@@ -157,6 +172,17 @@ class _Game:
         except EngineError as e:
             return e.termination, str(e)
         return None
+
+    async def adjudicate(self) -> GameRecord:
+        """Ends the game with the result of perfect play from here (solved in a thread: other games go on)."""
+        value = await asyncio.to_thread(adjudication, self.position)
+        side = len(self.turns) % 2  # the player to move
+        empty = 16 - self.position.placed
+        if value.verdict is Verdict.DRAW:
+            return self._record(Result.DRAW, Termination.ADJUDICATED, f"adjudicated at {empty} empty: a draw")
+        winner = side if value.verdict is Verdict.WIN else 1 - side
+        detail = f"adjudicated at {empty} empty: {self.names[winner]} wins with perfect play in {value.turns} turns"
+        return self._record(Result.FIRST_WINS if winner == 0 else Result.SECOND_WINS, Termination.ADJUDICATED, detail)
 
     def abandoned(self) -> GameRecord:
         """The game as far as it went, when the run stopped during it (not scored; played again on resume)."""
@@ -199,6 +225,13 @@ class _Game:
             exit_info=dict(self.exit_info),
             engines=tuple(_identity(p) for p in self.players),
         )
+
+
+def adjudication(position: Position) -> Value:
+    """The value of perfect play for the player to move (exact: no time limit, see :data:`MAX_ADJUDICATE`)."""
+    found = Solver(position.variant, tt_bits=ADJUDICATION_TABLE_BITS).value(position)
+    assert found.value is not None  # no limits: the solver always proves it
+    return found.value
 
 
 def _identity(session: EngineSession) -> EngineIdentity:

@@ -38,6 +38,12 @@ BUILTIN: Final[dict[str, BuiltinEngine]] = {
             "quarto_arena.engines.greedy",
         ),
         BuiltinEngine(
+            "perfect",
+            "exact play once the solver proves the position in time, a deepening search before "
+            "(options Level 0-10, Hash, Seed, Search)",
+            "quarto_arena.engines.perfect",
+        ),
+        BuiltinEngine(
             "minimax",
             "alpha-beta over safe turns to a fixed depth, with info lines (options Depth, Seed)",
             "quarto_arena.engines.minimax",

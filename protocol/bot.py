@@ -193,6 +193,8 @@ class SearchContext:
         """Monotonic time at which :meth:`should_stop` turns true, or None."""
         self._stop = threading.Event()
         self._on_info = on_info
+        self._on_stop: list[Callable[[], None]] = []
+        self._stop_lock = threading.Lock()
 
     @property
     def stopped(self) -> bool:
@@ -200,8 +202,24 @@ class SearchContext:
         return self._stop.is_set()
 
     def stop(self) -> None:
-        """Asks the search to end (what ``stop`` does)."""
-        self._stop.set()
+        """Asks the search to end (what ``stop`` does), and calls what :meth:`on_stop` registered."""
+        with self._stop_lock:
+            self._stop.set()
+            callbacks, self._on_stop = self._on_stop, []
+        for callback in callbacks:
+            callback()
+
+    def on_stop(self, callback: Callable[[], None]) -> None:
+        """Calls ``callback`` when the search is stopped (at once if it already is), from the stopping thread.
+
+        For a search that cannot poll :meth:`should_stop`, such as one running in a C extension: the callback
+        tells it to end (``Solver.stop``).
+        """
+        with self._stop_lock:
+            if not self._stop.is_set():
+                self._on_stop.append(callback)
+                return
+        callback()
 
     def should_stop(self) -> bool:
         """True when the search should return now: stopped, or its time budget is spent. Call it often."""

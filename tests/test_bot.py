@@ -558,3 +558,19 @@ def test_should_stop_turns_true_when_the_budget_is_spent() -> None:
         time.sleep(0.005)
     assert ctx.elapsed() >= 0.05
     assert ctx.remaining() == 0.0
+
+
+def test_on_stop_reaches_a_search_that_cannot_poll() -> None:
+    """A callback registered before stop runs when stop arrives, once; one registered after runs at once."""
+    ctx = SearchContext(Go(infinite=True))
+    calls: list[str] = []
+    ctx.on_stop(lambda: calls.append("early"))
+    assert calls == []
+    stopper = threading.Thread(target=ctx.stop)
+    stopper.start()
+    stopper.join()
+    assert calls == ["early"] and ctx.stopped
+    ctx.stop()  # a second stop calls nothing again
+    assert calls == ["early"]
+    ctx.on_stop(lambda: calls.append("late"))
+    assert calls == ["early", "late"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 import tomllib
@@ -77,6 +78,38 @@ def test_the_charting_library_ships_with_its_licences() -> None:
     ):
         assert (vendor / script).is_file()
         assert "MIT License" in (vendor / licence).read_text() or "MIT license" in (vendor / licence).read_text()
+
+
+def _extensions() -> dict[str, tuple[list[str], bool]]:
+    """The ``Extension(name, sources, optional=...)`` calls of setup.py, read without running it."""
+    found = {}
+    for node in ast.walk(ast.parse((ROOT / "setup.py").read_text())):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Extension":
+            name, sources = ast.literal_eval(node.args[0]), ast.literal_eval(node.args[1])
+            optional = any(k.arg == "optional" and ast.literal_eval(k.value) is True for k in node.keywords)
+            found[name] = (sources, optional)
+    return found
+
+
+def test_every_c_module_is_an_optional_extension_with_a_stub() -> None:
+    """A C module in a package folder (not the example bot in engines/c) is built by setup.py, optionally, so that
+    an install without a compiler still works; its types come from a .pyi shipped next to it."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    package_data = config["tool"]["setuptools"]["package-data"]
+    extensions = _extensions()
+    for folder, dotted in FOLDERS.items():
+        for source in (ROOT / folder).rglob("*.c"):
+            if source.parent == ROOT / "engines" / "c":
+                continue
+            rel = source.relative_to(ROOT / folder)
+            module = ".".join([dotted, *rel.parent.parts, source.stem])
+            assert module in extensions, f"setup.py builds no extension {module} from {source.relative_to(ROOT)}"
+            sources, optional = extensions[module]
+            assert sources == [str(source.relative_to(ROOT))] and optional, f"{module}: {sources}, optional={optional}"
+            assert source.with_suffix(".pyi").exists(), f"{module} has no type stub"
+            package = ".".join([dotted, *rel.parent.parts])
+            assert source.with_suffix(".pyi").name in package_data.get(package, []), f"ship {module}'s .pyi"
+    assert extensions, "setup.py declares the solver's C core"
 
 
 def test_the_cluster_package_imports_without_dask_and_dask_is_an_extra() -> None:

@@ -117,9 +117,13 @@ class TurnPlayed:
 Event = GameStarted | GameFinished | Notice | SprtUpdate | TurnPlayed
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class RunOutcome:
-    """Where a run stands when :meth:`Run.run` returns."""
+    """Where a run stands when :meth:`Run.run` returns.
+
+    Its repr is a summary: asyncio formats the result of a run's main task when it restores the signal handlers
+    at the end of ``asyncio.run``, and the full repr of 20,000 records takes seconds.
+    """
 
     spec: RunSpec
     """The run."""
@@ -135,6 +139,10 @@ class RunOutcome:
     """The signal that stopped the run early (SIGINT, SIGTERM, SIGHUP), if one did."""
     aborted: tuple[GameRecord, ...] = ()
     """Games abandoned as far as they went when the run stopped (not counted; played again on resume)."""
+
+    def __repr__(self) -> str:
+        state = "interrupted" if self.interrupted is not None else "complete" if self.complete else "stopped"
+        return f"RunOutcome({self.spec.kind.value}, {len(self.records)} of {self.total} games, {state})"
 
     @property
     def complete(self) -> bool:

@@ -170,4 +170,5 @@ def game_spec(game: ScheduledGame, spec: RunSpec) -> GameSpec:
         opening=opening.turns,
         game_id=game.game_id,
         round=game.round,
+        adjudicate=spec.adjudicate,
     )

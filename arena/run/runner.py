@@ -443,6 +443,7 @@ async def play_match(
         book=OpeningBook(tuple(openings)),
         margin_ms=template.margin_ms,
         log_limit=log_limit,
+        adjudicate=template.adjudicate,
     )
     with Run.in_memory(spec, deadlines=deadlines, log_dir=log_dir, transcript=transcript) as run:
 

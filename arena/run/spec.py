@@ -15,6 +15,7 @@ from quarto_arena.protocol.notation import NotationError, format_attributes, par
 from quarto_arena.protocol.rules import Variant
 
 from ..engine import EngineConfig
+from ..referee import MAX_ADJUDICATE
 from ..roster import RosterError, apply_options, config_from_dict, config_to_dict, name_endpoints, resolve_roster
 from ..schedule import STARTPOS, Format, OpeningBook, Schedule, ScheduleError, load_openings, opening_from_text
 from ..stats import Sprt, SprtModel, StatsError
@@ -84,8 +85,12 @@ class RunSpec:
     """The PGN Event tag."""
     log_limit: int = DEFAULT_STDERR_LIMIT
     """Bytes of each engine's standard error kept in its log file (the cut is marked in the file)."""
+    adjudicate: int | None = None
+    """Adjudicate each game by the solver at this many empty squares (1..12); None: play every game out."""
 
     def __post_init__(self) -> None:
+        if self.adjudicate is not None and not 1 <= self.adjudicate <= MAX_ADJUDICATE:
+            raise RunError(f"--adjudicate takes 1 to {MAX_ADJUDICATE} empty squares, not {self.adjudicate}")
         if self.log_limit < 0:
             raise RunError(f"--log-limit cannot be negative ({self.log_limit})")
         if self.concurrency < 1:
@@ -134,6 +139,7 @@ class RunSpec:
             "table_format": self.table_format,
             "event": self.event,
             "log_limit": self.log_limit,
+            "adjudicate": self.adjudicate,
         }
 
     @classmethod
@@ -169,6 +175,7 @@ class RunSpec:
                 table_format=str(d["table_format"]),
                 event=str(d["event"]),
                 log_limit=int(d.get("log_limit", DEFAULT_STDERR_LIMIT)),
+                adjudicate=None if d.get("adjudicate") is None else int(d["adjudicate"]),
             )
         except KeyError as e:
             raise RunError(f"the journal's configuration lacks {e}") from None
@@ -200,6 +207,7 @@ def build_spec(
     rating_interval: int = 0,
     table_format: str = "simple",
     log_limit: int = DEFAULT_STDERR_LIMIT,
+    adjudicate: int | None = None,
 ) -> RunSpec:
     """A run from the command line's values; :class:`RunError` (a usage error) naming a bad one.
 
@@ -254,6 +262,7 @@ def build_spec(
             table_format=table_format,
             event=f"quarto-arena {'play' if kind is RunKind.MATCH else kind.value}",
             log_limit=log_limit,
+            adjudicate=adjudicate,
         )
         spec.schedule()
     except (RosterError, NotationError, ScheduleError, StatsError, ValueError) as e:

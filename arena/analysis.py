@@ -1,0 +1,333 @@
+"""What the solver says about positions and played games: values, best turns, and the turns that threw a result away.
+
+A position: its exact value for the player to move and every best turn (:func:`analyse_position`). A game: from
+the first position with at most ``from_empties`` empty squares, the value before each turn and the value of the
+turn played, both for the player who played it; a turn whose verdict is worse than the position's (a win that
+became a draw or a loss, a draw that became a loss) is a *mistake*, and the best turns there are recorded
+(:func:`analyse_game`). Per engine, :func:`summarize` counts mistakes, wins thrown away and draws thrown away.
+The results are written back as PGN comments (:func:`annotated_pgn`) and JSON Lines (:func:`game_json`).
+
+Games are read with :mod:`.pgn`; the ``Variant`` tag (as this project writes it: ``standard
+color,shape,height,fill auto``) sets the rules, ``StartPosition`` the start. One :class:`Solver` per variant is
+shared by all the games, so later positions reuse what earlier ones proved.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from quarto_arena.protocol.notation import NotationError, parse_position, parse_turn, parse_variant
+from quarto_arena.protocol.rules import Position, Turn, Variant
+from quarto_arena.protocol.solver import Analysis, Limits, Solver, Value, Verdict
+
+from .pgn import PgnGame, format_game, parse_movetext, read_games
+from .stats import TableRows
+
+__all__ = [
+    "DEFAULT_FROM",
+    "AnalysedFile",
+    "Analyser",
+    "AnalysisError",
+    "EngineSummary",
+    "GameAnalysis",
+    "TurnAnalysis",
+    "annotated_pgn",
+    "game_json",
+    "summarize",
+    "summary_rows",
+]
+
+DEFAULT_FROM: Final = 12
+"""Games are analysed from the first position with at most this many empty squares."""
+_RANK: Final = {Verdict.LOSS: 0, Verdict.DRAW: 1, Verdict.WIN: 2}
+_THROWN: Final = {Verdict.WIN: "win thrown away", Verdict.DRAW: "draw thrown away"}
+
+
+class AnalysisError(ValueError):
+    """A game that cannot be replayed (bad variant, start position or turn). The message names the game."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnAnalysis:
+    """One analysed turn, seen from the player who played it."""
+
+    ply: int
+    """Index of the turn in the game (0: White's first)."""
+    player: str
+    """Who played it."""
+    turn: str
+    """The token played."""
+    empty: int
+    """Empty squares before the turn."""
+    before: Value | None
+    """The value of the position before the turn, None when unproven within the time limit."""
+    after: Value | None
+    """The value of the turn played, None when unproven."""
+    best: tuple[str, ...]
+    """At a mistake, every turn that kept the value's verdict; else empty."""
+
+    @property
+    def mistake(self) -> str | None:
+        """``win thrown away`` or ``draw thrown away`` when the turn made the verdict worse, else None."""
+        if self.before is None or self.after is None:
+            return None
+        if _RANK[self.after.verdict] < _RANK[self.before.verdict]:
+            return _THROWN[self.before.verdict]
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class GameAnalysis:
+    """One game and its analysed turns."""
+
+    game: PgnGame
+    """The game as read."""
+    turns: tuple[str, ...]
+    """Every turn token of the game."""
+    comments: Mapping[int, str]
+    """The game's own comments, by turn index."""
+    analysed: tuple[TurnAnalysis, ...]
+    """The analysed turns, in order."""
+
+    @property
+    def white(self) -> str:
+        """The first player's name."""
+        return self.game.tags.get("White", "?")
+
+    @property
+    def black(self) -> str:
+        """The second player's name."""
+        return self.game.tags.get("Black", "?")
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysedFile:
+    """What :meth:`Analyser.file` wrote."""
+
+    pgn: Path
+    """The annotated games."""
+    jsonl: Path
+    """One JSON object per game."""
+    games: list[GameAnalysis]
+    """The analyses, in file order."""
+
+
+@dataclass(frozen=True, slots=True)
+class EngineSummary:
+    """What the analysis found for one engine over all games."""
+
+    engine: str
+    """The engine (a player name from the games)."""
+    games: int
+    """Games it played that reached the analysed part."""
+    turns: int
+    """Its analysed turns."""
+    mistakes: int
+    """Its turns that threw a win or a draw away."""
+    wins_thrown: int
+    """Wins it turned into draws or losses."""
+    draws_thrown: int
+    """Draws it turned into losses."""
+    unproven: int
+    """Its analysed turns the solver could not value within the time limit."""
+
+    @property
+    def mistakes_per_game(self) -> float:
+        """Mistakes per analysed game."""
+        return self.mistakes / self.games if self.games else 0.0
+
+
+class Analyser:
+    """Analyses positions and games; holds one solver per variant. ``seconds`` bounds each position's search."""
+
+    def __init__(self, seconds: float | None = None) -> None:
+        self.limits = None if seconds is None else Limits(seconds=seconds)
+        """The bound on each search (None: exact, however long it takes)."""
+        self._solvers: dict[Variant, Solver] = {}
+
+    def solver(self, variant: Variant) -> Solver:
+        """The solver for ``variant`` (made on first use)."""
+        if variant not in self._solvers:
+            self._solvers[variant] = Solver(variant)
+        return self._solvers[variant]
+
+    def position(self, position: Position) -> Analysis:
+        """The value of ``position`` and every best turn (unproven: the best turn found). ValueError when over."""
+        return self.solver(position.variant).analyse(position, self.limits)
+
+    def game(self, game: PgnGame, variant: Variant, from_empties: int = DEFAULT_FROM) -> GameAnalysis:
+        """Replays ``game`` and analyses its turns from the first position with at most ``from_empties`` empty
+        squares. ``variant`` applies when the game has no ``Variant`` tag. Raises :class:`AnalysisError`."""
+        where = f"{game.path}:{game.line}"
+        variant = _game_variant(game, variant, where)
+        try:
+            start = game.tags.get("StartPosition", "startpos")
+            position = parse_position(start, variant)
+        except NotationError as e:
+            raise AnalysisError(f"{where}: bad StartPosition: {e}") from None
+        tokens, comments = parse_movetext(game.movetext)
+        solver = self.solver(variant)
+        names = (game.tags.get("White", "?"), game.tags.get("Black", "?"))
+        analysed: list[TurnAnalysis] = []
+        for ply, token in enumerate(tokens):
+            try:
+                turn = parse_turn(token)
+                after = position.apply(turn)
+            except (NotationError, ValueError) as e:
+                raise AnalysisError(f"{where}: turn {ply + 1} ({token}): {e}") from None
+            empty = 16 - position.placed
+            if empty <= from_empties:
+                analysed.append(self._turn(solver, position, turn, ply, names[ply % 2], empty))
+            position = after
+        return GameAnalysis(game, tuple(tokens), comments, tuple(analysed))
+
+    def games(
+        self, games: Iterable[PgnGame], variant: Variant, from_empties: int = DEFAULT_FROM
+    ) -> Iterator[GameAnalysis]:
+        """:meth:`game` for each game in turn."""
+        for game in games:
+            yield self.game(game, variant, from_empties)
+
+    def file(
+        self,
+        path: Path,
+        variant: Variant,
+        from_empties: int = DEFAULT_FROM,
+        directory: Path | None = None,
+        on_game: Callable[[int, GameAnalysis], None] | None = None,
+    ) -> AnalysedFile:
+        """Analyses every game of a PGN file and writes ``NAME.analysis.pgn`` and ``NAME.analysis.jsonl`` into
+        ``directory`` (default: the file's), game by game; ``on_game(index, analysis)`` after each.
+
+        Raises :class:`~.pgn.PgnError`, :class:`AnalysisError` or OSError.
+        """
+        directory = directory or path.parent
+        stem = path.name[: -len(path.suffix)] if path.suffix else path.name
+        done = AnalysedFile(directory / f"{stem}.analysis.pgn", directory / f"{stem}.analysis.jsonl", [])
+        directory.mkdir(parents=True, exist_ok=True)
+        with done.pgn.open("w", encoding="utf-8") as pgn, done.jsonl.open("w", encoding="utf-8") as jsonl:
+            for i, analysis in enumerate(self.games(read_games(path), variant, from_empties)):
+                pgn.write(("\n" if i else "") + annotated_pgn(analysis))
+                jsonl.write(json.dumps(game_json(analysis)) + "\n")
+                done.games.append(analysis)
+                if on_game is not None:
+                    on_game(i, analysis)
+        return done
+
+    def _turn(self, solver: Solver, position: Position, turn: Turn, ply: int, player: str, empty: int) -> TurnAnalysis:
+        before = solver.value(position, self.limits).value
+        after = solver.turn_value(position, turn, self.limits)
+        best: tuple[str, ...] = ()
+        if before is not None and after is not None and _RANK[after.verdict] < _RANK[before.verdict]:
+            found = solver.analyse(position, self.limits, keep_turns=False)
+            best = tuple(str(t) for t in found.best) if found.proven else ()
+        return TurnAnalysis(ply, player, str(turn), empty, before, after, best)
+
+
+def _game_variant(game: PgnGame, default: Variant, where: str) -> Variant:
+    text = game.tags.get("Variant")
+    if text is None:
+        return default
+    fields = text.split()
+    if len(fields) != 3:
+        raise AnalysisError(f"{where}: Variant tag {text!r}: expected SHAPES ATTRIBUTES CLAIMS")
+    try:
+        return parse_variant(*fields)
+    except NotationError as e:
+        raise AnalysisError(f"{where}: Variant tag {text!r}: {e}") from None
+
+
+def summarize(analyses: Iterable[GameAnalysis]) -> list[EngineSummary]:
+    """Per engine, in order of first appearance: games, turns, mistakes, wins and draws thrown away."""
+    rows: dict[str, list[int]] = {}
+    for a in analyses:
+        seen: set[str] = set()
+        for t in a.analysed:
+            row = rows.setdefault(t.player, [0, 0, 0, 0, 0, 0])
+            if t.player not in seen:
+                seen.add(t.player)
+                row[0] += 1
+            row[1] += 1
+            mistake = t.mistake
+            row[2] += mistake is not None
+            row[3] += mistake == _THROWN[Verdict.WIN]
+            row[4] += mistake == _THROWN[Verdict.DRAW]
+            row[5] += t.before is None or t.after is None
+    return [EngineSummary(name, *row) for name, row in rows.items()]
+
+
+def summary_rows(summaries: Iterable[EngineSummary]) -> TableRows:
+    """The per-engine summary as a table."""
+    headers = ("engine", "games", "turns", "mistakes", "per_game", "wins_thrown", "draws_thrown", "unproven")
+    rows = tuple(
+        (
+            s.engine,
+            s.games,
+            s.turns,
+            s.mistakes,
+            round(s.mistakes_per_game, 2),
+            s.wins_thrown,
+            s.draws_thrown,
+            s.unproven,
+        )
+        for s in summaries
+    )
+    return TableRows(headers, rows)
+
+
+_BEST_SHOWN: Final = 6  # best turns listed in a PGN comment (the JSON Lines have them all)
+
+
+def _comment(t: TurnAnalysis) -> str:
+    if t.after is None:
+        return "solver: unproven"
+    text = f"solver: {t.after}"
+    mistake = t.mistake
+    if mistake is not None:
+        shown = " ".join(t.best[:_BEST_SHOWN]) + (" ..." if len(t.best) > _BEST_SHOWN else "")
+        text += f", {mistake} (was {t.before}; best {shown})"
+    return text
+
+
+def annotated_pgn(analysis: GameAnalysis) -> str:
+    """The game as PGN, each analysed turn's comment followed by ``solver: VALUE`` (the value of the turn for the
+    player who made it), and at a mistake what it threw away and the best turns."""
+    comments = dict(analysis.comments)
+    for t in analysis.analysed:
+        note = _comment(t)
+        comments[t.ply] = f"{comments[t.ply]}; {note}" if t.ply in comments else note
+    tags = {k: v for k, v in analysis.game.tags.items() if k != "Result"}
+    return format_game(tags, analysis.turns, analysis.game.result, comments)
+
+
+def _value_json(value: Value | None) -> dict[str, Any] | None:
+    return None if value is None else {"value": value.verdict.value, "turns": value.turns}
+
+
+def game_json(analysis: GameAnalysis) -> dict[str, Any]:
+    """One game's analysis as a JSON object (one line of the JSON Lines output)."""
+    return {
+        "white": analysis.white,
+        "black": analysis.black,
+        "result": analysis.game.result,
+        "game_id": analysis.game.tags.get("GameId"),
+        "source": f"{analysis.game.path}:{analysis.game.line}",
+        "turns": [
+            {
+                "ply": t.ply,
+                "player": t.player,
+                "turn": t.turn,
+                "empty": t.empty,
+                "before": _value_json(t.before),
+                "after": _value_json(t.after),
+                "mistake": t.mistake,
+                "best": list(t.best),
+            }
+            for t in analysis.analysed
+        ],
+        "mistakes": [t.ply for t in analysis.analysed if t.mistake is not None],
+    }

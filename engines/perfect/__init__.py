@@ -1,0 +1,262 @@
+"""The perfect engine: exact play wherever the solver proves the position within the time, a strong search before.
+
+With 12 empty squares or fewer it solves the position (:meth:`quarto_arena.protocol.solver.Solver.search`):
+first a turn that does not lose, then whether a turn wins, the second being most of the work at a drawn position,
+so the first is what it falls back on when time runs out. Once the value is proven the search stops at once and
+``info`` reports ``score win N``, ``loss N`` or ``draw``; a proven win is converted by the quickest win.
+
+Before that, a deepening search of three turns proves any near win or loss, and Monte Carlo tree search with the
+solver at the leaves (:mod:`.mcts`) weighs the rest, reporting its win rate as ``score value``. It was measured
+against deepening alpha-beta all the way (``Search alphabeta``: it tries first the turns that leave the opponent
+the fewest safe replies, and plays the first one it cannot refute), and never lost to it (figures in the README).
+
+Time is its own business: it spends at most half a ``movetime`` (and a share of the clock that keeps most of it in
+reserve), checks its own deadline in the core every 64 nodes, and answers ``stop`` at once (the core is told
+through :meth:`SearchContext.on_stop`), so it never needs the arena's margin.
+
+Options: ``Level`` 0-10 (0 plays at random, 1 as greedy, 2-9 search that many turns deep with alpha-beta, 10
+without limit: perfect within its time), ``Hash`` (MiB of transposition table), ``Seed``, and ``Search``.
+
+Run it with ``python -m quarto_arena.engines.perfect [--listen ENDPOINT]``.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+
+from quarto_arena.protocol.bot import OptionValue, SearchContext
+from quarto_arena.protocol.rules import Position, Turn, Variant, turn_of
+from quarto_arena.protocol.solver import EXACT, Aim, Limits, Search, Solver, Verdict
+from quarto_arena.protocol.uqi import Go, OptionSpec, OptionType, Score
+
+from ..greedy import greedy_turn, safe_turns
+from ..random import SEED, SeededBot
+from .mcts import mcts_turn
+
+__all__ = ["HASH", "LEVEL", "MAX_LEVEL", "MCTS_ABOVE", "SEARCH", "PerfectBot", "deepening_turn", "time_budget"]
+
+MAX_LEVEL = 10
+LEVEL = OptionSpec("Level", OptionType.SPIN, str(MAX_LEVEL), 0, MAX_LEVEL)
+"""Strength: 0 random, 1 greedy, 2-9 a search that many turns deep, 10 perfect within the time."""
+HASH = OptionSpec("Hash", OptionType.SPIN, "16", 1, 1024)
+"""MiB of transposition table (rounded down to a power of two entries of 16 bytes)."""
+SEARCH = OptionSpec("Search", OptionType.COMBO, "mcts", vars=("mcts", "alphabeta"))
+"""The search before the exact endgame: Monte Carlo tree search (stronger, measured: see the README), or the
+deepening alpha-beta search alone."""
+
+EXACT_GAP = 4
+"""Once the depth comes within this many turns of the end, the next step is the exact solve: the last few depths
+cost more than solving outright, since the exact search cuts where a horizon cannot."""
+EXACT_FROM = 12
+"""At this many empty squares or fewer the exact solve comes right after depth :data:`SHALLOW`: proving a safe turn
+exactly takes tens of milliseconds there."""
+SHALLOW = 2
+PREPASS_DEPTH = 3
+"""Turns the deepening searches before MCTS takes over."""
+PREPASS_SHARE = 0.25
+"""Share of the turn's time the deepening before MCTS may take."""
+MCTS_ABOVE = 12
+"""With ``Search mcts``, positions with more empty squares than this are searched by MCTS, the rest as usual."""
+NO_CLOCK_SECONDS = 20.0
+"""Time allowed to a search limited only by depth or nodes, well inside an arena's usual 60 s safety deadline."""
+
+
+def time_budget(limits: Go, position: Position) -> float | None:
+    """Seconds this turn may take, or None when only ``stop`` ends it (``go infinite``).
+
+    ``movetime``: half of it up to 0.4 s (what remains absorbs a loaded machine's scheduling delays and process
+    start-up), beyond that all but 0.2 s or 10 %. A clock: the remaining time shared over our turns still to come
+    plus one, with most of the increment, never more than a quarter of the clock. Depth or nodes alone:
+    :data:`NO_CLOCK_SECONDS`; no limit at all: one second.
+    """
+    if limits.infinite:
+        return None
+    if limits.movetime is not None:
+        seconds = limits.movetime / 1000
+        return seconds / 2 if seconds <= 0.4 else max(min(seconds - 0.2, seconds * 0.9), 0.2)
+    if limits.time is not None:
+        clock = limits.time / 1000
+        ours = math.ceil((16 - position.placed) / 2) + 1
+        share = clock / (ours + 1) + 0.7 * (limits.inc or 0) / 1000
+        return max(min(share, clock / 4), 0.001)
+    if limits.depth is not None or limits.nodes is not None:
+        return NO_CLOCK_SECONDS
+    return 1.0
+
+
+class PerfectBot(SeededBot):
+    """Exact play whenever the solver proves the position in time; a deepening search before; strength levels."""
+
+    name = "Perfect 1.0"
+    author = "quarto-arena"
+    options: tuple[OptionSpec, ...] = (SEED, LEVEL, HASH, SEARCH)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._solver: Solver | None = None
+
+    def set_option(self, name: str, value: OptionValue) -> None:
+        """Drops the solver when ``Hash`` changes (the next game builds one of the new size)."""
+        super().set_option(name, value)
+        if name == HASH.name:
+            self._solver = None
+
+    def new_game(self, variant: Variant) -> None:
+        """Every variant is played; a new game starts with an empty table."""
+        if self._solver is None or self._solver.variant != variant:
+            self._solver = self._make_solver(variant)
+        else:
+            self._solver.clear()
+
+    def _make_solver(self, variant: Variant) -> Solver:
+        mib = self.option(HASH.name)
+        assert isinstance(mib, int)
+        return Solver(variant, tt_bits=(mib * 2**20 // 16).bit_length() - 1)
+
+    def search(self, position: Position, ctx: SearchContext) -> Turn:
+        """The turn to play: see the module docstring."""
+        level = self.option(LEVEL.name)
+        assert isinstance(level, int)
+        if level == 0:
+            return self.rng.choice(position.legal_turns())
+        if level == 1:
+            return greedy_turn(position, self.rng)
+        if self._solver is None or self._solver.variant != position.variant:
+            self._solver = self._make_solver(position.variant)
+        mcts = level == MAX_LEVEL and self.option(SEARCH.name) == "mcts" and 16 - position.placed > MCTS_ABOVE
+        return deepening_turn(position, ctx, self._solver, EXACT if level == MAX_LEVEL else level, self.rng, mcts=mcts)
+
+
+def deepening_turn(
+    position: Position,
+    ctx: SearchContext,
+    solver: Solver,
+    max_depth: int,
+    rng: random.Random,
+    *,
+    mcts: bool = False,
+) -> Turn:
+    """The turn a search of at most ``max_depth`` turns (:data:`EXACT`: no limit) chooses within the time.
+
+    A ``go depth`` limit lowers ``max_depth``. With ``mcts`` (and no ``go depth`` or ``nodes`` limit, which only
+    the deepening search counts in) a deepening of :data:`PREPASS_DEPTH` turns comes first, then
+    :func:`mcts_turn` decides whatever that did not prove.
+    """
+    if position.hand is None and position.placed == 0:
+        # Every first gift is the same one up to symmetry: no search can prefer one.
+        turn = turn_of(give=rng.randrange(16))
+        ctx.info(depth=1, score=Score("value", 0), nodes=0, time=0, pv=[turn])
+        return turn
+    budget = time_budget(ctx.limits, position)
+    deadline = None if budget is None else ctx.started + budget
+    solver.resume()
+    ctx.on_stop(solver.stop)
+    if ctx.stopped:
+        return _fallback(position)
+    if mcts and ctx.limits.depth is None and ctx.limits.nodes is None:
+        # A short deepening first proves what is near (a win or loss within a few turns); MCTS weighs the rest.
+        prepass = None if deadline is None else ctx.started + PREPASS_SHARE * (deadline - ctx.started)
+        turn, proven = _deepen(position, ctx, solver, PREPASS_DEPTH, prepass)
+        return turn if proven is not None else mcts_turn(position, ctx, solver, deadline, rng)
+    if ctx.limits.depth is not None:
+        max_depth = min(max_depth, ctx.limits.depth)
+    return _deepen(position, ctx, solver, max_depth, deadline)[0]
+
+
+def _fallback(position: Position) -> Turn:
+    """A turn without search: a safe one if there is one."""
+    return (safe_turns(position) or position.legal_turns())[0]
+
+
+def _limits(ctx: SearchContext, deadline: float | None, nodes_used: int) -> Limits | None:
+    """What is left of the turn's time and nodes; None when nothing is."""
+    seconds = None
+    if deadline is not None:
+        seconds = deadline - time.monotonic()
+        if seconds <= 0:
+            return None
+    nodes = None
+    if ctx.limits.nodes is not None:
+        nodes = ctx.limits.nodes - nodes_used
+        if nodes <= 0:
+            return None
+    return Limits(nodes=nodes, seconds=seconds)
+
+
+def _deepen(
+    position: Position, ctx: SearchContext, solver: Solver, max_depth: int, deadline: float | None
+) -> tuple[Turn, Search | None]:
+    """Iterative deepening to ``max_depth`` turns (exact near the end), within the deadline and the nodes; the
+    turn, and what was proven (None: nothing).
+
+    Each depth first proves a turn safe (it does not lose within the depth), then looks for a win: at a drawn
+    position the second costs most, and the first is what keeps the draw.
+    """
+    empty = 16 - position.placed + (1 if position.hand is None else 0)
+    exact_allowed = max_depth >= empty
+    best = _fallback(position)
+    proven: Search | None = None
+    nodes = 0
+    depth = 0
+    while proven is None and depth < min(max_depth, empty):
+        depth += 1
+        if exact_allowed and ((depth > SHALLOW and empty <= EXACT_FROM) or depth >= empty - EXACT_GAP):
+            depth = empty
+        safe = _step(solver, position, depth, ctx, deadline, nodes, Aim.SAFETY)
+        if safe is None:
+            break
+        nodes += safe.nodes
+        best = safe.turn
+        if safe.verdict is not None:
+            proven = safe
+        else:
+            win = _step(solver, position, depth, ctx, deadline, nodes, Aim.WIN)
+            if win is not None:
+                nodes += win.nodes
+                if win.verdict is Verdict.WIN:
+                    best, proven = win.turn, win
+                elif depth >= empty:
+                    proven = Search(best, Verdict.DRAW, True, empty, nodes)  # safe, and no turn wins
+        score = _score(proven)
+        if proven is not None and proven.verdict is not Verdict.DRAW and exact_allowed:
+            # Proven: the exact value names the quickest win (or longest loss), when there is time to find it.
+            limits = _limits(ctx, deadline, nodes)
+            exact = None if limits is None else solver.value(position, limits)
+            if exact is not None and exact.value is not None:
+                nodes += exact.nodes
+                best = exact.best[0]
+                score = Score(exact.value.verdict.value, exact.value.turns)
+        elapsed = ctx.elapsed()
+        ctx.info(
+            depth=depth,
+            score=score,
+            nodes=nodes,
+            nps=int(nodes / elapsed) if elapsed > 0 else None,
+            time=int(elapsed * 1000),
+            pv=[best],
+        )
+    return best, proven
+
+
+def _step(
+    solver: Solver,
+    position: Position,
+    depth: int,
+    ctx: SearchContext,
+    deadline: float | None,
+    nodes: int,
+    aim: Aim,
+) -> Search | None:
+    """One search within what is left of the turn's time and nodes; None when nothing is left or it ran out."""
+    limits = _limits(ctx, deadline, nodes)
+    return None if limits is None else solver.search(position, depth, limits, aim=aim)
+
+
+def _score(found: Search | None) -> Score:
+    if found is None or found.verdict is None:
+        return Score("value", 0)
+    if found.verdict is Verdict.DRAW:
+        return Score("draw")
+    return Score(found.verdict.value, found.turns)

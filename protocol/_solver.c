@@ -1,0 +1,842 @@
+/* The exact Quarto solver core: quarto_arena.protocol._solver (pure-Python mirror: _solver_py.py).
+ *
+ * A node is a position with a piece in hand; the player to move places it and gives one of the pieces left.
+ * Scores are those of the player to move: a win scores the number of empty squares left at the end of the game
+ * plus one, a loss minus that, a draw 0. So a sooner win scores more, a later loss less badly, and a parent's score
+ * is minus its child's (the count is of the board, not of the path).
+ *
+ * The search is fail-soft negamax alpha-beta, optionally limited to a depth in turns: a node that far away scores
+ * 0, as a draw (a horizon); with the depth at the empty squares nothing is cut and the score is exact. At each
+ * node, in order:
+ *   - a win at once: the piece in hand completes a winning group (a piece "wins" on a board when some group holds
+ *     three pieces that share a counted attribute value with it); below the root this never happens;
+ *   - the last empty square, or no group left that can still be won (each group is full, or mixed on every
+ *     counted attribute, or fewer pieces are left with its common attribute than it has empty squares): a draw;
+ *     then the horizon;
+ *   - bounds: without a win now, the best is a win on the next own placement, the worst a loss on the opponent's;
+ *   - the transposition table, keyed by a canonical image of the node under the variant's symmetry group;
+ *   - the turns: each empty square, then each piece that does not let the opponent win at once (safe-give
+ *     pruning: an unsafe piece loses on the next placement, as badly as a loss can be, so it is tried only as the
+ *     value of a square where every piece is unsafe). Empty squares on no live group are interchangeable, and so
+ *     are pieces that agree on every attribute a live group depends on: one of each is tried. From ORDER_MIN
+ *     empty squares on, the turns are tried in order of the opponent's mobility (its turns that do not lose at
+ *     once: fewest first), after the table's best turn for the node.
+ *
+ * Per node, a summary of the groups (pieces in each, the attribute bits they all have or all lack) is passed to the
+ * children, so that the pieces that win after one or two more placements are a few table look-ups away.
+ *
+ * The canonical image: the board maps that give the least occupied mask; for each, every attribute plane is
+ * complemented when that makes it less (on an empty board, when that clears the bit of the piece in hand), then
+ * the counted planes are sorted among themselves, and the others among themselves; the least such image wins.
+ * Every step is an element of the group, so equal keys mean symmetric positions, hence equal values. The best turn
+ * stored with a node is mapped into the image's frame and back through that symmetry.
+ *
+ * The transposition table holds, in two-entry buckets, the key, the lower and upper bound on the score, the depth
+ * they were searched to and the best turn. Bounds from a shallower search serve a deeper one only where they are
+ * proofs (a win or a loss within fewer turns is one within more). Every choice here -- turn order, table layout,
+ * hash, replacement -- is mirrored by _solver_py.py, so both cores search the same tree and count the same nodes.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define BIG 64
+#define TT_MIN_EMPTY 5
+#define ORDER_MIN 5
+#define CHECK_EVERY 64
+#define EXACT 64 /* a depth no game can reach: the search is exact */
+#define MAX_LINES 32
+#define MAX_MAPS 64
+
+typedef struct {
+    uint64_t planes;
+    uint16_t occupied;
+    uint8_t hand1; /* hand + 1; 0 marks an empty slot */
+    int8_t low;
+    int8_t high;
+    uint8_t depth;    /* turns searched below the node, at most its empty squares (then the bounds are exact) */
+    uint8_t move;     /* the best turn found, square << 4 | piece, in the canonical image's frame */
+    uint8_t has_move;
+} Entry;
+
+/* A canonical image of a node, and the symmetry that maps the node onto it. */
+typedef struct {
+    uint16_t occupied;
+    uint64_t planes;
+    int hand;
+    int map;        /* the board map */
+    int target[4];  /* attribute plane a goes to plane target[a] ... */
+    unsigned flip;  /* ... after complementing the planes whose bit is set here */
+} Key;
+
+typedef struct {
+    PyObject_HEAD
+    int nlines;
+    uint16_t lines[MAX_LINES];
+    int nthrough[16];
+    uint8_t through[16][MAX_LINES]; /* the groups through each square */
+    int ncounted, counted[4];
+    int nothers, others[4];
+    int nmaps;
+    uint16_t (*tables)[2][256];
+    uint8_t (*maps)[2][16]; /* each board map and its inverse, square by square */
+    int bits;
+    Entry *tt;
+    /* the running search */
+    unsigned long long nodes;
+    unsigned long long max_nodes;
+    double deadline;
+    volatile int stopped;
+    int aborted;
+    int best_move;
+    int busy;
+} Core;
+
+static uint16_t HAS[4], HAS_NOT[4];
+static uint64_t PIECE_PLANES[16][16];
+/* WINNERS[set << 4 | clear]: the pieces that complete a group of three whose pieces all have the attribute bits
+ * `set` and all lack the bits `clear`. */
+static uint16_t WINNERS[256];
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Portable builds cannot assume a popcount instruction, and the library call costs more than this. */
+static inline int popcount16(unsigned x) {
+    x = x - ((x >> 1) & 0x5555u);
+    x = (x & 0x3333u) + ((x >> 2) & 0x3333u);
+    x = (x + (x >> 4)) & 0x0F0Fu;
+    return (int)((x + (x >> 8)) & 0x1Fu);
+}
+static inline int lowest(unsigned x) { return __builtin_ctz(x); }
+
+static int piece_at(uint64_t planes, int square) {
+    uint64_t p = planes >> square;
+    return (int)((p & 1) | (p >> 15 & 2) | (p >> 30 & 4) | (p >> 45 & 8));
+}
+
+/* What the search needs to know of each winning group of a board. */
+typedef struct {
+    unsigned threes;              /* the groups holding exactly three pieces */
+    uint8_t count[MAX_LINES];     /* pieces in the group */
+    uint8_t all_set[MAX_LINES];   /* counted attribute bits every piece in it has (all of them when it is empty) */
+    uint8_t all_clear[MAX_LINES]; /* counted attribute bits no piece in it has (likewise) */
+} Groups;
+
+static void summarize(const Core *c, unsigned occupied, uint64_t planes, Groups *g) {
+    g->threes = 0;
+    for (int i = 0; i < c->nlines; i++) {
+        unsigned m = c->lines[i];
+        unsigned x = occupied & m;
+        unsigned set = 0, clear = 0;
+        for (int j = 0; j < c->ncounted; j++) {
+            int a = c->counted[j];
+            unsigned y = (unsigned)(planes >> (16 * a)) & m;
+            if (y == x)
+                set |= 1u << a;
+            if (y == 0)
+                clear |= 1u << a;
+        }
+        int k = popcount16(x);
+        g->count[i] = (uint8_t)k;
+        g->all_set[i] = (uint8_t)set;
+        g->all_clear[i] = (uint8_t)clear;
+        if (k == 3)
+            g->threes |= 1u << i;
+    }
+}
+
+/* The groups after `piece` is placed on `square`. */
+static void place(const Core *c, const Groups *g, int square, int piece, Groups *out) {
+    *out = *g;
+    for (int j = 0; j < c->nthrough[square]; j++) {
+        int i = c->through[square][j];
+        int k = ++out->count[i];
+        out->all_set[i] &= (uint8_t)piece;
+        out->all_clear[i] &= (uint8_t)~piece;
+        if (k == 3)
+            out->threes |= 1u << i;
+        else if (k == 4)
+            out->threes &= ~(1u << i);
+    }
+}
+
+/* Fills except[s]: the pieces that win somewhere on the board other than on square s (so, after a placement on s,
+ * at a group not through s). Returns the pieces that win anywhere. */
+static unsigned threats(const Core *c, const Groups *g, unsigned occupied, uint16_t except[16]) {
+    uint16_t at[16] = {0};
+    unsigned all = 0;
+    for (unsigned t = g->threes; t; t &= t - 1) {
+        int i = lowest(t);
+        unsigned w = WINNERS[g->all_set[i] << 4 | g->all_clear[i]];
+        at[lowest(c->lines[i] & ~occupied)] |= (uint16_t)w;
+        all |= w;
+    }
+    uint16_t before = 0;
+    for (int s = 0; s < 16; s++) {
+        except[s] = before;
+        before |= at[s];
+    }
+    uint16_t after = 0;
+    for (int s = 15; s >= 0; s--) {
+        except[s] |= after;
+        after |= at[s];
+    }
+    return all;
+}
+
+/* The pieces that win on the board after `piece` is placed on the empty `square`. */
+static inline unsigned winners_after(const Core *c, const Groups *g, const uint16_t except[16], int square,
+                                     int piece) {
+    unsigned w = except[square];
+    for (int j = 0; j < c->nthrough[square]; j++) {
+        int i = c->through[square][j];
+        if (g->count[i] == 2)
+            w |= WINNERS[(g->all_set[i] & piece) << 4 | (g->all_clear[i] & ~piece & 15)];
+    }
+    return w;
+}
+
+/* The groups that can still be won (not full, and enough pieces left share an attribute value with the pieces in
+ * it), a bit each; *attributes receives the attribute bits those groups depend on. */
+static unsigned live_lines(const Core *c, const Groups *g, unsigned remaining, unsigned *attributes) {
+    /* enough_set[k]: the attribute bits at least k pieces left have; enough_clear[k]: at least k lack. */
+    unsigned enough_set[5] = {0}, enough_clear[5] = {0};
+    for (int j = 0; j < c->ncounted; j++) {
+        int a = c->counted[j];
+        int with = popcount16(remaining & HAS[a]), without = popcount16(remaining & HAS_NOT[a]);
+        for (int k = 1; k <= 4; k++) {
+            if (with >= k)
+                enough_set[k] |= 1u << a;
+            if (without >= k)
+                enough_clear[k] |= 1u << a;
+        }
+    }
+    unsigned out = 0, attrs = 0;
+    for (int i = 0; i < c->nlines; i++) {
+        int need = 4 - g->count[i];
+        if (need == 0)
+            continue;
+        unsigned here = (g->all_set[i] & enough_set[need]) | (g->all_clear[i] & enough_clear[need]);
+        if (here) {
+            out |= 1u << i;
+            attrs |= here;
+        }
+    }
+    *attributes = attrs;
+    return out;
+}
+
+/* Sorts the planes `source[0..n)` by their cell (plane << 1 | hand bit), ties by plane: at most four. */
+static void sort_sources(int *source, const uint32_t *cells, int n) {
+    for (int i = 1; i < n; i++) {
+        int x = source[i];
+        int j = i - 1;
+        while (j >= 0 && (cells[source[j]] > cells[x] || (cells[source[j]] == cells[x] && source[j] > x))) {
+            source[j + 1] = source[j];
+            j--;
+        }
+        source[j + 1] = x;
+    }
+}
+
+static void canonical_key(const Core *c, unsigned occupied, uint64_t planes, int hand, Key *key) {
+    uint16_t images[MAX_MAPS];
+    uint16_t least = 0xFFFF;
+    for (int i = 0; i < c->nmaps; i++) {
+        uint16_t image = c->tables[i][0][occupied & 0xFF] | c->tables[i][1][occupied >> 8];
+        images[i] = image;
+        if (image < least)
+            least = image;
+    }
+    int found = 0;
+    key->occupied = least;
+    for (int i = 0; i < c->nmaps; i++) {
+        if (images[i] != least)
+            continue;
+        uint32_t cells[4];
+        unsigned flip = 0;
+        for (int a = 0; a < 4; a++) {
+            unsigned p = (unsigned)(planes >> (16 * a)) & 0xFFFF;
+            unsigned q = c->tables[i][0][p & 0xFF] | c->tables[i][1][p >> 8];
+            unsigned r = q ^ least;
+            unsigned h = (unsigned)(hand >> a) & 1;
+            if (r < q || (r == q && h)) {
+                q = r;
+                h ^= 1;
+                flip |= 1u << a;
+            }
+            cells[a] = q << 1 | h;
+        }
+        uint64_t out_planes = 0;
+        int out_hand = 0, target[4];
+        int source[4];
+        for (int j = 0; j < c->ncounted; j++)
+            source[j] = c->counted[j];
+        sort_sources(source, cells, c->ncounted);
+        for (int j = 0; j < c->ncounted; j++)
+            target[source[j]] = c->counted[j];
+        for (int j = 0; j < c->nothers; j++)
+            source[j] = c->others[j];
+        sort_sources(source, cells, c->nothers);
+        for (int j = 0; j < c->nothers; j++)
+            target[source[j]] = c->others[j];
+        for (int a = 0; a < 4; a++) {
+            out_planes |= (uint64_t)(cells[a] >> 1) << (16 * target[a]);
+            out_hand |= (int)(cells[a] & 1) << target[a];
+        }
+        if (!found || out_planes < key->planes || (out_planes == key->planes && out_hand < key->hand)) {
+            found = 1;
+            key->planes = out_planes;
+            key->hand = out_hand;
+            key->map = i;
+            key->flip = flip;
+            memcpy(key->target, target, sizeof target);
+        }
+    }
+}
+
+/* A turn (square << 4 | piece) into the canonical image's frame, and back. */
+static int to_canonical(const Core *c, const Key *k, int move) {
+    int piece = move & 15, out = 0;
+    for (int a = 0; a < 4; a++)
+        out |= (int)(((unsigned)piece >> a & 1) ^ (k->flip >> a & 1)) << k->target[a];
+    return c->maps[k->map][0][move >> 4] << 4 | out;
+}
+
+static int from_canonical(const Core *c, const Key *k, int move) {
+    int piece = move & 15, out = 0;
+    for (int a = 0; a < 4; a++)
+        out |= (int)(((unsigned)piece >> k->target[a] & 1) ^ (k->flip >> a & 1)) << a;
+    return c->maps[k->map][1][move >> 4] << 4 | out;
+}
+
+static size_t slot_of(const Core *c, const Key *k) {
+    uint64_t h = (k->planes ^ ((uint64_t)k->occupied << 48) ^ ((uint64_t)k->hand << 40)) * 0x9E3779B97F4A7C15ULL;
+    return (size_t)(((h ^ (h >> 29)) * 0xBF58476D1CE4E5B9ULL) >> (64 - c->bits)) & ~(size_t)1;
+}
+
+static inline int same_key(const Entry *e, const Key *k) {
+    return e->hand1 == k->hand + 1 && e->occupied == k->occupied && e->planes == k->planes;
+}
+
+static void check_limits(Core *c) {
+    if (c->stopped || (c->deadline > 0 && now_seconds() >= c->deadline))
+        c->aborted = 1;
+}
+
+/* Records what a search of `depth` turns (at most the empty squares) found below a node. */
+static void store(Core *c, size_t slot, const Key *k, int depth, int best, int alpha, int beta, int move) {
+    Entry *bucket = &c->tt[slot];
+    Entry *e = NULL;
+    int low = -BIG, high = BIG;
+    for (int i = 0; i < 2; i++) {
+        if (same_key(&bucket[i], k)) {
+            e = &bucket[i];
+            if (depth < e->depth)
+                return; /* a deeper search's bounds are worth more */
+            low = e->low;
+            high = e->high;
+            if (depth > e->depth) {
+                /* Of a shallower search only its proofs hold (see negamax). */
+                if (low < 1)
+                    low = -BIG;
+                if (high > -1)
+                    high = BIG;
+            }
+        }
+    }
+    if (e == NULL) {
+        /* The first entry keeps the deeper search; whatever it displaces goes to the second. */
+        if (bucket[0].hand1 == 0 || depth >= bucket[0].depth) {
+            bucket[1] = bucket[0];
+            e = &bucket[0];
+        } else {
+            e = &bucket[1];
+        }
+    }
+    if (best <= alpha) {
+        if (best < high)
+            high = best;
+    } else if (best >= beta) {
+        if (best > low)
+            low = best;
+    } else {
+        low = high = best;
+    }
+    e->planes = k->planes;
+    e->occupied = k->occupied;
+    e->hand1 = (uint8_t)(k->hand + 1);
+    e->low = (int8_t)low;
+    e->high = (int8_t)high;
+    e->depth = (uint8_t)depth;
+    e->has_move = move >= 0;
+    e->move = (uint8_t)(move >= 0 ? to_canonical(c, k, move) : 0);
+}
+
+/* Score of a node for the player to move, searched `depth` turns deep (a node at the horizon scores 0, as a draw;
+ * with depth >= empty squares nothing is cut and the score is exact). */
+static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsigned avail, int empty, int depth,
+                   int alpha, int beta, int root, const Groups *g) {
+    if (c->max_nodes && c->nodes >= c->max_nodes) {
+        c->aborted = 1;
+        return 0;
+    }
+    c->nodes++;
+    if (c->nodes % CHECK_EVERY == 0) {
+        check_limits(c);
+        if (c->aborted)
+            return 0;
+    }
+    uint16_t except[16];
+    unsigned winners = threats(c, g, occupied, except);
+    /* Below the root the piece in hand is never a winner: the parent gives only safe pieces. */
+    if (winners >> hand & 1)
+        return empty;
+    if (empty == 1)
+        return 0;
+    unsigned live_attributes = 0;
+    unsigned live = live_lines(c, g, avail | 1u << hand, &live_attributes);
+    if (!live || depth <= 0)
+        return 0;
+    if (empty - 2 <= alpha)
+        return empty - 2;
+    if (1 - empty >= beta)
+        return 1 - empty;
+    if (depth > empty)
+        depth = empty;
+    int use_tt = empty >= TT_MIN_EMPTY;
+    size_t slot = 0;
+    Key key = {0};
+    int tt_move = -1;
+    if (use_tt) {
+        canonical_key(c, occupied, planes, hand, &key);
+        slot = slot_of(c, &key);
+        const Entry *e = &c->tt[slot];
+        if (!same_key(e, &key))
+            e++;
+        if (same_key(e, &key)) {
+            if (e->has_move)
+                tt_move = from_canonical(c, &key, e->move);
+            int low = e->low, high = e->high;
+            if (e->depth < depth) {
+                /* A shallower search's proofs still hold: a win (loss) within fewer turns is one within more. */
+                if (low < 1)
+                    low = -BIG;
+                if (high > -1)
+                    high = BIG;
+            }
+            if (root)
+                c->best_move = tt_move;
+            if (low >= beta)
+                return low;
+            if (high <= alpha)
+                return high;
+            if (low == high)
+                return low;
+            if (low > alpha)
+                alpha = low;
+            if (high < beta)
+                beta = high;
+        }
+    }
+    int original_alpha = alpha;
+    int best = -BIG, best_move = -1;
+    unsigned free_squares = 0xFFFFu & ~occupied;
+    /* Squares on no live group are interchangeable: placing on one or another leaves the same live groups. */
+    unsigned covered = 0;
+    for (unsigned t = live; t; t &= t - 1)
+        covered |= c->lines[lowest(t)];
+    unsigned dead_squares = free_squares & ~covered;
+    if (dead_squares)
+        free_squares &= covered | (dead_squares & -dead_squares);
+    int ordered = empty >= ORDER_MIN;
+    int moves[256], keys[256], n = 0;
+    for (unsigned f = free_squares; f; f &= f - 1) {
+        int square = lowest(f);
+        unsigned safe = avail & ~winners_after(c, g, except, square, hand);
+        if (!safe) {
+            if (1 - empty > best) {
+                best = 1 - empty;
+                best_move = square << 4 | lowest(avail);
+                if (root)
+                    c->best_move = best_move;
+            }
+            continue;
+        }
+        Groups after;
+        uint16_t except_after[16];
+        unsigned occupied2 = occupied | 1u << square;
+        if (ordered) {
+            place(c, g, square, hand, &after);
+            threats(c, &after, occupied2, except_after);
+        }
+        /* Pieces that agree on every live attribute are interchangeable: give one of them. */
+        unsigned classes = 0;
+        for (unsigned t = safe; t; t &= t - 1) {
+            int piece = lowest(t);
+            unsigned cls = 1u << (piece & live_attributes);
+            if (classes & cls)
+                continue;
+            classes |= cls;
+            int mobility = 0;
+            if (ordered) {
+                /* Mobility: the opponent's turns that do not lose at once; fewest first. */
+                unsigned rest = avail & ~(1u << piece);
+                for (unsigned f2 = 0xFFFFu & ~occupied2; f2; f2 &= f2 - 1)
+                    mobility += popcount16(rest & ~winners_after(c, &after, except_after, lowest(f2), piece));
+            }
+            keys[n] = mobility;
+            moves[n++] = square << 4 | piece;
+        }
+    }
+    if (ordered) {
+        for (int i = 1; i < n; i++) {
+            int m = moves[i], k = keys[i], j = i - 1;
+            while (j >= 0 && keys[j] > k) {
+                moves[j + 1] = moves[j];
+                keys[j + 1] = keys[j];
+                j--;
+            }
+            moves[j + 1] = m;
+            keys[j + 1] = k;
+        }
+    }
+    /* The table's best turn first. */
+    for (int i = 0; i < n && tt_move >= 0; i++) {
+        if (moves[i] == tt_move) {
+            memmove(moves + 1, moves, (size_t)i * sizeof *moves);
+            moves[0] = tt_move;
+            break;
+        }
+    }
+    int last_square = -1;
+    Groups after;
+    for (int i = 0; i < n; i++) {
+        int square = moves[i] >> 4, piece = moves[i] & 15;
+        if (square != last_square) {
+            place(c, g, square, hand, &after);
+            last_square = square;
+        }
+        int score = -negamax(c, occupied | 1u << square, planes | PIECE_PLANES[hand][square], piece,
+                             avail & ~(1u << piece), empty - 1, depth - 1, -beta, -alpha, 0, &after);
+        if (c->aborted)
+            return 0;
+        if (score > best) {
+            best = score;
+            best_move = moves[i];
+            if (root)
+                c->best_move = best_move;
+            if (score > alpha) {
+                alpha = score;
+                if (alpha >= beta)
+                    break;
+            }
+        }
+    }
+    if (use_tt)
+        store(c, slot, &key, depth, best, original_alpha, beta, best_move);
+    return best;
+}
+
+/* --- the Python type ------------------------------------------------------------------------------------------ */
+
+static int fill_tables(Core *c, PyObject *maps) {
+    PyObject *seq = PySequence_Fast(maps, "maps must be a sequence of board maps");
+    if (seq == NULL)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n < 1 || n > MAX_MAPS) {
+        Py_DECREF(seq);
+        PyErr_Format(PyExc_ValueError, "between 1 and %d board maps are needed", MAX_MAPS);
+        return -1;
+    }
+    c->tables = PyMem_Calloc((size_t)n, sizeof *c->tables);
+    c->maps = PyMem_Calloc((size_t)n, sizeof *c->maps);
+    if (c->tables == NULL || c->maps == NULL) {
+        Py_DECREF(seq);
+        PyErr_NoMemory();
+        return -1;
+    }
+    c->nmaps = (int)n;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *m = PySequence_Fast(PySequence_Fast_GET_ITEM(seq, i), "a board map must be a sequence");
+        if (m == NULL) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        if (PySequence_Fast_GET_SIZE(m) != 16) {
+            Py_DECREF(m);
+            Py_DECREF(seq);
+            PyErr_SetString(PyExc_ValueError, "a board map has 16 squares");
+            return -1;
+        }
+        int image[16];
+        for (int s = 0; s < 16; s++) {
+            long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(m, s));
+            if (v == -1 && PyErr_Occurred()) {
+                Py_DECREF(m);
+                Py_DECREF(seq);
+                return -1;
+            }
+            if (v < 0 || v > 15) {
+                Py_DECREF(m);
+                Py_DECREF(seq);
+                PyErr_SetString(PyExc_ValueError, "a board map sends squares to 0..15");
+                return -1;
+            }
+            image[s] = (int)v;
+        }
+        Py_DECREF(m);
+        unsigned seen = 0;
+        for (int s = 0; s < 16; s++) {
+            seen |= 1u << image[s];
+            c->maps[i][0][s] = (uint8_t)image[s];
+            c->maps[i][1][image[s]] = (uint8_t)s;
+        }
+        if (seen != 0xFFFF) {
+            Py_DECREF(seq);
+            PyErr_SetString(PyExc_ValueError, "a board map is a permutation of the 16 squares");
+            return -1;
+        }
+        for (int x = 0; x < 256; x++) {
+            uint16_t lo = 0, hi = 0;
+            for (int s = 0; s < 8; s++) {
+                if (x >> s & 1) {
+                    lo |= (uint16_t)(1u << image[s]);
+                    hi |= (uint16_t)(1u << image[s + 8]);
+                }
+            }
+            c->tables[i][0][x] = lo;
+            c->tables[i][1][x] = hi;
+        }
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
+static int Core_init(Core *c, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"lines", "counted", "maps", "tt_bits", NULL};
+    PyObject *lines, *maps;
+    int counted, bits;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OiOi", kwlist, &lines, &counted, &maps, &bits))
+        return -1;
+    if (c->tt != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Core is already initialised");
+        return -1;
+    }
+    if (counted < 1 || counted > 15) {
+        PyErr_SetString(PyExc_ValueError, "counted attributes must be a non-empty subset of the 4 piece bits");
+        return -1;
+    }
+    if (bits < 4 || bits > 30) {
+        PyErr_SetString(PyExc_ValueError, "tt_bits must be in 4..30");
+        return -1;
+    }
+    PyObject *seq = PySequence_Fast(lines, "lines must be a sequence of square masks");
+    if (seq == NULL)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n > MAX_LINES) {
+        Py_DECREF(seq);
+        PyErr_Format(PyExc_ValueError, "at most %d winning groups", MAX_LINES);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
+        if (v == -1 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        if (v < 0 || v > 0xFFFF || popcount16((unsigned)v) != 4) {
+            Py_DECREF(seq);
+            PyErr_SetString(PyExc_ValueError, "a winning group is a mask of 4 squares");
+            return -1;
+        }
+        c->lines[i] = (uint16_t)v;
+    }
+    Py_DECREF(seq);
+    c->nlines = (int)n;
+    for (int sq = 0; sq < 16; sq++) {
+        c->nthrough[sq] = 0;
+        for (int i = 0; i < c->nlines; i++)
+            if (c->lines[i] >> sq & 1)
+                c->through[sq][c->nthrough[sq]++] = (uint8_t)i;
+    }
+    c->ncounted = c->nothers = 0;
+    for (int a = 0; a < 4; a++) {
+        if (counted >> a & 1)
+            c->counted[c->ncounted++] = a;
+        else
+            c->others[c->nothers++] = a;
+    }
+    if (fill_tables(c, maps) < 0)
+        return -1;
+    c->bits = bits;
+    c->tt = PyMem_Calloc((size_t)1 << bits, sizeof(Entry));
+    if (c->tt == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    c->best_move = -1;
+    return 0;
+}
+
+static void Core_dealloc(Core *c) {
+    PyMem_Free(c->tt);
+    PyMem_Free(c->tables);
+    PyMem_Free(c->maps);
+    Py_TYPE(c)->tp_free((PyObject *)c);
+}
+
+static PyObject *Core_search(Core *c, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"occupied", "planes", "hand", "alpha", "beta", "max_nodes", "seconds", "depth", NULL};
+    unsigned int occupied;
+    unsigned long long planes, max_nodes = 0;
+    int hand, alpha, beta, depth = EXACT;
+    double seconds = 0.0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "IKiii|Kdi", kwlist, &occupied, &planes, &hand, &alpha, &beta,
+                                     &max_nodes, &seconds, &depth))
+        return NULL;
+    if (c->tt == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Core is not initialised");
+        return NULL;
+    }
+    if (occupied > 0xFFFF || occupied == 0xFFFF || hand < 0 || hand > 15) {
+        PyErr_SetString(PyExc_ValueError, "a node has an empty square and a piece in hand (0..15)");
+        return NULL;
+    }
+    if (c->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "Core.search is already running (one search per core at a time)");
+        return NULL;
+    }
+    c->busy = 1;
+    c->nodes = 0;
+    c->aborted = 0;
+    c->best_move = -1;
+    c->max_nodes = max_nodes;
+    c->deadline = seconds > 0 ? now_seconds() + seconds : 0.0;
+    int score = 0;
+    if (c->stopped) {
+        c->aborted = 1;
+    } else {
+        unsigned avail = 0xFFFFu & ~(1u << hand);
+        for (int s = 0; s < 16; s++)
+            if (occupied >> s & 1)
+                avail &= ~(1u << piece_at(planes, s));
+        int empty = 16 - popcount16(occupied);
+        Py_BEGIN_ALLOW_THREADS
+        Groups g;
+        summarize(c, occupied, planes, &g);
+        score = negamax(c, occupied, planes, hand, avail, empty, depth, alpha, beta, 1, &g);
+        Py_END_ALLOW_THREADS
+        if (c->aborted)
+            score = 0;
+    }
+    c->busy = 0;
+    return PyLong_FromLong(score);
+}
+
+static PyObject *Core_stop(Core *c, PyObject *Py_UNUSED(ignored)) {
+    c->stopped = 1;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Core_reset_stop(Core *c, PyObject *Py_UNUSED(ignored)) {
+    c->stopped = 0;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Core_clear(Core *c, PyObject *Py_UNUSED(ignored)) {
+    if (c->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "cannot clear the table during a search");
+        return NULL;
+    }
+    if (c->tt != NULL)
+        memset(c->tt, 0, ((size_t)1 << c->bits) * sizeof(Entry));
+    Py_RETURN_NONE;
+}
+
+static PyObject *Core_get_nodes(Core *c, void *closure) { return PyLong_FromUnsignedLongLong(c->nodes); }
+static PyObject *Core_get_aborted(Core *c, void *closure) { return PyBool_FromLong(c->aborted); }
+static PyObject *Core_get_best_move(Core *c, void *closure) { return PyLong_FromLong(c->best_move); }
+
+static PyMethodDef Core_methods[] = {
+    {"search", (PyCFunction)(void (*)(void))Core_search, METH_VARARGS | METH_KEYWORDS,
+     "search(occupied, planes, hand, alpha, beta, max_nodes=0, seconds=0.0, depth=64) -> fail-soft score"},
+    {"stop", (PyCFunction)Core_stop, METH_NOARGS, "End a running search (thread-safe), until reset_stop()."},
+    {"reset_stop", (PyCFunction)Core_reset_stop, METH_NOARGS, "Clear a stop request."},
+    {"clear", (PyCFunction)Core_clear, METH_NOARGS, "Empty the transposition table."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Core_getset[] = {
+    {"nodes", (getter)Core_get_nodes, NULL, "Nodes visited by the last search.", NULL},
+    {"aborted", (getter)Core_get_aborted, NULL, "True when the last search was cut short.", NULL},
+    {"best_move", (getter)Core_get_best_move, NULL, "square << 4 | piece of the root's best turn, or -1.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject CoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "quarto_arena.protocol._solver.Core",
+    .tp_basicsize = sizeof(Core),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Exact negamax over positions with a piece in hand (see _solver_py.Core).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Core_init,
+    .tp_dealloc = (destructor)Core_dealloc,
+    .tp_methods = Core_methods,
+    .tp_getset = Core_getset,
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, .m_name = "_solver", .m_doc = "The exact Quarto solver core in C.", .m_size = -1,
+};
+
+PyMODINIT_FUNC PyInit__solver(void) {
+    for (int a = 0; a < 4; a++) {
+        HAS[a] = HAS_NOT[a] = 0;
+        for (int p = 0; p < 16; p++) {
+            if (p >> a & 1)
+                HAS[a] |= (uint16_t)(1u << p);
+            else
+                HAS_NOT[a] |= (uint16_t)(1u << p);
+        }
+    }
+    for (int x = 0; x < 256; x++) {
+        unsigned set = (unsigned)x >> 4, clear = (unsigned)x & 15, w = 0;
+        for (int p = 0; p < 16; p++)
+            if ((p & set) || (~p & clear))
+                w |= 1u << p;
+        WINNERS[x] = (uint16_t)w;
+    }
+    for (int p = 0; p < 16; p++)
+        for (int s = 0; s < 16; s++) {
+            uint64_t v = 0;
+            for (int a = 0; a < 4; a++)
+                if (p >> a & 1)
+                    v |= 1ULL << (16 * a + s);
+            PIECE_PLANES[p][s] = v;
+        }
+    if (PyType_Ready(&CoreType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    Py_INCREF(&CoreType);
+    if (PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0) {
+        Py_DECREF(&CoreType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,473 @@
+"""Exact values of Quarto positions: win, draw or loss for the player to move, in how many turns, and every best turn.
+
+One :class:`Solver` per variant holds a transposition table, so the positions of one game are solved faster one
+after the other. Its core is the C extension ``_solver`` when it was built at install, else the pure-Python mirror
+``_solver_py`` (about a hundred times slower); setting ``QUARTO_ARENA_PURE_SOLVER=1`` forces the pure core. Both
+search the same tree; this module adds what only the root needs: finished games, strict claims, give-only
+positions, and the list of turns.
+
+Values count turns as SPEC.md §5.3 does: both players' turns from now, the turn to play included, so a winning
+placement now is ``win 1`` and a loss on the opponent's next placement is ``loss 2``. A draw's count is the turns
+left until the board is full. With best play the winner wins as soon as it can and the loser holds out as long as it
+can. Under strict claims a perfect player always calls, and an alignment the opponent missed is claimed at once
+(``win 1``).
+
+A search may be bounded (:class:`Limits`: nodes, seconds) and stopped from another thread (:meth:`Solver.stop`);
+a search cut short reports its value as unproven and plays the best turn it has found.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, Protocol
+
+from . import _solver_py
+from ._solver_py import EXACT
+from .rules import CLAIM, Outcome, Position, Turn, Variant, turn_of
+from .symmetry import board_maps
+
+__all__ = [
+    "DEFAULT_TT_BITS",
+    "EXACT",
+    "PURE_ENV",
+    "Aim",
+    "Analysis",
+    "Limits",
+    "Search",
+    "Solver",
+    "Value",
+    "Verdict",
+    "compiled_core_available",
+]
+
+PURE_ENV: Final = "QUARTO_ARENA_PURE_SOLVER"
+"""Environment variable: set to 1 to use the pure-Python core even when the C extension is installed."""
+_BIG: Final = 64
+DEFAULT_TT_BITS: Final = 20
+"""log2 of the transposition table's entries (16 bytes each in the C core: 16 MiB)."""
+
+
+class CoreProtocol(Protocol):
+    """What the root needs from a core (``_solver.Core`` or ``_solver_py.Core``)."""
+
+    def __init__(self, lines: Sequence[int], counted: int, maps: Sequence[Sequence[int]], tt_bits: int) -> None: ...
+
+    nodes: int
+    aborted: bool
+    best_move: int
+
+    def search(
+        self,
+        occupied: int,
+        planes: int,
+        hand: int,
+        alpha: int,
+        beta: int,
+        max_nodes: int = 0,
+        seconds: float = 0.0,
+        depth: int = EXACT,
+    ) -> int: ...
+
+    def stop(self) -> None: ...
+
+    def reset_stop(self) -> None: ...
+
+    def clear(self) -> None: ...
+
+
+def _compiled() -> type[CoreProtocol] | None:
+    try:
+        from . import _solver
+    except ImportError:
+        return None
+    core: type[CoreProtocol] = _solver.Core
+    return core
+
+
+_COMPILED: Final = _compiled()
+
+
+def compiled_core_available() -> bool:
+    """True when the C extension was built and imports."""
+    return _COMPILED is not None
+
+
+class Verdict(enum.Enum):
+    """The result of perfect play for the player to move."""
+
+    WIN = "win"
+    DRAW = "draw"
+    LOSS = "loss"
+
+
+_OPPOSITE: Final = {Verdict.WIN: Verdict.LOSS, Verdict.LOSS: Verdict.WIN, Verdict.DRAW: Verdict.DRAW}
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """The exact value of a position for the player to move."""
+
+    verdict: Verdict
+    """Win, draw or loss with perfect play by both."""
+    turns: int
+    """Turns to the end of the game, both players' and the one to play now included (draw: until the board is full)."""
+
+    def __str__(self) -> str:
+        """``win 3``, ``loss 2`` or ``draw``: the form of a UQI ``score``."""
+        return "draw" if self.verdict is Verdict.DRAW else f"{self.verdict.value} {self.turns}"
+
+    @property
+    def rank(self) -> int:
+        """Orders values from the mover's point of view: sooner wins first, then draws, then later losses."""
+        if self.verdict is Verdict.WIN:
+            return 100 - self.turns
+        if self.verdict is Verdict.LOSS:
+            return self.turns - 100
+        return 0
+
+    def before(self) -> Value:
+        """The value of the turn that led here, for the player who made it (the opponent of the player to move)."""
+        return Value(_OPPOSITE[self.verdict], self.turns + 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Bounds on one request; None means no bound."""
+
+    nodes: int | None = None
+    """Nodes the core may visit, over all its searches for the request (checked every 1,024 nodes)."""
+    seconds: float | None = None
+    """Wall-clock seconds for the whole request."""
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    """What a request found."""
+
+    value: Value | None
+    """The exact value for the player to move, or None when the limits ended the search first (unproven)."""
+    best: tuple[Turn, ...]
+    """When proven, every best turn (see :meth:`Solver.analyse`), in legal-turn order; when unproven, the best turn
+    found so far, alone."""
+    nodes: int
+    """Nodes the core visited."""
+    seconds: float
+    """Wall-clock time taken."""
+
+    @property
+    def proven(self) -> bool:
+        """True when :attr:`value` is exact."""
+        return self.value is not None
+
+
+class Aim(enum.Enum):
+    """What a :meth:`Solver.search` sets out to prove; the narrower the aim, the cheaper the search."""
+
+    VALUE = "value"
+    """Whether the position is won, lost, or neither (within the depth)."""
+    SAFETY = "safety"
+    """A turn that does not lose (within the depth), or that every turn loses. At a drawn position this costs a
+    fraction of VALUE: it need not show that no turn wins."""
+    WIN = "win"
+    """A turn that wins (within the depth), or that none does."""
+
+
+_WINDOWS: Final = {Aim.VALUE: (-1, 1), Aim.SAFETY: (-1, 0), Aim.WIN: (0, 1)}
+
+
+@dataclass(frozen=True, slots=True)
+class Search:
+    """What :meth:`Solver.search` found within its depth."""
+
+    turn: Turn
+    """The best turn found (with the aim WIN and no win found, just a legal turn)."""
+    verdict: Verdict | None
+    """Win or loss when proven within the depth; draw when the aim was VALUE and the depth reached the end of the
+    game; None when the search left it open."""
+    safe: bool
+    """True when :attr:`turn` is proven not to lose within the depth (at all, when the depth reached the end)."""
+    turns: int | None
+    """With a verdict, the turns to the end with best play, at most (exact for a draw)."""
+    nodes: int
+    """Nodes the core visited."""
+
+
+class _Unproven(Exception):
+    """A core search was cut short."""
+
+
+class Solver:
+    """Solves positions of one variant. Not thread-safe, except :meth:`stop`; make one per thread."""
+
+    def __init__(self, variant: Variant, *, tt_bits: int = DEFAULT_TT_BITS, pure: bool | None = None) -> None:
+        if pure is None:
+            pure = os.environ.get(PURE_ENV, "") not in ("", "0")
+        core_type: type[CoreProtocol] = _solver_py.Core if pure or _COMPILED is None else _COMPILED
+        counted = sum(a.value for a in variant.attributes)
+        self.variant = variant
+        """The rules this solver plays by."""
+        self.core: CoreProtocol = core_type(variant.lines, counted, board_maps(variant.shapes), tt_bits)
+        """The search core (C or pure Python)."""
+        self.compiled = core_type is not _solver_py.Core
+        """True when the C core is in use."""
+        self._nodes = 0
+        self._node_limit: int | None = None
+        self._deadline: float | None = None
+
+    def stop(self) -> None:
+        """Ends the running request as soon as possible (from any thread): it reports its value as unproven, and so
+        does every later request, at once, until :meth:`resume`."""
+        self.core.stop()
+
+    def resume(self) -> None:
+        """Lets requests run again after :meth:`stop`."""
+        self.core.reset_stop()
+
+    def clear(self) -> None:
+        """Forgets every position searched so far (the transposition table)."""
+        self.core.clear()
+
+    # --- requests ------------------------------------------------------------------------------------------------
+
+    def value(self, position: Position, limits: Limits | None = None) -> Analysis:
+        """The exact value of ``position`` for the player to move (``best`` holds one best turn when proven)."""
+        return self._request(position, limits, every=False, keep_turns=True)
+
+    def analyse(self, position: Position, limits: Limits | None = None, *, keep_turns: bool = True) -> Analysis:
+        """The exact value and every best turn: those whose value is the position's own, turn count included
+        (the quickest wins, the longest losses, every drawing turn). With ``keep_turns=False`` every turn that
+        keeps the verdict (win, draw or loss) counts as best, as in the project's solved vectors."""
+        return self._request(position, limits, every=True, keep_turns=keep_turns)
+
+    def search(
+        self, position: Position, depth: int, limits: Limits | None = None, *, aim: Aim = Aim.VALUE
+    ) -> Search | None:
+        """The best turn within ``depth`` turns for ``aim``, or None when the limits ended the search first.
+
+        Positions ``depth`` turns away count as draws, so a win or a loss this proves is exact, a draw only when
+        ``depth`` reaches the end of the game. Searches of growing depth share the table: iterative deepening
+        costs little more than its last step, and its last step, at a depth of the empty squares, is exact.
+        """
+        if position.is_over:
+            raise ValueError("the game is over: there is nothing to search")
+        if depth < 1:
+            raise ValueError("depth must be at least 1")
+        self._start(limits)
+        try:
+            return self._search_root(position, depth, aim)
+        except _Unproven:
+            return None
+
+    def _search_root(self, position: Position, depth: int, aim: Aim) -> Search:
+        if position.claimable:
+            return Search(CLAIM, Verdict.WIN, True, 1, 0)
+        wins = position.winning_squares() if position.hand is not None else []
+        if wins:
+            return Search(turn_of(place=wins[0], call=position.variant.strict), Verdict.WIN, True, 1, self._nodes)
+        empty = 16 - position.placed
+        if empty == 1 and position.hand is not None:
+            return Search(turn_of(place=position.empty_squares()[0]), Verdict.DRAW, True, 1, self._nodes)
+        alpha, beta = _WINDOWS[aim]
+        occupied, planes = position[1], position[2]
+        if position.hand is not None:
+            score = self._search(occupied, planes, position[3], alpha, beta, depth)
+            move = self.core.best_move
+            turn = (_core_turn(position, move) if move >= 0 else None) or self._found(position)
+            extra = 0
+        else:
+            # Give-only: each gift is a child with a piece in hand, searched one turn less deep.
+            score, turn, extra = -_BIG, position.legal_turns()[0], 1
+            for gift in position.legal_turns():
+                assert gift.give is not None
+                child = -self._search(occupied, planes, gift.give, -beta, -max(alpha, score), depth - 1)
+                if child > score:
+                    score, turn = child, gift
+                    if score >= beta:
+                        break
+        safe = score >= 0 and score > alpha
+        if score >= 1:
+            return Search(turn, Verdict.WIN, safe, empty - score + 1 + extra, self._nodes)
+        if score <= -1:
+            return Search(turn, Verdict.LOSS, safe, empty + score + 1 + extra, self._nodes)
+        if aim is Aim.VALUE and depth >= empty + extra:
+            return Search(turn, Verdict.DRAW, safe, empty + extra, self._nodes)
+        return Search(turn, None, safe, None, self._nodes)
+
+    def turn_value(self, position: Position, turn: Turn, limits: Limits | None = None) -> Value | None:
+        """The exact value of playing ``turn`` in ``position``, for the player who plays it (None: unproven)."""
+        self._start(limits)
+        try:
+            return self._child_value(position.apply(turn))
+        except _Unproven:
+            return None
+
+    # --- the root --------------------------------------------------------------------------------------------------
+
+    def _start(self, limits: Limits | None) -> float:
+        self._nodes = 0
+        now = time.monotonic()
+        self._node_limit = None if limits is None else limits.nodes
+        seconds = None if limits is None else limits.seconds
+        self._deadline = None if seconds is None else now + seconds
+        return now
+
+    def _request(self, position: Position, limits: Limits | None, *, every: bool, keep_turns: bool) -> Analysis:
+        if position.is_over:
+            raise ValueError("the game is over: there is nothing to solve")
+        started = self._start(limits)
+        try:
+            value = self._value(position)
+            if every:
+                best = tuple(t for t in position.legal_turns() if self._keeps(position, t, value, keep_turns))
+            else:
+                best = (self._one_best(position, value),)
+        except _Unproven:
+            return Analysis(None, (self._found(position),), self._nodes, time.monotonic() - started)
+        return Analysis(value, best, self._nodes, time.monotonic() - started)
+
+    def _search(self, occupied: int, planes: int, hand: int, alpha: int, beta: int, depth: int = EXACT) -> int:
+        """One core search within what is left of the request's limits; raises _Unproven when cut short."""
+        max_nodes = 0
+        if self._node_limit is not None:
+            max_nodes = self._node_limit - self._nodes
+            if max_nodes <= 0:
+                raise _Unproven
+        seconds = 0.0
+        if self._deadline is not None:
+            seconds = self._deadline - time.monotonic()
+            if seconds <= 0:
+                raise _Unproven
+        score = self.core.search(occupied, planes, hand, alpha, beta, max_nodes, seconds, depth)
+        self._nodes += self.core.nodes
+        if self.core.aborted:
+            raise _Unproven
+        return score
+
+    def _score(self, position: Position) -> int:
+        """The exact core score of a position with a piece in hand: a win scores the empty squares left at the
+        end plus one, a loss minus that, a draw 0. Binary search with null windows after a first (-1, 1) search."""
+        occupied, planes, hand = position[1], position[2], position[3]
+        empty = 16 - occupied.bit_count()
+        low, high = 1 - empty, empty
+        score = self._search(occupied, planes, hand, -1, 1)
+        if score == 0:
+            return 0
+        if score > 0:
+            low = score
+        else:
+            high = score
+        while low < high:
+            guess = (low + high + 1) // 2
+            score = self._search(occupied, planes, hand, guess - 1, guess)
+            if score >= guess:
+                low = score
+            else:
+                high = score
+        return low
+
+    def _value(self, position: Position) -> Value:
+        """The exact value of an unfinished position."""
+        if position.claimable:
+            return Value(Verdict.WIN, 1)
+        if position.hand is None:
+            return max((self._child_value(position.apply(t)) for t in position.legal_turns()), key=lambda v: v.rank)
+        return _value_of(self._score(position), 16 - position.placed)
+
+    def _child_value(self, child: Position) -> Value:
+        """The value of the turn that led to ``child``, for the player who made it."""
+        if child.outcome is Outcome.WIN:
+            return Value(Verdict.WIN, 1)
+        if child.outcome is Outcome.DRAW:
+            return Value(Verdict.DRAW, 1)
+        return self._value(child).before()
+
+    def _keeps(self, position: Position, turn: Turn, value: Value, keep_turns: bool) -> bool:
+        """True when ``turn`` keeps ``value`` (its turn count too, with ``keep_turns``)."""
+        child = position.apply(turn)
+        if child.is_over or child.claimable or child.hand is None:
+            got = self._child_value(child)
+            return got == value if keep_turns else got.verdict is value.verdict
+        if not keep_turns and value.verdict is Verdict.LOSS:
+            return True
+        occupied, planes, hand = child[1], child[2], child[3]
+        empty = 16 - occupied.bit_count()
+        if keep_turns:
+            # The child must be worth exactly the opposite value; a window of width 2 around it tells.
+            target = _score_of(Value(_OPPOSITE[value.verdict], value.turns - 1), empty)
+            return self._search(occupied, planes, hand, target - 1, target + 1) == target
+        if value.verdict is Verdict.WIN:
+            return self._search(occupied, planes, hand, -1, 0) < 0
+        return self._search(occupied, planes, hand, -1, 1) == 0
+
+    def _one_best(self, position: Position, value: Value) -> Turn:
+        """A turn that keeps ``value`` exactly: the core's own best turn when it is one, else the first that does."""
+        move = self.core.best_move
+        if position.hand is not None and not position.claimable and move >= 0:
+            turn = _core_turn(position, move)
+            if turn is not None and self._keeps(position, turn, value, True):
+                return turn
+        for turn in position.legal_turns():
+            if self._keeps(position, turn, value, True):
+                return turn
+        raise AssertionError("no turn keeps the value of the position")  # the value is the best turn's value
+
+    def _found(self, position: Position) -> Turn:
+        """The best turn known after a search was cut short: a win now, else the core's best so far, else a
+        turn that does not lose at once."""
+        turns = position.legal_turns()
+        for turn in turns:
+            if (
+                turn.claim
+                or turn.call
+                or (turn.place is not None and turn.give is None and position.wins_at(turn.place))
+            ):
+                return turn
+        move = self.core.best_move
+        if position.hand is not None and move >= 0 and (found := _core_turn(position, move)) is not None:
+            return found
+        return next((t for t in turns if not _loses_at_once(position, t)), turns[0])
+
+
+def _value_of(score: int, empty: int) -> Value:
+    """A core score at a node with ``empty`` empty squares (and a piece in hand) as a :class:`Value`."""
+    if score > 0:
+        return Value(Verdict.WIN, empty - score + 1)
+    if score < 0:
+        return Value(Verdict.LOSS, empty + score + 1)
+    return Value(Verdict.DRAW, empty)
+
+
+def _score_of(value: Value, empty: int) -> int:
+    """The inverse of :func:`_value_of`."""
+    if value.verdict is Verdict.WIN:
+        return empty - value.turns + 1
+    if value.verdict is Verdict.LOSS:
+        return -(empty - value.turns + 1)
+    return 0
+
+
+def _core_turn(position: Position, move: int) -> Turn | None:
+    """The turn a core move (``square << 4 | piece``) stands for in ``position``, if it is legal there."""
+    square, piece = move >> 4, move & 15
+    give = None if position.placed == 15 else piece
+    turn = turn_of(place=square, give=give)
+    try:
+        position.apply(turn)
+    except ValueError:
+        return None
+    return turn
+
+
+def _loses_at_once(position: Position, turn: Turn) -> bool:
+    """True when the opponent can win on the next turn after ``turn``."""
+    child = position.apply(turn)
+    if child.is_over:
+        return False
+    if child.claimable:
+        return True
+    hand = child.hand
+    return hand is not None and bool(child.winning_squares())

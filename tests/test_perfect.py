@@ -1,0 +1,231 @@
+"""The perfect engine: exact play where the solver proves the position, its scores, levels, time and stop."""
+
+from __future__ import annotations
+
+import functools
+import json
+import random
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from quarto_arena.engines.greedy import safe_turns, winning_turns
+from quarto_arena.engines.perfect import HASH, LEVEL, SEARCH, PerfectBot, time_budget
+from quarto_arena.protocol.bot import SearchContext
+from quarto_arena.protocol.notation import parse_position, parse_variant
+from quarto_arena.protocol.rules import ClaimMode, Outcome, Position, Shapes, Turn, Variant
+from quarto_arena.protocol.solver import Solver, Verdict
+from quarto_arena.protocol.uqi import Go, Info, Score
+
+EXACT_GO = Go(depth=16)  # no time limit but the engine's own 20 s: every search below finishes, deterministically
+
+
+def safe_play(variant: Variant, rng: random.Random, empties: int) -> Position:
+    """An unfinished position with a piece in hand, ``empties`` empty squares, from random safe turns."""
+    while True:
+        p = Position.start(variant)
+        while not p.is_over and 16 - p.placed > empties:
+            p = p.apply(rng.choice(safe_turns(p) or p.legal_turns()))
+        if not p.is_over and p.hand is not None and 16 - p.placed == empties:
+            return p
+
+
+@functools.cache
+def positions_of(verdict: Verdict, variant: Variant, empties: int, count: int, seed: int) -> tuple[Position, ...]:
+    """Positions of that value, sampled from random safe play; a lost position is one just after a winning turn
+    (random safe play rarely reaches one by itself)."""
+    rng = random.Random(seed)
+    solver = Solver(variant)
+    out: list[Position] = []
+    sample_at = empties + 1 if verdict is Verdict.LOSS else empties
+    while len(out) < count:
+        p = safe_play(variant, rng, sample_at)
+        found = solver.value(p)
+        if found.value is None or winning_turns(p):
+            continue
+        if verdict is Verdict.LOSS and found.value.verdict is Verdict.WIN:
+            out.append(p.apply(found.best[0]))
+        elif verdict is not Verdict.LOSS and found.value.verdict is verdict:
+            out.append(p)
+    return tuple(out)
+
+
+def deep_wins() -> list[Position]:
+    """The won positions of the deep vectors: advanced shapes, 9 to 12 empty squares."""
+    vectors = json.loads((Path(__file__).parent / "data" / "solved_deep.json").read_text())
+    return [
+        parse_position(v["position"], parse_variant(v["variant"], v["attributes"]))
+        for v in vectors
+        if v["value"] == "win"
+    ]
+
+
+def bot(level: int = 10, **options: int | str) -> PerfectBot:
+    engine = PerfectBot()
+    engine.reset_options()
+    engine.set_option(LEVEL.name, level)
+    for name, value in options.items():
+        engine.set_option(name, value)
+    return engine
+
+
+def search(engine: PerfectBot, position: Position, limits: Go = EXACT_GO) -> tuple[Turn, list[Info]]:
+    infos: list[Info] = []
+    engine.new_game(position.variant)
+    turn = engine.search(position, SearchContext(limits, position=position, on_info=infos.append))
+    assert turn in position.legal_turns()
+    return turn, infos
+
+
+def play_out(position: Position, engines: tuple[PerfectBot, PerfectBot]) -> tuple[Position, int]:
+    """Both engines in turn, ``engines[0]`` to move first, until the game ends; the end and the turns played."""
+    for engine in engines:
+        engine.new_game(position.variant)
+    turns = 0
+    while not position.is_over:
+        engine = engines[turns % 2]
+        position = position.apply(engine.search(position, SearchContext(EXACT_GO, position=position)))
+        turns += 1
+    return position, turns
+
+
+VARIANTS = [Variant(), Variant(shapes=Shapes.ADVANCED), Variant(claims=ClaimMode.STRICT)]
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.describe())
+def test_converts_won_positions_against_perfect_defence(variant: Variant) -> None:
+    """The winner wins, the loser defending as well as the solver can."""
+    for position in positions_of(Verdict.WIN, variant, 10, 2, seed=2):
+        end, turns = play_out(position, (bot(), bot()))
+        assert end.outcome is Outcome.WIN and turns % 2 == 1  # the last turn won, and it was the first player's
+
+
+def test_converts_the_deep_vectors_wins() -> None:
+    wins = deep_wins()
+    assert {16 - p.placed for p in wins} == {9, 10, 11, 12}
+    for position in wins:
+        end, turns = play_out(position, (bot(), bot()))
+        assert end.outcome is Outcome.WIN and turns % 2 == 1
+
+
+@pytest.mark.parametrize("verdict", list(Verdict))
+def test_reports_the_exact_value(verdict: Verdict) -> None:
+    solver = Solver(Variant())
+    for position in positions_of(verdict, Variant(), 9, 2, seed=7):
+        value = solver.value(position).value
+        assert value is not None
+        turn, infos = search(bot(), position)
+        expected = Score("draw") if verdict is Verdict.DRAW else Score(verdict.value, value.turns)
+        assert infos[-1].score == expected
+        assert infos[-1].pv[0] == turn
+        # The turn keeps the value: the quickest win, the draw, the longest loss.
+        assert solver.turn_value(position, turn) == value
+
+
+def test_the_winner_wins_as_soon_as_it_can() -> None:
+    solver = Solver(Variant())
+    for position in positions_of(Verdict.WIN, Variant(), 10, 2, seed=3):
+        value = solver.value(position).value
+        assert value is not None
+        assert play_out(position, (bot(), bot()))[1] == value.turns
+
+
+def test_keeps_greedys_promises() -> None:
+    rng = random.Random(5)
+    engine = bot()
+    for _ in range(10):
+        position = safe_play(Variant(), rng, rng.randint(6, 14))
+        turn, _ = search(engine, position, Go(movetime=100))
+        after = position.apply(turn)
+        if winning_turns(position):
+            assert after.is_over
+        elif safe_turns(position):
+            assert not winning_turns(after), f"{turn} hands over a win in {position!r}"
+
+
+def test_takes_a_win_and_claims_a_missed_alignment() -> None:
+    position = parse_position("..../..../.e../012. 3")
+    assert str(search(bot(), position)[0]) == "d1"
+    strict = Variant(claims=ClaimMode.STRICT)
+    position = parse_position("..../..../.e../012. 3", strict)
+    assert str(search(bot(), position)[0]) == "d1!"
+    missed = position.apply(Turn(place=3, give=15))
+    turn, infos = search(bot(), missed)
+    assert str(turn) == "!" and infos[-1].score == Score("win", 1)
+
+
+def test_stops_when_the_search_is_finished() -> None:
+    """A proven position ends the search: the last info is the exact depth, not more."""
+    position = positions_of(Verdict.DRAW, Variant(), 8, 1, seed=11)[0]
+    _, infos = search(bot(), position, Go(infinite=False, depth=16))
+    assert [i.depth for i in infos][-1] == 8
+    assert infos[-1].score == Score("draw")
+    assert all(i.depth is not None and i.depth <= 8 for i in infos)
+
+
+def test_levels() -> None:
+    rng = random.Random(9)
+    position = safe_play(Variant(), rng, 14)
+    for level in (0, 1):
+        _, infos = search(bot(level), position, Go(movetime=50))
+        assert infos == []
+    for level in (2, 4):
+        _, infos = search(bot(level), position, Go(depth=16))
+        depths = [i.depth for i in infos]
+        assert depths == list(range(1, len(depths) + 1)) and 1 <= len(depths) <= level
+    # A level's depth covers the endgame: level 9 is exact at 9 empty squares.
+    won = positions_of(Verdict.WIN, Variant(), 9, 1, seed=4)[0]
+    _, infos = search(bot(9), won)
+    assert infos[-1].score.kind == "win"  # type: ignore[union-attr]
+
+
+def test_stop_ends_an_infinite_search() -> None:
+    position = parse_position("..../..../..../.... 3")
+    engine = bot()
+    engine.new_game(position.variant)
+    ctx = SearchContext(Go(infinite=True), position=position)
+    turns: list[Turn] = []
+    worker = threading.Thread(target=lambda: turns.append(engine.search(position, ctx)))
+    worker.start()
+    time.sleep(0.2)
+    assert worker.is_alive()  # 15 empty squares: far from solved
+    ctx.stop()
+    worker.join(5.0)
+    assert not worker.is_alive()
+    assert turns and turns[0] in position.legal_turns()
+
+
+def test_mcts_search_plays_legal_safe_turns() -> None:
+    rng = random.Random(12)
+    engine = bot(**{SEARCH.name: "mcts"})
+    for _ in range(3):
+        position = safe_play(Variant(), rng, 14)
+        turn, infos = search(engine, position, Go(movetime=200))
+        assert infos and infos[-1].nodes
+        score = infos[-1].score
+        assert score is not None and score.kind == "value" and score.value is not None
+        assert -1000 <= score.value <= 1000  # SPEC §5.3: 1000 x (2s - 1)
+        if safe_turns(position):
+            assert not winning_turns(position.apply(turn))
+
+
+def test_hash_option_sizes_the_table() -> None:
+    engine = bot(**{HASH.name: 1})
+    engine.new_game(Variant())
+    turn, _ = search(engine, parse_position("2fcd/46../53.9/8.1. 0"))
+    assert str(turn)
+
+
+def test_time_budget() -> None:
+    start = Position.start()
+    assert time_budget(Go(movetime=100), start) == pytest.approx(0.05)
+    assert time_budget(Go(movetime=2000), start) == pytest.approx(1.8)
+    assert time_budget(Go(infinite=True), start) is None
+    assert time_budget(Go(), start) == 1.0
+    assert time_budget(Go(depth=3), start) == 20.0
+    # A clock: never more than a quarter of it, and more with an increment.
+    low = time_budget(Go(time=1000, inc=0), start)
+    high = time_budget(Go(time=1000, inc=100), start)
+    assert low is not None and high is not None and 0 < low < high <= 0.25
+    assert time_budget(Go(time=10, inc=0), start) == pytest.approx(0.001)
