@@ -17,7 +17,7 @@ import textwrap
 import time
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import pytest
@@ -25,12 +25,15 @@ from procs import marked_processes, wait_listening
 from quarto_arena.arena.cluster import Cluster, ClusterAddress, ClusterError, ClusterPlayer, WorkerFacts
 from quarto_arena.arena.cluster.connection import overloaded_hosts
 from quarto_arena.arena.cluster.player import play_on_cluster
+from quarto_arena.arena.cluster.task import spec_from_dict, spec_to_dict
 from quarto_arena.arena.journal import JOURNAL_NAME, read_journal
 from quarto_arena.arena.pgn import read_games
 from quarto_arena.arena.records import GameRecord, Termination
+from quarto_arena.arena.referee import GameSpec
 from quarto_arena.arena.roster import resolve_engines
 from quarto_arena.arena.run import JSONL_NAME, PGN_NAME, Run, RunKind, RunSpec, build_spec
-from quarto_arena.protocol.notation import parse_position, parse_turns
+from quarto_arena.arena.timecontrol import TimeControl
+from quarto_arena.protocol.notation import parse_position, parse_turns, parse_variant
 
 CLI = [sys.executable, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
 
@@ -239,6 +242,24 @@ def test_cluster_addresses_and_crowded_machines() -> None:
     ]
 
 
+def test_every_field_of_a_game_travels_to_the_workers() -> None:
+    sample = GameSpec(
+        variant=parse_variant("advanced", "color,fill", "strict"),
+        time_control=TimeControl.parse("10+0.1"),
+        margin_ms=7,
+        start="f410/..../...9/.c7. b",
+        opening=("a1e",),
+        game_id=17,
+        round=3,
+        names=("a", "b"),
+        adjudicate=9,
+    )
+    default = GameSpec()
+    # A field GameSpec gains must be set here too, so that this test says whether it reaches the workers.
+    assert [f.name for f in fields(GameSpec) if getattr(sample, f.name) == getattr(default, f.name)] == []
+    assert spec_from_dict(json.loads(json.dumps(spec_to_dict(sample)))) == sample
+
+
 def test_without_dask_cluster_is_one_line_naming_the_extra(tmp_path: Path) -> None:
     # The import of distributed fails as it does where the extra is not installed.
     code = "import sys; sys.modules['distributed'] = None; from quarto_arena.arena.cli import main; main(sys.argv[1:])"
@@ -399,6 +420,15 @@ def test_a_worker_sigkilled_mid_game_its_game_is_played_again_elsewhere_and_coun
         assert proc.returncode == 0, stderr
         assert "Traceback" not in stderr
     assert_each_game_once(directory, 4)
+
+
+def test_adjudication_on_the_workers(shared: DaskCluster, tmp_path: Path) -> None:
+    out = tmp_path / "a"
+    args = ["play", "random", "greedy", "--games", "2", "--adjudicate", "12", "--tc", "st=1", "--out", str(out)]
+    r = run_cli(*args, "--cluster", shared.address)
+    assert r.returncode == 0, r.stderr
+    ends = Counter(r.termination for r in read_journal(out / JOURNAL_NAME).records.values())
+    assert ends[Termination.ADJUDICATED] >= 1 and sum(ends.values()) == 2, ends
 
 
 def test_sprt_on_a_cluster_stops_submitting_once_it_decides(shared: DaskCluster, c_bot: Path, tmp_path: Path) -> None:

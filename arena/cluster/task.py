@@ -55,6 +55,8 @@ __all__ = [
     "play_game_on_worker",
     "preflight_on_worker",
     "preflight_task",
+    "spec_from_dict",
+    "spec_to_dict",
 ]
 
 SHIPPED_STDERR: Final = 256 * 1024
@@ -99,17 +101,30 @@ def game_task(
 ) -> dict[str, Any]:
     """One game as plain data: its two engines (first, second), the :class:`GameSpec` fields, the deadlines."""
     task = _common([first, second], deadlines)
-    task["game"] = {
-        "variant": variant_text(spec.variant),
-        "tc": spec.time_control.text,
-        "margin_ms": spec.margin_ms,
-        "start": spec.start,
-        "opening": list(spec.opening),
-        "game_id": game.game_id,
-        "round": spec.round,
-    }
+    task["game"] = spec_to_dict(replace(spec, game_id=game.game_id))
     task["stderr_limit"] = min(log_limit, SHIPPED_STDERR)
     return task
+
+
+def spec_to_dict(spec: GameSpec) -> dict[str, Any]:
+    """Every field of a :class:`GameSpec` as plain data (the inverse of :func:`spec_from_dict`): a field the referee
+    gains travels to the workers without being named here."""
+    d = {f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)}
+    d["variant"] = variant_text(spec.variant)
+    d["time_control"] = spec.time_control.text
+    d["opening"] = list(spec.opening)
+    d["names"] = None if spec.names is None else list(spec.names)
+    return d
+
+
+def spec_from_dict(d: Mapping[str, Any]) -> GameSpec:
+    """The :class:`GameSpec` of :func:`spec_to_dict`."""
+    fields = dict(d)
+    fields["variant"] = parse_variant(*str(d["variant"]).split(" "))
+    fields["time_control"] = TimeControl.parse(str(d["time_control"]))
+    fields["opening"] = tuple(str(t) for t in d["opening"])
+    fields["names"] = None if d["names"] is None else (str(d["names"][0]), str(d["names"][1]))
+    return GameSpec(**fields)
 
 
 def preflight_task(engines: list[EngineConfig], variant: Variant, deadlines: Deadlines | None) -> dict[str, Any]:
@@ -184,16 +199,7 @@ def check_on_worker(task: Mapping[str, Any]) -> dict[str, Any]:
 
 async def _play(task: Mapping[str, Any], where: str, cancelled: Callable[[], bool]) -> dict[str, Any]:
     first, second = _configs(task)
-    g = task["game"]
-    spec = GameSpec(
-        variant=parse_variant(*str(g["variant"]).split(" ")),
-        time_control=TimeControl.parse(str(g["tc"])),
-        margin_ms=int(g["margin_ms"]),
-        start=None if g["start"] is None else str(g["start"]),
-        opening=tuple(str(t) for t in g["opening"]),
-        game_id=int(g["game_id"]),
-        round=int(g["round"]),
-    )
+    spec = spec_from_dict(task["game"])
     deadlines = Deadlines(**task["deadlines"])
     with tempfile.TemporaryDirectory(prefix="quarto-arena-") as tmp:
         logs = {c.name: Path(tmp) / f"{side}.stderr" for side, c in enumerate((first, second))}
