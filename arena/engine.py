@@ -757,6 +757,13 @@ class EngineSession:
         ping = ReadyPing(self.name, [format_command(NewGame(variant))], self.errors, self.complaints)
         await self._run(ping, self.deadlines.newgame, "newgame then isready")
 
+    async def ping(self) -> float:
+        """``isready`` -> ``readyok`` under the ready deadline; returns the round trip in seconds (the yardstick of
+        benchmarks/overhead.py: a round trip through the whole session, without a search)."""
+        t0 = time.perf_counter()
+        await self._run(ReadyPing(self.name, (), self.errors, self.complaints), self.deadlines.ready, "isready")
+        return time.perf_counter() - t0
+
     async def search(self, position: PositionCommand | str, go: Go | str, deadline: float) -> SearchOutcome:
         """Sends ``position`` and ``go`` in one write and waits up to ``deadline`` seconds for the ``turn``.
 

@@ -34,7 +34,7 @@ from tabulate import tabulate
 
 from .records import GameRecord, Result, Termination
 from .results import MatchSummary, forfeit_counts, rating_table, summarize
-from .run import GameFinished, GameStarted, Notice, RunKind, RunOutcome, SprtUpdate, Verdict
+from .run import GameEnded, GameFinished, GameStarted, Notice, RunKind, RunOutcome, SprtUpdate, Verdict
 from .stats import Cell, TableRows, crosstable_rows, pentanomial_stats, rating_rows, trinomial_stats
 
 __all__ = [
@@ -455,6 +455,8 @@ class RunView:
         """Handles one event of :meth:`quarto_arena.arena.run.Run.run`."""
         if isinstance(event, GameStarted):
             self.progress.started(event.game.game_id)
+        elif isinstance(event, GameEnded):
+            self.tally.running.discard(event.game.game_id)  # played; counted once synced
         elif isinstance(event, GameFinished):
             self.records.append(event.record)
             self.progress.finished(event.record)

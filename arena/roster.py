@@ -262,10 +262,10 @@ def apply_options(configs: Sequence[EngineConfig], settings: Sequence[str]) -> l
 async def name_endpoints(configs: Sequence[EngineConfig], explicit: set[str], **session: Any) -> list[EngineConfig]:
     """Names each unnamed ZeroMQ engine after its own ``id name`` (one handshake); others are returned as they are.
 
-    ``session`` goes to :class:`~quarto_arena.arena.engine.EngineSession` (deadlines). An engine that does not answer
-    keeps its provisional name: the run's own start reports the failure.
+    ``session`` goes to :class:`~quarto_arena.arena.engine.EngineSession` (deadlines). An engine that cannot be
+    reached or does not answer raises its :class:`~quarto_arena.arena.engine.EngineError` at once.
     """
-    from .engine import EngineError, EngineSession
+    from .engine import EngineSession
 
     out = list(configs)
     taken = {c.name for c in configs}
@@ -275,8 +275,6 @@ async def name_endpoints(configs: Sequence[EngineConfig], explicit: set[str], **
         s = EngineSession(replace(config, options={}), **session)
         try:
             ident = await s.start()
-        except EngineError:
-            continue
         finally:
             await s.quit()
         name = _sanitized(ident.name or "")

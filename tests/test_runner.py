@@ -293,3 +293,17 @@ def test_a_run_not_asked_for_turns_reports_none(c_bot: Path) -> None:
         asyncio.run(run.run(events.append))
     assert not [e for e in events if isinstance(e, TurnPlayed)]
     assert len([e for e in events if isinstance(e, GameFinished)]) == 2
+
+
+def test_an_unreachable_unnamed_zeromq_engine_fails_at_once(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    t0 = time.monotonic()
+    r = run_cli("play", "greedy", f"tcp://127.0.0.1:{port}", "--out", str(tmp_path / "m"))
+    assert r.returncode == 3, r.stderr
+    assert f"cannot connect to tcp://127.0.0.1:{port}" in r.stderr and r.stderr.count("\n") == 1
+    assert time.monotonic() - t0 < 5
+    assert not (tmp_path / "m").exists()  # nothing was started

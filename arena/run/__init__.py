@@ -10,6 +10,7 @@
 
 from .events import (
     Event,
+    GameEnded,
     GameFinished,
     GameStarted,
     Notice,
@@ -44,6 +45,7 @@ __all__ = [
     "RUN_FILES",
     "EnginePool",
     "Event",
+    "GameEnded",
     "GameFinished",
     "GamePlayer",
     "GameStarted",

@@ -37,6 +37,14 @@ class GameStarted:
 
 
 @dataclass(frozen=True, slots=True)
+class GameEnded:
+    """A game's last turn was played; it counts once it is synced (:class:`GameFinished` follows)."""
+
+    game: ScheduledGame
+    """The scheduled game."""
+
+
+@dataclass(frozen=True, slots=True)
 class GameFinished:
     """A game ended and is in the journal (it counts)."""
 
@@ -114,7 +122,7 @@ class TurnPlayed:
     """The position after the turn."""
 
 
-Event = GameStarted | GameFinished | Notice | SprtUpdate | TurnPlayed
+Event = GameStarted | GameEnded | GameFinished | Notice | SprtUpdate | TurnPlayed
 
 
 @dataclass(frozen=True, slots=True, repr=False)

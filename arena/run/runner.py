@@ -53,7 +53,7 @@ from ..referee import GameSpec
 from ..schedule import Opening, OpeningBook, ScheduledGame, ScheduleError
 from ..transport import DEFAULT_STDERR_LIMIT, Transcript
 from .commit import Committer
-from .events import Event, GameFinished, GameStarted, Notice, RunOutcome, SprtProgress, SprtUpdate
+from .events import Event, GameEnded, GameFinished, GameStarted, Notice, RunOutcome, SprtProgress, SprtUpdate
 from .players import EnginePool, GamePlayer, LocalPlayer, game_spec
 from .spec import RunError, RunKind, RunSpec
 from .sprt import SprtTracker
@@ -331,6 +331,7 @@ class Run:
                     return
                 emit(GameStarted(game))
                 record = await player.play(game, game_spec(game, self.spec), aborted.append)
+                emit(GameEnded(game))
                 if stop.is_set():
                     late = "finished after the run stopped: not counted"
                     aborted.append(replace(record, termination=Termination.ABORTED, detail=late))

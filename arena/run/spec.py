@@ -14,7 +14,7 @@ from typing import Any
 from quarto_arena.protocol.notation import NotationError, format_attributes, parse_variant
 from quarto_arena.protocol.rules import Variant
 
-from ..engine import EngineConfig
+from ..engine import EngineConfig, EngineError
 from ..referee import MAX_ADJUDICATE
 from ..roster import RosterError, apply_options, config_from_dict, config_to_dict, name_endpoints, resolve_roster
 from ..schedule import STARTPOS, Format, OpeningBook, Schedule, ScheduleError, load_openings, opening_from_text
@@ -244,7 +244,10 @@ def build_spec(
             test = Sprt(elo0, elo1, alpha, beta, sprt_model)
         explicit = {w.config.name for w in roster if w.explicit}
         if any(c.endpoint is not None and c.name not in explicit for c in configs):
-            configs = asyncio.run(name_endpoints(configs, explicit))
+            try:
+                configs = asyncio.run(name_endpoints(configs, explicit))
+            except EngineError as e:
+                raise RunError(str(e), engine=True) from None
         spec = RunSpec(
             kind=kind,
             engines=tuple(configs),
