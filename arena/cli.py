@@ -47,9 +47,14 @@ DEFAULT_WAIT = 60.0  # seconds; the same as ServerSpec.wait
 ATTRIBUTES = "color,shape,height,fill"
 
 
+_REPORTED: list[str] = []  # the line fail() printed, so that main() does not add a second one
+
+
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """Prints one line on stderr and exits with ``code``."""
-    _err(f"quarto-arena: error: {_one_line(message)}")
+    line = f"quarto-arena: error: {_one_line(message)}"
+    _REPORTED.append(line)
+    _err(line)
     raise typer.Exit(code)
 
 
@@ -102,7 +107,7 @@ def main(argv: list[str] | None = None) -> None:
         if message:  # empty when help was shown for a bare command
             _err(f"quarto-arena: error: {message}")
         sys.exit(int(getattr(e, "exit_code", EXIT_USAGE)))
-    if code == 130:  # typer turns Ctrl-C inside a command into Exit(130)
+    if code == 130 and not _REPORTED:  # typer turns Ctrl-C inside a command into Exit(130)
         _err("quarto-arena: interrupted")
     sys.exit(code if isinstance(code, int) else 0)
 
@@ -160,6 +165,16 @@ ProgressOpt = typer.Option(
 )
 QuietOpt = typer.Option(False, "--quiet", "-q", help="No progress: only warnings and the result.")
 DebugOpt = typer.Option(None, "--debug", metavar="DIR", help="Write every UQI line with a time stamp into DIR.")
+ClusterOpt = typer.Option(
+    None,
+    "--cluster",
+    metavar="ADDRESS",
+    help="Play the games on a Dask cluster: tcp://SCHEDULER:8786, or local:N worker processes here "
+    "(pip install 'quarto-arena[dask]').",
+)
+OversubscribeOpt = typer.Option(
+    False, "--oversubscribe", help="With --cluster: allow machines with more worker threads than cores."
+)
 WebOpt = typer.Option(
     None,
     "--web",
@@ -416,7 +431,8 @@ def _build_spec(kind: str, engine_words: list[str], options: dict[str, Any]) -> 
         _check_keys(spec)
     except RunError as e:
         fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
-    _check_concurrency(spec.concurrency, len(spec.engines))
+    if o.get("cluster") is None:  # on a cluster, -j is games in flight there, not here
+        _check_concurrency(spec.concurrency, len(spec.engines))
     return spec
 
 
@@ -458,7 +474,9 @@ def _open_run(kind: str, ctx: typer.Context, engine_words: list[str], options: d
     try:
         if options["resume"] is not None:
             served = {"listen", "keys", "wait"}  # where bots connect is no game option: a resume may move it
-            given = _given(ctx, {"resume", "quiet", "progress_every", "debug", "web"} | served)
+            given = _given(
+                ctx, {"resume", "quiet", "progress_every", "debug", "web", "cluster", "oversubscribe"} | served
+            )
             if given or engine_words:
                 what = "engines" if engine_words else "--" + given[0].replace("_", "-")
                 fail(f"--resume takes no engines or game options (got {what}): the journal keeps them")
@@ -486,6 +504,28 @@ def _open_run(kind: str, ctx: typer.Context, engine_words: list[str], options: d
         if transcript is not None:
             transcript.close()
         fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
+
+
+def _cluster(address: str | None) -> Any:
+    """The ``--cluster`` address (a ClusterAddress), None without one; a usage error (exit 2) when it is malformed or
+    Dask is not installed."""
+    if address is None:
+        return None
+    from .cluster import ClusterAddress
+    from .cluster.connection import distributed
+    from .run import RunError
+
+    try:
+        parsed = ClusterAddress.parse(address)
+        distributed()
+    except RunError as e:
+        fail(str(e))
+    import logging
+
+    # Dask logs connections, workers and lost schedulers with tracebacks on our standard error; every failure that
+    # matters reaches the user as our one line instead.
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    return parsed
 
 
 def _debug(directory: Path) -> Any:
@@ -533,9 +573,12 @@ def _fast_event_loop() -> None:
     asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
 
 
-async def _play(run: Run, view: RunView, web: tuple[str, int] | None = None) -> RunOutcome:
+async def _play(
+    run: Run, view: RunView, web: tuple[str, int] | None = None, cluster: Any = None, oversubscribe: bool = False
+) -> RunOutcome:
     """Runs with SIGINT, SIGTERM and SIGHUP turned into a clean stop (engines killed, finished games synced); with
-    ``web``, the live page is served at that address while the run goes."""
+    ``web``, the live page is served at that address while the run goes; on ``cluster`` (a ClusterAddress) when
+    given."""
     import asyncio
     import gc
     import signal
@@ -561,6 +604,10 @@ async def _play(run: Run, view: RunView, web: tuple[str, int] | None = None) -> 
     for signum in handled:
         loop.add_signal_handler(signum, on_signal, signum)
     try:
+        if cluster is not None:
+            from .cluster import play_on_cluster
+
+            return await play_on_cluster(run, cluster, view, interrupt=interrupt, oversubscribe=oversubscribe)
         player = None
         if run.spec.server is not None:
             from .server import server_player
@@ -589,6 +636,11 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
     from .web import WebError, parse_address, require_server
 
     _table_format(options["fmt"])
+    cluster = _cluster(options["cluster"])
+    if cluster is not None and options["debug"] is not None:
+        fail("--debug records the UQI lines of engines on this machine; with --cluster they run on the workers")
+    if cluster is not None and options["web"] is not None:
+        fail("--web cannot be used with --cluster; follow the run from another terminal: quarto-arena serve DIR")
     web = None
     if options["web"] is not None:
         try:
@@ -603,6 +655,9 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
         except ValueError as e:
             fail(str(e))
     run = _open_run(kind, ctx, engine_words, options)
+    if cluster is not None and run.spec.server is not None:
+        run.close()
+        fail("remote:NAME bots connect in to this machine's server; --cluster plays the games on the workers")
     with run:
         assert run.directory is not None
         spec = run.spec
@@ -632,7 +687,7 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
         )
         try:
             _fast_event_loop()
-            outcome = asyncio.run(_play(run, view, web))
+            outcome = asyncio.run(_play(run, view, web, cluster, options["oversubscribe"]))
         except WebError as e:
             view.close()
             fail(f"{e}; the run in {run.directory} has not started: continue it with --resume {run.directory}")
@@ -727,6 +782,8 @@ def tournament(
     wait: float = WaitOpt,
     web: str | None = WebOpt,
     adjudicate: int | None = AdjudicateOpt,
+    cluster: str | None = ClusterOpt,
+    oversubscribe: bool = OversubscribeOpt,
 ) -> None:
     """Run a round-robin or gauntlet tournament in colour-swapped pairs; crash-safe, resumable with --resume DIR.
 
@@ -774,6 +831,8 @@ def play(
     wait: float = WaitOpt,
     web: str | None = WebOpt,
     adjudicate: int | None = AdjudicateOpt,
+    cluster: str | None = ClusterOpt,
+    oversubscribe: bool = OversubscribeOpt,
 ) -> None:
     """Play a match between two engines and print the score, Elo and pair statistics; resumable with --resume DIR."""
     options = dict(locals())
@@ -826,6 +885,8 @@ def sprt(
     wait: float = WaitOpt,
     web: str | None = WebOpt,
     adjudicate: int | None = AdjudicateOpt,
+    cluster: str | None = ClusterOpt,
+    oversubscribe: bool = OversubscribeOpt,
 ) -> None:
     """Play NEW against BASE in colour-swapped pairs until the SPRT decides. Exit 0: H1 (pass), 1: H0 (fail),
     3: an engine failed, 4: no decision within --max-games."""
@@ -971,6 +1032,12 @@ def check(
     listen: str | None = ListenOpt,
     keys: str | None = KeysOpt,
     wait: float = WaitOpt,
+    cluster: str | None = typer.Option(
+        None,
+        "--cluster",
+        metavar="ADDRESS",
+        help="Run the check on every worker of a Dask cluster (tcp://SCHEDULER:8786 or local:N) instead of here.",
+    ),
 ) -> None:
     """Check that an engine speaks UQI: numbered steps, the I/O of a failed step; exit 0 only if it complies."""
     import asyncio
@@ -988,6 +1055,11 @@ def check(
     except (RosterError, RunError) as e:
         fail(str(e))
     timeouts = CheckTimeouts().scaled(timeout_scale)
+    address = _cluster(cluster)
+    if address is not None:
+        if served is not None:
+            fail("remote:NAME bots connect in to this machine; --cluster checks on the workers")
+        _check_on_cluster(address, config, timeouts, keep_going, verbose)
     if served is None:
         report = asyncio.run(run_check(config, timeouts=timeouts, keep_going=keep_going))
     else:
@@ -1024,6 +1096,34 @@ async def _check_remote(
         return await run_check(config, timeouts=timeouts, keep_going=keep_going, connector=server.lease)
     finally:
         await server.close()
+
+
+def _check_on_cluster(address: Any, config: Any, timeouts: Any, keep_going: bool, verbose: bool) -> NoReturn:
+    """``check --cluster``: the check on every worker; a complying worker gets its summary line, any other its whole
+    report. Exit 0 when the engine complies everywhere, 3 when a worker cannot start it, else 1."""
+    import asyncio
+
+    from .cluster import Cluster
+    from .compliance import format_report
+    from .run import RunError
+
+    async def on_each() -> Any:
+        async with Cluster.connect(address) as c:
+            return await c.check(config, timeouts, keep_going)
+
+    try:
+        results = asyncio.run(on_each())
+    except RunError as e:
+        fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
+    for r in results:
+        lines = format_report(r.report, verbose=verbose)
+        if not r.report.started:
+            lines = [f"{lines[-1]}: {r.report.steps[0].reason}"]
+        shown = lines if verbose or not r.report.complies else lines[-1:]
+        typer.echo(f"worker {r.worker}: " + "\n".join(shown))
+    if not all(r.report.started for r in results):
+        raise typer.Exit(EXIT_ENGINE)
+    raise typer.Exit(0 if all(r.report.complies for r in results) else 1)
 
 
 # --- analyse -------------------------------------------------------------------------------------------------------

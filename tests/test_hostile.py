@@ -290,3 +290,38 @@ def test_kill_all_ends_every_engine_at_once() -> None:
 
     pids = asyncio.run(main())
     assert processes_in_groups(set(pids)) == []
+
+
+# A child arena that starts four engines at the same moment from four threads, each with its own event loop (as a
+# Dask worker plays one game per thread), then prints how many watchdogs it has and whether every engine runs.
+THREADS = """
+import asyncio, json, os, subprocess, threading
+from quarto_arena.arena.engine import EngineConfig, EngineSession
+from quarto_arena.engines.registry import command
+
+together = threading.Barrier(4)
+started = []
+
+def start() -> None:
+    loop = asyncio.new_event_loop()
+    session = EngineSession(EngineConfig("random", command=tuple(command("random"))))
+    together.wait()
+    loop.run_until_complete(session.start())
+    started.append((loop, session))
+
+threads = [threading.Thread(target=start) for _ in range(4)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+dogs = subprocess.run(["pgrep", "-f", "-P", str(os.getpid()), "_watchdog.py"], capture_output=True, text=True)
+print(json.dumps([len(dogs.stdout.split()), [s.alive for _, s in started]]))
+for loop, session in started:
+    loop.run_until_complete(session.quit())
+"""
+
+
+def test_engines_started_in_several_threads_at_once_share_one_watchdog() -> None:
+    for _ in range(3):  # the race it guards against is lost often, not always
+        out = subprocess.run([sys.executable, "-c", THREADS], capture_output=True, text=True, timeout=60, check=True)
+        assert json.loads(out.stdout) == [1, [True] * 4], out.stderr

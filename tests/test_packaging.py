@@ -110,3 +110,15 @@ def test_every_c_module_is_an_optional_extension_with_a_stub() -> None:
             package = ".".join([dotted, *rel.parent.parts])
             assert source.with_suffix(".pyi").name in package_data.get(package, []), f"ship {module}'s .pyi"
     assert extensions, "setup.py declares the solver's C core"
+
+
+def test_the_cluster_package_imports_without_dask_and_dask_is_an_extra() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert not any(d.startswith("distributed") for d in config["project"]["dependencies"])
+    assert any(d.startswith("distributed") for d in config["project"]["optional-dependencies"]["dask"])
+    # Without the extra (here: its import made to fail), the package and the CLI still import.
+    code = (
+        "import sys; sys.modules['distributed'] = sys.modules['dask'] = None\n"
+        "import quarto_arena.arena.cluster, quarto_arena.arena.cli\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)

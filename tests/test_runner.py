@@ -146,6 +146,7 @@ def test_a_signal_stops_every_command_cleanly(command: str, signum: int, tmp_pat
     assert proc.returncode == 128 + signum, stderr
     name = signal.Signals(signum).name
     assert f"interrupted by {name} after" in stderr and f"quarto-arena {command} --resume {out}" in stderr
+    assert stderr.count("interrupted") == 1  # one line says it
     assert "Traceback" not in stderr
     assert stdout.strip()  # the standings so far
     assert processes_in_groups(engine_groups) == []

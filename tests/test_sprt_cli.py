@@ -110,6 +110,7 @@ def test_an_engine_that_cannot_start(tmp_path: Path) -> None:
         (["random", "./nowhere", "--elo0", "0", "--elo1", "5"], "does not exist"),
         (["random", "greedy", "--elo0", "0"], "--elo1"),
         (["random", "--elo0", "0", "--elo1", "5"], "sprt takes two engines, not 1"),
+        (["random", "greedy", "--elo0", "0", "--elo1", "300"], "SPRT bound outside the possible range"),
     ],
 )
 def test_sprt_usage_errors(args: list[str], message: str, tmp_path: Path) -> None:

@@ -266,12 +266,14 @@ class Run:
         preflight: bool = True,
         player: GamePlayer | None = None,
         turns: bool = False,
+        concurrency: int | None = None,
     ) -> RunOutcome:
         """Plays every missing game, ``concurrency`` at a time, until all are counted, the SPRT decides, an engine
         fails under ``strict``, or ``interrupt`` is set.
 
         Games are played by ``player`` (by default a :class:`LocalPlayer` on this machine; with ``turns`` it also
-        reports every turn as a :class:`TurnPlayed` event, for a live view). Raises
+        reports every turn as a :class:`TurnPlayed` event, for a live view), ``concurrency`` at a time when given (a
+        player elsewhere knows how many it can play at once), else the spec's. Raises
         :class:`RunError` when an engine cannot be started before the first game (``preflight=False`` leaves that
         to the first game, which a failed start then loses) or when the journal cannot be written. Whatever happens
         (an error, an interrupt, cancellation), every engine process is killed and reaped, and every finished game
@@ -354,7 +356,8 @@ class Run:
             watcher = asyncio.create_task(_forward(interrupt.event, stop))
         try:
             if not preflight or await _unless_stopped(player.start(self.spec.variant), stop):
-                count = self.spec.concurrency if self.total is None else min(self.spec.concurrency, self.total)
+                count = concurrency or self.spec.concurrency
+                count = count if self.total is None else min(count, self.total)
                 await run_workers(worker, count, stop)
         finally:
             try:

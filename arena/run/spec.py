@@ -283,6 +283,7 @@ def build_spec(
             except ValueError:
                 raise RunError(f"unknown --model {model!r}; choose normalized or logistic") from None
             test = Sprt(elo0, elo1, alpha, beta, sprt_model)
+            test.pentanomial((1, 1, 1, 1, 1))  # bounds no outcome can reach raise here, not in the middle of the run
         explicit = {w.config.name for w in roster if w.explicit}
         if any(c.endpoint is not None and c.name not in explicit for c in configs):
             try:

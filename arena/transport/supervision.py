@@ -35,6 +35,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
@@ -54,17 +55,22 @@ _HAS_PROC: Final = sys.platform.startswith("linux") and os.path.isdir("/proc")
 _live: dict[int, Callable[[], None]] = {}
 _async_closers: dict[int, Callable[[], Awaitable[None]]] = {}
 _state: dict[str, object] = {}
+# Engines may start in several threads at once, each in its own event loop (a Dask worker plays one game per
+# thread): the marker and the watchdog must still be made once per process, or a second watchdog would replace the
+# first, whose pipe then closes and takes the engines it was told about along.
+_making = threading.RLock()
 
 
 def marker_value() -> str:
     """This arena's value of :data:`MARKER` (changes in a forked child, which is another arena)."""
     pid = os.getpid()
-    if _state.get("marker_pid") != pid:
-        _state["marker_pid"] = pid
-        _state["marker"] = f"{pid}.{secrets.token_hex(8)}"
-        _state.pop("watchdog", None)
-        _state.pop("subreaper", None)
-    return str(_state["marker"])
+    with _making:
+        if _state.get("marker_pid") != pid:
+            _state["marker_pid"] = pid
+            _state["marker"] = f"{pid}.{secrets.token_hex(8)}"
+            _state.pop("watchdog", None)
+            _state.pop("subreaper", None)
+        return str(_state["marker"])
 
 
 def launcher_prefix() -> list[str]:
@@ -125,15 +131,16 @@ class _Watchdog:
 
 
 def _watchdog() -> _Watchdog | None:
-    marker_value()
-    dog = _state.get("watchdog")
-    if dog is None:
-        try:
-            dog = _Watchdog()
-        except OSError as e:
-            log.warning("cannot start the engine watchdog: %s", e)
-            dog = False
-        _state["watchdog"] = dog
+    with _making:
+        marker_value()
+        dog = _state.get("watchdog")
+        if dog is None:
+            try:
+                dog = _Watchdog()
+            except OSError as e:
+                log.warning("cannot start the engine watchdog: %s", e)
+                dog = False
+            _state["watchdog"] = dog
     return dog if isinstance(dog, _Watchdog) else None
 
 
