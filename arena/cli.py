@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -22,8 +23,10 @@ import typer
 if TYPE_CHECKING:
     from quarto_arena.protocol.rules import Position, Variant
 
+    from .compliance import CheckReport, CheckTimeouts
+    from .engine import EngineConfig
     from .output import RunView
-    from .run import Run, RunOutcome, RunSpec
+    from .run import Run, RunOutcome, RunSpec, ServerSpec
 
 app = typer.Typer(
     name="quarto-arena",
@@ -40,6 +43,7 @@ EXIT_ENGINE = 3
 EXIT_INTERNAL = 70
 DEFAULT_MARGIN_MS = 50  # the same as timecontrol.DEFAULT_MARGIN_MS (tested): not imported, for start-up time
 DEFAULT_TC = "st=1"
+DEFAULT_WAIT = 60.0  # seconds; the same as ServerSpec.wait
 ATTRIBUTES = "color,shape,height,fill"
 
 
@@ -188,6 +192,18 @@ AdjudicateOpt = typer.Option(
 LogLimitOpt = typer.Option(
     "16M", "--log-limit", metavar="SIZE", help="Keep at most SIZE (K, M, G) of each engine's stderr log; 0: none."
 )
+ListenOpt = typer.Option(
+    None,
+    "--listen",
+    metavar="ENDPOINT",
+    help="Serve remote:NAME bots that connect in here: tcp://HOST:PORT (loopback only without --keys).",
+)
+KeysOpt = typer.Option(
+    None, "--keys", metavar="DIR", help="CurveZMQ keys (quarto-arena keys new): arena.key_secret, each NAME.key."
+)
+WaitOpt = typer.Option(
+    DEFAULT_WAIT, "--wait", metavar="SECONDS", min=0, help="How long to wait for remote bots to connect."
+)
 
 
 def _size(text: str) -> int:
@@ -288,6 +304,36 @@ def list_engines() -> None:
         typer.echo(f"{e.name:<{width}}  {e.description}")
 
 
+# --- keys ---------------------------------------------------------------------------------------------------------
+
+keys_app = typer.Typer(
+    name="keys",
+    help="CurveZMQ keys for bots that connect in (--listen ... --keys DIR).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(keys_app)
+
+
+@keys_app.command("new")
+def keys_new(
+    name: str = typer.Argument(..., metavar="NAME", help="The bot's name (remote:NAME), or arena for the arena's."),
+    directory: str = typer.Option(..., "--dir", metavar="KEYS", help="The keys directory (created if needed)."),
+) -> None:
+    """Make a key pair: KEYS/NAME.key (public: give it to the other side) and KEYS/NAME.key_secret (keep it).
+
+    The arena's own pair is named arena. A bot's author gets NAME.key_secret and arena.key; the arena keeps
+    arena.key_secret and every NAME.key.
+    """
+    from .server import KeysError, new_key_pair
+
+    try:
+        public, secret = new_key_pair(Path(directory), name)
+    except KeysError as e:
+        fail(str(e))
+    typer.echo(f"{public}\n{secret}")
+
+
 # --- runs: tournament, play, sprt ------------------------------------------------------------------------------
 
 
@@ -379,13 +425,43 @@ def _build_spec(kind: str, engine_words: list[str], options: dict[str, Any]) -> 
             rating_interval=o.get("rating_interval", 0),
             table_format=o["fmt"],
             log_limit=_size(o["log_limit"]),
+            server=_server_spec(o),
             adjudicate=o["adjudicate"],
         )
+        _check_keys(spec)
     except RunError as e:
         fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
     if o.get("cluster") is None:  # on a cluster, -j is games in flight there, not here
         _check_concurrency(spec.concurrency, len(spec.engines))
     return spec
+
+
+def _server_spec(options: dict[str, Any]) -> ServerSpec | None:
+    """``--listen``, ``--keys`` and ``--wait`` as a run's server settings (None without ``--listen``)."""
+    from quarto_arena.protocol.bot import EndpointError, parse_endpoint
+
+    from .run import RunError, ServerSpec
+
+    listen, keys = options["listen"], options["keys"]
+    if listen is None:
+        if keys is not None:
+            raise RunError("--keys goes with --listen")
+        return None
+    try:
+        # Plain ZeroMQ authenticates nobody and encrypts nothing: only this machine may connect then.
+        endpoint = parse_endpoint(listen, allow_remote=keys is not None)
+    except EndpointError as e:
+        hint = "; serving other machines takes --keys DIR (CurveZMQ)" if "not a loopback" in str(e) else ""
+        raise RunError(f"--listen: {str(e).split('; pass --allow-remote')[0]}{hint}") from None
+    return ServerSpec(endpoint, None if keys is None else str(Path(keys).resolve()), float(options["wait"]))
+
+
+def _check_keys(spec: RunSpec) -> None:
+    """Reads the keys a run's server needs, so that a missing one is a usage error before anything starts."""
+    if spec.server is not None:
+        from .server import server_for
+
+        server_for(spec.server, spec.remote)
 
 
 def _open_run(kind: str, ctx: typer.Context, engine_words: list[str], options: dict[str, Any]) -> Run:
@@ -397,11 +473,30 @@ def _open_run(kind: str, ctx: typer.Context, engine_words: list[str], options: d
         transcript = _debug(Path(options["debug"]))
     try:
         if options["resume"] is not None:
-            given = _given(ctx, {"resume", "quiet", "progress_every", "debug", "web", "cluster", "oversubscribe"})
+            served = {"listen", "keys", "wait"}  # where bots connect is no game option: a resume may move it
+            given = _given(
+                ctx, {"resume", "quiet", "progress_every", "debug", "web", "cluster", "oversubscribe"} | served
+            )
             if given or engine_words:
                 what = "engines" if engine_words else "--" + given[0].replace("_", "-")
                 fail(f"--resume takes no engines or game options (got {what}): the journal keeps them")
-            return Run.resume(Path(options["resume"]), transcript=transcript)
+            run = Run.resume(Path(options["resume"]), transcript=transcript)
+            moved = served & set(_given(ctx, set()))
+            if moved:
+                kept = run.spec.server
+                if kept is None:
+                    run.close()
+                    fail("--listen, --keys and --wait serve remote:NAME engines; this run has none")
+                # What is not given again stays as the run had it.
+                stored = {"listen": kept.endpoint, "keys": kept.keys, "wait": kept.wait}
+                options = {**options, **{k: v for k, v in stored.items() if k not in moved}}
+                run.spec = replace(run.spec, server=_server_spec(options))
+            try:
+                _check_keys(run.spec)
+            except RunError:
+                run.close()
+                raise
+            return run
         spec = _build_spec(kind, engine_words, options)
         directory = Path(options["out"]) if options["out"] is not None else _default_directory(kind)
         return Run.create(spec, directory, force=options["force"], transcript=transcript)
@@ -448,6 +543,18 @@ def _debug(directory: Path) -> Any:
     logging.getLogger("quarto_arena").addHandler(handler)
     logging.getLogger("quarto_arena").setLevel(logging.DEBUG)
     return transcript
+
+
+def _show_server_log(quiet: bool) -> None:
+    """Shows what the server reports (bots connecting, refusals, cuts) on stderr; only warnings with ``--quiet``."""
+    import logging
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("quarto-arena: %(message)s"))
+    handler.setLevel(logging.WARNING if quiet else logging.INFO)
+    logger = logging.getLogger("quarto_arena.arena.server")
+    logger.addHandler(handler)
+    logger.setLevel(min(logger.getEffectiveLevel(), logging.INFO))  # --debug may have asked for more
 
 
 def _fast_event_loop() -> None:
@@ -501,11 +608,18 @@ async def _play(
             from .cluster import play_on_cluster
 
             return await play_on_cluster(run, cluster, view, interrupt=interrupt, oversubscribe=oversubscribe)
+        player = None
+        if run.spec.server is not None:
+            from .server import server_player
+
+            player = server_player(run)
         if web is None:
-            return await run.run(view, interrupt=interrupt)
+            return await run.run(view, interrupt=interrupt, player=player)
         from .web.server import run_live
 
-        return await run_live(run, view, web, interrupt=interrupt, announce=lambda url: _err(f"live page: {url}"))
+        return await run_live(
+            run, view, web, interrupt=interrupt, announce=lambda url: _err(f"live page: {url}"), player=player
+        )
     finally:
         for signum in handled:
             loop.remove_signal_handler(signum)
@@ -541,6 +655,9 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
         except ValueError as e:
             fail(str(e))
     run = _open_run(kind, ctx, engine_words, options)
+    if cluster is not None and run.spec.server is not None:
+        run.close()
+        fail("remote:NAME bots connect in to this machine's server; --cluster plays the games on the workers")
     with run:
         assert run.directory is not None
         spec = run.spec
@@ -555,6 +672,8 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
                 f" LLR bounds ({lower:.3f}, {upper:.3f})"
             )
         _err(header)
+        if spec.server is not None:
+            _show_server_log(options["quiet"])
         view = RunView(
             sys.stderr,
             spec.kind,
@@ -629,8 +748,8 @@ def tournament(
     engines: list[str] = typer.Argument(
         None,
         metavar="[ENGINE]...",
-        help="Engines: built-in names, commands (quoted), tcp:// or ipc:// endpoints, names from --engines FILE; "
-        "NAME=ENGINE names one.",
+        help="Engines: built-in names, commands (quoted), tcp:// or ipc:// endpoints, remote:NAME (a bot that connects "
+        "in, with --listen), names from --engines FILE; NAME=ENGINE names one.",
     ),
     engines_file: str | None = EnginesFileOpt,
     option: list[str] = OptionOpt,
@@ -658,6 +777,9 @@ def tournament(
     quiet: bool = QuietOpt,
     debug: str | None = DebugOpt,
     log_limit: str = LogLimitOpt,
+    listen: str | None = ListenOpt,
+    keys: str | None = KeysOpt,
+    wait: float = WaitOpt,
     web: str | None = WebOpt,
     adjudicate: int | None = AdjudicateOpt,
     cluster: str | None = ClusterOpt,
@@ -680,8 +802,8 @@ def play(
     engines: list[str] = typer.Argument(
         None,
         metavar="ENGINE ENGINE",
-        help="Two engines: built-in names, commands (quoted), tcp:// or ipc:// endpoints, names from --engines FILE; "
-        "NAME=ENGINE names one.",
+        help="Two engines: built-in names, commands (quoted), tcp:// or ipc:// endpoints, remote:NAME (with "
+        "--listen), names from --engines FILE; NAME=ENGINE names one.",
     ),
     engines_file: str | None = EnginesFileOpt,
     option: list[str] = OptionOpt,
@@ -704,6 +826,9 @@ def play(
     quiet: bool = QuietOpt,
     debug: str | None = DebugOpt,
     log_limit: str = LogLimitOpt,
+    listen: str | None = ListenOpt,
+    keys: str | None = KeysOpt,
+    wait: float = WaitOpt,
     web: str | None = WebOpt,
     adjudicate: int | None = AdjudicateOpt,
     cluster: str | None = ClusterOpt,
@@ -755,6 +880,9 @@ def sprt(
     quiet: bool = QuietOpt,
     debug: str | None = DebugOpt,
     log_limit: str = LogLimitOpt,
+    listen: str | None = ListenOpt,
+    keys: str | None = KeysOpt,
+    wait: float = WaitOpt,
     web: str | None = WebOpt,
     adjudicate: int | None = AdjudicateOpt,
     cluster: str | None = ClusterOpt,
@@ -893,13 +1021,17 @@ def check(
     engine: str = typer.Argument(
         ...,
         metavar="ENGINE",
-        help="A built-in name, a quoted command line, or tcp://HOST:PORT / ipc://PATH; NAME=ENGINE names it.",
+        help="A built-in name, a quoted command line, tcp://HOST:PORT / ipc://PATH, or remote:NAME (a bot that "
+        "connects in, with --listen); NAME=ENGINE names it.",
     ),
     keep_going: bool = typer.Option(False, "--keep-going", help="Run every step, not only up to the first failure."),
     timeout_scale: float = typer.Option(
         1.0, "--timeout-scale", metavar="X", min=0.01, help="Multiply every deadline (e.g. 3 on a slow machine)."
     ),
     verbose: bool = typer.Option(False, "--verbose", help="Print every step's I/O, not only a failed step's."),
+    listen: str | None = ListenOpt,
+    keys: str | None = KeysOpt,
+    wait: float = WaitOpt,
     cluster: str | None = typer.Option(
         None,
         "--cluster",
@@ -912,21 +1044,58 @@ def check(
 
     from .compliance import CheckTimeouts, format_report, run_check
     from .roster import RosterError, resolve_engines
+    from .run import RunError
 
     try:
         (config,) = resolve_engines([engine])
-    except RosterError as e:
+        served = _server_spec({"listen": listen, "keys": keys, "wait": wait})
+        if (config.remote is None) != (served is None):
+            what = "--listen serves remote:NAME engines only" if served else f"{config.describe()} needs --listen"
+            raise RunError(what)
+    except (RosterError, RunError) as e:
         fail(str(e))
     timeouts = CheckTimeouts().scaled(timeout_scale)
     address = _cluster(cluster)
     if address is not None:
+        if served is not None:
+            fail("remote:NAME bots connect in to this machine; --cluster checks on the workers")
         _check_on_cluster(address, config, timeouts, keep_going, verbose)
-    report = asyncio.run(run_check(config, timeouts=timeouts, keep_going=keep_going))
+    if served is None:
+        report = asyncio.run(run_check(config, timeouts=timeouts, keep_going=keep_going))
+    else:
+        _show_server_log(quiet=False)
+        try:
+            report = asyncio.run(_check_remote(config, served, timeouts, keep_going))
+        except RunError as e:
+            fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
     if not report.started:
         fail(report.steps[0].reason, EXIT_ENGINE)
     for line in format_report(report, verbose=verbose):
         typer.echo(line)
     raise typer.Exit(0 if report.complies else 1)
+
+
+async def _check_remote(
+    config: EngineConfig, served: ServerSpec, timeouts: CheckTimeouts, keep_going: bool
+) -> CheckReport:
+    """``check remote:NAME``: serves, waits for the bot (RunError, an engine failure, when it does not come), checks."""
+    from .compliance import run_check
+    from .run import RunError
+    from .server import ServerError, server_for
+
+    assert config.remote is not None
+    server = server_for(served, [config.remote])
+    try:
+        try:
+            await server.start()
+        except ServerError as e:
+            raise RunError(str(e)) from None
+        if await server.wait_for(served.wait):
+            absent = f"remote:{config.remote} did not connect to {served.endpoint} within {served.wait:g} s"
+            raise RunError(absent, engine=True)
+        return await run_check(config, timeouts=timeouts, keep_going=keep_going, connector=server.lease)
+    finally:
+        await server.close()
 
 
 def _check_on_cluster(address: Any, config: Any, timeouts: Any, keep_going: bool, verbose: bool) -> NoReturn:

@@ -54,7 +54,7 @@ from quarto_arena.protocol.uqi import (
     parse_reply,
 )
 
-from .engine import EngineConfig
+from .engine import Connector, EngineConfig
 from .transport import BadLine, PeerGone, ProcessTransport, Transport, ZmqTransport
 
 __all__ = [
@@ -357,9 +357,11 @@ def _fail(reason: str) -> NoReturn:
 class Checker:
     """The engine under check and what the steps learn about it; steps are functions of a Checker."""
 
-    def __init__(self, config: EngineConfig, timeouts: CheckTimeouts) -> None:
+    def __init__(self, config: EngineConfig, timeouts: CheckTimeouts, connector: Connector | None = None) -> None:
         self.config = config
-        """The engine: command line or endpoint."""
+        """The engine: command line, endpoint, or a remote bot."""
+        self.connector = connector
+        """Where a remote bot's sessions come from (a server's slots)."""
         self.timeouts = timeouts
         """The deadlines."""
         self.recorder = _Recorder()
@@ -384,8 +386,8 @@ class Checker:
 
     @property
     def zmq(self) -> bool:
-        """True when the engine is a ZeroMQ endpoint rather than a process."""
-        return self.config.endpoint is not None
+        """True when the engine speaks over ZeroMQ (an endpoint, or a remote bot) rather than as a process."""
+        return self.config.endpoint is not None or self.config.remote is not None
 
     @property
     def session(self) -> _Link:
@@ -404,8 +406,13 @@ class Checker:
         await self.close_link()
         cfg = self.config
         try:
-            if cfg.endpoint is not None:
-                transport: Transport = await ZmqTransport.start(cfg.name, cfg.endpoint)
+            if cfg.remote is not None:
+                if self.connector is None:
+                    raise CannotStart(f"{cfg.describe()} connects in, but the check serves nothing (--listen)")
+                transport: Transport = await self.connector(cfg, None)
+                self.recorder.add("#", f"a session with {cfg.describe()}")
+            elif cfg.endpoint is not None:
+                transport = await ZmqTransport.start(cfg.name, cfg.endpoint)
                 self.recorder.add("#", f"connecting to {cfg.endpoint}")
             else:
                 transport = await ProcessTransport.start(
@@ -678,7 +685,7 @@ async def step_startup(ck: Checker) -> None:
         await ck.handshake(deadline)
     except StepFailed as e:
         if ck.zmq and link.transport.last_line is None:
-            raise StepFailed(f"{e}: is the engine serving on {ck.config.endpoint}?") from None
+            raise StepFailed(f"{e}: is the engine serving on {ck.config.describe()}?") from None
         raise
     ck.dirty = False
 
@@ -1070,13 +1077,15 @@ async def run_check(
     timeouts: CheckTimeouts | None = None,
     keep_going: bool = False,
     steps: Sequence[Step] = STEPS,
+    connector: Connector | None = None,
 ) -> CheckReport:
     """Checks the engine ``config`` step by step and returns the report; never raises for an engine fault.
 
     Without ``keep_going`` the check stops at the first failed step. Every process it started is killed and
-    reaped before this returns, also when it is cancelled (Ctrl-C).
+    reaped before this returns, also when it is cancelled (Ctrl-C). ``connector`` gives the sessions of a remote
+    bot (``remote:NAME``).
     """
-    ck = Checker(config, timeouts or CheckTimeouts())
+    ck = Checker(config, timeouts or CheckTimeouts(), connector)
     results: list[StepResult] = []
     started = True
     try:

@@ -25,7 +25,7 @@ import collections
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Generic, TypeVar
@@ -68,6 +68,7 @@ from quarto_arena.protocol.uqi import (
 
 __all__ = [
     "Complaints",
+    "Connector",
     "Deadlines",
     "EngineConfig",
     "EngineError",
@@ -118,14 +119,23 @@ class EngineConfig:
     """UQI options to set after the handshake (id -> value as text; checked against the declared types)."""
     time_control: TimeControl | None = None
     """This engine's own time control (time odds), overriding the game's."""
+    remote: str | None = None
+    """The name of a bot that connects in to the arena's server (``remote:NAME``), instead of a command."""
 
     def __post_init__(self) -> None:
-        if bool(self.command) == (self.endpoint is not None):
-            raise ValueError(f"engine {self.name}: give exactly one of a command and an endpoint")
+        if sum((bool(self.command), self.endpoint is not None, self.remote is not None)) != 1:
+            raise ValueError(f"engine {self.name}: give exactly one of a command, an endpoint and a remote bot")
 
     def describe(self) -> str:
-        """The command line or the endpoint, for messages."""
+        """The command line, the endpoint, or ``remote:NAME``, for messages."""
+        if self.remote is not None:
+            return f"remote:{self.remote}"
         return self.endpoint if self.endpoint is not None else " ".join(self.command)
+
+
+Connector = Callable[[EngineConfig, Transcript | None], Awaitable[Transport]]
+"""Where a remote engine's sessions come from: ``connector(config, transcript)`` returns a transport that carries a
+new session with the bot ``config.remote`` (a server hands out one of the bot's free slots), or raises OSError."""
 
 
 class EngineError(Exception):
@@ -192,11 +202,12 @@ class Complaints:
     An engine that floods ``error`` or malformed lines must not flood the arena's own output or log.
     """
 
-    __slots__ = ("_last", "_suppressed", "_tokens", "engine")
+    __slots__ = ("_last", "_log", "_suppressed", "_tokens", "engine")
 
-    def __init__(self, engine: str) -> None:
+    def __init__(self, engine: str, logger: logging.Logger | None = None) -> None:
         self.engine = engine
         """Display name, prefixed to every warning."""
+        self._log = log if logger is None else logger
         self._tokens = float(WARNING_BURST)
         self._last = time.monotonic()
         self._suppressed = 0
@@ -213,7 +224,7 @@ class Complaints:
         if self._suppressed:
             message = f"{message} (and {self._suppressed} more like it, not shown)"
             self._suppressed = 0
-        log.warning("%s: %s", self.engine, message)
+        self._log.warning("%s: %s", self.engine, message)
 
 
 # --- exchanges -------------------------------------------------------------------------------------------------
@@ -514,9 +525,12 @@ class EngineSession:
         stderr_path: str | os.PathLike[str] | None = None,
         stderr_limit: int = DEFAULT_STDERR_LIMIT,
         transcript: Transcript | None = None,
+        connector: Connector | None = None,
     ) -> None:
         self.config = config
         """How the engine is run."""
+        self.connector = connector
+        """Where the sessions of a remote engine come from (a server's slots); None for other engines."""
         self.deadlines = deadlines or Deadlines()
         """Deadlines of every phase."""
         self.stderr_path = None if stderr_path is None else Path(stderr_path)
@@ -675,8 +689,11 @@ class EngineSession:
         if self._transport is not None:
             await self.kill()
         self.id = None
-        started = time.monotonic()
         cfg = self.config
+        if transport is None and cfg.remote is not None:
+            # Before the start-up deadline begins: waiting for a free slot of a busy bot is not a stall.
+            transport = await self._lease()
+        started = time.monotonic()
         while True:
             await self._open(transport)
             try:
@@ -709,6 +726,16 @@ class EngineSession:
         self.id = ident
         log.info("%s: started %s (%s)", self.describe(), ident.name or "?", cfg.describe())
         return ident
+
+    async def _lease(self) -> Transport:
+        """A new session with the remote bot, from the connector; EngineTerminated when there is none."""
+        cfg = self.config
+        if self.connector is None:
+            raise EngineTerminated(f"{cfg.name}: {cfg.describe()} connects in, but the arena serves nothing (--listen)")
+        try:
+            return await self.connector(cfg, self.transcript)
+        except OSError as e:
+            raise EngineTerminated(f"{cfg.name}: {e.strerror or e}") from None
 
     async def _open(self, transport: Transport | None) -> None:
         """Starts the engine process, connects to its endpoint, or takes ``transport``; the session is its sink."""

@@ -1,8 +1,9 @@
 """Which engines play: engines from the command line or an engines file, their names, and their options.
 
 An engine on the command line is one word: a built-in engine (``greedy``), a ZeroMQ endpoint
-(``tcp://127.0.0.1:5555``, ``ipc:///tmp/bot.sock``), a command line (``"./bot --fast"``), a name from the engines
-file, or ``NAME=WORD`` to name any of these (``new=./build/bot``, ``g2=greedy``).
+(``tcp://127.0.0.1:5555``, ``ipc:///tmp/bot.sock``), a bot that connects in to the arena's server
+(``remote:NAME``, named NAME), a command line (``"./bot --fast"``), a name from the engines file, or ``NAME=WORD``
+to name any of these (``new=./build/bot``, ``g2=greedy``).
 
 Names. A name is what records, tables, PGN tags and log file names show, so it is checked: 1 to 64 characters from
 ``A-Z a-z 0-9 _ . + -``, starting with a letter or digit, without ``..``. An engine given without a name is named
@@ -61,7 +62,8 @@ NAME_RULE: Final = "1-64 characters from A-Z a-z 0-9 _ . + -, starting with a le
 _NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+\-]{0,63}\Z")
 _NAMED: Final = re.compile(r"([^=\s]+)=(.*)\Z", re.DOTALL)
 _ENDPOINT_SCHEMES: Final = ("tcp://", "ipc://")
-_KEYS: Final = frozenset({"name", "command", "args", "cwd", "endpoint", "options", "tc"})
+_REMOTE: Final = "remote:"
+_KEYS: Final = frozenset({"name", "command", "args", "cwd", "endpoint", "remote", "options", "tc"})
 #: Programs that run the engine rather than being it: the engine is named after what they run.
 _INTERPRETERS: Final = frozenset(
     {"python", "python3", "pypy", "pypy3", "node", "nodejs", "deno", "bun", "java", "ruby", "perl", "php", "lua"}
@@ -147,6 +149,10 @@ def _word(word: str, name: str | None = None) -> EngineWord:
     explicit = name is not None
     if text.startswith(_ENDPOINT_SCHEMES):
         return EngineWord(EngineConfig(name or _sanitized(text), endpoint=text), explicit)
+    if text.startswith(_REMOTE):
+        # A remote bot's name is its identity on the server (its key's name): it is given, not derived.
+        bot = check_name(text[len(_REMOTE) :], "remote bot name")
+        return EngineWord(EngineConfig(name or bot, remote=bot), True)
     if text in BUILTIN:
         return EngineWord(EngineConfig(name or text, command=tuple(builtin_command(text))), explicit)
     try:
@@ -334,8 +340,13 @@ def _entry(path: Path, index: int, raw: object) -> EngineConfig:
         raise RosterError(f"{where}: unknown key {_shown(unknown[0])} (known: {', '.join(sorted(_KEYS))})")
     command = raw.get("command")
     endpoint = raw.get("endpoint")
-    if (command is None) == (endpoint is None):
-        raise RosterError(f"{where}: give exactly one of the keys 'command' and 'endpoint'")
+    remote = raw.get("remote")
+    if sum(v is not None for v in (command, endpoint, remote)) != 1:
+        raise RosterError(f"{where}: give exactly one of the keys 'command', 'endpoint' and 'remote'")
+    if remote is not None:
+        if not isinstance(remote, str):
+            raise RosterError(f"{where}: key 'remote' must be a string (the name the bot connects as)")
+        check_name(remote, f"{where}: key 'remote':")
     argv: list[str] = []
     if isinstance(command, str):
         argv = builtin_command(command) if command in BUILTIN else _split_command(command, where)
@@ -346,8 +357,8 @@ def _entry(path: Path, index: int, raw: object) -> EngineConfig:
     args = raw.get("args", [])
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         raise RosterError(f"{where}: key 'args' must be an array of strings")
-    if args and endpoint is not None:
-        raise RosterError(f"{where}: key 'args' goes with 'command', not with 'endpoint'")
+    if args and command is None:
+        raise RosterError(f"{where}: key 'args' goes with 'command', not with 'endpoint' or 'remote'")
     argv.extend(args)
     for word in argv:
         if "\0" in word:
@@ -388,7 +399,13 @@ def _entry(path: Path, index: int, raw: object) -> EngineConfig:
         except ValueError as e:
             raise RosterError(f"{where}: key 'tc': {e}") from None
     return EngineConfig(
-        name=name, command=tuple(argv), endpoint=endpoint, cwd=cwd, options=texts, time_control=time_control
+        name=name,
+        command=tuple(argv),
+        endpoint=endpoint,
+        cwd=cwd,
+        options=texts,
+        time_control=time_control,
+        remote=remote,
     )
 
 
@@ -412,6 +429,10 @@ def load_engines_file(path: Path) -> dict[str, EngineConfig]:
         [[engine]]
         name = "served"
         endpoint = "tcp://127.0.0.1:5555"   # an engine served over ZeroMQ, instead of a command
+
+        [[engine]]
+        name = "visitor"
+        remote = "alice-bot"                # a bot that connects in to the arena's server (--listen)
 
     Option values may be strings, integers, floats or booleans (sent to the engine as text). Any other key is an
     error: a misspelt key must not be ignored silently. Every error names the file, the engine and the key.
@@ -459,6 +480,7 @@ def config_to_dict(config: EngineConfig) -> dict[str, Any]:
         "cwd": config.cwd,
         "options": dict(config.options),
         "tc": None if config.time_control is None else config.time_control.text,
+        "remote": config.remote,
     }
 
 
@@ -472,4 +494,5 @@ def config_from_dict(d: Mapping[str, Any]) -> EngineConfig:
         cwd=None if d["cwd"] is None else str(d["cwd"]),
         options={str(k): str(v) for k, v in dict(d["options"]).items()},
         time_control=None if tc is None else TimeControl.parse(str(tc)),
+        remote=None if d.get("remote") is None else check_name(str(d["remote"])),
     )

@@ -13,13 +13,16 @@ The smallest bot is a function::
 
 A richer bot subclasses :class:`Bot` (a name, an author, typed options, ``new_game`` and ``search``). ``run`` serves
 it over standard input and output, or, with ``--listen tcp://127.0.0.1:PORT`` (or ``ipc://PATH``), on a ZeroMQ
-endpoint (SPEC.md §3.3). The SDK answers the handshake, checks option values against their declared types, rebuilds
-the position from every ``position`` command (the engine keeps no game state), runs each search in a worker
-thread so that ``isready`` is answered and ``stop`` works during it, sends exactly one ``turn`` per ``go`` (for
-``go infinite`` only once ``stop`` arrives, as in UCI), refuses ``position``, ``go``, ``newgame`` and ``setoption``
-during a search with an ``error`` line while a new ``uqi`` abandons the search (SPEC §4.10), answers every line it
-does not understand with an ``error`` line, and exits on ``quit`` or at the end of its input, even in the middle of a
-search. Logs go to standard error.
+endpoint (SPEC.md §3.3), or, with ``--connect tcp://HOST:PORT --name NAME [--key K --server-key S] [--slots N]``,
+connects in to an arena that serves (SPEC.md §3.4: each session gets a fresh copy of the bot as it was at start).
+
+The SDK answers the handshake, checks option values against their declared types, rebuilds the position from every
+``position`` command (the engine keeps no game state), runs each search in a worker thread so that ``isready`` is
+answered and ``stop`` works during it, sends exactly one ``turn`` per ``go`` (for ``go infinite`` only once ``stop``
+arrives, as in UCI), refuses ``position``, ``go``, ``newgame`` and ``setoption`` during a search with an ``error``
+line while a new ``uqi`` abandons the search (SPEC §4.10), answers every line it does not understand with an
+``error`` line, and exits on ``quit`` or at the end of its input, even in the middle of a search. Logs go to
+standard error.
 
 A bot bug must not lose a game by itself: when ``search`` raises, or returns something that is not a legal turn,
 the SDK logs the problem (with the traceback) on standard error and answers a legal turn of its own (a win when one
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import ipaddress
 import logging
 import os
@@ -43,6 +47,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import FrameType
 from typing import BinaryIO, Final, Literal, NoReturn, Protocol
 
+from .connect import add_arguments as add_connect_arguments
 from .notation import NotationError
 from .rules import IllegalTurn, Position, Turn, Variant
 from .uqi import (
@@ -92,6 +97,8 @@ DEFAULT_BUDGET: Final = 1.0
 """Seconds a search takes when ``go`` gives no limit at all (SPEC §4.5: the engine chooses)."""
 EXIT_USAGE: Final = 2
 """Exit status for a bad command line or an endpoint that cannot be served."""
+EXIT_REFUSED: Final = 3
+"""Exit status of ``--connect`` when the arena turns the bot down for good (its key, its name)."""
 _JOIN_ON_EXIT: Final = 0.5
 """Seconds a search gets to notice ``stop`` when the engine exits before the process is ended regardless."""
 _SEARCH_RUNNING: Final = "error {} a search is running (send stop first)"
@@ -802,6 +809,7 @@ def _parser(prog: str | None) -> argparse.ArgumentParser:
         help="serve on a ZeroMQ endpoint instead of stdio: tcp://127.0.0.1:PORT, ipc://PATH, or a port number",
     )
     parser.add_argument("--allow-remote", action="store_true", help="allow a --listen address that is not loopback")
+    add_connect_arguments(parser)
     parser.add_argument(
         "--log-level",
         default="info",
@@ -828,6 +836,8 @@ def main(bot: Bot | SearchFunction, argv: Sequence[str] | None = None, *, prog: 
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     the_bot = bot if isinstance(bot, Bot) else FunctionBot(bot)
+    if args.connect is not None or args.name or args.key or args.server_key or args.slots != 1:
+        return _connect(the_bot, args)
     if args.listen is not None:
         try:
             endpoint = parse_endpoint(args.listen, allow_remote=args.allow_remote)
@@ -846,6 +856,36 @@ def main(bot: Bot | SearchFunction, argv: Sequence[str] | None = None, *, prog: 
             log.warning("the search did not stop within %.1f s; exiting anyway", _JOIN_ON_EXIT)
             logging.shutdown()
             os._exit(0)
+    return 0
+
+
+def _connect(bot: Bot, args: argparse.Namespace) -> int:
+    """``--connect``: serves the arena's sessions, each on a fresh copy of ``bot`` (SPEC §3.4: a clean engine)."""
+    from .client import ArenaRefused, ClientError, connect_options, serve_connected
+
+    try:
+        options = connect_options(args)
+        assert options is not None
+        if args.listen is not None:
+            raise ClientError("give --listen or --connect, not both")
+        pristine = copy.deepcopy(bot)  # a bot that cannot be copied is refused here, not at the first game
+    except ClientError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except (TypeError, copy.Error) as e:
+        print(
+            f"error: --connect gives each session a copy of the bot, and this one cannot be copied: {e}",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    signal.signal(signal.SIGTERM, _raise_exit)
+    try:
+        serve_connected(lambda write: _Session(copy.deepcopy(pristine), write), options)
+    except ArenaRefused as e:
+        log.error("%s", e)
+        return EXIT_REFUSED
+    except KeyboardInterrupt:
+        log.info("interrupted")
     return 0
 
 

@@ -45,7 +45,7 @@ def test_the_readme_examples_run_in_order(tmp_path: Path) -> None:
     assert "complies with UQI 1" in r.stdout
     assert "H1 accepted: mine passes" not in r.stdout  # sprt names the engine my_bot, not mine
     assert "H1 accepted: my_bot passes" in r.stdout
-    for run in ("m1", "z1", "t1", "s1"):
+    for run in ("m1", "z1", "r1", "t1", "s1"):
         assert (tmp_path / "out" / run / "journal.qaj").exists(), run
     assert "Traceback" not in r.stderr
     # The bridge the examples put in the background was stopped by their own `kill %1`, and no engine is left.

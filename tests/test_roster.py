@@ -107,7 +107,7 @@ command = ["./bin/bot", "--fast"]
         ("[[engine]]\nname='a'\ncommand='random'\noptions={'bad id'=1}\n", "is not an option id"),
         ('[[engine]]\nname="a"\ncommand="random"\noptions={S="a\\u001bb"}\n', "control character"),
         ("[[engine]]\nname='a'\ncommand='random'\nopts={}\n", "engine 'a': unknown key 'opts'"),
-        ("[[engine]]\nname='a'\n", "engine 'a': give exactly one of the keys 'command' and 'endpoint'"),
+        ("[[engine]]\nname='a'\n", "engine 'a': give exactly one of the keys 'command', 'endpoint' and 'remote'"),
         ("[[engine]]\nname='a'\ncommand='random'\nendpoint='tcp://x:1'\n", "give exactly one"),
         ("[[engine]]\nname='a'\ncommand=3\n", "key 'command' must be a string or a non-empty array"),
         ("[[engine]]\nname='a'\ncommand=[]\n", "key 'command' must be a string or a non-empty array"),

@@ -33,7 +33,7 @@ from .runner import (
     play_match,
     run_workers,
 )
-from .spec import RunError, RunKind, RunSpec, build_spec
+from .spec import RunError, RunKind, RunSpec, ServerSpec, build_spec
 from .sprt import SprtTracker
 
 __all__ = [
@@ -57,6 +57,7 @@ __all__ = [
     "RunKind",
     "RunOutcome",
     "RunSpec",
+    "ServerSpec",
     "SprtProgress",
     "SprtTracker",
     "SprtUpdate",

@@ -1,5 +1,6 @@
 """Where games are played: the :class:`GamePlayer` interface, and :class:`LocalPlayer`, which plays them on this
-machine with engine sessions from an :class:`EnginePool` (one session per running game per engine, reused)."""
+machine with engine sessions from an :class:`EnginePool` (one session per running game per engine, reused; a remote
+bot's session lasts one game, on one of the slots it offers)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Final, Protocol
 
 from quarto_arena.protocol.rules import Position, Variant
 
-from ..engine import Deadlines, EngineConfig, EngineError, EngineSession
+from ..engine import Connector, Deadlines, EngineConfig, EngineError, EngineSession
 from ..records import GameRecord, TurnRecord
 from ..referee import GameSpec, play_game
 from ..schedule import STARTPOS, ScheduledGame
@@ -30,7 +31,10 @@ class EnginePool:
     """Engine sessions for concurrent games: one session per running game per engine, reused between games.
 
     A session that died in a game is handed out again as it is: :func:`play_game` restarts a session that is not
-    running, so a crashed engine is restarted for its next game (and a failed restart loses that game).
+    running, so a crashed engine is restarted for its next game (and a failed restart loses that game). A remote
+    engine's session is ended when it is given back (:meth:`give_back`) and started again, on any free slot of the
+    bot, by its next game: the bot's slots are its own to offer, and a slot kept by an idle session would leave a
+    game that waits for one waiting.
     """
 
     def __init__(
@@ -41,13 +45,16 @@ class EnginePool:
         log_dir: Path | None = None,
         log_limit: int = DEFAULT_STDERR_LIMIT,
         transcript: Transcript | None = None,
+        connector: Connector | None = None,
     ) -> None:
-        """Sessions are created on demand; ``log_dir`` receives each engine's standard error (``log_limit`` bytes)."""
+        """Sessions are created on demand; ``log_dir`` receives each engine's standard error (``log_limit`` bytes);
+        ``connector`` gives the sessions of remote engines (a server's :meth:`lease`)."""
         self.configs = {e.name: e for e in engines}
         self.deadlines = deadlines
         self.log_dir = log_dir
         self.log_limit = log_limit
         self.transcript = transcript
+        self.connector = connector
         self._idle: dict[str, list[EngineSession]] = {e.name: [] for e in engines}
         self._all: list[EngineSession] = []
 
@@ -59,6 +66,7 @@ class EnginePool:
             stderr_path=stderr,
             stderr_limit=self.log_limit,
             transcript=self.transcript,
+            connector=self.connector,
         )
         self._all.append(session)
         return session
@@ -71,6 +79,12 @@ class EnginePool:
     def release(self, session: EngineSession) -> None:
         """Gives a session back after its game."""
         self._idle[session.name].append(session)
+
+    async def give_back(self, session: EngineSession) -> None:
+        """Gives a session back after its game, ending it first when its engine is remote (its slot is freed)."""
+        if session.config.remote is not None:
+            await session.quit()
+        self.release(session)
 
     @property
     def sessions(self) -> list[EngineSession]:
@@ -98,7 +112,7 @@ class EnginePool:
         results = await asyncio.gather(*(check(s) for s in sessions), return_exceptions=True)
         problems = []
         for session, result in zip(sessions, results, strict=True):
-            self.release(session)
+            await self.give_back(session)
             if isinstance(result, EngineError):
                 problems.append(str(result))
             elif isinstance(result, BaseException):
@@ -151,8 +165,8 @@ class LocalPlayer:
         try:
             return await play_game(first, second, spec, on_abort=on_abort, on_turn=on_turn)
         finally:
-            self.pool.release(first)
-            self.pool.release(second)
+            await self.pool.give_back(first)
+            await self.pool.give_back(second)
 
     async def close(self) -> None:
         """:meth:`EnginePool.close`."""

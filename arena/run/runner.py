@@ -299,6 +299,8 @@ class Run:
                 transcript=self.transcript,
             )
             player = LocalPlayer(pool, on_turn=emit if turns else None)
+        elif turns and isinstance(player, LocalPlayer) and player.on_turn is None:
+            player.on_turn = emit  # a player built elsewhere on this machine (a server's) reports its turns too
         pending = self.pending()
         aborted: list[GameRecord] = []
         stop = asyncio.Event()
@@ -353,11 +355,10 @@ class Run:
         if interrupt is not None:
             watcher = asyncio.create_task(_forward(interrupt.event, stop))
         try:
-            if preflight:
-                await player.start(self.spec.variant)
-            count = concurrency or self.spec.concurrency
-            count = count if self.total is None else min(count, self.total)
-            await run_workers(worker, count, stop)
+            if not preflight or await _unless_stopped(player.start(self.spec.variant), stop):
+                count = concurrency or self.spec.concurrency
+                count = count if self.total is None else min(count, self.total)
+                await run_workers(worker, count, stop)
         finally:
             try:
                 # Shielded: a second Ctrl-C during the clean-up must neither lose a finished game nor leave an
@@ -387,6 +388,27 @@ class Run:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+async def _unless_stopped(work: Coroutine[Any, Any, None], stop: asyncio.Event) -> bool:
+    """Runs ``work`` unless ``stop`` is set first (then ``work`` is cancelled); True when it ran to its end.
+
+    The check before the first game may take long (engines that start slowly, remote bots that are waited for): an
+    interrupt must not wait for it.
+    """
+    task = asyncio.ensure_future(work)
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait((task, stopped), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+    if task.cancelled():
+        return False
+    task.result()  # its error, if it failed
+    return True
 
 
 async def _forward(source: asyncio.Event, target: asyncio.Event) -> None:

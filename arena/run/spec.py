@@ -32,6 +32,32 @@ class RunError(Exception):
         """True for an engine failure (exit status 3), False for a usage or configuration problem (2)."""
 
 
+@dataclass(frozen=True, slots=True)
+class ServerSpec:
+    """Where the bots of a run's ``remote:NAME`` engines connect in (``--listen``, ``--keys``, ``--wait``)."""
+
+    endpoint: str
+    """The endpoint the arena binds its ROUTER to (``tcp://HOST:PORT``; loopback unless ``keys``)."""
+    keys: str | None = None
+    """The keys directory (absolute): CurveZMQ authentication and encryption; None: plain ZeroMQ on loopback."""
+    wait: float = 60.0
+    """Seconds to wait for every remote bot to connect before the first game (and for an absent bot's game)."""
+
+    def __post_init__(self) -> None:
+        if not self.wait >= 0:
+            raise RunError(f"--wait must be a number of seconds, 0 or more, not {self.wait}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain types for the journal header."""
+        return {"endpoint": self.endpoint, "keys": self.keys, "wait": self.wait}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ServerSpec:
+        """The inverse of :meth:`to_dict` (KeyError, TypeError, ValueError on bad data)."""
+        keys = d["keys"]
+        return cls(str(d["endpoint"]), None if keys is None else str(keys), float(d["wait"]))
+
+
 class RunKind(enum.Enum):
     """Which command a run belongs to: it decides the output, not how games are played."""
 
@@ -85,6 +111,8 @@ class RunSpec:
     """The PGN Event tag."""
     log_limit: int = DEFAULT_STDERR_LIMIT
     """Bytes of each engine's standard error kept in its log file (the cut is marked in the file)."""
+    server: ServerSpec | None = None
+    """Where remote engines connect in; set exactly when the run has ``remote:NAME`` engines."""
     adjudicate: int | None = None
     """Adjudicate each game by the solver at this many empty squares (1..12); None: play every game out."""
 
@@ -101,6 +129,15 @@ class RunSpec:
             raise RunError("an SPRT run needs its test, and only an SPRT run has one")
         if self.kind is not RunKind.TOURNAMENT and len(self.engines) != 2:
             raise RunError(f"{self.kind.value} takes two engines, not {len(self.engines)}")
+        if self.remote and self.server is None:
+            raise RunError(f"remote:{self.remote[0]} connects in: give --listen tcp://HOST:PORT for it to connect to")
+        if self.server is not None and not self.remote:
+            raise RunError("--listen serves remote:NAME engines, and none is given")
+
+    @property
+    def remote(self) -> list[str]:
+        """The names of the bots that connect in (the ``remote:NAME`` engines)."""
+        return [e.remote for e in self.engines if e.remote is not None]
 
     @property
     def names(self) -> list[str]:
@@ -139,6 +176,7 @@ class RunSpec:
             "table_format": self.table_format,
             "event": self.event,
             "log_limit": self.log_limit,
+            "server": None if self.server is None else self.server.to_dict(),
             "adjudicate": self.adjudicate,
         }
 
@@ -175,6 +213,7 @@ class RunSpec:
                 table_format=str(d["table_format"]),
                 event=str(d["event"]),
                 log_limit=int(d.get("log_limit", DEFAULT_STDERR_LIMIT)),
+                server=None if d.get("server") is None else ServerSpec.from_dict(d["server"]),
                 adjudicate=None if d.get("adjudicate") is None else int(d["adjudicate"]),
             )
         except KeyError as e:
@@ -207,13 +246,15 @@ def build_spec(
     rating_interval: int = 0,
     table_format: str = "simple",
     log_limit: int = DEFAULT_STDERR_LIMIT,
+    server: ServerSpec | None = None,
     adjudicate: int | None = None,
 ) -> RunSpec:
     """A run from the command line's values; :class:`RunError` (a usage error) naming a bad one.
 
     ``random_turns`` None with an ``openings_file`` means the file's openings; giving both is an error.
     ``sprt`` is ``(elo0, elo1, alpha, beta, model)``; ``max_games`` (SPRT only) bounds its games (0: none).
-    Unnamed ZeroMQ engines are named after their ``id name`` (they are asked).
+    Unnamed ZeroMQ engines are named after their ``id name`` (they are asked). ``server`` is where ``remote:NAME``
+    engines connect in (required with them, refused without).
     """
     try:
         if openings_file is not None and random_turns is not None:
@@ -266,6 +307,7 @@ def build_spec(
             table_format=table_format,
             event=f"quarto-arena {'play' if kind is RunKind.MATCH else kind.value}",
             log_limit=log_limit,
+            server=server,
             adjudicate=adjudicate,
         )
         spec.schedule()

@@ -30,7 +30,7 @@ from typing import Any, Final
 
 from aiohttp import web
 
-from ..run import Event, Interrupt, Run, RunOutcome
+from ..run import Event, GamePlayer, Interrupt, Run, RunOutcome
 from . import WebError
 from .model import RunInfo, RunModel
 from .report import asset, outcome_state
@@ -204,8 +204,10 @@ async def run_live(
     *,
     interrupt: Interrupt | None = None,
     announce: Callable[[str], None] = lambda _url: None,
+    player: GamePlayer | None = None,
 ) -> RunOutcome:
-    """Plays ``run`` with the live page served at ``address`` (``announce`` receives its URL once it listens).
+    """Plays ``run`` with the live page served at ``address`` (``announce`` receives its URL once it listens), its
+    games played by ``player`` (by default on this machine, as :meth:`Run.run` does).
 
     ``on_event`` sees every event as without the page (turns included: it ignores what it does not know). Raises
     :class:`WebError` when the address cannot be bound (before any game), and whatever the run raises.
@@ -218,7 +220,7 @@ async def run_live(
 
     async with LiveServer(model, *address) as server:
         announce(server.url)
-        outcome = await run.run(event, interrupt=interrupt, turns=True)
+        outcome = await run.run(event, interrupt=interrupt, turns=True, player=player)
         model.finish(outcome_state(outcome))
         return outcome
 
