@@ -402,6 +402,7 @@ def test_cli_ctrl_c_kills_the_engine() -> None:
         deadline = time.monotonic() + 30
         # The CLI's own command line holds the token too: wait for the engine it starts.
         while not processes_running(token, besides=proc.pid) and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.communicate()  # the check ended before starting the engine: say why
             time.sleep(0.05)
         assert processes_running(token, besides=proc.pid), "the engine never started"
         proc.send_signal(signal.SIGINT)
