@@ -45,7 +45,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import FrameType
-from typing import BinaryIO, Final, Literal, NoReturn, Protocol
+from typing import Any, BinaryIO, Final, Literal, NoReturn, Protocol
 
 from .connect import add_arguments as add_connect_arguments
 from .notation import NotationError
@@ -651,151 +651,187 @@ def serve_zmq_sessions(
     A session ends (SPEC §3.3) on ``quit``, when the engine side ends it, or when the arena's connection drops
     (its process died, or three heartbeats went unanswered). Each session gets a fresh socket and a fresh session
     object, and whatever an old session still writes is dropped: a reply from another session never reaches an
-    arena.
+    arena. Runs until interrupted; raises :class:`EndpointError` when the endpoint cannot be bound.
     """
-    import zmq
-    from zmq.utils.monitor import recv_monitor_message
+    server = _SessionServer(make_session, endpoint)
+    log.info("listening on %s", endpoint)
+    if on_bound is not None:
+        on_bound()
+    try:
+        server.serve_forever()
+    finally:
+        server.close()
 
-    context = zmq.Context()
 
-    def bind(patience: float = 0.0) -> zmq.Socket[bytes]:
+class _SessionServer:
+    """The state of :func:`serve_zmq_sessions`: the bound socket and its monitor, the session, the outbox.
+
+    ZeroMQ sockets are not thread-safe, so the session's threads queue their lines in :attr:`outbox` and wake this
+    thread through a pipe the poller watches next to the socket; only this thread touches the socket. Each line
+    carries the number of the session that wrote it, and only the current session's lines are sent. The outbox is
+    bounded, so an engine flooding its output waits for the socket instead of filling memory.
+
+    Connections are counted: a session's arena has vanished when no connection is left. An arena that quit may
+    still reconnect to the fresh socket for a moment before its own socket is closed, and its disconnect must not
+    end the next arena's session; a port probe (no ZeroMQ peer) comes and goes without a session.
+    """
+
+    def __init__(self, make_session: SessionFactory, endpoint: str) -> None:
+        import zmq
+
+        self.zmq = zmq
+        self.make_session = make_session
+        self.endpoint = endpoint
+        self.context = zmq.Context()
+        try:
+            self.sock = self._bind()
+        except EndpointError:
+            self.context.term()
+            raise
+        self.outbox: queue.Queue[tuple[int, str | None]] = queue.Queue(maxsize=_OUTBOX_LINES)
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        os.set_blocking(self.wake_w, False)
+        self.generation = 0
+        self.connections = 0
+        self.begun = False
+        self.poller = zmq.Poller()
+        self.poller.register(self.wake_r, zmq.POLLIN)
+        self.monitor = self._watch()
+        self.session = make_session(self._writer(self.generation))
+
+    def _bind(self, patience: float = 0.0) -> Any:
+        """A fresh DEALER bound to the endpoint, with ZMTP heartbeats."""
+        zmq = self.zmq
         # ZeroMQ releases a closed socket's address in its I/O thread, a moment later: a rebind may retry a while.
         give_up = time.monotonic() + patience
         while True:
-            fresh = context.socket(zmq.DEALER)
+            fresh = self.context.socket(zmq.DEALER)
             fresh.setsockopt(zmq.LINGER, 0)
             fresh.setsockopt(zmq.HEARTBEAT_IVL, HEARTBEAT_MS)
             fresh.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * HEARTBEAT_MS)
             fresh.setsockopt(zmq.HEARTBEAT_TTL, 3 * HEARTBEAT_MS)
             try:
-                fresh.bind(endpoint)
+                fresh.bind(self.endpoint)
                 return fresh
             except zmq.ZMQError as e:
                 fresh.close()
                 if e.errno != zmq.EADDRINUSE or time.monotonic() > give_up:
-                    raise EndpointError(f"cannot listen on {endpoint}: {e}") from None
+                    raise EndpointError(f"cannot listen on {self.endpoint}: {e}") from None
             time.sleep(0.01)
 
-    try:
-        sock = bind()
-    except EndpointError:
-        context.term()
-        raise
-    log.info("listening on %s", endpoint)
-    if on_bound is not None:
-        on_bound()
-    # ZeroMQ sockets are not thread-safe, so other threads queue their lines and wake this thread through a pipe
-    # that the poller watches next to the socket; only this thread touches the socket. Each line carries the
-    # number of the session that wrote it, and only the current session's lines are sent.
-    # The queue is bounded so that an engine flooding its output waits for the socket instead of filling memory.
-    outbox: queue.Queue[tuple[int, str | None]] = queue.Queue(maxsize=_OUTBOX_LINES)
-    wake_r, wake_w = os.pipe()
-    os.set_blocking(wake_r, False)
-    os.set_blocking(wake_w, False)
-    generation = 0
+    def _watch(self) -> Any:
+        """Polls the current socket and a monitor of its connections."""
+        zmq = self.zmq
+        monitor = self.sock.get_monitor_socket(zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED)
+        self.poller.register(self.sock, zmq.POLLIN)
+        self.poller.register(monitor, zmq.POLLIN)
+        return monitor
 
-    def writer(number: int) -> Callable[[str | None], None]:
+    def _writer(self, number: int) -> Callable[[str | None], None]:
+        """What session ``number`` writes with (from any thread); ``None`` ends it from the engine's side."""
+
         def write(line: str | None) -> None:
-            outbox.put((number, line))
+            self.outbox.put((number, line))
             with contextlib.suppress(BlockingIOError):  # a full pipe already holds a pending wake-up
-                os.write(wake_w, b"\0")
+                os.write(self.wake_w, b"\0")
 
         return write
 
-    def flush() -> bool:
+    def _flush(self) -> bool:
         """Sends what the current session queued; False when it ended the session from the engine's side.
 
         A batch at a time, so that a flooding engine cannot keep this loop from noticing that the arena left;
         never blocking: a line the arena's connection cannot take (it is gone, or reads nothing) is dropped.
         """
         with contextlib.suppress(BlockingIOError):
-            while os.read(wake_r, 4096):
+            while os.read(self.wake_r, 4096):
                 pass
         for _ in range(_OUTBOX_LINES):
             try:
-                number, line = outbox.get_nowait()
+                number, line = self.outbox.get_nowait()
             except queue.Empty:
                 return True
-            if number != generation:
+            if number != self.generation:
                 continue  # written by a session that is over
             if line is None:
                 return False
-            with contextlib.suppress(zmq.Again):
-                sock.send(line.encode("utf-8"), zmq.NOBLOCK)
+            with contextlib.suppress(self.zmq.Again):
+                self.sock.send(line.encode("utf-8"), self.zmq.NOBLOCK)
         with contextlib.suppress(BlockingIOError):
-            os.write(wake_w, b"\0")  # more is queued: come back after a look at the sockets
+            os.write(self.wake_w, b"\0")  # more is queued: come back after a look at the sockets
         return True
 
-    # Connections are counted: a session's arena has vanished when no connection is left. An arena that quit may
-    # still reconnect to the fresh socket for a moment before its own socket is closed, and its disconnect must not
-    # end the next arena's session; a port probe (no ZeroMQ peer) comes and goes without a session.
-    connections = 0
-
-    def watch(s: zmq.Socket[bytes]) -> zmq.Socket[bytes]:
-        monitor = s.get_monitor_socket(zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED)
-        poller.register(s, zmq.POLLIN)
-        poller.register(monitor, zmq.POLLIN)
-        return monitor
-
-    poller = zmq.Poller()
-    poller.register(wake_r, zmq.POLLIN)
-    monitor = watch(sock)
-    session = make_session(writer(generation))
-    begun = False
-    try:
+    def _receive(self) -> bool:
+        """Hands every waiting line to the session; False once it ended the session (``quit``)."""
         while True:
-            events = dict(poller.poll())
-            ended = vanished = False
-            if sock in events:
-                while not ended:
-                    try:
-                        frames = sock.recv_multipart(zmq.NOBLOCK)
-                    except zmq.Again:
-                        break
-                    begun = True
-                    if len(frames) != 1:
-                        writer(generation)(
-                            f"error message has {len(frames)} frames; UQI over ZeroMQ is one line per frame"
-                        )
-                        continue
-                    ended = not session.handle(frames[0].decode("utf-8", "replace"))
-            while monitor.poll(0):
-                event = recv_monitor_message(monitor)["event"]
-                connections += 1 if event == zmq.EVENT_ACCEPTED else -1
-                # The arena's connection dropped (its process died or its heartbeats stopped) and no other is
-                # left. A session that never began has nothing to end.
-                vanished = vanished or (begun and connections <= 0)
-            if not flush() or ended or vanished:
-                # A bound DEALER deals its replies round-robin to every peer it still has, so the next arena
-                # could lose lines to this one's dying connection: start over with a fresh socket. Closing it
-                # is also how the arena learns that a bridged engine went away (a disconnect). The old session
-                # is closed only then, so that the next arena never waits for it.
-                for old in (sock, monitor):
-                    poller.unregister(old)
-                sock.disable_monitor()
-                monitor.close(linger=0)
-                sock.close()
-                sock = bind(patience=5.0)
-                monitor = watch(sock)
-                generation += 1
-                begun, connections = False, 0
-                session.close()
-                session = make_session(writer(generation))
+            try:
+                frames = self.sock.recv_multipart(self.zmq.NOBLOCK)
+            except self.zmq.Again:
+                return True
+            self.begun = True
+            if len(frames) != 1:
+                self._writer(self.generation)(
+                    f"error message has {len(frames)} frames; UQI over ZeroMQ is one line per frame"
+                )
+                continue
+            if not self.session.handle(frames[0].decode("utf-8", "replace")):
+                return False
+
+    def _vanished(self) -> bool:
+        """Reads the monitor: True when the arena's connection dropped (its process died or its heartbeats
+        stopped) and no other is left. A session that never began has nothing to end."""
+        from zmq.utils.monitor import recv_monitor_message
+
+        vanished = False
+        while self.monitor.poll(0):
+            event = recv_monitor_message(self.monitor)["event"]
+            self.connections += 1 if event == self.zmq.EVENT_ACCEPTED else -1
+            vanished = vanished or (self.begun and self.connections <= 0)
+        return vanished
+
+    def serve_forever(self) -> None:
+        """The loop: lines in, replies out, and a fresh socket and session after each session's end."""
+        while True:
+            events = dict(self.poller.poll())
+            ended = self.sock in events and not self._receive()
+            vanished = self._vanished()
+            if not self._flush() or ended or vanished:
                 why = "quit" if ended else "the arena's connection dropped" if vanished else "the engine ended it"
+                self._next_session()
                 log.info("session ended (%s); waiting for the next uqi", why)
-    finally:
-        session.close()
+
+    def _next_session(self) -> None:
+        # A bound DEALER deals its replies round-robin to every peer it still has, so the next arena could lose
+        # lines to this one's dying connection: start over with a fresh socket. Closing it is also how the arena
+        # learns that a bridged engine went away (a disconnect). The old session is closed only then, so that the
+        # next arena never waits for it.
+        for old in (self.sock, self.monitor):
+            self.poller.unregister(old)
+        self.sock.disable_monitor()
+        self.monitor.close(linger=0)
+        self.sock.close()
+        self.sock = self._bind(patience=5.0)
+        self.monitor = self._watch()
+        self.generation += 1
+        self.begun, self.connections = False, 0
+        self.session.close()
+        self.session = self.make_session(self._writer(self.generation))
+
+    def close(self) -> None:
+        """Ends the session and releases the socket, the context and the pipe."""
+        self.session.close()
         # A signal may land mid-way through a session switch, when this socket is closed and not registered.
-        for old in (sock, monitor):
+        for old in (self.sock, self.monitor):
             with contextlib.suppress(KeyError):
-                poller.unregister(old)
-        with contextlib.suppress(zmq.ZMQError):
-            sock.disable_monitor()
-        monitor.close(linger=0)
-        sock.close()
-        context.term()
-        os.close(wake_r)
-        os.close(wake_w)
+                self.poller.unregister(old)
+        with contextlib.suppress(self.zmq.ZMQError):
+            self.sock.disable_monitor()
+        self.monitor.close(linger=0)
+        self.sock.close()
+        self.context.term()
+        os.close(self.wake_r)
+        os.close(self.wake_w)
 
 
 def _parser(prog: str | None) -> argparse.ArgumentParser:
