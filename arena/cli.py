@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -742,48 +743,85 @@ def _write_report(directory: Path, outcome: RunOutcome) -> None:
         _err(f"quarto-arena: warning: cannot write the report into {directory}: {e.strerror or e}")
 
 
+#: The options play, tournament and sprt share: name, type, declaration (each command adds its own).
+_RUN_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
+    ("engines_file", str | None, EnginesFileOpt),
+    ("option", list[str], OptionOpt),
+    ("concurrency", int, ConcurrencyOpt),
+    ("tc", str, TcOpt),
+    ("timemargin", int, TimeMarginOpt),
+    ("variant", str, VariantOpt),
+    ("attributes", str, AttributesOpt),
+    ("claim", str, ClaimOpt),
+    ("openings", str | None, OpeningsOpt),
+    ("random_openings", int, RandomOpeningsOpt),
+    ("seed", int, SeedOpt),
+    ("fmt", str, FormatOpt),
+    ("out", str | None, OutOpt),
+    ("resume", str | None, ResumeOpt),
+    ("force", bool, ForceOpt),
+    ("progress_every", str | None, ProgressOpt),
+    ("quiet", bool, QuietOpt),
+    ("debug", str | None, DebugOpt),
+    ("log_limit", str, LogLimitOpt),
+    ("listen", str | None, ListenOpt),
+    ("keys", str | None, KeysOpt),
+    ("wait", float, WaitOpt),
+    ("web", str | None, WebOpt),
+    ("adjudicate", int | None, AdjudicateOpt),
+    ("cluster", str | None, ClusterOpt),
+    ("oversubscribe", bool, OversubscribeOpt),
+)
+
+
+def _run_options(kind: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Gives a run command the options every run command shares, after its own, and runs it.
+
+    The decorated function declares only what is its own (``ctx``, the engines, its particular options) and checks
+    what it must; the run is played by :func:`_run_command` with every value.
+    """
+    import inspect
+    import typing
+
+    def decorate(own: Callable[..., None]) -> Callable[..., None]:
+        signature = inspect.signature(own, eval_str=True)
+        shared = [
+            inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=declared, annotation=hint)
+            for name, hint, declared in _RUN_OPTIONS
+        ]
+
+        def command(**values: Any) -> None:
+            own(**{name: values[name] for name in signature.parameters})
+            ctx = values["ctx"]
+            values["random_openings_given"] = "random_openings" in _given(ctx, set())
+            _run_command(kind, ctx, values["engines"] or [], values)
+
+        command.__name__, command.__doc__, command.__module__ = own.__name__, own.__doc__, own.__module__
+        command.__signature__ = signature.replace(parameters=[*signature.parameters.values(), *shared])  # type: ignore[attr-defined]
+        command.__annotations__ = {**typing.get_type_hints(own), **{name: hint for name, hint, _ in _RUN_OPTIONS}}
+        return command
+
+    return decorate
+
+
+_ENGINES_HELP = (
+    "built-in names, commands (quoted), tcp:// or ipc:// endpoints, remote:NAME (a bot that connects in, with "
+    "--listen), names from --engines FILE; NAME=ENGINE names one."
+)
+
+
 @app.command()
+@_run_options("tournament")
 def tournament(
     ctx: typer.Context,
-    engines: list[str] = typer.Argument(
-        None,
-        metavar="[ENGINE]...",
-        help="Engines: built-in names, commands (quoted), tcp:// or ipc:// endpoints, remote:NAME (a bot that connects "
-        "in, with --listen), names from --engines FILE; NAME=ENGINE names one.",
-    ),
-    engines_file: str | None = EnginesFileOpt,
-    option: list[str] = OptionOpt,
+    engines: list[str] = typer.Argument(None, metavar="[ENGINE]...", help="Engines: " + _ENGINES_HELP),
     gauntlet: bool = typer.Option(False, "--gauntlet", help="The first engine against each of the others."),
     games: int = typer.Option(2, "--games", metavar="N", help="Games per encounter per round (even: whole pairs)."),
     rounds: int = typer.Option(1, "--rounds", metavar="N", help="Rounds: each repeats every encounter."),
-    concurrency: int = ConcurrencyOpt,
-    tc: str = TcOpt,
-    timemargin: int = TimeMarginOpt,
-    variant: str = VariantOpt,
-    attributes: str = AttributesOpt,
-    claim: str = ClaimOpt,
-    openings: str | None = OpeningsOpt,
-    random_openings: int = RandomOpeningsOpt,
-    seed: int = SeedOpt,
     strict: bool = typer.Option(False, "--strict/--lenient", help="Stop at the first engine failure (exit 3)."),
     rating_interval: int = typer.Option(
         0, "--rating-interval", metavar="N", min=0, help="Interim table every N games."
     ),
-    fmt: str = FormatOpt,
-    out: str | None = OutOpt,
-    resume: str | None = ResumeOpt,
-    force: bool = ForceOpt,
-    progress_every: str | None = ProgressOpt,
-    quiet: bool = QuietOpt,
-    debug: str | None = DebugOpt,
-    log_limit: str = LogLimitOpt,
-    listen: str | None = ListenOpt,
-    keys: str | None = KeysOpt,
-    wait: float = WaitOpt,
-    web: str | None = WebOpt,
-    adjudicate: int | None = AdjudicateOpt,
-    cluster: str | None = ClusterOpt,
-    oversubscribe: bool = OversubscribeOpt,
 ) -> None:
     """Run a round-robin or gauntlet tournament in colour-swapped pairs; crash-safe, resumable with --resume DIR.
 
@@ -791,56 +829,21 @@ def tournament(
     games; points; score (points per game); draw_rate; los_next (likelihood of superiority over the next line);
     forfeits (games lost by an engine failure), then one column per failure reason seen.
     """
-    options = dict(locals())
-    options["random_openings_given"] = "random_openings" in _given(ctx, set())
-    _run_command("tournament", ctx, engines or [], options)
 
 
 @app.command()
+@_run_options("play")
 def play(
     ctx: typer.Context,
-    engines: list[str] = typer.Argument(
-        None,
-        metavar="ENGINE ENGINE",
-        help="Two engines: built-in names, commands (quoted), tcp:// or ipc:// endpoints, remote:NAME (with "
-        "--listen), names from --engines FILE; NAME=ENGINE names one.",
-    ),
-    engines_file: str | None = EnginesFileOpt,
-    option: list[str] = OptionOpt,
+    engines: list[str] = typer.Argument(None, metavar="ENGINE ENGINE", help="Two engines: " + _ENGINES_HELP),
     games: int = typer.Option(2, "--games", metavar="N", help="Number of games (colours alternate, in pairs)."),
-    concurrency: int = ConcurrencyOpt,
-    tc: str = TcOpt,
-    timemargin: int = TimeMarginOpt,
-    variant: str = VariantOpt,
-    attributes: str = AttributesOpt,
-    claim: str = ClaimOpt,
-    openings: str | None = OpeningsOpt,
-    random_openings: int = RandomOpeningsOpt,
-    seed: int = SeedOpt,
     strict: bool = typer.Option(False, "--strict/--lenient", help="Stop at the first engine failure (exit 3)."),
-    fmt: str = FormatOpt,
-    out: str | None = OutOpt,
-    resume: str | None = ResumeOpt,
-    force: bool = ForceOpt,
-    progress_every: str | None = ProgressOpt,
-    quiet: bool = QuietOpt,
-    debug: str | None = DebugOpt,
-    log_limit: str = LogLimitOpt,
-    listen: str | None = ListenOpt,
-    keys: str | None = KeysOpt,
-    wait: float = WaitOpt,
-    web: str | None = WebOpt,
-    adjudicate: int | None = AdjudicateOpt,
-    cluster: str | None = ClusterOpt,
-    oversubscribe: bool = OversubscribeOpt,
 ) -> None:
     """Play a match between two engines and print the score, Elo and pair statistics; resumable with --resume DIR."""
-    options = dict(locals())
-    options["random_openings_given"] = "random_openings" in _given(ctx, set())
-    _run_command("play", ctx, engines or [], options)
 
 
 @app.command()
+@_run_options("sprt")
 def sprt(
     ctx: typer.Context,
     engines: list[str] = typer.Argument(
@@ -858,43 +861,14 @@ def sprt(
     max_games: int = typer.Option(
         0, "--max-games", metavar="N", min=0, help="Give up (exit 4) after N games; 0: never."
     ),
-    engines_file: str | None = EnginesFileOpt,
-    option: list[str] = OptionOpt,
-    concurrency: int = ConcurrencyOpt,
-    tc: str = TcOpt,
-    timemargin: int = TimeMarginOpt,
-    variant: str = VariantOpt,
-    attributes: str = AttributesOpt,
-    claim: str = ClaimOpt,
-    openings: str | None = OpeningsOpt,
-    random_openings: int = RandomOpeningsOpt,
-    seed: int = SeedOpt,
     strict: bool = typer.Option(
         True, "--strict/--lenient", help="Stop at the first engine failure (exit 3) or count it as a loss."
     ),
-    fmt: str = FormatOpt,
-    out: str | None = OutOpt,
-    resume: str | None = ResumeOpt,
-    force: bool = ForceOpt,
-    progress_every: str | None = ProgressOpt,
-    quiet: bool = QuietOpt,
-    debug: str | None = DebugOpt,
-    log_limit: str = LogLimitOpt,
-    listen: str | None = ListenOpt,
-    keys: str | None = KeysOpt,
-    wait: float = WaitOpt,
-    web: str | None = WebOpt,
-    adjudicate: int | None = AdjudicateOpt,
-    cluster: str | None = ClusterOpt,
-    oversubscribe: bool = OversubscribeOpt,
 ) -> None:
     """Play NEW against BASE in colour-swapped pairs until the SPRT decides. Exit 0: H1 (pass), 1: H0 (fail),
     3: an engine failed, 4: no decision within --max-games."""
-    options = dict(locals())
-    options["random_openings_given"] = "random_openings" in _given(ctx, set())
-    if resume is None and (elo0 is None or elo1 is None):
+    if ctx.params.get("resume") is None and (elo0 is None or elo1 is None):
         fail("sprt needs --elo0 and --elo1, e.g. --elo0 0 --elo1 10")
-    _run_command("sprt", ctx, engines or [], options)
 
 
 # --- rate --------------------------------------------------------------------------------------------------------
