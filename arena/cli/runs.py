@@ -1,0 +1,588 @@
+"""The run commands ``tournament``, ``play`` and ``sprt``: their shared options, opening or resuming the run, playing it
+with signals turned into a clean stop, and the report and exit status it ends with."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from ..output import RunView
+    from ..run import Run, RunOutcome, RunSpec, ServerSpec
+
+from .app import (
+    EXIT_ENGINE,
+    EXIT_USAGE,
+    AdjudicateOpt,
+    AttributesOpt,
+    ClaimOpt,
+    ClusterOpt,
+    ConcurrencyOpt,
+    DebugOpt,
+    EnginesFileOpt,
+    ForceOpt,
+    FormatOpt,
+    KeysOpt,
+    ListenOpt,
+    LogLimitOpt,
+    OpeningsOpt,
+    OptionOpt,
+    OutOpt,
+    OversubscribeOpt,
+    ProgressOpt,
+    QuietOpt,
+    RandomOpeningsOpt,
+    ResumeOpt,
+    SeedOpt,
+    TcOpt,
+    TimeMarginOpt,
+    VariantOpt,
+    WaitOpt,
+    WebOpt,
+    _err,
+    _size,
+    _table_format,
+    app,
+    fail,
+)
+
+# --- runs: tournament, play, sprt ------------------------------------------------------------------------------
+
+
+def _given(ctx: typer.Context, allowed: set[str]) -> list[str]:
+    """Options the user set (not left at their default), other than ``allowed``."""
+    return [
+        p
+        for p in ctx.params
+        if p not in allowed and getattr(ctx.get_parameter_source(p), "name", "DEFAULT") != "DEFAULT"
+    ]
+
+
+def _default_directory(kind: str) -> Path:
+    """``out/KIND-YYYYmmdd-HHMMSS``, numbered ``-2``, ``-3``... when a run of that second exists already."""
+    import datetime
+
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%d-%H%M%S")
+    base = Path("out") / f"{kind}-{stamp}"
+    candidate, k = base, 1
+    while True:
+        try:
+            candidate.mkdir(parents=True)  # exclusive: two runs started in the same second get two directories
+            return candidate
+        except FileExistsError:
+            k += 1
+            candidate = base.with_name(f"{base.name}-{k}")
+        except OSError as e:
+            fail(f"{candidate}: cannot create the run directory: {e.strerror}")
+
+
+def _check_concurrency(concurrency: int, engines: int) -> None:
+    """Refuses a concurrency that would run out of file descriptors or processes; warns above the CPU count."""
+    import os
+    import resource
+
+    if concurrency < 1:
+        fail(f"--concurrency must be at least 1, not {concurrency}")
+    # Each game holds two engines; each engine about five descriptors on our side (pipes, pidfd, log).
+    needed = concurrency * 2 * 5 + 64
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and needed > soft:
+        if hard == resource.RLIM_INFINITY or needed <= hard:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (needed if hard == resource.RLIM_INFINITY else hard, hard))
+        else:
+            fail(
+                f"--concurrency {concurrency} needs about {needed} open files; the limit is {hard} (ulimit -n):"
+                " lower --concurrency"
+            )
+    nproc = resource.getrlimit(resource.RLIMIT_NPROC)[0]
+    if nproc != resource.RLIM_INFINITY and concurrency * 2 > nproc // 2:
+        fail(f"--concurrency {concurrency} would start {2 * concurrency} engines; the process limit is {nproc}")
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if concurrency > cpus:
+        _err(
+            f"quarto-arena: warning: --concurrency {concurrency} on {cpus} CPUs: engines will share cores and their"
+            " clocks keep running (fair only for engines that do not search)"
+        )
+
+
+def _build_spec(kind: str, engine_words: list[str], options: dict[str, Any]) -> RunSpec:
+    """A run from the command line's values; a usage error (exit 2) is one line."""
+    from ..run import RunError, RunKind, build_spec
+
+    o = options
+    test = None
+    if kind == "sprt":
+        test = (o["elo0"], o["elo1"], o["alpha"], o["beta"], o["model"])
+    try:
+        spec = build_spec(
+            RunKind({"tournament": "tournament", "play": "match", "sprt": "sprt"}[kind]),
+            engine_words,
+            engines_file=None if o["engines_file"] is None else Path(o["engines_file"]),
+            option_settings=o["option"],
+            gauntlet=bool(o.get("gauntlet")),
+            rounds=o.get("rounds", 1),
+            games=o.get("games", 2),
+            max_games=o.get("max_games", 0),
+            concurrency=o["concurrency"],
+            tc=o["tc"],
+            margin_ms=o["timemargin"],
+            shapes=o["variant"],
+            attributes=o["attributes"],
+            claims=o["claim"],
+            openings_file=None if o["openings"] is None else Path(o["openings"]),
+            random_turns=None if o["openings"] is not None and not o["random_openings_given"] else o["random_openings"],
+            seed=o["seed"],
+            strict=o["strict"],
+            sprt=test,
+            rating_interval=o.get("rating_interval", 0),
+            table_format=o["fmt"],
+            log_limit=_size(o["log_limit"]),
+            server=_server_spec(o),
+            adjudicate=o["adjudicate"],
+        )
+        _check_keys(spec)
+    except RunError as e:
+        fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
+    if o.get("cluster") is None:  # on a cluster, -j is games in flight there, not here
+        _check_concurrency(spec.concurrency, len(spec.engines))
+    return spec
+
+
+def _server_spec(options: dict[str, Any]) -> ServerSpec | None:
+    """``--listen``, ``--keys`` and ``--wait`` as a run's server settings (None without ``--listen``)."""
+    from quarto_arena.protocol.bot import EndpointError, parse_endpoint
+
+    from ..run import RunError, ServerSpec
+
+    listen, keys = options["listen"], options["keys"]
+    if listen is None:
+        if keys is not None:
+            raise RunError("--keys goes with --listen")
+        return None
+    try:
+        # Plain ZeroMQ authenticates nobody and encrypts nothing: only this machine may connect then.
+        endpoint = parse_endpoint(listen, allow_remote=keys is not None)
+    except EndpointError as e:
+        hint = "; serving other machines takes --keys DIR (CurveZMQ)" if "not a loopback" in str(e) else ""
+        raise RunError(f"--listen: {str(e).split('; pass --allow-remote')[0]}{hint}") from None
+    return ServerSpec(endpoint, None if keys is None else str(Path(keys).resolve()), float(options["wait"]))
+
+
+def _check_keys(spec: RunSpec) -> None:
+    """Reads the keys a run's server needs, so that a missing one is a usage error before anything starts."""
+    if spec.server is not None:
+        from ..server import server_for
+
+        server_for(spec.server, spec.remote)
+
+
+def _open_run(kind: str, ctx: typer.Context, engine_words: list[str], options: dict[str, Any]) -> Run:
+    """The run to play: resumed from ``--resume DIR``, or created from the options (in ``--out`` or a new dir)."""
+    from ..run import Run, RunError
+
+    transcript = None
+    if options["debug"] is not None:
+        transcript = _debug(Path(options["debug"]))
+    try:
+        if options["resume"] is not None:
+            served = {"listen", "keys", "wait"}  # where bots connect is no game option: a resume may move it
+            given = _given(
+                ctx, {"resume", "quiet", "progress_every", "debug", "web", "cluster", "oversubscribe"} | served
+            )
+            if given or engine_words:
+                what = "engines" if engine_words else "--" + given[0].replace("_", "-")
+                fail(f"--resume takes no engines or game options (got {what}): the journal keeps them")
+            run = Run.resume(Path(options["resume"]), transcript=transcript)
+            moved = served & set(_given(ctx, set()))
+            if moved:
+                kept = run.spec.server
+                if kept is None:
+                    run.close()
+                    fail("--listen, --keys and --wait serve remote:NAME engines; this run has none")
+                # What is not given again stays as the run had it.
+                stored = {"listen": kept.endpoint, "keys": kept.keys, "wait": kept.wait}
+                options = {**options, **{k: v for k, v in stored.items() if k not in moved}}
+                run.spec = replace(run.spec, server=_server_spec(options))
+            try:
+                _check_keys(run.spec)
+            except RunError:
+                run.close()
+                raise
+            return run
+        spec = _build_spec(kind, engine_words, options)
+        directory = Path(options["out"]) if options["out"] is not None else _default_directory(kind)
+        return Run.create(spec, directory, force=options["force"], transcript=transcript)
+    except RunError as e:
+        if transcript is not None:
+            transcript.close()
+        fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
+
+
+def _cluster(address: str | None) -> Any:
+    """The ``--cluster`` address (a ClusterAddress), None without one; a usage error (exit 2) when it is malformed or
+    Dask is not installed."""
+    if address is None:
+        return None
+    from ..cluster import ClusterAddress
+    from ..cluster.connection import distributed
+    from ..run import RunError
+
+    try:
+        parsed = ClusterAddress.parse(address)
+        distributed()
+    except RunError as e:
+        fail(str(e))
+    import logging
+
+    # Dask logs connections, workers and lost schedulers with tracebacks on our standard error; every failure that
+    # matters reaches the user as our one line instead.
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    return parsed
+
+
+def _debug(directory: Path) -> Any:
+    """The ``--debug`` transcript and log, both in ``directory``."""
+    import logging
+
+    from ..transport import Transcript
+
+    try:
+        transcript = Transcript(directory / "uqi-transcript.log")
+        handler = logging.FileHandler(directory / "debug.log")
+    except OSError as e:
+        fail(f"--debug {directory}: {e.strerror or e}")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.getLogger("quarto_arena").addHandler(handler)
+    logging.getLogger("quarto_arena").setLevel(logging.DEBUG)
+    return transcript
+
+
+def _show_server_log(quiet: bool) -> None:
+    """Shows what the server reports (bots connecting, refusals, cuts) on stderr; only warnings with ``--quiet``."""
+    import logging
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("quarto-arena: %(message)s"))
+    handler.setLevel(logging.WARNING if quiet else logging.INFO)
+    logger = logging.getLogger("quarto_arena.arena.server")
+    logger.addHandler(handler)
+    logger.setLevel(min(logger.getEffectiveLevel(), logging.INFO))  # --debug may have asked for more
+
+
+def _fast_event_loop() -> None:
+    """Runs the games on uvloop where it is installed (it is a dependency where it builds): measured in one run of
+    ``benchmarks/tournament.py --loops asyncio,uvloop``, 13-22% less arena CPU per turn. ``QUARTO_ARENA_LOOP=asyncio``
+    keeps the standard loop."""
+    import asyncio
+    import os
+
+    if os.environ.get("QUARTO_ARENA_LOOP", "uvloop") == "asyncio":
+        return
+    try:
+        import uvloop
+    except ImportError:
+        return
+    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+
+
+async def _play(
+    run: Run, view: RunView, web: tuple[str, int] | None = None, cluster: Any = None, oversubscribe: bool = False
+) -> RunOutcome:
+    """Runs with SIGINT, SIGTERM and SIGHUP turned into a clean stop (engines killed, finished games synced); with
+    ``web``, the live page is served at that address while the run goes; on ``cluster`` (a ClusterAddress) when
+    given."""
+    import asyncio
+    import gc
+    import signal
+
+    from ..run import Interrupt
+    from ..transport import kill_all, shutdown
+
+    interrupt = Interrupt()
+
+    def on_signal(signum: int) -> None:
+        if interrupt.event.is_set():  # a second signal: no more waiting for engines to quit politely
+            kill_all()
+        interrupt.set(signum)
+
+    # A run keeps its counted games and thousands of session objects alive for hours: moving what exists now out of
+    # the collector's sight, and collecting the young generation less often, keeps its passes from growing with
+    # them (benchmarks/scale.py measures both settings). Process-wide settings, so the command sets them.
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(50_000, 10, 10)
+    loop = asyncio.get_running_loop()
+    handled = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
+    for signum in handled:
+        loop.add_signal_handler(signum, on_signal, signum)
+    try:
+        if cluster is not None:
+            from ..cluster import play_on_cluster
+
+            return await play_on_cluster(run, cluster, view, interrupt=interrupt, oversubscribe=oversubscribe)
+        player = None
+        if run.spec.server is not None:
+            from ..server import server_player
+
+            player = server_player(run)
+        if web is None:
+            return await run.run(view, interrupt=interrupt, player=player)
+        from ..web.server import run_live
+
+        return await run_live(
+            run, view, web, interrupt=interrupt, announce=lambda url: _err(f"live page: {url}"), player=player
+        )
+    finally:
+        for signum in handled:
+            loop.remove_signal_handler(signum)
+        await shutdown()  # whatever is left of any engine, and the watchdog, killed and reaped
+
+
+def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options: dict[str, Any]) -> None:
+    """What ``tournament``, ``play`` and ``sprt`` share: open the run, play it, report, exit with its status."""
+    import asyncio
+    import signal
+
+    from ..output import RunView, final_report, parse_progress_every, write_standings
+    from ..run import RunError, Verdict
+    from ..web import WebError, parse_address, require_server
+
+    _table_format(options["fmt"])
+    cluster = _cluster(options["cluster"])
+    if cluster is not None and options["debug"] is not None:
+        fail("--debug records the UQI lines of engines on this machine; with --cluster they run on the workers")
+    if cluster is not None and options["web"] is not None:
+        fail("--web cannot be used with --cluster; follow the run from another terminal: quarto-arena serve DIR")
+    web = None
+    if options["web"] is not None:
+        try:
+            web = parse_address(options["web"])
+            require_server()
+        except WebError as e:
+            fail(str(e))
+    every = None
+    if options["progress_every"] is not None:
+        try:
+            every = parse_progress_every(options["progress_every"])
+        except ValueError as e:
+            fail(str(e))
+    run = _open_run(kind, ctx, engine_words, options)
+    if cluster is not None and run.spec.server is not None:
+        run.close()
+        fail("remote:NAME bots connect in to this machine's server; --cluster plays the games on the workers")
+    with run:
+        assert run.directory is not None
+        spec = run.spec
+        done = len(run.records)
+        total = "open-ended" if run.total is None else f"{run.total} games"
+        title = {"tournament": "Tournament", "play": "Match", "sprt": "SPRT"}[kind]
+        header = f"{title} in {run.directory}: {', '.join(spec.names)}; {total}, {done} already played"
+        if spec.sprt is not None:
+            lower, upper = spec.sprt.bounds
+            header += (
+                f"; SPRT elo0 {spec.sprt.elo0:g} elo1 {spec.sprt.elo1:g} ({spec.sprt.model.value}),"
+                f" LLR bounds ({lower:.3f}, {upper:.3f})"
+            )
+        _err(header)
+        if spec.server is not None:
+            _show_server_log(options["quiet"])
+        view = RunView(
+            sys.stderr,
+            spec.kind,
+            spec.names,
+            list(run.records.values()),
+            run.total,
+            every=every,
+            quiet=options["quiet"],
+            fmt=spec.table_format,
+            interval=spec.rating_interval,
+        )
+        try:
+            _fast_event_loop()
+            outcome = asyncio.run(_play(run, view, web, cluster, options["oversubscribe"]))
+        except WebError as e:
+            view.close()
+            fail(f"{e}; the run in {run.directory} has not started: continue it with --resume {run.directory}")
+        except RunError as e:
+            view.close()
+            fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
+        except OSError as e:
+            view.close()
+            fail(f"{run.directory}: {e.strerror or e}")
+        view.close()
+        try:
+            write_standings(run.directory, outcome)
+        except OSError as e:
+            _err(f"quarto-arena: warning: cannot write the standings into {run.directory}: {e.strerror or e}")
+        _write_report(run.directory, outcome)
+        report = final_report(outcome, spec.table_format)
+        with contextlib.suppress(OSError):
+            typer.echo(report)
+    resume = f"quarto-arena {kind} --resume {run.directory}"
+    if outcome.aborted:
+        n = len(outcome.aborted)
+        _err(
+            f"{n} game{'s' if n > 1 else ''} in progress abandoned (in {run.directory / 'aborted.jsonl'}): not counted"
+        )
+    if outcome.interrupted is not None:
+        name = signal.Signals(outcome.interrupted).name
+        fail(
+            f"interrupted by {name} after {len(outcome.records)} games; continue with: {resume}",
+            128 + outcome.interrupted,
+        )
+    if outcome.failure is not None:
+        r = outcome.failure
+        if spec.sprt is None or r.termination.value == "engine error":
+            fail(
+                f"stopped by game {r.game_id}: {r.termination.value}: {r.detail}; fix the engine, then {resume}",
+                EXIT_ENGINE,
+            )
+    verdict = outcome.verdict
+    if verdict is not None:
+        raise typer.Exit(
+            {Verdict.H1: 0, Verdict.H0: 1, Verdict.ENGINE_FAILURE: EXIT_ENGINE, Verdict.NO_DECISION: 4}[verdict]
+        )
+
+
+def _write_report(directory: Path, outcome: RunOutcome) -> None:
+    """``report.html`` next to the standings; a failure to write it is a warning, never a lost result."""
+    from ..web.report import write_report
+
+    try:
+        write_report(directory, outcome, warn=lambda text: _err(f"quarto-arena: warning: {text}"))
+    except OSError as e:
+        _err(f"quarto-arena: warning: cannot write the report into {directory}: {e.strerror or e}")
+
+
+#: The options play, tournament and sprt share: name, type, declaration (each command adds its own).
+_RUN_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
+    ("engines_file", str | None, EnginesFileOpt),
+    ("option", list[str], OptionOpt),
+    ("concurrency", int, ConcurrencyOpt),
+    ("tc", str, TcOpt),
+    ("timemargin", int, TimeMarginOpt),
+    ("variant", str, VariantOpt),
+    ("attributes", str, AttributesOpt),
+    ("claim", str, ClaimOpt),
+    ("openings", str | None, OpeningsOpt),
+    ("random_openings", int, RandomOpeningsOpt),
+    ("seed", int, SeedOpt),
+    ("fmt", str, FormatOpt),
+    ("out", str | None, OutOpt),
+    ("resume", str | None, ResumeOpt),
+    ("force", bool, ForceOpt),
+    ("progress_every", str | None, ProgressOpt),
+    ("quiet", bool, QuietOpt),
+    ("debug", str | None, DebugOpt),
+    ("log_limit", str, LogLimitOpt),
+    ("listen", str | None, ListenOpt),
+    ("keys", str | None, KeysOpt),
+    ("wait", float, WaitOpt),
+    ("web", str | None, WebOpt),
+    ("adjudicate", int | None, AdjudicateOpt),
+    ("cluster", str | None, ClusterOpt),
+    ("oversubscribe", bool, OversubscribeOpt),
+)
+
+
+def _run_options(kind: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Gives a run command the options every run command shares, after its own, and runs it.
+
+    The decorated function declares only what is its own (``ctx``, the engines, its particular options) and checks
+    what it must; the run is played by :func:`_run_command` with every value.
+    """
+    import inspect
+    import typing
+
+    def decorate(own: Callable[..., None]) -> Callable[..., None]:
+        signature = inspect.signature(own, eval_str=True)
+        shared = [
+            inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=declared, annotation=hint)
+            for name, hint, declared in _RUN_OPTIONS
+        ]
+
+        def command(**values: Any) -> None:
+            own(**{name: values[name] for name in signature.parameters})
+            ctx = values["ctx"]
+            values["random_openings_given"] = "random_openings" in _given(ctx, set())
+            _run_command(kind, ctx, values["engines"] or [], values)
+
+        command.__name__, command.__doc__, command.__module__ = own.__name__, own.__doc__, own.__module__
+        command.__signature__ = signature.replace(parameters=[*signature.parameters.values(), *shared])  # type: ignore[attr-defined]
+        command.__annotations__ = {**typing.get_type_hints(own), **{name: hint for name, hint, _ in _RUN_OPTIONS}}
+        return command
+
+    return decorate
+
+
+_ENGINES_HELP = (
+    "built-in names, commands (quoted), tcp:// or ipc:// endpoints, remote:NAME (a bot that connects in, with "
+    "--listen), names from --engines FILE; NAME=ENGINE names one."
+)
+
+
+@app.command()
+@_run_options("tournament")
+def tournament(
+    ctx: typer.Context,
+    engines: list[str] = typer.Argument(None, metavar="[ENGINE]...", help="Engines: " + _ENGINES_HELP),
+    gauntlet: bool = typer.Option(False, "--gauntlet", help="The first engine against each of the others."),
+    games: int = typer.Option(2, "--games", metavar="N", help="Games per encounter per round (even: whole pairs)."),
+    rounds: int = typer.Option(1, "--rounds", metavar="N", help="Rounds: each repeats every encounter."),
+    strict: bool = typer.Option(False, "--strict/--lenient", help="Stop at the first engine failure (exit 3)."),
+    rating_interval: int = typer.Option(
+        0, "--rating-interval", metavar="N", min=0, help="Interim table every N games."
+    ),
+) -> None:
+    """Run a round-robin or gauntlet tournament in colour-swapped pairs; crash-safe, resumable with --resume DIR.
+
+    The table's columns: rank; player; rating (logistic Elo, pool average 0); margin (95% interval half-width);
+    games; points; score (points per game); draw_rate; los_next (likelihood of superiority over the next line);
+    forfeits (games lost by an engine failure), then one column per failure reason seen.
+    """
+
+
+@app.command()
+@_run_options("play")
+def play(
+    ctx: typer.Context,
+    engines: list[str] = typer.Argument(None, metavar="ENGINE ENGINE", help="Two engines: " + _ENGINES_HELP),
+    games: int = typer.Option(2, "--games", metavar="N", help="Number of games (colours alternate, in pairs)."),
+    strict: bool = typer.Option(False, "--strict/--lenient", help="Stop at the first engine failure (exit 3)."),
+) -> None:
+    """Play a match between two engines and print the score, Elo and pair statistics; resumable with --resume DIR."""
+
+
+@app.command()
+@_run_options("sprt")
+def sprt(
+    ctx: typer.Context,
+    engines: list[str] = typer.Argument(
+        None, metavar="NEW BASE", help="The engine under test, then the engine it must beat or match."
+    ),
+    elo0: float | None = typer.Option(None, "--elo0", metavar="ELO", help="Elo under H0 (in --model units)."),
+    elo1: float | None = typer.Option(
+        None, "--elo1", metavar="ELO", help="Elo under H1 (in --model units); above --elo0."
+    ),
+    alpha: float = typer.Option(0.05, "--alpha", metavar="P", help="False positive rate (accept H1 when H0 holds)."),
+    beta: float = typer.Option(0.05, "--beta", metavar="P", help="False negative rate (accept H0 when H1 holds)."),
+    model: str = typer.Option(
+        "normalized", "--model", metavar="MODEL", help="Units of the bounds: normalized or logistic."
+    ),
+    max_games: int = typer.Option(
+        0, "--max-games", metavar="N", min=0, help="Give up (exit 4) after N games; 0: never."
+    ),
+    strict: bool = typer.Option(
+        True, "--strict/--lenient", help="Stop at the first engine failure (exit 3) or count it as a loss."
+    ),
+) -> None:
+    """Play NEW against BASE in colour-swapped pairs until the SPRT decides. Exit 0: H1 (pass), 1: H0 (fail),
+    3: an engine failed, 4: no decision within --max-games."""
+    if ctx.params.get("resume") is None and (elo0 is None or elo1 is None):
+        fail("sprt needs --elo0 and --elo1, e.g. --elo0 0 --elo1 10")

@@ -1,0 +1,335 @@
+"""The commands that are not runs: ``show``, ``perft``, ``engines``, ``keys new``, ``rate``, ``report``, ``serve``,
+``analyse``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+if TYPE_CHECKING:
+    from quarto_arena.protocol.rules import Variant
+
+
+from .app import (
+    AttributesOpt,
+    ClaimOpt,
+    FormatOpt,
+    VariantOpt,
+    _err,
+    _position,
+    _table_format,
+    _variant,
+    app,
+    fail,
+)
+
+# --- rules: show, perft ---------------------------------------------------------------------------------------
+
+
+@app.command()
+def show(
+    position: str = typer.Argument(..., help="Position string (quote it: it has a space), or startpos."),
+    variant: str = VariantOpt,
+    attributes: str = AttributesOpt,
+    claim: str = ClaimOpt,
+    turns: str = typer.Option("", "--turns", metavar="TOKENS", help="Turn tokens to play from POSITION first."),
+    color: bool | None = typer.Option(None, "--color/--no-color", help="Reverse video for dark pieces."),
+) -> None:
+    """Draw a position: each piece's four attributes at a glance, the piece in hand and the pieces left."""
+    from quarto_arena.protocol.notation import NotationError, parse_turns
+    from quarto_arena.protocol.rules import IllegalTurn
+
+    from ..display import render
+
+    v = _variant(variant, attributes, claim)
+    pos = _position(position, v)
+    try:
+        pos = pos.play(parse_turns(turns))
+    except (NotationError, IllegalTurn) as e:
+        fail(f"bad turns: {e}")
+    typer.echo(render(pos, color=sys.stdout.isatty() if color is None else color))
+
+
+@app.command()
+def perft(
+    position: str = typer.Argument(..., help="Position string (quote it), or startpos."),
+    depth: int = typer.Argument(..., help="Number of turns, 0 or more.", min=0, max=32),
+    variant: str = VariantOpt,
+    attributes: str = AttributesOpt,
+    claim: str = ClaimOpt,
+    divide: bool = typer.Option(False, "--divide", help="Also print the count below each legal turn."),
+) -> None:
+    """Count turn sequences of DEPTH turns, every legal token once (SPEC.md §2.5); the count is the last line."""
+    from quarto_arena.protocol import rules
+
+    v = _variant(variant, attributes, claim)
+    pos = _position(position, v)
+    if divide and depth > 0 and not pos.is_over:
+        total = 0
+        for turn in pos.legal_turns():
+            n = rules.perft(pos.apply(turn), depth - 1)
+            total += n
+            typer.echo(f"{turn} {n}")
+        typer.echo(str(total))
+        return
+    typer.echo(str(rules.perft(pos, depth)))
+
+
+@app.command("engines")
+def list_engines() -> None:
+    """List the built-in engines (usable by name wherever an engine is asked for)."""
+    from quarto_arena.engines.registry import BUILTIN
+
+    width = max(map(len, BUILTIN))
+    for e in BUILTIN.values():
+        typer.echo(f"{e.name:<{width}}  {e.description}")
+
+
+# --- keys ---------------------------------------------------------------------------------------------------------
+
+keys_app = typer.Typer(
+    name="keys",
+    help="CurveZMQ keys for bots that connect in (--listen ... --keys DIR).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(keys_app)
+
+
+@keys_app.command("new")
+def keys_new(
+    name: str = typer.Argument(..., metavar="NAME", help="The bot's name (remote:NAME), or arena for the arena's."),
+    directory: str = typer.Option(..., "--dir", metavar="KEYS", help="The keys directory (created if needed)."),
+) -> None:
+    """Make a key pair: KEYS/NAME.key (public: give it to the other side) and KEYS/NAME.key_secret (keep it).
+
+    The arena's own pair is named arena. A bot's author gets NAME.key_secret and arena.key; the arena keeps
+    arena.key_secret and every NAME.key.
+    """
+    from ..server import KeysError, new_key_pair
+
+    try:
+        public, secret = new_key_pair(Path(directory), name)
+    except KeysError as e:
+        fail(str(e))
+    typer.echo(f"{public}\n{secret}")
+
+
+# --- rate --------------------------------------------------------------------------------------------------------
+
+
+@app.command()
+def rate(
+    files: list[str] = typer.Argument(..., metavar="FILE.pgn...", help="PGN files (ours or any tool's)."),
+    fmt: str = FormatOpt,
+    anchor: str | None = typer.Option(
+        None, "--anchor", metavar="NAME=ELO", help="Fix one rating (default: pool average 0)."
+    ),
+) -> None:
+    """Print the Elo table (and forfeits by reason) of the games in PGN files, then the crosstable."""
+    from collections import Counter
+
+    from ..output import format_table, results_table
+    from ..pgn import PgnError, read_games
+    from ..records import Termination
+    from ..stats import ScoredGame, crosstable_rows, rating_rows
+    from ..stats import rate as fit
+
+    _table_format(fmt)
+    anchored = None
+    if anchor is not None:
+        name, sep, elo = anchor.rpartition("=")
+        try:
+            anchored = (name, float(elo))
+        except ValueError:
+            fail(f"--anchor {anchor!r}: expected NAME=ELO, e.g. greedy=1500")
+        if not sep or not name:
+            fail(f"--anchor {anchor!r}: expected NAME=ELO, e.g. greedy=1500")
+    scored: list[ScoredGame] = []
+    forfeits: dict[str, Counter[Termination]] = {}
+    failures = {t.value: t for t in Termination if t.is_failure}
+    try:
+        for path in files:
+            for g in read_games(path):
+                white, black, score = g.tags.get("White", "?"), g.tags.get("Black", "?"), g.white_score
+                if score is None:
+                    continue
+                scored.append(ScoredGame(white, black, score))
+                reason = failures.get(g.tags.get("Termination", ""))
+                if reason is not None and score != 0.5:
+                    forfeits.setdefault(black if score == 1.0 else white, Counter())[reason] += 1
+    except PgnError as e:
+        fail(str(e))
+    if not scored:
+        fail("no finished games in " + ", ".join(files))
+    try:
+        table = fit(scored, anchor=anchored)
+    except ValueError as e:
+        fail(str(e))
+    for p in table.players:
+        forfeits.setdefault(p.name, Counter())
+    typer.echo(format_table(results_table(rating_rows(table), forfeits), fmt))
+    if fmt not in ("csv", "json"):
+        typer.echo("")
+        typer.echo(format_table(crosstable_rows(table), fmt))
+
+
+# --- report, serve ---------------------------------------------------------------------------------------------------
+
+
+@app.command()
+def report(
+    directory: str = typer.Argument(..., metavar="DIR", help="A run directory (finished, or still being played)."),
+) -> None:
+    """Write DIR/report.html again from the run's journal: tables, plots and the game viewer in one offline file.
+
+    Every run writes it when it ends; run this after `quarto-arena analyse DIR/games.pgn` to add the per-turn
+    values, or to see a run that is still being played. Prints the report's path.
+    """
+    from ..web import WebError
+    from ..web.report import write_directory_report
+
+    try:
+        path = write_directory_report(Path(directory), warn=lambda text: _err(f"quarto-arena: warning: {text}"))
+    except WebError as e:
+        fail(str(e))
+    except OSError as e:
+        fail(f"{directory}: cannot write the report: {e.strerror or e}")
+    typer.echo(str(path))
+
+
+@app.command()
+def serve(
+    directory: str = typer.Argument(..., metavar="DIR", help="A run directory (finished, or still being played)."),
+    web: str = typer.Option(
+        "127.0.0.1:8080", "--web", metavar="HOST:PORT", help="Where to serve the page (port 0: any free one)."
+    ),
+) -> None:
+    """Serve the live page of a run directory, finished or still being written by another process, until Ctrl-C.
+
+    Needs the web extra (pip install "quarto-arena[web]"). Stopping it with Ctrl-C or SIGTERM is its normal end
+    (exit status 0).
+    """
+    import asyncio
+
+    from ..web import WebError, parse_address, require_server
+
+    try:
+        address = parse_address(web)
+        require_server()
+        from ..web.server import serve_directory
+
+        asyncio.run(
+            serve_directory(
+                Path(directory),
+                address,
+                announce=lambda url: _err(f"serving {directory} at {url} (Ctrl-C stops)"),
+                warn=lambda text: _err(f"quarto-arena: warning: {text}"),
+            )
+        )
+    except WebError as e:
+        fail(str(e))
+
+
+# --- analyse -------------------------------------------------------------------------------------------------------
+
+
+@app.command()
+def analyse(
+    target: str = typer.Argument(
+        ...,
+        metavar="POSITION|FILE.pgn",
+        help="A position string (quote it: it has a space) or startpos; or a PGN file.",
+    ),
+    variant: str = VariantOpt,
+    attributes: str = AttributesOpt,
+    claim: str = ClaimOpt,
+    seconds: float | None = typer.Option(
+        None, "--time", min=0.001, help="Bound each search to S seconds (the value may then be unproven)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON: the value object, or the PGN summary."),
+    from_empties: int = typer.Option(
+        12, "--from", min=1, max=16, help="PGN: analyse from the first position with at most EMPTIES empty squares."
+    ),
+    out: str | None = typer.Option(
+        None, "--out", help="PGN: directory for NAME.analysis.pgn and NAME.analysis.jsonl (default: the input's)."
+    ),
+) -> None:
+    """Solve a position (value, turns to the end, every best turn), or find the mistakes in the games of a PGN file.
+
+    The variant options apply to a position, and to games without a Variant tag.
+    """
+    import json
+    from pathlib import Path
+
+    v = _variant(variant, attributes, claim)
+    if target.lower().endswith(".pgn") or Path(target).is_file():
+        _analyse_games(target, v, seconds, from_empties, out, as_json)
+        return
+    from ..analysis import Analyser
+
+    position = _position(target, v)
+    if position.is_over:
+        fail("the game is over in this position: there is nothing to analyse")
+    result = Analyser(seconds).position(position)
+    value = result.value
+    best = [str(t) for t in result.best]
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "value": None if value is None else value.verdict.value,
+                    "turns": None if value is None else value.turns,
+                    "best": best,
+                    "proven": value is not None,
+                    "nodes": result.nodes,
+                    "seconds": round(result.seconds, 3),
+                }
+            )
+        )
+        return
+    if value is None:
+        typer.echo(f"unproven within {seconds:g} s")
+        typer.echo(f"best turn found: {best[0]}")
+    else:
+        how = "draw" if value.verdict.value == "draw" else f"{value.verdict.value} in {value.turns} turns"
+        typer.echo(f"{how}, for the player to move")
+        typer.echo(f"best: {' '.join(best)}")
+    typer.echo(f"{result.nodes:,} nodes, {result.seconds:.2f} s")
+
+
+def _analyse_games(
+    target: str, variant: Variant, seconds: float | None, from_empties: int, out: str | None, as_json: bool
+) -> None:
+    """``analyse FILE.pgn``: annotated PGN and JSON Lines written, mistakes and the per-engine summary printed."""
+    from pathlib import Path
+
+    from ..analysis import Analyser, AnalysisError, GameAnalysis, summarize, summary_rows
+    from ..output import format_table
+    from ..pgn import PgnError
+
+    path = Path(target)
+    if not path.is_file():
+        fail(f"{path}: no such file")
+
+    def report(index: int, game: GameAnalysis) -> None:
+        for t in game.analysed:
+            if t.mistake is not None and not as_json:
+                typer.echo(
+                    f"game {index + 1} ({game.white} vs {game.black}): turn {t.ply + 1} {t.turn} by {t.player}, "
+                    f"{t.empty} empty: {t.mistake} (was {t.before}, now {t.after})"
+                )
+
+    try:
+        done = Analyser(seconds).file(path, variant, from_empties, None if out is None else Path(out), report)
+    except (PgnError, AnalysisError) as e:
+        fail(str(e))
+    except OSError as e:
+        fail(f"{e.filename or path}: {e.strerror or e}")
+    if not done.games:
+        fail(f"{path}: no games")
+    typer.echo(format_table(summary_rows(summarize(done.games)), "json" if as_json else "simple"))
+    typer.echo(f"wrote {done.pgn} and {done.jsonl}", err=True)
