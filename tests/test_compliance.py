@@ -23,8 +23,6 @@ import pytest
 import quarto_arena.engines
 from procs import processes_in_groups, wait_listening
 from quarto_arena.arena.compliance import (
-    LIMITS,
-    PROBES,
     STEPS,
     CheckReport,
     CheckTimeouts,
@@ -32,6 +30,7 @@ from quarto_arena.arena.compliance import (
     format_report,
     run_check,
 )
+from quarto_arena.arena.compliance.steps import LIMITS, PROBES
 from quarto_arena.arena.engine import EngineConfig
 from quarto_arena.arena.roster import engine_config
 from quarto_arena.engines.registry import BUILTIN

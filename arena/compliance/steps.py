@@ -1,525 +1,49 @@
-"""The UQI compliance check behind ``quarto-arena check ENGINE``: numbered steps against a real engine.
-
-Like fastchess's built-in checker, each step is one small function that talks to the engine over its real transport
-(a process over stdio, or a ZeroMQ endpoint) under short deadlines of its own, and fails with a one-line reason that
-quotes the offending line. Every line in both directions is recorded with a time stamp, so a failing step comes back
-with the exchange that failed. The check stops at the first failing step unless asked to keep going (it then
-restarts the engine before the next step, since its state is unknown), and whatever happens — a failure, an
-exception, Ctrl-C — every process it started is killed with its whole process group and reaped before
-:func:`run_check` returns or raises.
-
-A step fails only for what SPEC.md makes a rule; a doubtful but tolerated behaviour (a ``go infinite`` answered
-before ``stop``, a search that overran its time, an unsupported variant, a malformed ``info`` line) passes with a
-warning. Like any conformance tester (SPEC §4.9), the check sends lines an arena never sends: an unknown command,
-malformed ones, and commands during a search.
-"""
+"""The numbered steps of the check (:data:`STEPS`) and :func:`run_check`, which runs them against an engine."""
 
 from __future__ import annotations
 
 import asyncio
-import enum
 import logging
-import re
-import shutil
 import signal
-import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Final, NoReturn
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
 
 from quarto_arena.protocol.notation import parse_variant
 from quarto_arena.protocol.rules import IllegalTurn, Position, Turn, Variant
 from quarto_arena.protocol.uqi import (
-    PROTOCOL_VERSION,
     ErrorReply,
     Go,
-    IdAuthor,
-    IdName,
     Info,
     NewGame,
-    OptionSpec,
     OptionType,
     PositionCommand,
     ReadyOk,
-    Reply,
     SetOption,
     TurnReply,
-    Uqi,
-    UqiError,
-    UqiOk,
     format_command,
     parse_command,
-    parse_reply,
 )
 
-from .engine import Connector, EngineConfig
-from .transport import BadLine, PeerGone, ProcessTransport, Transport, ZmqTransport
-
-__all__ = [
-    "STEPS",
-    "CheckReport",
-    "CheckTimeouts",
-    "Checker",
-    "IoLine",
-    "Status",
-    "Step",
-    "StepFailed",
-    "StepResult",
-    "StepSkipped",
-    "format_report",
-    "run_check",
-]
-
-log = logging.getLogger(__name__)
-
-_MAX_WARNINGS: Final = 5
-_STDERR_TAIL: Final = 10
-_SHOWN_LINES: Final = 60
-_NAME_WIDTH: Final = 24
-_CLIP: Final = 120
-_BARE_GO_SECONDS: Final = 5.0
-"""A bare ``go`` that takes longer passes with a warning (SPEC §4.5: the engine should answer within seconds)."""
-
-
-@dataclass(frozen=True, slots=True)
-class CheckTimeouts:
-    """How long the check waits at each kind of step, in seconds (``--timeout-scale`` multiplies them)."""
-
-    startup: float = 10.0
-    """Process start (or connect) to ``uqiok`` (SPEC §4.1)."""
-    ready: float = 5.0
-    """Commands then ``isready`` to ``readyok``, with any ``error`` line before it (SPEC §4.7)."""
-    quit: float = 1.0
-    """``quit`` or end of input to the engine's exit (SPEC §3.2)."""
-    search_slack: float = 1.0
-    """Allowed on top of a search's own time limit (``movetime``, ``time``), and to answer ``stop``."""
-    search_safety: float = 10.0
-    """A search with only a depth or node limit."""
-    quiet: float = 0.3
-    """How long to listen for a line that must not come (a second ``turn``)."""
-    infinite: float = 0.2
-    """How long ``go infinite`` runs before ``isready`` and ``stop`` (not scaled: it is part of the test)."""
-    margin: float = 0.05
-    """Overrun of a search's time tolerated before a warning, as the arena's time margin (not scaled)."""
-
-    def scaled(self, factor: float) -> CheckTimeouts:
-        """The same timeouts, every deadline multiplied by ``factor`` (for slow machines, or short tests)."""
-        if factor <= 0:
-            raise ValueError(f"timeout scale must be positive, not {factor:g}")
-        return replace(
-            self,
-            startup=self.startup * factor,
-            ready=self.ready * factor,
-            quit=self.quit * factor,
-            search_slack=self.search_slack * factor,
-            search_safety=self.search_safety * factor,
-            quiet=self.quiet * factor,
-        )
-
-
-class Status(enum.Enum):
-    """How a step ended."""
-
-    PASS = "ok"
-    FAIL = "FAIL"
-    SKIP = "skip"
-
-
-@dataclass(frozen=True, slots=True)
-class IoLine:
-    """One recorded line: ``>`` arena to engine, ``<`` engine to arena, ``#`` an event (start, exit, kill)."""
-
-    at: float
-    """Seconds since the step began, on the monotonic clock."""
-    direction: str
-    """``>``, ``<`` or ``#``."""
-    text: str
-    """The line without its terminator (a ``\\r`` shown as the two characters ``\\r``)."""
-
-    def __str__(self) -> str:
-        return f"{self.at:7.3f} {self.direction} {self.text}"
-
-
-@dataclass(frozen=True, slots=True)
-class StepResult:
-    """The outcome of one step."""
-
-    number: int
-    """The step's number (1 = start-up)."""
-    name: str
-    """The step's short name."""
-    status: Status
-    """Passed, failed or skipped."""
-    reason: str = ""
-    """One line: why it failed or was skipped (empty when it passed)."""
-    warnings: tuple[str, ...] = ()
-    """Tolerated deviations, one line each."""
-    transcript: tuple[IoLine, ...] = ()
-    """Every line of the step, both directions, with time stamps."""
-    stderr: tuple[str, ...] = ()
-    """The last lines the engine wrote to standard error, for a failed step of a process engine."""
-    seconds: float = 0.0
-    """How long the step took."""
-
-
-@dataclass(frozen=True, slots=True)
-class CheckReport:
-    """The result of a compliance check."""
-
-    engine: str
-    """The engine's display name."""
-    target: str
-    """Its command line or endpoint."""
-    engine_id: str | None
-    """What it said in ``id name``, once the handshake got that far."""
-    steps: tuple[StepResult, ...]
-    """The steps that ran, in order (without ``--keep-going``, up to the first failure)."""
-    total_steps: int
-    """How many steps the check has (more than ran when it stopped early)."""
-    started: bool = True
-    """False when the engine could not even be started (no such command, unusable endpoint)."""
-    pids: tuple[int, ...] = ()
-    """Every process (= process group) id started for the check, so callers can verify none is left."""
-
-    @property
-    def complies(self) -> bool:
-        """True when every step ran and none failed."""
-        return self.started and len(self.steps) == self.total_steps and self.first_failure is None
-
-    @property
-    def first_failure(self) -> StepResult | None:
-        """The first failed step, if any."""
-        return next((s for s in self.steps if s.status is Status.FAIL), None)
-
-    @property
-    def failed(self) -> tuple[int, ...]:
-        """Numbers of the failed steps."""
-        return tuple(s.number for s in self.steps if s.status is Status.FAIL)
-
-
-class StepFailed(Exception):
-    """A step's verdict: the engine does not comply. The message is one line and quotes the offending line."""
-
-
-class StepSkipped(Exception):
-    """The step does not apply to this engine or transport (or the engine could not be restarted for it)."""
-
-
-class _Silence(StepFailed):
-    """No line came before the deadline (a failure, except where silence is what a step wants)."""
-
-
-class CannotStart(Exception):
-    """The engine's process could not be started, or its endpoint is unusable."""
-
-
-_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def _clip(text: str, n: int = _CLIP) -> str:
-    return text if len(text) <= n else text[:n] + "..."
-
-
-def _visible(text: str) -> str:
-    """An engine's text as the check prints it: control characters (a terminal's escape sequences, ``\\r``) shown
-    as escapes, so that what an engine sends can never drive the user's terminal."""
-    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
-
-
-def _q(line: str) -> str:
-    """A line quoted for a reason."""
-    return repr(_clip(line))
-
-
-class _Deadline:
-    """A point on the monotonic clock, with the budget it was made from (for messages)."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.at = time.monotonic() + seconds
-
-    def left(self) -> float:
-        return self.at - time.monotonic()
-
-
-class _Recorder:
-    """The transcript of the running step."""
-
-    def __init__(self) -> None:
-        self.t0 = time.monotonic()
-        self.lines: list[IoLine] = []
-
-    def reset(self) -> tuple[IoLine, ...]:
-        out = tuple(self.lines)
-        self.lines = []
-        self.t0 = time.monotonic()
-        return out
-
-    def add(self, direction: str, text: str) -> None:
-        self.lines.append(IoLine(round(time.monotonic() - self.t0, 3), direction, _visible(text)))
-
-
-class _Link:
-    """One transport whose every line is recorded; engine faults become :class:`StepFailed`."""
-
-    def __init__(self, transport: Transport, recorder: _Recorder) -> None:
-        self.transport = transport
-        self.recorder = recorder
-
-    @property
-    def is_process(self) -> bool:
-        return isinstance(self.transport, ProcessTransport)
-
-    async def send(self, *lines: str) -> None:
-        for line in lines:
-            self.recorder.add(">", line)
-        try:
-            self.transport.send_lines(lines)
-        except PeerGone as e:
-            self.recorder.add("#", str(e))
-            raise StepFailed(f"cannot send {_q(lines[0])}: {e}") from None
-
-    async def read(self, deadline: _Deadline, waiting_for: str) -> str:
-        """The next line, or :class:`StepFailed` naming what was awaited when time runs out or the engine is gone."""
-        left = deadline.left()
-        try:
-            if left <= 0:
-                raise TimeoutError
-            line = await asyncio.wait_for(self.transport.read_line(), left)
-        except TimeoutError:
-            last = self.transport.last_line
-            tail = "" if last is None else f" (last line from the engine: {_q(last)})"
-            raise _Silence(f"no {waiting_for} within {deadline.seconds:.3g} s{tail}") from None
-        except PeerGone as e:
-            self.recorder.add("#", str(e))
-            raise StepFailed(f"{e} while waiting for {waiting_for}") from None
-        except BadLine as e:
-            self.recorder.add("<", f"<{e}>")
-            raise StepFailed(f"unreadable line from the engine ({e}) while waiting for {waiting_for}") from None
-        self.recorder.add("<", line)
-        return line
-
-    async def read_quiet(self, seconds: float) -> str | None:
-        """The next line if one comes within ``seconds``, else None (for lines that must not come)."""
-        try:
-            return await self.read(_Deadline(seconds), "line")
-        except _Silence:
-            return None
-
-    async def lines_within(self, seconds: float) -> AsyncIterator[str]:
-        """Every line that comes within ``seconds`` (a window in which lines may come, or must not)."""
-        wait = _Deadline(seconds)
-        while (left := wait.left()) > 0:
-            line = await self.read_quiet(left)
-            if line is None:
-                return
-            yield line
-
-    async def close(self, quit_grace: float | None = None) -> None:
-        """Ends the connection: kills the process group and reaps it, or closes the socket (after ``quit``)."""
-        t = self.transport
-        if isinstance(t, ProcessTransport):
-            await t.close(grace=0, quit=False)
-            self.recorder.add("#", f"killed process group {t.pgid} ({t.exit_info()})")
-        else:
-            # A ZeroMQ server outlives the session: a quit lets it serve the next arena at once.
-            await t.close(grace=quit_grace or 0.2, quit=not t.gone)
-
-
-def _parse(line: str, where: str) -> Reply:
-    try:
-        return parse_reply(line)
-    except UqiError as e:
-        raise StepFailed(f"malformed line {_q(line)} {where}: {e}") from None
-
-
-def _reply(ck: Checker, line: str, where: str) -> Reply | None:
-    """The reply on ``line``; None for a malformed ``info`` line, which an arena logs and ignores (SPEC §5.3): a
-    warning here. Any other malformed line fails the step."""
-    try:
-        return parse_reply(line)
-    except UqiError as e:
-        if line.split()[0] != "info":
-            raise StepFailed(f"malformed line {_q(line)} {where}: {e}") from None
-        ck.warn(f"malformed info line {_q(line)} {where}: {e} (an arena ignores it)")
-        return None
-
-
-def _fail(reason: str) -> NoReturn:
-    raise StepFailed(reason)
-
-
-# --- the checker -----------------------------------------------------------------------------------------------
-
-
-class Checker:
-    """The engine under check and what the steps learn about it; steps are functions of a Checker."""
-
-    def __init__(self, config: EngineConfig, timeouts: CheckTimeouts, connector: Connector | None = None) -> None:
-        self.config = config
-        """The engine: command line, endpoint, or a remote bot."""
-        self.connector = connector
-        """Where a remote bot's sessions come from (a server's slots)."""
-        self.timeouts = timeouts
-        """The deadlines."""
-        self.recorder = _Recorder()
-        """The running step's transcript."""
-        self.link: _Link | None = None
-        """The current connection, if any."""
-        self.engine_id: str | None = None
-        """``id name`` of the last handshake."""
-        self.options: list[OptionSpec] = []
-        """Options declared in the last handshake."""
-        self.unsupported: set[Variant] = set()
-        """Variants the engine refused with ``error newgame unsupported``."""
-        self.pids: list[int] = []
-        """Every process started."""
-        self.warnings: list[str] = []
-        """Warnings of the running step."""
-        self.dirty = False
-        """True after a failed step: the engine's state is unknown, so the next step starts it afresh."""
-        self._tmp = Path(tempfile.mkdtemp(prefix="quarto-check-"))
-        self.stderr_path = self._tmp / "stderr.log"
-        """Where an engine process's standard error goes (shown with a failed step)."""
-
-    @property
-    def zmq(self) -> bool:
-        """True when the engine speaks over ZeroMQ (an endpoint, or a remote bot) rather than as a process."""
-        return self.config.endpoint is not None or self.config.remote is not None
-
-    @property
-    def session(self) -> _Link:
-        """The live connection (steps after the first run on it)."""
-        assert self.link is not None
-        return self.link
-
-    def warn(self, message: str) -> None:
-        """Records a tolerated deviation for the running step."""
-        if message not in self.warnings:
-            log.info("%s: warning: %s", self.config.name, message)
-            self.warnings.append(message)
-
-    async def open(self) -> _Link:
-        """Starts the engine process (or connects to the endpoint) as the current link. Raises CannotStart."""
-        await self.close_link()
-        cfg = self.config
-        try:
-            if cfg.remote is not None:
-                if self.connector is None:
-                    raise CannotStart(f"{cfg.describe()} connects in, but the check serves nothing (--listen)")
-                transport: Transport = await self.connector(cfg, None)
-                self.recorder.add("#", f"a session with {cfg.describe()}")
-            elif cfg.endpoint is not None:
-                transport = await ZmqTransport.start(cfg.name, cfg.endpoint)
-                self.recorder.add("#", f"connecting to {cfg.endpoint}")
-            else:
-                transport = await ProcessTransport.start(
-                    cfg.name, cfg.command, cwd=cfg.cwd, stderr_path=self.stderr_path
-                )
-                self.pids.append(transport.pid)
-                self.recorder.add("#", f"started pid {transport.pid}: {cfg.describe()}")
-        except OSError as e:
-            raise CannotStart(e.strerror or str(e)) from None
-        self.link = _Link(transport, self.recorder)
-        return self.link
-
-    async def close_link(self) -> None:
-        """Ends the current connection, if any (the process group is killed and reaped)."""
-        link, self.link = self.link, None
-        if link is not None:
-            await link.close(self.timeouts.quit)
-
-    async def handshake(self, deadline: _Deadline, *, abandoning: bool = False) -> None:
-        """``uqi 1`` -> ``id``/``option`` lines -> ``uqiok 1`` within ``deadline``, every line checked (§4.1).
-
-        ``abandoning``: the ``uqi`` interrupts a search (step 8), whose ``info`` lines may still be on their way.
-        """
-        link = self.session
-        await link.send(format_command(Uqi(PROTOCOL_VERSION)))
-        name: str | None = None
-        options: dict[str, OptionSpec] = {}
-        while True:
-            line = await link.read(deadline, "uqiok in answer to 'uqi 1'")
-            reply = _parse(line, "in the handshake")
-            match reply:
-                case IdName(text):
-                    name = text
-                case IdAuthor():
-                    pass
-                case Info() if abandoning:
-                    pass
-                case OptionSpec():
-                    if reply.name.lower() in options:
-                        _fail(f"option {reply.name} is declared twice: {_q(line)}")
-                    options[reply.name.lower()] = reply
-                case UqiOk(version):
-                    if version != PROTOCOL_VERSION:
-                        _fail(f"{_q(line)}: the engine speaks UQI {version}, the check speaks {PROTOCOL_VERSION}")
-                    break
-                case _:
-                    _fail(f"{_q(line)} before uqiok: only 'id' and 'option' lines may come before it")
-        if name is None:
-            _fail("no 'id name' line before uqiok")
-        self.engine_id = name
-        self.options = list(options.values())
-
-    async def restart(self) -> None:
-        """Starts the engine afresh with a handshake; StepSkipped when that fails (its own step reported why)."""
-        try:
-            await self.open()
-            await self.handshake(_Deadline(self.timeouts.startup))
-        except (StepFailed, CannotStart) as e:
-            raise StepSkipped(f"the engine could not be restarted for this step: {e}") from None
-        self.dirty = False
-
-    async def run_step(self, step: Step) -> StepResult:
-        """Runs one step, restarting the engine first when the previous step left it in an unknown state."""
-        self.recorder.reset()
-        self.warnings = []
-        t0 = time.monotonic()
-        status, reason = Status.PASS, ""
-        try:
-            if step.needs_session and (self.dirty or self.link is None or self.link.transport.gone):
-                await self.restart()
-            await step.run(self)
-        except StepFailed as e:
-            status, reason = Status.FAIL, str(e)
-        except StepSkipped as e:
-            status, reason = Status.SKIP, str(e)
-        stderr: tuple[str, ...] = ()
-        if status is Status.FAIL:
-            self.dirty = True
-            stderr = self._stderr_tail()
-        log.info("%s: step %d %s: %s %s", self.config.name, step.number, step.name, status.value, reason)
-        warnings = self.warnings[:_MAX_WARNINGS]
-        if len(self.warnings) > _MAX_WARNINGS:
-            warnings.append(f"... and {len(self.warnings) - _MAX_WARNINGS} more warnings")
-        return StepResult(
-            step.number,
-            step.name,
-            status,
-            reason,
-            tuple(warnings),
-            self.recorder.reset(),
-            stderr,
-            round(time.monotonic() - t0, 3),
-        )
-
-    def _stderr_tail(self) -> tuple[str, ...]:
-        try:
-            text = self.stderr_path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return ()
-        return tuple(_visible(_clip(line)) for line in text.splitlines()[-_STDERR_TAIL:])
-
-    async def close(self) -> None:
-        """Ends every connection and removes the temporary files."""
-        try:
-            await self.close_link()
-        finally:
-            shutil.rmtree(self._tmp, ignore_errors=True)
+from ..engine import Connector, EngineConfig
+from ..transport import ProcessTransport
+from .checker import (
+    _BARE_GO_SECONDS,
+    CannotStart,
+    Checker,
+    CheckTimeouts,
+    Step,
+    StepFailed,
+    StepSkipped,
+    _Deadline,
+    _fail,
+    _q,
+    _reply,
+)
+from .report import CheckReport, Status, StepResult
+
+log = logging.getLogger("quarto_arena.arena.compliance")
 
 
 # --- shared exchanges ------------------------------------------------------------------------------------------
@@ -530,13 +54,17 @@ async def _ping(ck: Checker, before: Sequence[str], what: str) -> list[str]:
 
     Only ``error`` and ``info`` lines may come before ``readyok``; anything else fails the step.
     """
-    link = ck.session
-    await link.send(*before, "isready")
+    await ck.session.send(*before, "isready")
+    return await _readyok(ck, f"after {what}")
+
+
+async def _readyok(ck: Checker, when: str) -> list[str]:
+    """Reads up to ``readyok`` for an ``isready`` already sent; returns the ``error`` lines before it."""
     deadline = _Deadline(ck.timeouts.ready)
     errors: list[str] = []
     while True:
-        line = await link.read(deadline, f"readyok after {what}")
-        match _reply(ck, line, f"while waiting for readyok after {what}"):
+        line = await ck.session.read(deadline, f"readyok {when}")
+        match _reply(ck, line, f"while waiting for readyok {when}"):
             case ReadyOk():
                 return errors
             case ErrorReply():
@@ -544,9 +72,9 @@ async def _ping(ck: Checker, before: Sequence[str], what: str) -> list[str]:
             case Info() | None:
                 pass
             case TurnReply():
-                _fail(f"{_q(line)} when no search runs (a second turn for one go?), waiting for readyok after {what}")
+                _fail(f"{_q(line)} when no search runs (a second turn for one go?), waiting for readyok {when}")
             case _:
-                _fail(f"unexpected {_q(line)} while waiting for readyok after {what}")
+                _fail(f"unexpected {_q(line)} while waiting for readyok {when}")
 
 
 async def _new_game(ck: Checker, variant: Variant) -> None:
@@ -956,33 +484,15 @@ async def step_crlf(ck: Checker) -> None:
     # The transport ends each line with "\n": a trailing "\r" makes it "\r\n" on the wire.
     link = ck.session
     await link.send("isready\r")
-    errors = await _ping_reply_only(ck, "'isready\\r\\n'")
+    errors = await _readyok(ck, "to 'isready\\r\\n'")
     probe = PROBES[4]
     newgame = format_command(NewGame(probe.variant)) + "\r"
     await link.send(newgame, "isready\r")
-    errors += await _ping_reply_only(ck, "'newgame ...\\r\\n'")
+    errors += await _readyok(ck, "to 'newgame ...\\r\\n'")
     if errors:
         _fail(f"answered a command ending in \\r\\n with {_q(errors[0])}")
     crlf = _Probe(probe.label + " (lines ending in \\r\\n)", probe.variant, probe.line)
     await _search(ck, crlf, probe.position(), Go(depth=1), end="\r")
-
-
-async def _ping_reply_only(ck: Checker, what: str) -> list[str]:
-    """Reads up to ``readyok`` for an ``isready`` already sent; returns the ``error`` lines before it."""
-    link = ck.session
-    deadline = _Deadline(ck.timeouts.ready)
-    errors: list[str] = []
-    while True:
-        line = await link.read(deadline, f"readyok to {what}")
-        match _reply(ck, line, f"while waiting for readyok to {what}"):
-            case ReadyOk():
-                return errors
-            case ErrorReply():
-                errors.append(line)
-            case Info() | None:
-                pass
-            case _:
-                _fail(f"unexpected {_q(line)} while waiting for readyok to {what}")
 
 
 async def step_quit(ck: Checker) -> None:
@@ -1038,20 +548,6 @@ async def step_end_of_input(ck: Checker) -> None:
     ck.recorder.add("#", f"{proc.exit_info()} after {seconds:.3f} s")
     if proc.returncode == -signal.SIGKILL:
         _fail(f"still running {ck.timeouts.quit:.3g} s after its standard input was closed (SPEC §3.2: exit on EOF)")
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One numbered step of the check."""
-
-    number: int
-    """Its number, as printed."""
-    name: str
-    """Its short name, as printed."""
-    run: Callable[[Checker], Awaitable[None]] = field(repr=False)
-    """The step: returns when the engine passes, raises StepFailed or StepSkipped."""
-    needs_session: bool = True
-    """The step runs on a live, handshaken session (restarted first after a failed step)."""
 
 
 STEPS: Final[tuple[Step, ...]] = (
@@ -1110,39 +606,3 @@ async def run_check(
         started,
         tuple(ck.pids),
     )
-
-
-# --- what the CLI prints ---------------------------------------------------------------------------------------
-
-
-def format_report(report: CheckReport, *, verbose: bool = False) -> list[str]:
-    """The lines ``quarto-arena check`` prints: one per step, the failing steps' I/O, and a summary."""
-    ident = f" ({report.engine_id})" if report.engine_id else ""
-    out = [f"Checking {report.engine}{ident}: {report.target}"]
-    for s in report.steps:
-        dots = "." * max(2, _NAME_WIDTH - len(s.name))
-        verdict = s.status.value if not s.reason else f"{s.status.value}: {s.reason}"
-        out.append(f"{s.number:3d} {s.name} {dots} {verdict}")
-        out.extend(f"      warning: {w}" for w in s.warnings)
-        if s.status is Status.FAIL or verbose:
-            shown = s.transcript[-_SHOWN_LINES:]
-            if len(s.transcript) > len(shown):
-                out.append(f"      ... {len(s.transcript) - len(shown)} earlier lines")
-            out.extend(f"      {line}" for line in shown)
-        if s.status is Status.FAIL and s.stderr:
-            out.append("      standard error (last lines):")
-            out.extend(f"      | {line}" for line in s.stderr)
-    passed = sum(s.status is Status.PASS for s in report.steps)
-    skipped = sum(s.status is Status.SKIP for s in report.steps)
-    warned = sum(len(s.warnings) for s in report.steps)
-    counts = f"{passed} passed, {len(report.failed)} failed, {skipped} skipped, {warned} warning{'s' * (warned != 1)}"
-    if not report.started:
-        out.append(f"{report.engine} could not be started")
-    elif report.complies:
-        out.append(f"{report.engine} complies with UQI {PROTOCOL_VERSION}: {counts}")
-    else:
-        failed = ", ".join(map(str, report.failed))
-        out.append(f"{report.engine} does NOT comply with UQI {PROTOCOL_VERSION}: step {failed} failed; {counts}")
-        if len(report.steps) < report.total_steps:
-            out.append(f"Stopped after step {report.steps[-1].number}; --keep-going runs the remaining steps")
-    return out

@@ -1,0 +1,37 @@
+"""The UQI compliance check behind ``quarto-arena check ENGINE``: numbered steps against a real engine.
+
+Like fastchess's built-in checker, each step is one small function that talks to the engine over its real transport
+(a process over stdio, or a ZeroMQ endpoint) under short deadlines of its own, and fails with a one-line reason that
+quotes the offending line. Every line in both directions is recorded with a time stamp, so a failing step comes back
+with the exchange that failed. The check stops at the first failing step unless asked to keep going (it then
+restarts the engine before the next step, since its state is unknown), and whatever happens — a failure, an
+exception, Ctrl-C — every process it started is killed with its whole process group and reaped before
+:func:`run_check` returns or raises.
+
+A step fails only for what SPEC.md makes a rule; a doubtful but tolerated behaviour (a ``go infinite`` answered
+before ``stop``, a search that overran its time, an unsupported variant, a malformed ``info`` line) passes with a
+warning. Like any conformance tester (SPEC §4.9), the check sends lines an arena never sends: an unknown command,
+malformed ones, and commands during a search.
+
+The subpackage: :mod:`.checker` (deadlines, the recorded link, the Checker, what a step is), :mod:`.steps` (the
+numbered steps and :func:`run_check`) and :mod:`.report` (the verdicts and the lines the CLI prints).
+"""
+
+from .checker import Checker, CheckTimeouts, Step, StepFailed, StepSkipped
+from .report import CheckReport, IoLine, Status, StepResult, format_report
+from .steps import STEPS, run_check
+
+__all__ = [
+    "STEPS",
+    "CheckReport",
+    "CheckTimeouts",
+    "Checker",
+    "IoLine",
+    "Status",
+    "Step",
+    "StepFailed",
+    "StepResult",
+    "StepSkipped",
+    "format_report",
+    "run_check",
+]

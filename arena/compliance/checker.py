@@ -1,0 +1,416 @@
+"""The machinery of the check: its deadlines, the recorded link to the engine, the :class:`Checker` the steps
+run on, and what a step is (:class:`Step`)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Final, NoReturn
+
+from quarto_arena.protocol.rules import Variant
+from quarto_arena.protocol.uqi import (
+    PROTOCOL_VERSION,
+    IdAuthor,
+    IdName,
+    Info,
+    OptionSpec,
+    Reply,
+    Uqi,
+    UqiError,
+    UqiOk,
+    format_command,
+    parse_reply,
+)
+
+from ..engine import Connector, EngineConfig
+from ..transport import BadLine, PeerGone, ProcessTransport, Transport, ZmqTransport
+from .report import IoLine, Status, StepResult
+
+log = logging.getLogger("quarto_arena.arena.compliance")
+
+
+_MAX_WARNINGS: Final = 5
+_STDERR_TAIL: Final = 10
+_CLIP: Final = 120
+_BARE_GO_SECONDS: Final = 5.0
+"""A bare ``go`` that takes longer passes with a warning (SPEC §4.5: the engine should answer within seconds)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckTimeouts:
+    """How long the check waits at each kind of step, in seconds (``--timeout-scale`` multiplies them)."""
+
+    startup: float = 10.0
+    """Process start (or connect) to ``uqiok`` (SPEC §4.1)."""
+    ready: float = 5.0
+    """Commands then ``isready`` to ``readyok``, with any ``error`` line before it (SPEC §4.7)."""
+    quit: float = 1.0
+    """``quit`` or end of input to the engine's exit (SPEC §3.2)."""
+    search_slack: float = 1.0
+    """Allowed on top of a search's own time limit (``movetime``, ``time``), and to answer ``stop``."""
+    search_safety: float = 10.0
+    """A search with only a depth or node limit."""
+    quiet: float = 0.3
+    """How long to listen for a line that must not come (a second ``turn``)."""
+    infinite: float = 0.2
+    """How long ``go infinite`` runs before ``isready`` and ``stop`` (not scaled: it is part of the test)."""
+    margin: float = 0.05
+    """Overrun of a search's time tolerated before a warning, as the arena's time margin (not scaled)."""
+
+    def scaled(self, factor: float) -> CheckTimeouts:
+        """The same timeouts, every deadline multiplied by ``factor`` (for slow machines, or short tests)."""
+        if factor <= 0:
+            raise ValueError(f"timeout scale must be positive, not {factor:g}")
+        return replace(
+            self,
+            startup=self.startup * factor,
+            ready=self.ready * factor,
+            quit=self.quit * factor,
+            search_slack=self.search_slack * factor,
+            search_safety=self.search_safety * factor,
+            quiet=self.quiet * factor,
+        )
+
+
+class StepFailed(Exception):
+    """A step's verdict: the engine does not comply. The message is one line and quotes the offending line."""
+
+
+class StepSkipped(Exception):
+    """The step does not apply to this engine or transport (or the engine could not be restarted for it)."""
+
+
+class _Silence(StepFailed):
+    """No line came before the deadline (a failure, except where silence is what a step wants)."""
+
+
+class CannotStart(Exception):
+    """The engine's process could not be started, or its endpoint is unusable."""
+
+
+_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _clip(text: str, n: int = _CLIP) -> str:
+    return text if len(text) <= n else text[:n] + "..."
+
+
+def _visible(text: str) -> str:
+    """An engine's text as the check prints it: control characters (a terminal's escape sequences, ``\\r``) shown
+    as escapes, so that what an engine sends can never drive the user's terminal."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+def _q(line: str) -> str:
+    """A line quoted for a reason."""
+    return repr(_clip(line))
+
+
+class _Deadline:
+    """A point on the monotonic clock, with the budget it was made from (for messages)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.at = time.monotonic() + seconds
+
+    def left(self) -> float:
+        return self.at - time.monotonic()
+
+
+class _Recorder:
+    """The transcript of the running step."""
+
+    def __init__(self) -> None:
+        self.t0 = time.monotonic()
+        self.lines: list[IoLine] = []
+
+    def reset(self) -> tuple[IoLine, ...]:
+        out = tuple(self.lines)
+        self.lines = []
+        self.t0 = time.monotonic()
+        return out
+
+    def add(self, direction: str, text: str) -> None:
+        self.lines.append(IoLine(round(time.monotonic() - self.t0, 3), direction, _visible(text)))
+
+
+class _Link:
+    """One transport whose every line is recorded; engine faults become :class:`StepFailed`."""
+
+    def __init__(self, transport: Transport, recorder: _Recorder) -> None:
+        self.transport = transport
+        self.recorder = recorder
+
+    @property
+    def is_process(self) -> bool:
+        return isinstance(self.transport, ProcessTransport)
+
+    async def send(self, *lines: str) -> None:
+        for line in lines:
+            self.recorder.add(">", line)
+        try:
+            self.transport.send_lines(lines)
+        except PeerGone as e:
+            self.recorder.add("#", str(e))
+            raise StepFailed(f"cannot send {_q(lines[0])}: {e}") from None
+
+    async def read(self, deadline: _Deadline, waiting_for: str) -> str:
+        """The next line, or :class:`StepFailed` naming what was awaited when time runs out or the engine is gone."""
+        left = deadline.left()
+        try:
+            if left <= 0:
+                raise TimeoutError
+            line = await asyncio.wait_for(self.transport.read_line(), left)
+        except TimeoutError:
+            last = self.transport.last_line
+            tail = "" if last is None else f" (last line from the engine: {_q(last)})"
+            raise _Silence(f"no {waiting_for} within {deadline.seconds:.3g} s{tail}") from None
+        except PeerGone as e:
+            self.recorder.add("#", str(e))
+            raise StepFailed(f"{e} while waiting for {waiting_for}") from None
+        except BadLine as e:
+            self.recorder.add("<", f"<{e}>")
+            raise StepFailed(f"unreadable line from the engine ({e}) while waiting for {waiting_for}") from None
+        self.recorder.add("<", line)
+        return line
+
+    async def read_quiet(self, seconds: float) -> str | None:
+        """The next line if one comes within ``seconds``, else None (for lines that must not come)."""
+        try:
+            return await self.read(_Deadline(seconds), "line")
+        except _Silence:
+            return None
+
+    async def lines_within(self, seconds: float) -> AsyncIterator[str]:
+        """Every line that comes within ``seconds`` (a window in which lines may come, or must not)."""
+        wait = _Deadline(seconds)
+        while (left := wait.left()) > 0:
+            line = await self.read_quiet(left)
+            if line is None:
+                return
+            yield line
+
+    async def close(self, quit_grace: float | None = None) -> None:
+        """Ends the connection: kills the process group and reaps it, or closes the socket (after ``quit``)."""
+        t = self.transport
+        if isinstance(t, ProcessTransport):
+            await t.close(grace=0, quit=False)
+            self.recorder.add("#", f"killed process group {t.pgid} ({t.exit_info()})")
+        else:
+            # A ZeroMQ server outlives the session: a quit lets it serve the next arena at once.
+            await t.close(grace=quit_grace or 0.2, quit=not t.gone)
+
+
+def _parse(line: str, where: str) -> Reply:
+    try:
+        return parse_reply(line)
+    except UqiError as e:
+        raise StepFailed(f"malformed line {_q(line)} {where}: {e}") from None
+
+
+def _reply(ck: Checker, line: str, where: str) -> Reply | None:
+    """The reply on ``line``; None for a malformed ``info`` line, which an arena logs and ignores (SPEC §5.3): a
+    warning here. Any other malformed line fails the step."""
+    try:
+        return parse_reply(line)
+    except UqiError as e:
+        if line.split()[0] != "info":
+            raise StepFailed(f"malformed line {_q(line)} {where}: {e}") from None
+        ck.warn(f"malformed info line {_q(line)} {where}: {e} (an arena ignores it)")
+        return None
+
+
+def _fail(reason: str) -> NoReturn:
+    raise StepFailed(reason)
+
+
+# --- the checker -----------------------------------------------------------------------------------------------
+
+
+class Checker:
+    """The engine under check and what the steps learn about it; steps are functions of a Checker."""
+
+    def __init__(self, config: EngineConfig, timeouts: CheckTimeouts, connector: Connector | None = None) -> None:
+        self.config = config
+        """The engine: command line, endpoint, or a remote bot."""
+        self.connector = connector
+        """Where a remote bot's sessions come from (a server's slots)."""
+        self.timeouts = timeouts
+        """The deadlines."""
+        self.recorder = _Recorder()
+        """The running step's transcript."""
+        self.link: _Link | None = None
+        """The current connection, if any."""
+        self.engine_id: str | None = None
+        """``id name`` of the last handshake."""
+        self.options: list[OptionSpec] = []
+        """Options declared in the last handshake."""
+        self.unsupported: set[Variant] = set()
+        """Variants the engine refused with ``error newgame unsupported``."""
+        self.pids: list[int] = []
+        """Every process started."""
+        self.warnings: list[str] = []
+        """Warnings of the running step."""
+        self.dirty = False
+        """True after a failed step: the engine's state is unknown, so the next step starts it afresh."""
+        self._tmp = Path(tempfile.mkdtemp(prefix="quarto-check-"))
+        self.stderr_path = self._tmp / "stderr.log"
+        """Where an engine process's standard error goes (shown with a failed step)."""
+
+    @property
+    def zmq(self) -> bool:
+        """True when the engine speaks over ZeroMQ (an endpoint, or a remote bot) rather than as a process."""
+        return self.config.endpoint is not None or self.config.remote is not None
+
+    @property
+    def session(self) -> _Link:
+        """The live connection (steps after the first run on it)."""
+        assert self.link is not None
+        return self.link
+
+    def warn(self, message: str) -> None:
+        """Records a tolerated deviation for the running step."""
+        if message not in self.warnings:
+            log.info("%s: warning: %s", self.config.name, message)
+            self.warnings.append(message)
+
+    async def open(self) -> _Link:
+        """Starts the engine process (or connects to the endpoint) as the current link. Raises CannotStart."""
+        await self.close_link()
+        cfg = self.config
+        try:
+            if cfg.remote is not None:
+                if self.connector is None:
+                    raise CannotStart(f"{cfg.describe()} connects in, but the check serves nothing (--listen)")
+                transport: Transport = await self.connector(cfg, None)
+                self.recorder.add("#", f"a session with {cfg.describe()}")
+            elif cfg.endpoint is not None:
+                transport = await ZmqTransport.start(cfg.name, cfg.endpoint)
+                self.recorder.add("#", f"connecting to {cfg.endpoint}")
+            else:
+                transport = await ProcessTransport.start(
+                    cfg.name, cfg.command, cwd=cfg.cwd, stderr_path=self.stderr_path
+                )
+                self.pids.append(transport.pid)
+                self.recorder.add("#", f"started pid {transport.pid}: {cfg.describe()}")
+        except OSError as e:
+            raise CannotStart(e.strerror or str(e)) from None
+        self.link = _Link(transport, self.recorder)
+        return self.link
+
+    async def close_link(self) -> None:
+        """Ends the current connection, if any (the process group is killed and reaped)."""
+        link, self.link = self.link, None
+        if link is not None:
+            await link.close(self.timeouts.quit)
+
+    async def handshake(self, deadline: _Deadline, *, abandoning: bool = False) -> None:
+        """``uqi 1`` -> ``id``/``option`` lines -> ``uqiok 1`` within ``deadline``, every line checked (§4.1).
+
+        ``abandoning``: the ``uqi`` interrupts a search (step 8), whose ``info`` lines may still be on their way.
+        """
+        link = self.session
+        await link.send(format_command(Uqi(PROTOCOL_VERSION)))
+        name: str | None = None
+        options: dict[str, OptionSpec] = {}
+        while True:
+            line = await link.read(deadline, "uqiok in answer to 'uqi 1'")
+            reply = _parse(line, "in the handshake")
+            match reply:
+                case IdName(text):
+                    name = text
+                case IdAuthor():
+                    pass
+                case Info() if abandoning:
+                    pass
+                case OptionSpec():
+                    if reply.name.lower() in options:
+                        _fail(f"option {reply.name} is declared twice: {_q(line)}")
+                    options[reply.name.lower()] = reply
+                case UqiOk(version):
+                    if version != PROTOCOL_VERSION:
+                        _fail(f"{_q(line)}: the engine speaks UQI {version}, the check speaks {PROTOCOL_VERSION}")
+                    break
+                case _:
+                    _fail(f"{_q(line)} before uqiok: only 'id' and 'option' lines may come before it")
+        if name is None:
+            _fail("no 'id name' line before uqiok")
+        self.engine_id = name
+        self.options = list(options.values())
+
+    async def restart(self) -> None:
+        """Starts the engine afresh with a handshake; StepSkipped when that fails (its own step reported why)."""
+        try:
+            await self.open()
+            await self.handshake(_Deadline(self.timeouts.startup))
+        except (StepFailed, CannotStart) as e:
+            raise StepSkipped(f"the engine could not be restarted for this step: {e}") from None
+        self.dirty = False
+
+    async def run_step(self, step: Step) -> StepResult:
+        """Runs one step, restarting the engine first when the previous step left it in an unknown state."""
+        self.recorder.reset()
+        self.warnings = []
+        t0 = time.monotonic()
+        status, reason = Status.PASS, ""
+        try:
+            if step.needs_session and (self.dirty or self.link is None or self.link.transport.gone):
+                await self.restart()
+            await step.run(self)
+        except StepFailed as e:
+            status, reason = Status.FAIL, str(e)
+        except StepSkipped as e:
+            status, reason = Status.SKIP, str(e)
+        stderr: tuple[str, ...] = ()
+        if status is Status.FAIL:
+            self.dirty = True
+            stderr = self._stderr_tail()
+        log.info("%s: step %d %s: %s %s", self.config.name, step.number, step.name, status.value, reason)
+        warnings = self.warnings[:_MAX_WARNINGS]
+        if len(self.warnings) > _MAX_WARNINGS:
+            warnings.append(f"... and {len(self.warnings) - _MAX_WARNINGS} more warnings")
+        return StepResult(
+            step.number,
+            step.name,
+            status,
+            reason,
+            tuple(warnings),
+            self.recorder.reset(),
+            stderr,
+            round(time.monotonic() - t0, 3),
+        )
+
+    def _stderr_tail(self) -> tuple[str, ...]:
+        try:
+            text = self.stderr_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ()
+        return tuple(_visible(_clip(line)) for line in text.splitlines()[-_STDERR_TAIL:])
+
+    async def close(self) -> None:
+        """Ends every connection and removes the temporary files."""
+        try:
+            await self.close_link()
+        finally:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One numbered step of the check."""
+
+    number: int
+    """Its number, as printed."""
+    name: str
+    """Its short name, as printed."""
+    run: Callable[[Checker], Awaitable[None]] = field(repr=False)
+    """The step: returns when the engine passes, raises StepFailed or StepSkipped."""
+    needs_session: bool = True
+    """The step runs on a live, handshaken session (restarted first after a failed step)."""

@@ -1,0 +1,131 @@
+"""What a check finds: the verdict of each step with its I/O, the whole report, and the lines the CLI prints."""
+
+from __future__ import annotations
+
+import enum
+import logging
+from dataclasses import dataclass
+from typing import Final
+
+from quarto_arena.protocol.uqi import (
+    PROTOCOL_VERSION,
+)
+
+log = logging.getLogger("quarto_arena.arena.compliance")
+
+
+_NAME_WIDTH: Final = 24
+_SHOWN_LINES: Final = 60
+
+
+class Status(enum.Enum):
+    """How a step ended."""
+
+    PASS = "ok"
+    FAIL = "FAIL"
+    SKIP = "skip"
+
+
+@dataclass(frozen=True, slots=True)
+class IoLine:
+    """One recorded line: ``>`` arena to engine, ``<`` engine to arena, ``#`` an event (start, exit, kill)."""
+
+    at: float
+    """Seconds since the step began, on the monotonic clock."""
+    direction: str
+    """``>``, ``<`` or ``#``."""
+    text: str
+    """The line without its terminator (a ``\\r`` shown as the two characters ``\\r``)."""
+
+    def __str__(self) -> str:
+        return f"{self.at:7.3f} {self.direction} {self.text}"
+
+
+@dataclass(frozen=True, slots=True)
+class StepResult:
+    """The outcome of one step."""
+
+    number: int
+    """The step's number (1 = start-up)."""
+    name: str
+    """The step's short name."""
+    status: Status
+    """Passed, failed or skipped."""
+    reason: str = ""
+    """One line: why it failed or was skipped (empty when it passed)."""
+    warnings: tuple[str, ...] = ()
+    """Tolerated deviations, one line each."""
+    transcript: tuple[IoLine, ...] = ()
+    """Every line of the step, both directions, with time stamps."""
+    stderr: tuple[str, ...] = ()
+    """The last lines the engine wrote to standard error, for a failed step of a process engine."""
+    seconds: float = 0.0
+    """How long the step took."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    """The result of a compliance check."""
+
+    engine: str
+    """The engine's display name."""
+    target: str
+    """Its command line or endpoint."""
+    engine_id: str | None
+    """What it said in ``id name``, once the handshake got that far."""
+    steps: tuple[StepResult, ...]
+    """The steps that ran, in order (without ``--keep-going``, up to the first failure)."""
+    total_steps: int
+    """How many steps the check has (more than ran when it stopped early)."""
+    started: bool = True
+    """False when the engine could not even be started (no such command, unusable endpoint)."""
+    pids: tuple[int, ...] = ()
+    """Every process (= process group) id started for the check, so callers can verify none is left."""
+
+    @property
+    def complies(self) -> bool:
+        """True when every step ran and none failed."""
+        return self.started and len(self.steps) == self.total_steps and self.first_failure is None
+
+    @property
+    def first_failure(self) -> StepResult | None:
+        """The first failed step, if any."""
+        return next((s for s in self.steps if s.status is Status.FAIL), None)
+
+    @property
+    def failed(self) -> tuple[int, ...]:
+        """Numbers of the failed steps."""
+        return tuple(s.number for s in self.steps if s.status is Status.FAIL)
+
+
+def format_report(report: CheckReport, *, verbose: bool = False) -> list[str]:
+    """The lines ``quarto-arena check`` prints: one per step, the failing steps' I/O, and a summary."""
+    ident = f" ({report.engine_id})" if report.engine_id else ""
+    out = [f"Checking {report.engine}{ident}: {report.target}"]
+    for s in report.steps:
+        dots = "." * max(2, _NAME_WIDTH - len(s.name))
+        verdict = s.status.value if not s.reason else f"{s.status.value}: {s.reason}"
+        out.append(f"{s.number:3d} {s.name} {dots} {verdict}")
+        out.extend(f"      warning: {w}" for w in s.warnings)
+        if s.status is Status.FAIL or verbose:
+            shown = s.transcript[-_SHOWN_LINES:]
+            if len(s.transcript) > len(shown):
+                out.append(f"      ... {len(s.transcript) - len(shown)} earlier lines")
+            out.extend(f"      {line}" for line in shown)
+        if s.status is Status.FAIL and s.stderr:
+            out.append("      standard error (last lines):")
+            out.extend(f"      | {line}" for line in s.stderr)
+    passed = sum(s.status is Status.PASS for s in report.steps)
+    skipped = sum(s.status is Status.SKIP for s in report.steps)
+    warned = sum(len(s.warnings) for s in report.steps)
+    counts = f"{passed} passed, {len(report.failed)} failed, {skipped} skipped, {warned} warning{'s' * (warned != 1)}"
+    if not report.started:
+        out.append(f"{report.engine} could not be started")
+    elif report.complies:
+        out.append(f"{report.engine} complies with UQI {PROTOCOL_VERSION}: {counts}")
+    else:
+        failed = ", ".join(map(str, report.failed))
+        out.append(f"{report.engine} does NOT comply with UQI {PROTOCOL_VERSION}: step {failed} failed; {counts}")
+        if len(report.steps) < report.total_steps:
+            out.append(f"Stopped after step {report.steps[-1].number}; --keep-going runs the remaining steps")
+    return out
