@@ -35,7 +35,7 @@ from tabulate import tabulate
 from .records import GameRecord, Result, Termination
 from .results import MatchSummary, forfeit_counts, rating_table, summarize
 from .run import GameEnded, GameFinished, GameStarted, Notice, RunKind, RunOutcome, SprtUpdate, Verdict
-from .stats import Cell, TableRows, crosstable_rows, pentanomial_stats, rating_rows, trinomial_stats
+from .stats import Cell, TableRows, crosstable_rows, display_cell, pentanomial_stats, rating_rows, trinomial_stats
 
 __all__ = [
     "COLUMNS",
@@ -74,30 +74,10 @@ COLUMNS: Final = {
 }
 """What each column of the results table means (shown by ``quarto-arena tournament --help``)."""
 
-# Columns shown as percentages in text tables, and columns shown with one decimal.
-_PERCENT: Final = frozenset({"score", "draw_rate", "los_next", "los"})
-_ONE_DECIMAL: Final = frozenset({"rating", "margin", "elo", "elo_margin", "nelo", "nelo_margin"})
 #: Engine failures shown in full before the rest are only counted in the progress line.
 _FAILURES_SHOWN: Final = 10
 #: Seconds since the last status line before a tenth-of-the-schedule milestone gets a line of its own.
 _MILESTONE_GAP_S: Final = 5.0
-
-
-def _cell(header: str, value: Cell) -> Cell:
-    """A value as a text table shows it."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "yes" if value else ""
-    if isinstance(value, float):
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        if header in _PERCENT:
-            return f"{100 * value:.1f}%"
-        if header in _ONE_DECIMAL:
-            return f"{value:.1f}"
-        return f"{value:g}"
-    return value
 
 
 def _json_value(value: Cell) -> Cell:
@@ -119,7 +99,7 @@ def format_table(rows: TableRows, fmt: str = "simple") -> str:
         return out.getvalue().rstrip("\n")
     if fmt not in tabulate_module.tabulate_formats:
         raise ValueError(f"unknown table format {fmt!r}; choose one of {', '.join(TABLE_FORMATS)}")
-    shown = [[_cell(h, v) for h, v in zip(rows.headers, row, strict=True)] for row in rows.rows]
+    shown = [[display_cell(h, v) for h, v in zip(rows.headers, row, strict=True)] for row in rows.rows]
     return str(tabulate(shown, headers=list(rows.headers), tablefmt=fmt, disable_numparse=True))
 
 

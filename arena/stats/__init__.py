@@ -16,7 +16,7 @@ from .elo import ELO_SCALE, NELO_PER_T, Z95, elo_from_score, score_from_elo
 from .match import Estimate, IntervalKind, MatchStats, StatsError, pentanomial_stats, trinomial_stats
 from .rating import PairRecord, PlayerRating, RatingError, RatingTable, ScoredGame, rate
 from .sprt import Sprt, SprtDecision, SprtModel, SprtStatus, llr_pentanomial, llr_trinomial, sprt_bounds
-from .tables import Cell, TableRows, crosstable_rows, rating_rows
+from .tables import Cell, TableRows, crosstable_rows, display_cell, rating_rows
 
 __all__ = [
     "ELO_SCALE",
@@ -38,6 +38,7 @@ __all__ = [
     "StatsError",
     "TableRows",
     "crosstable_rows",
+    "display_cell",
     "elo_from_score",
     "llr_pentanomial",
     "llr_trinomial",

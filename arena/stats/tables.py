@@ -2,13 +2,40 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Final
 
 from .rating import RatingTable
 
-__all__ = ["Cell", "TableRows", "crosstable_rows", "rating_rows"]
+__all__ = ["Cell", "TableRows", "crosstable_rows", "display_cell", "rating_rows"]
 
 Cell = str | int | float | bool | None
+
+# Columns shown as percentages, and columns shown with one decimal, wherever a person reads a table.
+_PERCENT: Final = frozenset({"score", "draw_rate", "los_next", "los"})
+_ONE_DECIMAL: Final = frozenset({"rating", "margin", "elo", "elo_margin", "nelo", "nelo_margin"})
+
+
+def display_cell(header: str, value: Cell) -> Cell:
+    """A value as a person reads it in the column ``header`` (text tables and the HTML report alike).
+
+    Floats become text (a percentage, one decimal or ``%g``; ``inf``/``-inf``); integers stay numbers so that a
+    table aligns them; ``None`` is blank and a flag is ``yes`` or blank.
+    """
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else ""
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        if header in _PERCENT:
+            return f"{100 * value:.1f}%"
+        if header in _ONE_DECIMAL:
+            return f"{value:.1f}"
+        return f"{value:g}"
+    return value
 
 
 @dataclass(frozen=True, slots=True)

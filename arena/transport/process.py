@@ -123,6 +123,16 @@ class StderrLog:
         self._fd = None
 
 
+def _read_some(fd: int) -> bytes | None:
+    """One non-blocking read: ``None`` when nothing is there yet, ``b""`` at the end (a read error ends it too)."""
+    try:
+        return os.read(fd, _CHUNK)
+    except BlockingIOError:
+        return None
+    except OSError:
+        return b""
+
+
 def _check_executable(argv0: str, cwd: str | os.PathLike[str] | None) -> None:
     """Raises the OSError the exec would give, before the launcher hides it behind its own exit status."""
     if os.sep not in argv0:
@@ -311,35 +321,22 @@ class ProcessTransport(Transport):
 
     # --- reading -----------------------------------------------------------------------------------------------
 
-    def _on_readable(self) -> None:
-        try:
-            data = os.read(self._out, _CHUNK)
-        except BlockingIOError:
-            return
-        except OSError:
-            data = b""
-        if data:
-            self.received_at = time.monotonic()
-            self._feed(data)
-        else:
-            self._at_eof()
+    def _on_readable(self) -> bool:
+        """One non-blocking read of the output: True when it took bytes; False when none were there or it ended."""
+        data = _read_some(self._out)
+        if not data:
+            if data is not None:
+                self._at_eof()
+            return False
+        self.received_at = time.monotonic()
+        self._feed(data)
+        return True
 
     def poll(self) -> None:
         """Reads whatever is already in the pipe, without waiting (a few chunks at most)."""
         for _ in range(16):
-            if self._eof or self._out < 0:
+            if self._eof or self._out < 0 or not self._on_readable():
                 return
-            try:
-                data = os.read(self._out, _CHUNK)
-            except BlockingIOError:
-                return
-            except OSError:
-                data = b""
-            if not data:
-                self._at_eof()
-                return
-            self.received_at = time.monotonic()
-            self._feed(data)
 
     def _feed(self, data: bytes) -> None:
         """Splits bytes into lines: the one place where that happens for a process."""
@@ -378,12 +375,9 @@ class ProcessTransport(Transport):
 
     def _on_stderr(self) -> None:
         assert self._err is not None
-        try:
-            data = os.read(self._err, _CHUNK)
-        except BlockingIOError:
+        data = _read_some(self._err)
+        if data is None:
             return
-        except OSError:
-            data = b""
         if not data:
             self._loop.remove_reader(self._err)
             os.close(self._err)

@@ -18,7 +18,6 @@ import datetime
 import hashlib
 import html
 import json
-import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -27,7 +26,7 @@ from typing import Any, Final
 
 from ..records import GameRecord
 from ..run import RunOutcome
-from ..stats import Cell
+from ..stats import Cell, display_cell
 from .model import RunInfo, RunModel, game_view
 from .rundir import load_run, run_state
 
@@ -46,8 +45,6 @@ REPORT_NAME: Final = "report.html"
 ANALYSIS_NAME: Final = "games.analysis.jsonl"
 #: The scripts inlined into the report, in order (the library, its heat-map controller, ours).
 SCRIPTS: Final = ("static/vendor/chart.umd.min.js", "static/vendor/chartjs-chart-matrix.min.js", "static/quarto.js")
-_PERCENT: Final = frozenset({"score", "draw_rate", "los_next"})
-_ONE_DECIMAL: Final = frozenset({"rating", "margin"})
 _TITLES: Final = {"tournament": "Tournament", "match": "Match", "sprt": "SPRT"}
 
 
@@ -147,22 +144,6 @@ def _e(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _cell_text(header: str, value: Cell) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "yes" if value else ""
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return "inf" if value > 0 else "-inf"
-        if header in _PERCENT:
-            return f"{100 * value:.1f}%"
-        if header in _ONE_DECIMAL:
-            return f"{value:.1f}"
-        return f"{value:g}"
-    return str(value)
-
-
 def _numeric(value: Cell) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -173,7 +154,7 @@ def _table(table: Mapping[str, Any], css: str = "") -> str:
     body = []
     for row in table["rows"]:
         cells = "".join(
-            f"<td{' class=n' if _numeric(v) else ''}>{_e(_cell_text(h, v))}</td>"
+            f"<td{' class=n' if _numeric(v) else ''}>{_e(display_cell(h, v))}</td>"
             for h, v in zip(headers, row, strict=True)
         )
         body.append(f"<tr>{cells}</tr>")
