@@ -1,8 +1,9 @@
-"""The pages in a real browser: headless Chromium from the distribution's packages, driven by Playwright.
+"""The pages in real browsers: Debian's Chromium driven by Playwright, and Debian's Firefox over WebDriver BiDi.
 
 The live page during a real tournament (the table fills, a board changes, the page hears the end), report.html
 opened from disk with the network off (stepped through with the keyboard, read without JavaScript), an engine
-whose name is HTML shown as text, and the per-turn analysis marked in the viewer. Screenshots go to screenshots/.
+whose name is HTML shown as text, and the per-turn analysis marked in the viewer. Firefox (``tests/bidi.py``)
+plays the live page and the report's viewer again. Screenshots go to screenshots/.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bidi import Firefox
 from quarto_arena.arena.web.report import report_html
 from quarto_arena.arena.web.rundir import load_run
 
@@ -26,6 +28,7 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is miss
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "screenshots"
 CHROMIUM = Path("/usr/bin/chromium")
+FIREFOX = Path("/usr/bin/firefox-esr")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 CLI = [sys.executable, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
 HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
@@ -121,14 +124,48 @@ def expected_state(game: dict[str, Any], k: int) -> tuple[list[int], int]:
     return board, hand
 
 
-def board_on_page(page: Any, root: str) -> list[int]:
-    """The pieces the page draws on each square a1..d4 (-1: empty), read from the SVG."""
-    cells: list[int] = page.evaluate(
-        """(root) => [...document.querySelectorAll(root + ' svg.board g[data-square]')].map(
-            g => { const p = g.querySelector('.piece'); return p ? parseInt(p.dataset.piece, 16) : -1; })""",
-        root,
+#: The pieces drawn on each square a1..d4 of the board under ROOT (-1: empty), read from the SVG.
+BOARD_JS = """[...document.querySelectorAll('ROOT svg.board g[data-square]')].map(
+    g => { const p = g.querySelector('.piece'); return p ? parseInt(p.dataset.piece, 16) : -1; })"""
+
+#: What the viewer shows: its label, the board, the piece in hand and the number of pieces left.
+VIEWER_JS = f"""({{
+    label: document.querySelector('#viewer .turn-label').textContent,
+    board: {BOARD_JS.replace("ROOT", "#viewer")},
+    hand: [...document.querySelectorAll('#viewer .hand .piece')].map(p => p.dataset.piece),
+    left: document.querySelectorAll('#viewer .left .piece').length,
+}})"""
+
+
+def assert_viewer_at(shown: dict[str, Any], game: dict[str, Any], k: int) -> None:
+    """The viewer (``VIEWER_JS``'s value) shows ``game`` after ``k`` turns."""
+    n = len(game["plies"])
+    text = shown["label"] or ""
+    assert text.startswith(f"turn {k} of {n}:") if k else text == f"start (turn 0 of {n})", text
+    board, hand = expected_state(game, k)
+    assert shown["board"] == board
+    assert shown["hand"] == ([] if hand < 0 else ["0123456789abcdef"[hand]])
+    assert shown["left"] == 16 - sum(p >= 0 for p in board) - (hand >= 0)
+
+
+def start_live(args: list[str], out: Path) -> tuple[subprocess.Popen[str], str]:
+    """Starts a run with its live page on a free loopback port; the process and the page's address."""
+    proc = subprocess.Popen(
+        [*CLI, *args, "--out", str(out), "--web", "127.0.0.1:0"],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
-    return cells
+    assert proc.stderr is not None
+    try:
+        while line := proc.stderr.readline():
+            if m := re.match(r"live page: (http://127\.0\.0\.1:\d+/)$", line.strip()):
+                return proc, m.group(1)
+        raise AssertionError("the run ended without announcing its page")
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -140,20 +177,8 @@ def test_the_live_page_fills_and_its_boards_move_during_a_real_tournament(
 ) -> None:
     out = tmp_path / "live"
     args = ["tournament", bots["slow"], "greedy", bots["evil"], "--games", "6", "--tc", "st=2", "-j", "2", "-q"]
-    proc = subprocess.Popen(
-        [*CLI, *args, "--out", str(out), "--web", "127.0.0.1:0"],
-        stderr=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    proc, url = start_live(args, out)
     try:
-        assert proc.stderr is not None
-        url = None
-        while url is None:
-            line = proc.stderr.readline()
-            assert line, "the run ended without announcing its page"
-            if m := re.match(r"live page: (http://127\.0\.0\.1:\d+/)$", line.strip()):
-                url = m.group(1)
         page = browser.new_page(viewport={"width": 1200, "height": 900})
         watch = Watch(page)
         page.goto(url)
@@ -223,19 +248,9 @@ def test_the_report_opens_offline_and_steps_through_a_game_with_the_keyboard(bro
     games = run_data(page)["games"]
     game = games[0]
     n = len(game["plies"])
-    label = page.locator("#viewer .turn-label")
 
     def at(k: int) -> None:
-        text = label.text_content() or ""
-        assert text.startswith(f"turn {k} of {n}:") if k else text == f"start (turn 0 of {n})", text
-        board, hand = expected_state(game, k)
-        assert board_on_page(page, "#viewer") == board
-        shown_hand = page.evaluate(
-            "() => [...document.querySelectorAll('#viewer .hand .piece')].map(p => p.dataset.piece)"
-        )
-        assert shown_hand == ([] if hand < 0 else ["0123456789abcdef"[hand]])
-        left = page.locator("#viewer .left .piece").count()
-        assert left == 16 - sum(p >= 0 for p in board) - (hand >= 0)
+        assert_viewer_at(page.evaluate(VIEWER_JS), game, k)
 
     at(0)
     for k in range(1, 4):
@@ -374,3 +389,84 @@ def test_an_sprt_report_plots_the_llr_against_its_bounds(browser: Any, tmp_path:
     assert points == sum(standings["match"]["pentanomial"]) > 0
     assert not refused
     context.close()
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Firefox
+
+
+@pytest.fixture(scope="module")
+def firefox() -> Iterator[Firefox]:
+    """The system's Firefox ESR, headless, one tab."""
+    if not FIREFOX.exists():
+        pytest.skip(f"no {FIREFOX}: install Debian's firefox-esr (apt-get install firefox-esr)")
+    SHOTS.mkdir(exist_ok=True)
+    browser = Firefox(str(FIREFOX))
+    yield browser
+    browser.close()
+
+
+def test_firefox_steps_through_the_report_offline_and_shows_html_names_as_text(
+    firefox: Firefox, tournament: Path
+) -> None:
+    url = (tournament / "report.html").as_uri()
+    firefox.goto(url)
+    firefox.wait_for("document.querySelector('#viewer ol.turns button') !== null")
+    game = firefox.evaluate("JSON.parse(document.querySelector('#run-data').textContent)")["games"][0]
+    n = len(game["plies"])
+
+    def at(k: int) -> None:
+        assert_viewer_at(firefox.evaluate(VIEWER_JS), game, k)
+
+    at(0)
+    for k in range(1, 4):
+        firefox.press("ArrowRight")
+        at(k)
+    firefox.press("End")
+    at(n)
+    lit = 0
+    for mask in game["lines"]:
+        lit |= mask
+    assert firefox.evaluate("document.querySelectorAll('#viewer .slot.line').length") == bin(lit).count("1") > 0
+    firefox.press("ArrowLeft")
+    at(n - 1)
+    firefox.press("Home")
+    at(0)
+    for canvas in ("rating-chart", "heat-chart", "ending-chart"):
+        assert firefox.evaluate(f"Chart.getChart('{canvas}') !== undefined"), canvas
+    names = firefox.evaluate("[...document.querySelectorAll('#engines td')].map(td => td.textContent)")
+    assert HOSTILE in names
+    assert firefox.evaluate("window.__pwned") is None
+    assert firefox.evaluate("document.querySelectorAll('img').length") == 0
+    firefox.screenshot(SHOTS / "report-firefox.png")
+    assert not firefox.errors(), firefox.errors()
+    assert all(u.startswith(("file://", "data:")) for u in firefox.requests()), firefox.requests()
+
+
+def test_firefox_follows_the_live_page_of_a_real_tournament(
+    firefox: Firefox, bots: dict[str, str], tmp_path: Path
+) -> None:
+    out = tmp_path / "live"
+    args = ["tournament", bots["slow"], "greedy", "--games", "4", "--tc", "st=2", "-q"]
+    proc, url = start_live(args, out)
+    try:
+        seen = len(firefox.events)
+        firefox.goto(url)
+        firefox.wait_for(
+            """[...document.querySelectorAll('#standings-table tbody tr')].some(
+                tr => Number(tr.children[4].textContent) > 0)""",
+            timeout=60,
+        )
+        first = firefox.evaluate("document.querySelector('#boards').textContent")
+        firefox.wait_for(f"document.querySelector('#boards').textContent !== {json.dumps(first)}", timeout=60)
+        firefox.screenshot(SHOTS / "live-firefox.png")
+        assert proc.wait(timeout=120) == 0
+        firefox.wait_for("document.querySelector('#status').textContent.includes('server has stopped')", timeout=30)
+        assert "complete" in firefox.evaluate("document.querySelector('#status').textContent")
+        assert not firefox.errors(), firefox.errors()
+        del firefox.events[:seen]
+        assert all(u.startswith(url) or u.startswith("data:") for u in firefox.requests()), firefox.requests()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
