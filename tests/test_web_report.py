@@ -108,6 +108,20 @@ def test_the_rating_history_is_thinned_and_ends_at_the_full_fit(played: tuple[Ru
         assert s["rating"][-1] == round(player.rating, 1) and s["margin"][-1] == round(player.margin, 1)
 
 
+@pytest.mark.parametrize("copies", [1, 8, 17, 34, 67])  # 12 to 804 games (804: 100 points of 8, plus 4)
+def test_a_history_told_the_number_of_games_draws_the_same_points(
+    played: tuple[RunSpec, list[GameRecord]], copies: int
+) -> None:
+    spec, records = played
+    many = [replace(r, game_id=i) for i in range(copies) for r in records]
+    told, untold = RatingHistory(spec.names, expected=len(many)), RatingHistory(spec.names)
+    for r in many:
+        told.add(r)
+        untold.add(r)
+    assert told.series() == untold.series()
+    assert told.step == untold.step
+
+
 def test_the_model_of_an_sprt_follows_the_test(played: tuple[RunSpec, list[GameRecord]]) -> None:
     spec, records = played
     pair = [r for r in records if {r.first, r.second} == {"greedy", "random"}]

@@ -21,9 +21,10 @@ here by the rules core when the view was built.
 from __future__ import annotations
 
 import collections
+import functools
 import math
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Sized
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -79,7 +80,9 @@ class Replay:
     """Why the replay stopped early, or None."""
 
 
+@functools.lru_cache(maxsize=64)
 def _variant(text: str) -> Variant:
+    # Cached: a run has one variant, and building one (its lines and masks) costs more than replaying a game.
     parts = text.split()
     if len(parts) != 3:
         raise NotationError(f"variant {text!r} is not SHAPES ATTRIBUTES CLAIMS")
@@ -174,14 +177,18 @@ class RunInfo:
 class RatingHistory:
     """Each engine's rating and margin as games accumulate, at most :data:`HISTORY_POINTS` points.
 
-    A point is a full fit of the games so far, taken every ``step`` games; when the points pass the limit every
-    other one is dropped and ``step`` doubles, so a run of any length costs a few hundred fits in all.
+    A point is a full fit of the games so far, taken every ``step`` games (a power of two); when the points pass the
+    limit every other one is dropped and ``step`` doubles, so a run of any length costs a few hundred fits in all.
+    ``expected``, the number of games known to come (a finished run's), sets the final step at once: the same
+    points, without the fits that would be dropped.
     """
 
-    def __init__(self, names: Sequence[str]) -> None:
+    def __init__(self, names: Sequence[str], expected: int = 0) -> None:
         self.names = list(names)
         self.games: list[ScoredGame] = []
         self.step = 1
+        while expected >= (HISTORY_POINTS + 1) * self.step:  # where the doubling in add() would end
+            self.step *= 2
         self.points: list[tuple[int, dict[str, tuple[float, float] | None]]] = []
 
     def add(self, record: GameRecord) -> None:
@@ -257,7 +264,8 @@ class RunModel:
         self.identities: dict[str, EngineIdentity] = {}
         self.reasons: collections.Counter[str] = collections.Counter()
         self.forfeits: dict[str, collections.Counter[Termination]] = {n: collections.Counter() for n in info.names}
-        self.history = RatingHistory(info.names)
+        # Games already finished set the history's step; not the run's total, so that a live chart starts fine-grained.
+        self.history = RatingHistory(info.names, len(records) if isinstance(records, Sized) else 0)
         self.tracker = None if info.sprt is None else SprtTracker(info.sprt, info.names[0])
         self.llr: list[tuple[int, float]] = []
         self.running: dict[int, _Running] = {}
