@@ -553,6 +553,8 @@ class EngineSession:
         self._exchange: Exchange[Any] | None = None
         self._waiter: asyncio.Future[_Ending] | None = None
         self._deadline: _Deadline | None = None
+        self._sent_at = 0.0
+        """When the last exchange's lines were written (the clock of a search starts there)."""
 
     @property
     def name(self) -> str:
@@ -647,6 +649,8 @@ class EngineSession:
             t.send_text(text)
         except PeerGone as e:
             self._end(e)
+        # Taken once the write has returned: a delay of ours before it must not be charged to the engine.
+        self._sent_at = time.monotonic()
         deadline.arm(timeout)
         try:
             return await waiter
@@ -810,25 +814,8 @@ class EngineSession:
         exchange = Search(self.name, position, go, self.errors, self.complaints)
         p = position if isinstance(position, str) else format_command(position)
         g = go if isinstance(go, str) else format_command(go)
-        # The clock starts when the write has returned: a delay of ours before it must not be charged.
-        loop = asyncio.get_running_loop()
-        waiter: asyncio.Future[_Ending] = loop.create_future()
-        self._exchange, self._waiter = exchange, waiter
-        timer = self._deadline
-        if timer is None:
-            timer = self._deadline = _Deadline(loop, self._expired)
-        try:
-            t.send_text(f"{p}\n{g}\n")
-        except PeerGone as e:
-            self._end(e)
-        t0 = time.monotonic()
-        timer.arm(deadline)
-        try:
-            ending = await waiter
-        finally:
-            timer.disarm()
-            if self._waiter is waiter:
-                self._exchange = self._waiter = None
+        ending = await self._exchange_with(t, exchange, f"{p}\n{g}\n", deadline)
+        t0 = self._sent_at
         if ending is None:
             # Read after the deadline, the turn came in the same wake-up of the arena as its overdue deadline (an
             # arena on time would have declared the forfeit at the deadline, with nothing there yet): the arena was
