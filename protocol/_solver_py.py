@@ -21,7 +21,7 @@ _MASK64: Final = (1 << 64) - 1
 _BIG: Final = 64
 EXACT: Final = 64
 """A depth no game reaches: the search is exact."""
-TT_MIN_EMPTY: Final = 5
+TT_MIN_EMPTY: Final = 7
 """Nodes with fewer empty squares than this are not stored: their subtrees are cheaper to search again."""
 ORDER_MIN: Final = 5
 """Nodes with fewer empty squares than this try their turns in generation order, unsorted."""
