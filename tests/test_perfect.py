@@ -232,8 +232,12 @@ def test_the_table_is_in_memory_before_the_first_search() -> None:
 
 def test_time_budget() -> None:
     start = Position.start()
-    assert time_budget(Go(movetime=100), start) == pytest.approx(0.05)
+    # A movetime: all but a reserve of 30 %, at least 30 ms and at most 0.2 s, within 10 % and half of it.
+    assert time_budget(Go(movetime=40), start) == pytest.approx(0.02)
+    assert time_budget(Go(movetime=100), start) == pytest.approx(0.07)
+    assert time_budget(Go(movetime=400), start) == pytest.approx(0.28)
     assert time_budget(Go(movetime=2000), start) == pytest.approx(1.8)
+    assert time_budget(Go(movetime=60000), start) == pytest.approx(54.0)
     assert time_budget(Go(infinite=True), start) is None
     assert time_budget(Go(), start) == 1.0
     assert time_budget(Go(depth=3), start) == 20.0

@@ -4,8 +4,8 @@ With 12 empty squares or fewer it tries to solve the position (:meth:`quarto_are
 first a turn that does not lose, then whether a turn wins, the second being most of the work at a drawn position,
 so the first is what it falls back on when time runs out. Once the value is proven the search stops at once and
 ``info`` reports ``score win N``, ``loss N`` or ``draw``; a proven win is converted by the quickest win. At
-``movetime 100`` (50 ms) every won position tried at 11 empty squares is converted, at 12 about half with standard
-shapes from a cold table (the win proof alone outlasts the budget there) and 19 in 20 with advanced ones
+``movetime 100`` (a 70 ms budget) every won position tried at 11 empty squares is converted, at 12 about half with
+standard shapes from a cold table (the win proof alone outlasts the budget there) and all with advanced ones
 (``benchmarks/convert.py``, figures in the README).
 
 Before that, a deepening search of three turns proves any near win or loss, and Monte Carlo tree search with the
@@ -13,9 +13,9 @@ solver at the leaves (:mod:`.mcts`) weighs the rest, reporting its win rate as `
 against deepening alpha-beta all the way (``Search alphabeta``: it tries first the turns that leave the opponent
 the fewest safe replies, and plays the first one it cannot refute), and never lost to it (figures in the README).
 
-Time is its own business: it spends at most half a ``movetime`` (and a share of the clock that keeps most of it in
-reserve), checks its own deadline in the core every 64 nodes, and answers ``stop`` at once (the core is told
-through :meth:`SearchContext.on_stop`), so it never needs the arena's margin.
+Time is its own business: it spends a ``movetime`` but a reserve for a loaded machine (:func:`time_budget`; a share
+of the clock that keeps most of it in reserve), checks its own deadline in the core every 64 nodes, and answers
+``stop`` at once (the core is told through :meth:`SearchContext.on_stop`), so it never needs the arena's margin.
 
 Options: ``Level`` 0-10 (0 plays at random, 1 as greedy, 2-9 search that many turns deep with alpha-beta, 10
 without limit: perfect within its time), ``Hash`` (MiB of transposition table), ``Seed``, and ``Search``.
@@ -69,8 +69,10 @@ NO_CLOCK_SECONDS = 20.0
 def time_budget(limits: Go, position: Position) -> float | None:
     """Seconds this turn may take, or None when only ``stop`` ends it (``go infinite``).
 
-    ``movetime``: half of it up to 0.4 s (what remains absorbs a loaded machine's scheduling delays and process
-    start-up), beyond that all but 0.2 s or 10 %. A clock: the remaining time shared over our turns still to come
+    ``movetime``: all but a reserve for a loaded machine's scheduling delays (measured up to about 25 ms with six
+    CPU burners on two cores, ``benchmarks/loaded.py``): 30 % of it, at least 30 ms and at most 0.2 s, never less
+    than 10 % nor more than half. At ``movetime 100`` that is 70 ms: the exact win proofs at 12 empty squares need
+    every millisecond of it (``benchmarks/convert.py``). A clock: the remaining time shared over our turns still to come
     plus one, with most of the increment, never more than a quarter of the clock. Depth or nodes alone:
     :data:`NO_CLOCK_SECONDS`; no limit at all: one second.
     """
@@ -78,7 +80,8 @@ def time_budget(limits: Go, position: Position) -> float | None:
         return None
     if limits.movetime is not None:
         seconds = limits.movetime / 1000
-        return seconds / 2 if seconds <= 0.4 else max(min(seconds - 0.2, seconds * 0.9), 0.2)
+        reserve = min(max(min(max(0.3 * seconds, 0.03), 0.2), 0.1 * seconds), seconds / 2)
+        return seconds - reserve
     if limits.time is not None:
         clock = limits.time / 1000
         ours = math.ceil((16 - position.placed) / 2) + 1
