@@ -45,7 +45,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import FrameType
-from typing import Any, BinaryIO, Final, Literal, NoReturn, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Final, Literal, NoReturn, Protocol
 
 from .connect import add_arguments as add_connect_arguments
 from .notation import NotationError
@@ -87,6 +87,9 @@ __all__ = [
     "serve_zmq",
     "time_budget",
 ]
+
+if TYPE_CHECKING:
+    from . import client  # imported when --connect is used: it loads ZeroMQ's authentication
 
 log = logging.getLogger(__name__)
 
@@ -859,6 +862,28 @@ def _raise_exit(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(0)
 
 
+def exit_on_sigterm() -> None:
+    """Makes SIGTERM end the process as Ctrl-C does, through the ``finally`` blocks that close sockets and engines."""
+    signal.signal(signal.SIGTERM, _raise_exit)
+
+
+def serve_connected_until_stopped(make_session: client.SessionFactory, options: client.ConnectOptions) -> int:
+    """Serves the arena's sessions (:func:`.client.serve_connected`) until Ctrl-C or SIGTERM (status 0), or until
+    the arena turns the bot down for good (:data:`EXIT_REFUSED`, the reason logged): the SDK's and the bridge's
+    ``--connect``."""
+    from .client import ArenaRefused, serve_connected
+
+    exit_on_sigterm()
+    try:
+        serve_connected(make_session, options)
+    except ArenaRefused as e:
+        log.error("%s", e)
+        return EXIT_REFUSED
+    except KeyboardInterrupt:
+        log.info("interrupted")
+    return 0
+
+
 def main(bot: Bot | SearchFunction, argv: Sequence[str] | None = None, *, prog: str | None = None) -> int:
     """Parses the command line and serves ``bot``; returns the exit status (0, or 2 for a bad command line).
 
@@ -877,7 +902,7 @@ def main(bot: Bot | SearchFunction, argv: Sequence[str] | None = None, *, prog: 
     if args.listen is not None:
         try:
             endpoint = parse_endpoint(args.listen, allow_remote=args.allow_remote)
-            signal.signal(signal.SIGTERM, _raise_exit)
+            exit_on_sigterm()
             serve_zmq(the_bot, endpoint)
         except EndpointError as e:
             print(f"error: {e}", file=sys.stderr)
@@ -897,7 +922,7 @@ def main(bot: Bot | SearchFunction, argv: Sequence[str] | None = None, *, prog: 
 
 def _connect(bot: Bot, args: argparse.Namespace) -> int:
     """``--connect``: serves the arena's sessions, each on a fresh copy of ``bot`` (SPEC §3.4: a clean engine)."""
-    from .client import ArenaRefused, ClientError, connect_options, serve_connected
+    from .client import ClientError, connect_options
 
     try:
         options = connect_options(args)
@@ -914,15 +939,7 @@ def _connect(bot: Bot, args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    signal.signal(signal.SIGTERM, _raise_exit)
-    try:
-        serve_connected(lambda write: _Session(copy.deepcopy(pristine), write), options)
-    except ArenaRefused as e:
-        log.error("%s", e)
-        return EXIT_REFUSED
-    except KeyboardInterrupt:
-        log.info("interrupted")
-    return 0
+    return serve_connected_until_stopped(lambda write: _Session(copy.deepcopy(pristine), write), options)
 
 
 def run(bot: Bot | SearchFunction, argv: Sequence[str] | None = None) -> NoReturn:

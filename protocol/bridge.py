@@ -26,7 +26,14 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 
-from .bot import EXIT_REFUSED, EXIT_USAGE, EndpointError, parse_endpoint, serve_zmq_sessions
+from .bot import (
+    EXIT_USAGE,
+    EndpointError,
+    exit_on_sigterm,
+    parse_endpoint,
+    serve_connected_until_stopped,
+    serve_zmq_sessions,
+)
 from .connect import add_arguments as add_connect_arguments
 
 log = logging.getLogger(__name__)
@@ -117,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _connect(args)  # which says that these go with --connect, when it is not there
     try:
         endpoint = parse_endpoint(args.listen, allow_remote=args.allow_remote)
-        signal.signal(signal.SIGTERM, _exit)
+        exit_on_sigterm()
         serve_zmq_sessions(lambda write: _Bridged(args.engine, write), endpoint)
     except EndpointError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -132,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _connect(args: argparse.Namespace) -> int:
     """``--connect``: serves the arena's sessions on ``--slots`` slots, a fresh engine process for each session."""
-    from .client import ArenaRefused, ClientError, connect_options, serve_connected
+    from .client import ClientError, connect_options
 
     try:
         options = connect_options(args)
@@ -144,19 +151,7 @@ def _connect(args: argparse.Namespace) -> int:
     if shutil.which(program) is None:
         print(f"error: cannot start {program!r}: no such program", file=sys.stderr)
         return EXIT_USAGE
-    signal.signal(signal.SIGTERM, _exit)
-    try:
-        serve_connected(lambda write: _Bridged(args.engine, write), options)
-    except ArenaRefused as e:
-        log.error("%s", e)
-        return EXIT_REFUSED
-    except KeyboardInterrupt:
-        log.info("interrupted")
-    return 0
-
-
-def _exit(signum: int, frame: object) -> None:
-    raise SystemExit(0)
+    return serve_connected_until_stopped(lambda write: _Bridged(args.engine, write), options)
 
 
 if __name__ == "__main__":
