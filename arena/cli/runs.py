@@ -29,6 +29,7 @@ from .app import (
     EnginesFileOpt,
     ForceOpt,
     FormatOpt,
+    InterleaveOpt,
     KeysOpt,
     ListenOpt,
     LogLimitOpt,
@@ -147,6 +148,7 @@ def _build_spec(kind: str, engine_words: list[str], options: dict[str, Any]) -> 
             log_limit=_size(o["log_limit"]),
             server=_server_spec(o),
             adjudicate=o["adjudicate"],
+            interleave=o["interleave"],
         )
         _check_keys(spec)
     except RunError as e:
@@ -481,6 +483,7 @@ _RUN_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
     ("out", str | None, OutOpt),
     ("resume", str | None, ResumeOpt),
     ("force", bool, ForceOpt),
+    ("interleave", bool, InterleaveOpt),
     ("progress_every", str | None, ProgressOpt),
     ("quiet", bool, QuietOpt),
     ("debug", str | None, DebugOpt),
