@@ -42,6 +42,7 @@ from quarto_arena.arena.transport import (
 )
 from quarto_arena.arena.transport.base import END_WAIT
 from quarto_arena.protocol.rules import Turn, Variant
+from quarto_arena.protocol.text import safe_text
 from quarto_arena.protocol.uqi import (
     MAX_LINE_BYTES,
     MAX_OPTIONS,
@@ -224,7 +225,7 @@ class Complaints:
         if self._suppressed:
             message = f"{message} (and {self._suppressed} more like it, not shown)"
             self._suppressed = 0
-        self._log.warning("%s: %s", self.engine, message)
+        self._log.warning("%s: %s", self.engine, safe_text(message, None))
 
 
 # --- exchanges -------------------------------------------------------------------------------------------------
@@ -431,7 +432,8 @@ class Search(Exchange[tuple[Turn, str | None]]):
 
 
 def _clip(line: str, n: int = 80) -> str:
-    return line if len(line) <= n else line[:n] + "..."
+    """An engine's line as a message quotes it: cut to ``n`` characters, and safe for a terminal."""
+    return safe_text(line, n)
 
 
 # --- the session -----------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
+from quarto_arena.protocol.text import SafeFormatter
 
 if TYPE_CHECKING:
     from ..output import RunView
@@ -46,6 +47,7 @@ from .app import (
     WaitOpt,
     WebOpt,
     _err,
+    _out,
     _size,
     _table_format,
     app,
@@ -257,7 +259,7 @@ def _debug(directory: Path) -> Any:
         handler = logging.FileHandler(directory / "debug.log")
     except OSError as e:
         fail(f"--debug {directory}: {e.strerror or e}")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(SafeFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.getLogger("quarto_arena").addHandler(handler)
     logging.getLogger("quarto_arena").setLevel(logging.DEBUG)
     return transcript
@@ -268,7 +270,7 @@ def _show_server_log(quiet: bool) -> None:
     import logging
 
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("quarto-arena: %(message)s"))
+    handler.setFormatter(SafeFormatter("quarto-arena: %(message)s"))
     handler.setLevel(logging.WARNING if quiet else logging.INFO)
     logger = logging.getLogger("quarto_arena.arena.server")
     logger.addHandler(handler)
@@ -423,7 +425,7 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
         _write_report(run.directory, outcome)
         report = final_report(outcome, spec.table_format)
         with contextlib.suppress(OSError):
-            typer.echo(report)
+            _out(report)
     resume = f"quarto-arena {kind} --resume {run.directory}"
     if outcome.aborted:
         n = len(outcome.aborted)
