@@ -24,6 +24,7 @@ from .app import (
     TimeMarginOpt,
     VariantOpt,
     _err,
+    _out,
     _size,
     _table_format,
     app,
@@ -161,8 +162,10 @@ def _show_log() -> None:
     """The server's and the ladder's log lines on stderr (connections, refusals, cuts)."""
     import logging
 
+    from quarto_arena.protocol.text import SafeFormatter
+
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("quarto-arena: %(message)s"))
+    handler.setFormatter(SafeFormatter("quarto-arena: %(message)s"))
     for name in ("quarto_arena.arena.server", "quarto_arena.arena.ladder"):
         logger = logging.getLogger(name)
         logger.addHandler(handler)
@@ -259,7 +262,7 @@ def standings(
         (s.rank, s.player, s.bot, s.version, s.id_name, s.rating, s.margin, s.games, s.points, s.score, s.house)
         for s in table.lines
     )
-    typer.echo(format_table(TableRows(headers, rows), fmt))
+    _out(format_table(TableRows(headers, rows), fmt))
 
 
 @ladder_app.command("export")
