@@ -331,6 +331,7 @@ def test_web_refuses_a_bad_address_or_a_missing_extra_before_the_run(tmp_path: P
     assert not out.exists()
 
 
+@pytest.mark.extra("web")
 def test_web_on_a_port_in_use_is_one_line_and_the_run_can_be_resumed(tmp_path: Path) -> None:
     import socket
 
@@ -389,6 +390,7 @@ def http(url: str, *, method: str = "GET", host: str | None = None) -> tuple[int
         return e.code, dict(e.headers), e.read()
 
 
+@pytest.mark.extra("web")
 def test_serve_follows_a_run_another_process_is_writing(tmp_path: Path) -> None:
     bot = tmp_path / "slow.py"
     bot.write_text(SLOW_BOT)
