@@ -252,6 +252,36 @@ def test_a_followed_directory_reads_complete_lines_and_starts_again_when_rewritt
     assert [r.game_id for r in follower.model.records] == [records[5].game_id]
 
 
+def test_a_served_run_shows_its_own_elapsed_time_frozen_once_finished(
+    played: tuple[RunSpec, list[GameRecord]], tmp_path: Path
+) -> None:
+    # Not the server's uptime: the span of the run's games, from its first game's start to its last game's end.
+    spec, records = played
+    config = spec.to_dict()
+    config["schedule"] = {"games": len(records), "digest": "x"}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    (tmp_path / JSONL_NAME).write_text("".join(json.dumps(r.to_dict()) + "\n" for r in records))
+    follower = Follower(tmp_path, print)
+    follower.poll()
+    from quarto_arena.arena.web.rundir import run_state
+
+    follower.model.state = run_state(follower.model)
+    assert follower.model.state == "complete"
+    first = follower.model.progress()["elapsed_s"]
+    time.sleep(0.05)
+    assert follower.model.progress()["elapsed_s"] == first  # frozen: the run is over
+    import datetime
+
+    starts = [datetime.datetime.fromisoformat(r.started).timestamp() for r in records]
+    ends = [s + sum(t.ms for t in r.turns) / 1000 for s, r in zip(starts, records, strict=True)]
+    assert first == pytest.approx(max(ends) - min(starts))
+    # A run directory with no game yet has no elapsed time to show (not the server's).
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "config.json").write_text(json.dumps(config))
+    assert Follower(empty, print).model.progress()["elapsed_s"] is None
+
+
 def test_a_directory_without_a_run_is_one_clear_error(tmp_path: Path) -> None:
     with pytest.raises(WebError, match="no such run directory"):
         Follower(tmp_path / "missing", print)

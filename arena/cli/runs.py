@@ -399,6 +399,8 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
                 f"; SPRT elo0 {spec.sprt.elo0:g} elo1 {spec.sprt.elo1:g} ({spec.sprt.model.value}),"
                 f" LLR bounds ({lower:.3f}, {upper:.3f})"
             )
+        if run.replaced_unplayed:
+            _err(f"quarto-arena: {run.directory} held a run that counted no game: started over in it")
         _err(header)
         if spec.server is not None:
             _show_server_log(options["quiet"])

@@ -212,7 +212,7 @@ async def run_live(
     ``on_event`` sees every event as without the page (turns included: it ignores what it does not know). Raises
     :class:`WebError` when the address cannot be bound (before any game), and whatever the run raises.
     """
-    model = RunModel(RunInfo.of(run.spec, run.total), run.records.values())
+    model = RunModel(RunInfo.of(run.spec, run.total), run.records.values(), live=True)
 
     def event(e: Event) -> None:
         on_event(e)
