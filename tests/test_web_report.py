@@ -7,6 +7,7 @@ import asyncio
 import base64
 import hashlib
 import json
+import logging
 import os
 import re
 import signal
@@ -483,3 +484,43 @@ def test_serve_follows_a_run_another_process_is_writing(tmp_path: Path) -> None:
             if proc is not None and proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+@pytest.mark.extra("web")
+def test_malformed_requests_get_a_4xx_and_at_most_one_log_line_a_second(
+    played: tuple[RunSpec, list[GameRecord]], caplog: pytest.LogCaptureFixture
+) -> None:
+    from quarto_arena.arena.web.server import LOG_EVERY, LiveServer
+
+    spec, records = played
+    garbage = [
+        b"GET /api/game/" + b"9" * 4300 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        "GET /api/game/\u00b2 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode(),
+        b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: -5\r\n\r\n",
+        b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03 not http at all\r\n\r\n",
+        b"GET /" + b"a" * 20000 + b" HTTP/1.1\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX: \x1b]0;pwned\x07\r\n\r\n",
+    ]
+
+    async def attack() -> tuple[list[int], float]:
+        server = LiveServer(RunModel(RunInfo.of(spec, 12), records), "127.0.0.1", 0)
+        statuses = []
+        async with server:
+            t0 = time.monotonic()
+            for _ in range(40):
+                for request in garbage:
+                    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+                    writer.write(request)
+                    await writer.drain()
+                    line = await reader.readline()
+                    statuses.append(int(line.split()[1]) if line.startswith(b"HTTP/1.") else 0)
+                    writer.close()
+            elapsed = time.monotonic() - t0
+        return statuses, elapsed
+
+    with caplog.at_level(logging.DEBUG, logger="aiohttp"):
+        statuses, elapsed = asyncio.run(attack())
+    assert all(400 <= s < 500 for s in statuses), sorted(set(statuses))
+    lines = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert 1 <= len(lines) <= 1 + elapsed / LOG_EVERY, [r.getMessage() for r in lines]
+    assert all(r.exc_info is None and "\n" not in r.getMessage() and "\x1b" not in r.getMessage() for r in lines)

@@ -343,9 +343,17 @@ async def _play(
             run, view, web, interrupt=interrupt, announce=lambda url: _err(f"live page: {url}"), player=player
         )
     finally:
+        await shutdown()  # whatever is left of any engine, and the watchdog, killed and reaped (a signal hurries it)
         for signum in handled:
             loop.remove_signal_handler(signum)
-        await shutdown()  # whatever is left of any engine, and the watchdog, killed and reaped
+            signal.signal(signum, _late_signal)  # kept until the standings, the report and the resume hint are out
+
+
+_LATE_SIGNALS: list[int] = []  # signals that came after the games: the shutdown hurries (no report), and finishes
+
+
+def _late_signal(signum: int, frame: Any) -> None:
+    _LATE_SIGNALS.append(signum)
 
 
 def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options: dict[str, Any]) -> None:
@@ -426,7 +434,10 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
             write_standings(run.directory, outcome)
         except OSError as e:
             _err(f"quarto-arena: warning: cannot write the standings into {run.directory}: {e.strerror or e}")
-        _write_report(run.directory, outcome)
+        if _LATE_SIGNALS:  # a signal during the shutdown: hurry, the report can be made later (quarto-arena report)
+            _err(f"quarto-arena: report.html not written (stopped); make it with: quarto-arena report {run.directory}")
+        else:
+            _write_report(run.directory, outcome)
         report = final_report(outcome, spec.table_format)
         with contextlib.suppress(OSError):
             _out(report)
@@ -436,12 +447,10 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
         _err(
             f"{n} game{'s' if n > 1 else ''} in progress abandoned (in {run.directory / 'aborted.jsonl'}): not counted"
         )
-    if outcome.interrupted is not None:
-        name = signal.Signals(outcome.interrupted).name
-        fail(
-            f"interrupted by {name} after {len(outcome.records)} games; continue with: {resume}",
-            128 + outcome.interrupted,
-        )
+    interrupted = outcome.interrupted if outcome.interrupted is not None else next(iter(_LATE_SIGNALS), None)
+    if interrupted is not None:
+        name = signal.Signals(interrupted).name
+        fail(f"interrupted by {name} after {len(outcome.records)} games; continue with: {resume}", 128 + interrupted)
     if outcome.failure is not None:
         r = outcome.failure
         if spec.sprt is None or r.termination.value == "engine error":
