@@ -560,6 +560,8 @@ class EngineSession:
         """Process ids (= process group ids) of every process started for this session, oldest first."""
         self._transport: Transport | None = None
         self._exchange: Exchange[Any] | None = None
+        self._abandoned: Exchange[Any] | None = None
+        """An exchange the arena gave up (its game abandoned): its late answer is expected, not the engine's fault."""
         self._waiter: asyncio.Future[_Ending] | None = None
         self._deadline: _Deadline | None = None
         self._sent_at = 0.0
@@ -611,7 +613,19 @@ class EngineSession:
         """A line from the engine: fed to the running exchange."""
         exchange = self._exchange
         if exchange is None:
-            self.complaints.warn(f"ignored {_clip(text)!r}: no command is waiting for an answer")
+            abandoned = self._abandoned
+            if abandoned is None:
+                self.complaints.warn(f"ignored {_clip(text)!r}: no command is waiting for an answer")
+                return
+            # The answer to a command of a game the arena abandoned (a stop, the SPRT decided): it comes late by
+            # the arena's doing, so it is read to its end quietly, not reported as the engine's protocol error.
+            log.debug("%s: %r answers a command given up by the arena; ignored", self.name, _clip(text))
+            try:
+                finished = abandoned.feed(text)
+            except (EngineError, SearchFailed):
+                finished = True
+            if finished:
+                self._abandoned = None
             return
         try:
             if exchange.feed(text):
@@ -651,6 +665,7 @@ class EngineSession:
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[_Ending] = loop.create_future()
         self._exchange, self._waiter = exchange, waiter
+        self._abandoned = None
         deadline = self._deadline
         if deadline is None:
             deadline = self._deadline = _Deadline(loop, self._expired)
@@ -666,6 +681,7 @@ class EngineSession:
         finally:
             deadline.disarm()
             if self._waiter is waiter:  # cancelled from outside: the exchange is abandoned
+                self._abandoned = self._exchange
                 self._exchange = self._waiter = None
 
     async def _run(self, exchange: Exchange[T], timeout: float, stalled: str, deadline_s: float | None = None) -> T:

@@ -172,6 +172,12 @@ OutOpt = typer.Option(
     help="Run directory (journal, PGN, JSON Lines, logs, standings); default out/KIND-TIME.",
 )
 ResumeOpt = typer.Option(None, "--resume", metavar="DIR", help="Resume the run in DIR (its journal keeps the options).")
+InterleaveOpt = typer.Option(
+    True,
+    "--interleave/--no-interleave",
+    help="Game k of every encounter before game k+1 of any (pairs kept together); --no-interleave: encounter by"
+    " encounter, as cutechess.",
+)
 ForceOpt = typer.Option(False, "--force", help="Start over in a --out directory that holds a run already.")
 ProgressOpt = typer.Option(
     None,

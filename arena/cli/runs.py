@@ -28,6 +28,7 @@ from .app import (
     EnginesFileOpt,
     ForceOpt,
     FormatOpt,
+    InterleaveOpt,
     KeysOpt,
     ListenOpt,
     LogLimitOpt,
@@ -146,6 +147,7 @@ def _build_spec(kind: str, engine_words: list[str], options: dict[str, Any]) -> 
             log_limit=_size(o["log_limit"]),
             server=_server_spec(o),
             adjudicate=o["adjudicate"],
+            interleave=o["interleave"],
         )
         _check_keys(spec)
     except RunError as e:
@@ -341,9 +343,17 @@ async def _play(
             run, view, web, interrupt=interrupt, announce=lambda url: _err(f"live page: {url}"), player=player
         )
     finally:
+        await shutdown()  # whatever is left of any engine, and the watchdog, killed and reaped (a signal hurries it)
         for signum in handled:
             loop.remove_signal_handler(signum)
-        await shutdown()  # whatever is left of any engine, and the watchdog, killed and reaped
+            signal.signal(signum, _late_signal)  # kept until the standings, the report and the resume hint are out
+
+
+_LATE_SIGNALS: list[int] = []  # signals that came after the games: the shutdown hurries (no report), and finishes
+
+
+def _late_signal(signum: int, frame: Any) -> None:
+    _LATE_SIGNALS.append(signum)
 
 
 def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options: dict[str, Any]) -> None:
@@ -391,6 +401,8 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
                 f"; SPRT elo0 {spec.sprt.elo0:g} elo1 {spec.sprt.elo1:g} ({spec.sprt.model.value}),"
                 f" LLR bounds ({lower:.3f}, {upper:.3f})"
             )
+        if run.replaced_unplayed:
+            _err(f"quarto-arena: {run.directory} held a run that counted no game: started over in it")
         _err(header)
         if spec.server is not None:
             _show_server_log(options["quiet"])
@@ -422,7 +434,10 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
             write_standings(run.directory, outcome)
         except OSError as e:
             _err(f"quarto-arena: warning: cannot write the standings into {run.directory}: {e.strerror or e}")
-        _write_report(run.directory, outcome)
+        if _LATE_SIGNALS:  # a signal during the shutdown: hurry, the report can be made later (quarto-arena report)
+            _err(f"quarto-arena: report.html not written (stopped); make it with: quarto-arena report {run.directory}")
+        else:
+            _write_report(run.directory, outcome)
         report = final_report(outcome, spec.table_format)
         with contextlib.suppress(OSError):
             _out(report)
@@ -432,12 +447,10 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
         _err(
             f"{n} game{'s' if n > 1 else ''} in progress abandoned (in {run.directory / 'aborted.jsonl'}): not counted"
         )
-    if outcome.interrupted is not None:
-        name = signal.Signals(outcome.interrupted).name
-        fail(
-            f"interrupted by {name} after {len(outcome.records)} games; continue with: {resume}",
-            128 + outcome.interrupted,
-        )
+    interrupted = outcome.interrupted if outcome.interrupted is not None else next(iter(_LATE_SIGNALS), None)
+    if interrupted is not None:
+        name = signal.Signals(interrupted).name
+        fail(f"interrupted by {name} after {len(outcome.records)} games; continue with: {resume}", 128 + interrupted)
     if outcome.failure is not None:
         r = outcome.failure
         if spec.sprt is None or r.termination.value == "engine error":
@@ -479,6 +492,7 @@ _RUN_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
     ("out", str | None, OutOpt),
     ("resume", str | None, ResumeOpt),
     ("force", bool, ForceOpt),
+    ("interleave", bool, InterleaveOpt),
     ("progress_every", str | None, ProgressOpt),
     ("quiet", bool, QuietOpt),
     ("debug", str | None, DebugOpt),

@@ -122,6 +122,9 @@ class RunSpec:
     """Where remote engines connect in; set exactly when the run has ``remote:NAME`` engines."""
     adjudicate: int | None = None
     """Adjudicate each game by the solver at this many empty squares (1..12); None: play every game out."""
+    interleave: bool = True
+    """Pair ``j`` of every encounter before pair ``j + 1`` of any (False: encounter by encounter, as cutechess, and
+    as every journal written before interleaving existed, which lacks the field)."""
 
     def __post_init__(self) -> None:
         if self.adjudicate is not None and not 1 <= self.adjudicate <= MAX_ADJUDICATE:
@@ -153,7 +156,14 @@ class RunSpec:
 
     def schedule(self) -> Schedule:
         """Every game of the run (raises ScheduleError for impossible settings)."""
-        return Schedule(self.names, fmt=self.format, rounds=self.rounds, games=self.games, book=self.book)
+        return Schedule(
+            self.names,
+            fmt=self.format,
+            rounds=self.rounds,
+            games=self.games,
+            book=self.book,
+            interleave=self.interleave,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain msgpack/JSON types for the journal header (the inverse of :meth:`from_dict`)."""
@@ -185,6 +195,7 @@ class RunSpec:
             "log_limit": self.log_limit,
             "server": None if self.server is None else self.server.to_dict(),
             "adjudicate": self.adjudicate,
+            "interleave": self.interleave,
         }
 
     @classmethod
@@ -222,6 +233,7 @@ class RunSpec:
                 log_limit=int(d.get("log_limit", DEFAULT_STDERR_LIMIT)),
                 server=None if d.get("server") is None else ServerSpec.from_dict(d["server"]),
                 adjudicate=None if d.get("adjudicate") is None else int(d["adjudicate"]),
+                interleave=bool(d.get("interleave", False)),  # absent: a journal from before, in its own order
             )
         except KeyError as e:
             raise RunError(f"the journal's configuration lacks {e}") from None
@@ -255,6 +267,7 @@ def build_spec(
     log_limit: int = DEFAULT_STDERR_LIMIT,
     server: ServerSpec | None = None,
     adjudicate: int | None = None,
+    interleave: bool = True,
 ) -> RunSpec:
     """A run from the command line's values; :class:`RunError` (a usage error) naming a bad one.
 
@@ -316,6 +329,7 @@ def build_spec(
             log_limit=log_limit,
             server=server,
             adjudicate=adjudicate,
+            interleave=interleave,
         )
         spec.schedule()
     except (RosterError, NotationError, ScheduleError, StatsError, ValueError) as e:
