@@ -53,6 +53,7 @@ from .connect import (
     parse_channel,
     parse_control,
 )
+from .errors import ExitStatus, QuartoError
 from .slots import Loop, Slot
 from .uqi import MAX_LINE_BYTES
 
@@ -77,12 +78,18 @@ _RECONNECT_MAX_MS: Final = 5000  # the longest pause between two attempts to rea
 _GOODBYE_WAIT: Final = 3.0  # s a client that said leaving waits for the arena's goodbye once its games are over
 
 
-class ClientError(ValueError):
+class ClientError(QuartoError, ValueError):
     """A ``--connect`` option that cannot be used (exit status 2). The message names the problem."""
 
+    status = ExitStatus.USAGE
+    reason = "connect_option"
 
-class ArenaRefused(Exception):
+
+class ArenaRefused(QuartoError):
     """The arena turned the bot down for good (exit status 3): retrying cannot help. The message says why."""
+
+    status = ExitStatus.ENGINE
+    reason = "refused"
 
 
 #: ``make_slot(loop, number)``: slot ``number``'s engine, driven by ``loop`` (started by the client).

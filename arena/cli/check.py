@@ -14,10 +14,10 @@ if TYPE_CHECKING:
 
 from .app import (
     EXIT_ENGINE,
-    EXIT_USAGE,
     KeysOpt,
     ListenOpt,
     WaitOpt,
+    _out,
     app,
     fail,
 )
@@ -77,11 +77,11 @@ def check(
         try:
             report = asyncio.run(_check_remote(config, served, timeouts, keep_going))
         except RunError as e:
-            fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
+            fail(str(e), e.status)
     if not report.started:
         fail(report.steps[0].reason, EXIT_ENGINE)
     for line in format_report(report, verbose=verbose):
-        typer.echo(line)
+        _out(line)
     raise typer.Exit(0 if report.complies else 1)
 
 
@@ -124,13 +124,13 @@ def _check_on_cluster(address: Any, config: Any, timeouts: Any, keep_going: bool
     try:
         results = asyncio.run(on_each())
     except RunError as e:
-        fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
+        fail(str(e), e.status)
     for r in results:
         lines = format_report(r.report, verbose=verbose)
         if not r.report.started:
             lines = [f"{lines[-1]}: {r.report.steps[0].reason}"]
         shown = lines if verbose or not r.report.complies else lines[-1:]
-        typer.echo(f"worker {r.worker}: " + "\n".join(shown))
+        _out(f"worker {r.worker}: " + "\n".join(shown))
     if not all(r.report.started for r in results):
         raise typer.Exit(EXIT_ENGINE)
     raise typer.Exit(0 if all(r.report.complies for r in results) else 1)
