@@ -38,6 +38,8 @@ from typing import Any, Final
 from quarto_arena.protocol.notation import NotationError, format_position, parse_position, parse_turns
 from quarto_arena.protocol.rules import IllegalTurn, Position, Variant
 
+from .errors import ArenaError, ExitStatus
+
 __all__ = [
     "MAX_GAMES",
     "STARTPOS",
@@ -66,8 +68,11 @@ _MAX_OPENINGS_BYTES: Final = 16 << 20
 _SCHEDULE_VERSION: Final = 2
 
 
-class ScheduleError(ValueError):
+class ScheduleError(ArenaError, ValueError):
     """A schedule or an openings file that cannot be used; the message names the file, line and problem."""
+
+    status = ExitStatus.USAGE
+    reason = "schedule"
 
 
 class Format(enum.Enum):

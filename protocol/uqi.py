@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from .errors import ExitStatus, QuartoError
 from .notation import ATTRIBUTE_NAMES, NotationError, format_attributes, format_position, parse_position, parse_turn
 from .rules import Attribute, ClaimMode, Position, Shapes, Turn, Variant
 
@@ -65,8 +66,11 @@ _SEPARATOR: Final = re.compile(r"[ \t]+")
 _AROUND: Final = " \t\r\n"
 
 
-class UqiError(ValueError):
+class UqiError(QuartoError, ValueError):
     """A line that is not valid UQI. The message names the problem."""
+
+    status = ExitStatus.ENGINE
+    reason = "uqi"
 
 
 # --- arena -> engine -------------------------------------------------------------------------------------------

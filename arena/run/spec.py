@@ -15,6 +15,7 @@ from quarto_arena.protocol.notation import NotationError, format_attributes, par
 from quarto_arena.protocol.rules import Variant
 
 from ..engine import EngineConfig, EngineError
+from ..errors import ArenaError, ExitStatus
 from ..referee import MAX_ADJUDICATE
 from ..roster import RosterError, apply_options, config_from_dict, config_to_dict, name_endpoints, resolve_roster
 from ..schedule import STARTPOS, Format, OpeningBook, Schedule, ScheduleError, load_openings, opening_from_text
@@ -23,13 +24,19 @@ from ..timecontrol import DEFAULT_MARGIN_MS, TimeControl
 from ..transport import DEFAULT_STDERR_LIMIT
 
 
-class RunError(Exception):
+class RunError(ArenaError):
     """A run that cannot start or go on; one line. ``engine`` is True when an engine is to blame."""
 
+    status = ExitStatus.USAGE
+    reason = "run"
+
     def __init__(self, message: str, *, engine: bool = False) -> None:
-        super().__init__(message)
-        self.engine = engine
+        super().__init__(message, status=ExitStatus.ENGINE if engine else ExitStatus.USAGE)
+
+    @property
+    def engine(self) -> bool:
         """True for an engine failure (exit status 3), False for a usage or configuration problem (2)."""
+        return self.status is ExitStatus.ENGINE
 
 
 @dataclass(frozen=True, slots=True)
