@@ -169,9 +169,9 @@ def time_budget(limits: Go, position: Position | None = None) -> float | None:
 
     SPEC §4.5: ``movetime`` minus a move overhead (a quarter of it, at most 25 ms) for the latency between the
     arena's clock and ours; with a clock, the remaining time shared over the turns we still have to play (half
-    the empty squares, from ``position``; 8 when unknown) plus 80 % of the increment, never more than the clock
-    minus its own overhead (a quarter of it, at most 30 ms); with both, the smaller; with no limit at all,
-    :data:`DEFAULT_BUDGET`. The SDK counts the budget from the moment it reads ``go``.
+    the empty squares, from ``position``; 8 when unknown; at most ``movestogo``) plus 80 % of the increment, never
+    more than the clock minus its own overhead (a quarter of it, at most 30 ms); with both, the smaller; with no
+    limit at all, :data:`DEFAULT_BUDGET`. The SDK counts the budget from the moment it reads ``go``.
     """
     if limits.infinite:
         return None
@@ -180,6 +180,8 @@ def time_budget(limits: Go, position: Position | None = None) -> float | None:
         budget_ms = max(limits.movetime - min(limits.movetime * 0.25, 25.0), 0.5)
     if limits.time is not None:
         turns_left = 8 if position is None else max(1, (16 - position.placed + 1) // 2)
+        if limits.movestogo is not None:  # a moves-per-period control: the clock is credited again after these
+            turns_left = min(turns_left, limits.movestogo)
         clock = float(limits.time)
         share = clock / turns_left + 0.8 * (limits.inc or 0)
         on_clock = max(min(share, clock - min(clock * 0.25, 30.0)), 0.5)
@@ -207,7 +209,7 @@ class SearchContext:
         on_info: Callable[[Info], None] | None = None,
     ) -> None:
         self.limits: Go = limits or Go()
-        """The ``go`` command: time, inc, otime, oinc, movetime, depth, nodes, infinite."""
+        """The ``go`` command: time, inc, otime, oinc, movestogo, movetime, depth, nodes, infinite."""
         self.options: OptionValues = OptionValues(options or {})
         """The bot's option values when the search started (case-insensitive ids)."""
         self.budget: float | None = time_budget(self.limits, position) if budget == "auto" else budget
