@@ -1,6 +1,6 @@
 """Where a turn of a bot that connects in goes: the bridge's relay profiled, next to the same games over stdio.
 
-    python benchmarks/relay.py [--games 20] [--rounds 3] [--bridge-path DIR]... [--top 12]
+    python benchmarks/relay.py [--games 20] [--rounds 3] [--bridge-path DIR]... [--top 12] [--no-profile]
 
 The C example bot plays itself with the real referee, over stdio and connected in with CurveZMQ on loopback
 through a bridge (``--connect``, two slots: one per player), in interleaved rounds. The bridge runs under
@@ -104,6 +104,8 @@ async def main_async(args: argparse.Namespace, directory: Path, c_bot: str) -> N
         identity = ["--name", name, "--key", str(keys / f"{name}.key_secret"), "--server-key", str(keys / "arena.key")]
         profiles.append(directory / f"{name}.prof")
         profiled = [sys.executable, "-m", "cProfile", "-o", str(profiles[-1]), "-m", "quarto_arena.protocol.bridge"]
+        if args.no_profile:
+            profiled = [sys.executable, "-m", "quarto_arena.protocol.bridge"]
         bridges.append(
             subprocess.Popen(
                 [*profiled, "--connect", endpoint, *identity, "--slots", "2", "--", c_bot],
@@ -167,6 +169,7 @@ def main() -> None:
         help="also a bridge with this directory first on its PYTHONPATH (an older version); may be repeated",
     )
     parser.add_argument("--top", type=int, default=12, help="functions shown per profile")
+    parser.add_argument("--no-profile", action="store_true", help="time the bridges without cProfile")
     args = parser.parse_args()
     cc = shutil.which("cc")
     if cc is None:
