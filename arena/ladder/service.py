@@ -37,7 +37,7 @@ from ..records import GameRecord, Termination
 from ..referee import GameSpec
 from ..run import EnginePool, Event, GameEnded, GameStarted, LocalPlayer, Notice
 from ..schedule import STARTPOS, OpeningBook, ScheduledGame
-from ..server import KeysError, Server, load_keys_directory
+from ..server import KeysError, Server, ServerError, load_keys_directory
 from ..timecontrol import TimeControl
 from ..transport import DEFAULT_STDERR_LIMIT, Transcript
 from .db import LadderDB, ResultRow
@@ -155,6 +155,8 @@ class Ladder:
         self._wake = asyncio.Event()
         self._house = {e.name for e in settings.house}
         self._player: LocalPlayer | None = None
+        self.ready = asyncio.Event()
+        """Set once the database is open and the server listens (the games begin)."""
         self.counted = 0
         """Games counted by this process."""
         self.abandoned = 0
@@ -193,6 +195,15 @@ class Ladder:
             log_limit=self.settings.log_limit,
             transcript=self._transcript,
         )
+        try:
+            await self._open(pool)
+            self.ready.set()
+            await self._serve(stop)
+        finally:
+            await asyncio.shield(self._close(pool))
+
+    async def _open(self, pool: EnginePool) -> None:
+        """The server bound (when bots connect in) and the player ready."""
         s = self.settings
         if s.endpoint is not None:
             if s.keys is None:
@@ -204,17 +215,13 @@ class Ladder:
                 pool.add(EngineConfig(name, remote=name))
             try:
                 await self.server.start()
-            except Exception as e:  # ServerError: the endpoint cannot be bound
+            except ServerError as e:
                 raise LadderError(str(e)) from None
         self._player = LocalPlayer(pool, on_turn=self.on_event)
         for name in self._house:
             self._online[name] = s.house_slots
             self._games.setdefault(name, 0)
         self._announce()
-        try:
-            await self._serve(stop)
-        finally:
-            await asyncio.shield(self._close(pool))
 
     async def _close(self, pool: EnginePool) -> None:
         pairs = [p.task for p in self._pairs.values() if p.task is not None]
