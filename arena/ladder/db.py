@@ -367,7 +367,9 @@ class LadderDB:
         if bot is None:
             rows = self._read(f"SELECT {_GAME_COLUMNS} FROM {_GAME_JOIN} ORDER BY g.id DESC LIMIT ?", (limit,))
         else:
-            bot_id = self._bots.get(bot, -1)
+            # By name, not by this connection's cache of ids: another connection (the ladder's) may have added it.
+            found = self._read("SELECT id FROM bots WHERE name = ?", (bot,))
+            bot_id = found[0][0] if found else -1
             rows = self._read(
                 f"SELECT {_GAME_COLUMNS} FROM {_GAME_JOIN} WHERE g.first = ? OR g.second = ? ORDER BY g.id DESC"
                 " LIMIT ?",

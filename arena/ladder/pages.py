@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import concurrent.futures
-import functools
 import html
 import json
 import time
@@ -34,8 +33,8 @@ from ..schedule import ScheduledGame
 from ..web.model import game_view, replay
 from ..web.report import asset
 from ..web.server import BOARDS_EVERY, SUMMARY_EVERY, PageServer, game_number
-from .db import DB_NAME, BotRow, LadderDB
-from .service import BotsChanged, GameCounted, Ladder, LadderEvent
+from .db import DB_NAME, BotRow, LadderDB, LadderDBError
+from .service import BotsChanged, GameCounted, Ladder, LadderError, LadderEvent
 from .standings import Standings, fit, version_label
 
 __all__ = ["LadderPages", "LadderView", "serve_ladder"]
@@ -111,7 +110,7 @@ class LadderView:
 
     async def start(self, directory: Path) -> None:
         """Opens its own connection to the database, and fits the history so far (a few points)."""
-        self._db = await self.call(functools.partial(LadderDB.open, directory / DB_NAME, create=False))
+        self._db = await self.call(LadderDB.open, directory / DB_NAME)
         recent = await self.call(self._db.recent, _RECENT)
         self.recent.extend(recent)
         await self.call(self._first_history)
@@ -251,6 +250,7 @@ class LadderView:
             out.append(
                 {
                     "id": game_id,
+                    "label": f"pair {g.game.pair}",  # a game's number is given when it is counted
                     "round": g.game.round,
                     "players": [index[g.game.first], index[g.game.second]],
                     "result": "*",
@@ -272,17 +272,15 @@ class LadderView:
 
     def game(self, number: int) -> dict[str, Any] | None:
         """A counted game for the viewer, with its two names."""
-        assert self._db is not None
-        record = self._db.game(number)
+        record = None if self._db is None else self._db.game(number)
         if record is None:
             return None
         return {"names": [record.first, record.second], "game": game_view(record, {record.first: 0, record.second: 1})}
 
     def bot(self, name: str) -> dict[str, Any] | None:
         """A bot's page: its lines of the standings, its rating history, its results per opponent, recent games."""
-        assert self._db is not None
         row = next((b for b in self.bots if b.name == name), None)
-        if row is None:
+        if row is None or self._db is None:
             return None
         standings = self.standings
         labels = {version_label(b.name, v.number, len(b.versions)): b.name for b in self.bots for v in b.versions}
@@ -427,21 +425,19 @@ async def serve_ladder(
         view.event(e)
 
     ladder.on_event = on_event
-    pages = LadderPages(view, *address)
-    await pages.start()
     try:
-        announce(pages.url)
-        playing = asyncio.create_task(ladder.run(stop))
-        ready = asyncio.create_task(ladder.ready.wait())
-        await asyncio.wait((playing, ready), return_when=asyncio.FIRST_COMPLETED)
-        ready.cancel()
-        if playing.done():
-            await playing  # it failed to start, or was stopped at once
-            return
+        ladder.directory.mkdir(parents=True, exist_ok=True)
         await view.start(ladder.directory)
+    except (OSError, LadderDBError) as e:
+        await view.close()
+        raise LadderError(str(e)) from None
+    pages = LadderPages(view, *address)
+    try:
+        await pages.start()
+        announce(pages.url)
         refresh = asyncio.create_task(view.refresh(stop))
         try:
-            await playing
+            await ladder.run(stop)
         finally:
             stop.set()
             await asyncio.gather(refresh, return_exceptions=True)

@@ -554,7 +554,7 @@
     const card = el("div", "live");
     card.dataset.game = String(game.id);
     const name = (side) => names[game.players[side]] || "?";
-    card.append(el("p", null, el("b", null, `game ${game.id}`), `: ${name(0)} vs ${name(1)}`));
+    card.append(el("p", null, el("b", null, game.label || `game ${game.id}`), `: ${name(0)} vs ${name(1)}`));
     const board = new Board(card);
     const st = states(game);
     const last = st[st.length - 1];
