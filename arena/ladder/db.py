@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from ..errors import ArenaError
 from ..records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
 
 __all__ = ["DB_NAME", "BotRow", "LadderDB", "LadderDBError", "ResultRow", "VersionRow"]
@@ -95,8 +96,10 @@ _GAME_COLUMNS: Final = (
 _GAME_JOIN: Final = "games g JOIN bots fb ON fb.id = g.first JOIN bots sb ON sb.id = g.second"
 
 
-class LadderDBError(Exception):
+class LadderDBError(ArenaError):
     """A ladder database that cannot be opened, read or written; one line naming the file."""
+
+    reason = "ladder_db"
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from ..engine import Deadlines, EngineConfig
+from ..errors import ArenaError
 from ..records import GameRecord, Termination
 from ..referee import GameSpec
 from ..run import EnginePool, Event, GameEnded, GameStarted, LocalPlayer, Notice
@@ -57,8 +58,10 @@ _IDLE: Final = 1.0  # s between two looks at who is free when nothing changes
 T = TypeVar("T")
 
 
-class LadderError(Exception):
+class LadderError(ArenaError):
     """A ladder that cannot start (a bad setting, keys, an endpoint in use, a database that is not a ladder's)."""
+
+    reason = "ladder"
 
 
 @dataclass(frozen=True, slots=True)
