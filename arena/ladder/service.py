@@ -213,6 +213,8 @@ class Ladder:
                 raise LadderError("a ladder serves with keys: give --keys DIR (quarto-arena keys new NAME --dir DIR)")
             keys = self._read_keys()
             self.server = Server(s.endpoint, keys.bots.values(), keys=keys, wait=0.0)
+            # Bots connected with --stay connect again and wait for the ladder's return; others end.
+            self.server.farewell = "the ladder stops (the same command continues it)"
             pool.connector = self.server.lease
             for name in keys.bots.values():
                 pool.add(EngineConfig(name, remote=name))
@@ -316,7 +318,7 @@ class Ladder:
         """Refreshes who is online and with how many slots; True when that changed."""
         online = {name: self.settings.house_slots for name in self._house}
         if self.server is not None:
-            online.update(self.server.connected())
+            online.update(self.server.connected(leaving=False))
         if online == self._online:
             return False
         low = min((self._games.get(n, 0) for n in self._online if n in online), default=0)
@@ -382,7 +384,7 @@ class Ladder:
             pair.task = asyncio.create_task(self._play_pair(pair))
 
     def _online_now(self, name: str) -> bool:
-        return name in self._house or (self.server is not None and name in self.server.connected())
+        return name in self._house or (self.server is not None and name in self.server.connected(leaving=False))
 
     async def _play_pair(self, pair: _Pair) -> None:
         opening = self.settings.book.opening(pair.number - 1)
