@@ -59,9 +59,7 @@ def test_endless_input_and_too_many_players_are_one_line_errors_before_the_memor
     assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
     assert "/dev/zero:1: a line of more than 1 MiB: this is not PGN" in out.stderr
     many = tmp_path / "many.pgn"
-    games = [
-        f'[White "w{n}"]\n[Black "b{n}"]\n[Result "1-0"]\n\n1-0\n\n' for n in range(MAX_PLAYERS // 2 + 1)
-    ]
+    games = [f'[White "w{n}"]\n[Black "b{n}"]\n[Result "1-0"]\n\n1-0\n\n' for n in range(MAX_PLAYERS // 2 + 1)]
     many.write_text("".join(games))
     out = run("rate", str(many))
     assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr

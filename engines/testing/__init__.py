@@ -61,6 +61,7 @@ HOSTILE: Final[dict[str, str]] = {
     "answers_late": "answers every go movetime N at N minus 1 ms",
     "hang_once": "hangs on the first go once (a marker file), then plays correctly in every later process",
     "escape_strings": "puts terminal escape sequences in id name, error lines, refusals and turns",
+    "zmtp_flood": "a ZeroMQ peer (server or client) that sends an endless multipart message or a huge frame",
 }
 """Bot name -> how it attacks the arena (resources, supervision, the clock)."""
 
