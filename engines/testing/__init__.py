@@ -33,6 +33,10 @@ BROKEN: Final[dict[str, str]] = {
     "leaves_child": "starts 'sleep 1000' in its process group (holding stdout open), then exits 3 on go",
     "invalid_utf8": "answers go with a turn line that is not UTF-8",
     "no_readyok": "never answers isready",
+    "omits_call": "plays a strict game's winning placement bare ('d1', not 'd1!') and never claims",
+    "ignores_attributes": "counts all four attributes whatever newgame said",
+    "crash_on_invalid_position": "dies with a traceback on a position it cannot build",
+    "never_resets": "keeps its position from one game to the next when a position line repeats the last",
 }
 """Bot name -> its one fault."""
 
@@ -50,6 +54,10 @@ EXPECTED_TERMINATION: Final[dict[str, str]] = {
     "leaves_child": "disconnect",
     "invalid_utf8": "malformed reply",
     "no_readyok": "stall",
+    "omits_call": "illegal turn",
+    "ignores_attributes": "illegal turn",
+    "crash_on_invalid_position": "normal",
+    "never_resets": "illegal turn",
 }
 """Bot name -> the termination reason of a game it spoils (a ``Termination`` value)."""
 
