@@ -42,6 +42,7 @@ from quarto_arena.arena.transport import (
 )
 from quarto_arena.arena.transport.base import END_WAIT
 from quarto_arena.protocol.rules import Turn, Variant
+from quarto_arena.protocol.text import safe_text
 from quarto_arena.protocol.uqi import (
     MAX_LINE_BYTES,
     MAX_OPTIONS,
@@ -224,7 +225,7 @@ class Complaints:
         if self._suppressed:
             message = f"{message} (and {self._suppressed} more like it, not shown)"
             self._suppressed = 0
-        self._log.warning("%s: %s", self.engine, message)
+        self._log.warning("%s: %s", self.engine, safe_text(message, None))
 
 
 # --- exchanges -------------------------------------------------------------------------------------------------
@@ -431,7 +432,8 @@ class Search(Exchange[tuple[Turn, str | None]]):
 
 
 def _clip(line: str, n: int = 80) -> str:
-    return line if len(line) <= n else line[:n] + "..."
+    """An engine's line as a message quotes it: cut to ``n`` characters, and safe for a terminal."""
+    return safe_text(line, n)
 
 
 # --- the session -----------------------------------------------------------------------------------------------
@@ -551,6 +553,8 @@ class EngineSession:
         """Process ids (= process group ids) of every process started for this session, oldest first."""
         self._transport: Transport | None = None
         self._exchange: Exchange[Any] | None = None
+        self._abandoned: Exchange[Any] | None = None
+        """An exchange the arena gave up (its game abandoned): its late answer is expected, not the engine's fault."""
         self._waiter: asyncio.Future[_Ending] | None = None
         self._deadline: _Deadline | None = None
         self._sent_at = 0.0
@@ -602,7 +606,19 @@ class EngineSession:
         """A line from the engine: fed to the running exchange."""
         exchange = self._exchange
         if exchange is None:
-            self.complaints.warn(f"ignored {_clip(text)!r}: no command is waiting for an answer")
+            abandoned = self._abandoned
+            if abandoned is None:
+                self.complaints.warn(f"ignored {_clip(text)!r}: no command is waiting for an answer")
+                return
+            # The answer to a command of a game the arena abandoned (a stop, the SPRT decided): it comes late by
+            # the arena's doing, so it is read to its end quietly, not reported as the engine's protocol error.
+            log.debug("%s: %r answers a command given up by the arena; ignored", self.name, _clip(text))
+            try:
+                finished = abandoned.feed(text)
+            except (EngineError, SearchFailed):
+                finished = True
+            if finished:
+                self._abandoned = None
             return
         try:
             if exchange.feed(text):
@@ -642,6 +658,7 @@ class EngineSession:
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[_Ending] = loop.create_future()
         self._exchange, self._waiter = exchange, waiter
+        self._abandoned = None
         deadline = self._deadline
         if deadline is None:
             deadline = self._deadline = _Deadline(loop, self._expired)
@@ -657,6 +674,7 @@ class EngineSession:
         finally:
             deadline.disarm()
             if self._waiter is waiter:  # cancelled from outside: the exchange is abandoned
+                self._abandoned = self._exchange
                 self._exchange = self._waiter = None
 
     async def _run(self, exchange: Exchange[T], timeout: float, stalled: str, deadline_s: float | None = None) -> T:

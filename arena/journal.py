@@ -280,6 +280,30 @@ class Journal:
         finally:
             os.close(fd)
 
+    @staticmethod
+    def discard_if_unplayed(path: Path) -> bool:
+        """Deletes the journal at ``path`` when it counts no game and no process holds it; True if it did.
+
+        A run that failed before its first game (an unknown option, an engine that cannot start) leaves a journal
+        with nothing in it worth keeping: the corrected command may take its directory. The lock is held while the
+        journal is read, so a run that is still going (or counts a game meanwhile) is never taken.
+        """
+        try:
+            fd = Journal._lock(path)
+        except FileNotFoundError:
+            return True
+        try:
+            try:
+                contents = read_journal(path)
+            except JournalError:
+                return False  # damaged or foreign: not ours to delete without --force
+            if contents.records or contents.torn is not None:
+                return False
+            path.unlink()
+            return True
+        finally:
+            os.close(fd)
+
     def close(self) -> None:
         """Releases the lock and the descriptor (idempotent)."""
         if self._fd is not None:

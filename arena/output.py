@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Final, TextIO
 
 import tabulate as tabulate_module
+from quarto_arena.protocol.text import safe_text
 from tabulate import tabulate
 
 from .records import GameRecord, Result, Termination
@@ -274,7 +275,7 @@ class LiveProgress:
     def message(self, text: str) -> None:
         """Clears the status line, writes the text, redraws the status below it."""
         self._clear()
-        _write(self.stream, text + "\n")
+        _write(self.stream, safe_text(text, None) + "\n")
         self._draw()
 
     def update(self) -> None:
@@ -349,7 +350,7 @@ class PeriodicProgress:
 
     def message(self, text: str) -> None:
         """Writes the text as it is."""
-        _write(self.stream, text + "\n")
+        _write(self.stream, safe_text(text, None) + "\n")
 
     def update(self) -> None:
         """The SPRT's LLR changed: it shows in the next line."""
@@ -379,7 +380,7 @@ class _Silent:
         self.tally.count(record)
 
     def message(self, text: str) -> None:
-        _write(self.stream, text + "\n")
+        _write(self.stream, safe_text(text, None) + "\n")
 
     def update(self) -> None:
         pass

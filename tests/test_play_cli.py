@@ -49,6 +49,19 @@ def test_play_two_games_prints_the_summary_and_keeps_the_games(tmp_path: Path) -
     assert (out / "logs" / "greedy.stderr").exists()
 
 
+def test_a_run_that_failed_before_its_first_game_does_not_block_the_corrected_command(tmp_path: Path) -> None:
+    out = str(tmp_path / "o9b")
+    r = cli("play", "greedy", "random", "-o", "greedy:Sead=3", "--games", "2", "--tc", "st=0.2", "--out", out)
+    assert r.returncode == 3 and "unknown option 'Sead'" in r.stderr, r.stderr
+    r = cli("play", "greedy", "random", "-o", "greedy:Seed=3", "--games", "2", "--tc", "st=0.2", "--out", out)
+    assert r.returncode == 0, r.stderr
+    assert f"{out} held a run that counted no game: started over in it" in r.stderr
+    assert sorted(read_journal(Path(out) / JOURNAL_NAME).records) == [1, 2]
+    # A run with counted games is kept: the same command again is refused, with the way on.
+    r = cli("play", "greedy", "random", "-o", "greedy:Seed=3", "--games", "2", "--tc", "st=0.2", "--out", out)
+    assert r.returncode == 2 and "holds a run already: continue it with --resume" in r.stderr, r.stderr
+
+
 def test_names_options_debug_transcript_and_identity(tmp_path: Path) -> None:
     out = tmp_path / "m"
     r = cli(

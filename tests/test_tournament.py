@@ -249,8 +249,11 @@ def test_a_second_arena_on_the_same_directory_is_refused(c_bot: Path, tmp_path: 
         pytest.raises(RunError, match="in use by another running quarto-arena"),
     ):
         Run.resume(tmp_path / "t")
-    with pytest.raises(RunError, match=r"holds a run already: continue it with --resume .*, start it over"):
-        Run.create(spec, tmp_path / "t")
+        with pytest.raises(RunError, match="in use by another running quarto-arena"):
+            Run.create(spec, tmp_path / "t")  # even though it has counted no game yet
+    # Closed without a counted game (it failed before its first): the directory may be taken again.
+    with Run.create(spec, tmp_path / "t") as again:
+        assert again.replaced_unplayed
 
 
 @pytest.mark.parametrize(

@@ -53,8 +53,20 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
 
 
 def _err(text: str) -> None:
+    """Prints ``text`` on stderr, each line made safe for a terminal (it may quote what an engine said)."""
     with contextlib.suppress(OSError):  # a closed terminal (SIGHUP) must not turn into a traceback
-        typer.echo(text, err=True)
+        typer.echo(_safe_lines(text), err=True)
+
+
+def _out(text: str) -> None:
+    """Prints ``text`` on stdout, each line made safe for a terminal (it may quote what an engine said)."""
+    typer.echo(_safe_lines(text))
+
+
+def _safe_lines(text: str) -> str:
+    from quarto_arena.protocol.text import safe_text
+
+    return "\n".join(safe_text(line, None) for line in text.split("\n"))
 
 
 def _version() -> str:
@@ -83,6 +95,13 @@ def _root(
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: every error becomes one line on stderr and a documented exit status."""
+    import logging
+
+    from quarto_arena.protocol.text import SafeFormatter
+
+    # What reaches stderr through logging without a handler of ours (an engine's warnings) is made safe too.
+    if logging.lastResort is not None:
+        logging.lastResort.setFormatter(SafeFormatter())
     try:
         code = app(args=argv, prog_name="quarto-arena", standalone_mode=False)
     except (KeyboardInterrupt, typer.Abort):
@@ -92,8 +111,6 @@ def main(argv: list[str] | None = None) -> None:
         # Usage errors come from the click that typer bundles; duck typing keeps us off its private module path.
         format_message = getattr(e, "format_message", None)
         if not callable(format_message):
-            import logging
-
             logging.getLogger(__name__).debug("internal error", exc_info=True)
             _err(f"quarto-arena: internal error (please report it): {type(e).__name__}: {_one_line(str(e))}")
             sys.exit(EXIT_INTERNAL)

@@ -18,6 +18,7 @@ from .app import (
     KeysOpt,
     ListenOpt,
     WaitOpt,
+    _out,
     app,
     fail,
 )
@@ -86,7 +87,7 @@ def check(
     if transcript is not None:
         _write_transcript(transcript, report)
     for line in format_report(report, verbose=verbose):
-        typer.echo(line)
+        _out(line)
     raise typer.Exit(0 if report.complies else 1)
 
 
@@ -147,7 +148,7 @@ def _check_on_cluster(address: Any, config: Any, timeouts: Any, keep_going: bool
         if not r.report.started:
             lines = [f"{lines[-1]}: {r.report.steps[0].reason}"]
         shown = lines if verbose or not r.report.complies else lines[-1:]
-        typer.echo(f"worker {r.worker}: " + "\n".join(shown))
+        _out(f"worker {r.worker}: " + "\n".join(shown))
     if not all(r.report.started for r in results):
         raise typer.Exit(EXIT_ENGINE)
     raise typer.Exit(0 if all(r.report.complies for r in results) else 1)

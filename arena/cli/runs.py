@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
+from quarto_arena.protocol.text import SafeFormatter
 
 if TYPE_CHECKING:
     from ..output import RunView
@@ -46,6 +47,7 @@ from .app import (
     WaitOpt,
     WebOpt,
     _err,
+    _out,
     _size,
     _table_format,
     app,
@@ -257,7 +259,7 @@ def _debug(directory: Path) -> Any:
         handler = logging.FileHandler(directory / "debug.log")
     except OSError as e:
         fail(f"--debug {directory}: {e.strerror or e}")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(SafeFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.getLogger("quarto_arena").addHandler(handler)
     logging.getLogger("quarto_arena").setLevel(logging.DEBUG)
     return transcript
@@ -268,7 +270,7 @@ def _show_server_log(quiet: bool) -> None:
     import logging
 
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("quarto-arena: %(message)s"))
+    handler.setFormatter(SafeFormatter("quarto-arena: %(message)s"))
     handler.setLevel(logging.WARNING if quiet else logging.INFO)
     logger = logging.getLogger("quarto_arena.arena.server")
     logger.addHandler(handler)
@@ -339,9 +341,17 @@ async def _play(
             run, view, web, interrupt=interrupt, announce=lambda url: _err(f"live page: {url}"), player=player
         )
     finally:
+        await shutdown()  # whatever is left of any engine, and the watchdog, killed and reaped (a signal hurries it)
         for signum in handled:
             loop.remove_signal_handler(signum)
-        await shutdown()  # whatever is left of any engine, and the watchdog, killed and reaped
+            signal.signal(signum, _late_signal)  # kept until the standings, the report and the resume hint are out
+
+
+_LATE_SIGNALS: list[int] = []  # signals that came after the games: the shutdown hurries (no report), and finishes
+
+
+def _late_signal(signum: int, frame: Any) -> None:
+    _LATE_SIGNALS.append(signum)
 
 
 def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options: dict[str, Any]) -> None:
@@ -389,6 +399,8 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
                 f"; SPRT elo0 {spec.sprt.elo0:g} elo1 {spec.sprt.elo1:g} ({spec.sprt.model.value}),"
                 f" LLR bounds ({lower:.3f}, {upper:.3f})"
             )
+        if run.replaced_unplayed:
+            _err(f"quarto-arena: {run.directory} held a run that counted no game: started over in it")
         _err(header)
         if spec.server is not None:
             _show_server_log(options["quiet"])
@@ -420,22 +432,23 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
             write_standings(run.directory, outcome)
         except OSError as e:
             _err(f"quarto-arena: warning: cannot write the standings into {run.directory}: {e.strerror or e}")
-        _write_report(run.directory, outcome)
+        if _LATE_SIGNALS:  # a signal during the shutdown: hurry, the report can be made later (quarto-arena report)
+            _err(f"quarto-arena: report.html not written (stopped); make it with: quarto-arena report {run.directory}")
+        else:
+            _write_report(run.directory, outcome)
         report = final_report(outcome, spec.table_format)
         with contextlib.suppress(OSError):
-            typer.echo(report)
+            _out(report)
     resume = f"quarto-arena {kind} --resume {run.directory}"
     if outcome.aborted:
         n = len(outcome.aborted)
         _err(
             f"{n} game{'s' if n > 1 else ''} in progress abandoned (in {run.directory / 'aborted.jsonl'}): not counted"
         )
-    if outcome.interrupted is not None:
-        name = signal.Signals(outcome.interrupted).name
-        fail(
-            f"interrupted by {name} after {len(outcome.records)} games; continue with: {resume}",
-            128 + outcome.interrupted,
-        )
+    interrupted = outcome.interrupted if outcome.interrupted is not None else next(iter(_LATE_SIGNALS), None)
+    if interrupted is not None:
+        name = signal.Signals(interrupted).name
+        fail(f"interrupted by {name} after {len(outcome.records)} games; continue with: {resume}", 128 + interrupted)
     if outcome.failure is not None:
         r = outcome.failure
         if spec.sprt is None or r.termination.value == "engine error":

@@ -19,6 +19,7 @@ from .app import (
     FormatOpt,
     VariantOpt,
     _err,
+    _out,
     _position,
     _table_format,
     _variant,
@@ -171,10 +172,10 @@ def rate(
         fail(str(e))
     for p in table.players:
         forfeits.setdefault(p.name, Counter())
-    typer.echo(format_table(results_table(rating_rows(table), forfeits), fmt))
+    _out(format_table(results_table(rating_rows(table), forfeits), fmt))
     if fmt not in ("csv", "json"):
         typer.echo("")
-        typer.echo(format_table(crosstable_rows(table), fmt))
+        _out(format_table(crosstable_rows(table), fmt))
 
 
 # --- report, serve ---------------------------------------------------------------------------------------------------
@@ -318,7 +319,7 @@ def _analyse_games(
     def report(index: int, game: GameAnalysis) -> None:
         for t in game.analysed:
             if t.mistake is not None and not as_json:
-                typer.echo(
+                _out(
                     f"game {index + 1} ({game.white} vs {game.black}): turn {t.ply + 1} {t.turn} by {t.player}, "
                     f"{t.empty} empty: {t.mistake} (was {t.before}, now {t.after})"
                 )
@@ -331,5 +332,5 @@ def _analyse_games(
         fail(f"{e.filename or path}: {e.strerror or e}")
     if not done.games:
         fail(f"{path}: no games")
-    typer.echo(format_table(summary_rows(summarize(done.games)), "json" if as_json else "simple"))
+    _out(format_table(summary_rows(summarize(done.games)), "json" if as_json else "simple"))
     typer.echo(f"wrote {done.pgn} and {done.jsonl}", err=True)

@@ -134,6 +134,8 @@ class Run:
             raise RunError(str(e)) from None
         self.deadlines = deadlines
         self.transcript = transcript
+        self.replaced_unplayed = False
+        """True when :meth:`create` took over a directory whose run had counted no game (it failed before)."""
         self.records: dict[int, GameRecord] = dict(contents.records) if contents else {}
         self.torn = None if contents is None else contents.torn
         self.tracker = None if spec.sprt is None else SprtTracker(spec.sprt, spec.names[0])
@@ -167,13 +169,19 @@ class Run:
         if not directory.is_dir():
             raise RunError(f"{directory}: not a directory")
         journal_path = directory / JOURNAL_NAME
+        unplayed = False
         if journal_path.exists() and not force:
-            raise RunError(
-                f"{directory} holds a run already: continue it with --resume {directory}, start it over with --force,"
-                " or choose another --out"
-            )
+            try:
+                unplayed = Journal.discard_if_unplayed(journal_path)
+            except JournalError as e:
+                raise RunError(str(e)) from None
+            if not unplayed:
+                raise RunError(
+                    f"{directory} holds a run already: continue it with --resume {directory}, start it over with"
+                    " --force, or choose another --out"
+                )
         try:
-            if force:
+            if force or unplayed:
                 _clear(directory)
             config = spec.to_dict()
             config["schedule"] = {"games": schedule.total, "digest": schedule.digest()}
@@ -183,7 +191,9 @@ class Run:
             raise RunError(str(e)) from None
         except OSError as e:
             raise RunError(f"{directory}: {e.strerror or e}") from None
-        return cls(spec, directory, journal, None, deadlines=deadlines, transcript=transcript)
+        run = cls(spec, directory, journal, None, deadlines=deadlines, transcript=transcript)
+        run.replaced_unplayed = unplayed
+        return run
 
     @classmethod
     def resume(

@@ -222,6 +222,10 @@ class _Gate(AsyncioAuthenticator):
         self._address = msg[3].decode("utf-8", "replace") if len(msg) > 3 else "?"
         await super().handle_zap_message(msg)
 
+    def admit(self, names: dict[bytes, str]) -> None:
+        """The keys let in from now on (a connection already in is not asked again)."""
+        self._names = names
+
     def callback(self, domain: str, key: bytes) -> bool:
         """True for a known key; an unknown one is refused and logged."""
         if key in self._names:
@@ -422,6 +426,35 @@ class Server:
 
     # --- what the run asks -----------------------------------------------------------------------------------------
 
+    def allow(self, bots: Iterable[str], keys: ServerKeys | None = None) -> list[str]:
+        """Changes who may connect while serving (a ladder's keys directory): ``bots`` are the names let in from now
+        on, with ``keys`` their public keys (as the server was built: with keys, or without). A bot no longer listed,
+        or whose key changed, is cut at once (told ``bye``, its games lost by disconnect); returns those names."""
+        if (keys is None) != (self.keys is None):
+            raise ValueError("a server with keys is given keys, and one without none")
+        names = list(dict.fromkeys(bots))
+        old = {} if self.keys is None else {name: key for key, name in self.keys.bots.items()}
+        new = {} if keys is None else {name: key for key, name in keys.bots.items()}
+        if keys is not None:
+            self.keys = keys
+            if self._gate is not None:
+                self._gate.admit(dict(keys.bots))
+        cut = [name for name in self._bots if name not in names or old.get(name) != new.get(name)]
+        now = time.monotonic()
+        for name in names:
+            if name not in self._bots:
+                self._bots[name] = None
+                self._absent_since[name] = now
+        for name in cut:
+            peer = self._bots.get(name)
+            if peer is not None:
+                self._cut_peer(peer, "its key was removed" if name not in names else "its key was changed")
+            if name not in names:
+                self._bots.pop(name, None)
+                self._absent_since.pop(name, None)
+        self._notify()
+        return cut
+
     def connected(self) -> dict[str, int]:
         """The bots connected now, with their slots."""
         return {name: len(peer.slots) for name, peer in self._bots.items() if peer is not None}
@@ -434,6 +467,16 @@ class Server:
         """Slots of bot ``name`` that hold a session now."""
         peer = self._bots.get(name)
         return 0 if peer is None else sum(s.state is _State.BUSY for s in peer.slots)
+
+    def free(self, name: str) -> int:
+        """Slots of bot ``name`` that can take a session now (0 when it is not connected)."""
+        peer = self._bots.get(name)
+        return 0 if peer is None else sum(s.state is _State.FREE for s in peer.slots)
+
+    async def changed(self, timeout: float | None = None) -> None:
+        """Returns once a bot connects or leaves or a slot frees up, or after ``timeout`` seconds."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._changed.wait(), timeout)
 
     async def wait_for(self, timeout: float) -> list[str]:
         """Waits up to ``timeout`` seconds until every bot is connected; returns the names still absent."""
@@ -455,9 +498,9 @@ class Server:
         disconnect, and later games of the bot fail at once until it is back).
         """
         name = config.remote
-        if name not in self._bots:
-            raise OSError(f"remote:{name} is not a bot of this server")
         while True:
+            if name not in self._bots:
+                raise OSError(f"remote:{name} is not a bot of this server")
             if self._sock is None:
                 raise OSError(f"remote:{name}: the arena does not serve (any more)")
             peer = self._bots[name]

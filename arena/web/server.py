@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import html
 import json
+import logging
 import signal
 import time
 from collections.abc import Awaitable, Callable
@@ -29,6 +30,7 @@ from string import Template
 from typing import Any, Final
 
 from aiohttp import web
+from quarto_arena.protocol.text import safe_text
 
 from ..run import Event, GamePlayer, Interrupt, Run, RunOutcome
 from . import WebError
@@ -61,6 +63,9 @@ _HEADERS: Final = {
     "Referrer-Policy": "no-referrer",
 }
 _ANY_HOST: Final = frozenset({"0.0.0.0", "::", ""})
+_MAX_ID_DIGITS: Final = 18
+#: Seconds between two log lines about malformed requests (aiohttp logs each, with a traceback).
+LOG_EVERY: Final = 1.0
 _TITLES: Final = {"tournament": "Tournament", "match": "Match", "sprt": "SPRT"}
 
 
@@ -92,12 +97,14 @@ class LiveServer:
         app.router.add_get("/api/game/{game_id}", self._api_game)
         app.router.add_get("/static/{name:.+}", self._static)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+        _SERVER_LOG.addFilter(_QUIET)
         await runner.setup()
         site = web.TCPSite(runner, self.host, self.port)
         try:
             await site.start()
         except OSError as e:
             await runner.cleanup()
+            _SERVER_LOG.removeFilter(_QUIET)
             raise WebError(f"--web {self.host}:{self.port}: cannot listen there: {e.strerror or e}") from None
         self._runner = runner
         self.port = int(runner.addresses[0][1])
@@ -111,6 +118,7 @@ class LiveServer:
             await asyncio.sleep(2 * _TICK)  # the streams see the flag and send "end"
             await self._runner.cleanup()
             self._runner = None
+            _SERVER_LOG.removeFilter(_QUIET)
 
     async def __aenter__(self) -> LiveServer:
         await self.start()
@@ -163,7 +171,10 @@ class LiveServer:
 
     async def _api_game(self, request: web.Request) -> web.Response:
         text = request.match_info["game_id"]
-        game = self.model.game(int(text)) if text.isdigit() else None
+        # isdigit() alone takes "²" and 5,000 digits, which int() refuses: a 400 rather than a 500 and a traceback.
+        if not (text.isascii() and text.isdigit() and len(text) <= _MAX_ID_DIGITS):
+            raise web.HTTPBadRequest(text="a game is a number of at most 18 digits\n")
+        game = self.model.game(int(text))
         if game is None:
             raise web.HTTPNotFound(text=f"no finished game {text}\n")
         return web.Response(text=json.dumps(game, separators=(",", ":")), content_type="application/json")
@@ -197,6 +208,33 @@ class LiveServer:
         return response
 
 
+class _OncePerSecond(logging.Filter):
+    """What aiohttp logs about malformed requests (one line and a traceback each, for any client to trigger):
+    one line a second at most, without the traceback, with a count of the lines not shown."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last = -LOG_EVERY
+        self._dropped = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        now = time.monotonic()
+        if now - self._last < LOG_EVERY:
+            self._dropped += 1
+            return False
+        self._last = now
+        why = "" if record.exc_info is None or record.exc_info[1] is None else f": {record.exc_info[1]!r}"
+        more = f" (and {self._dropped} more in the last seconds, not shown)" if self._dropped else ""
+        record.msg = safe_text(f"web: {record.getMessage()}{why}", 300) + more
+        record.args, record.exc_info, record.exc_text, record.stack_info = None, None, None, None
+        self._dropped = 0
+        return True
+
+
+_SERVER_LOG: Final = logging.getLogger("aiohttp.server")
+_QUIET: Final = _OncePerSecond()
+
+
 async def run_live(
     run: Run,
     on_event: Callable[[Event], None],
@@ -212,7 +250,7 @@ async def run_live(
     ``on_event`` sees every event as without the page (turns included: it ignores what it does not know). Raises
     :class:`WebError` when the address cannot be bound (before any game), and whatever the run raises.
     """
-    model = RunModel(RunInfo.of(run.spec, run.total), run.records.values())
+    model = RunModel(RunInfo.of(run.spec, run.total), run.records.values(), live=True)
 
     def event(e: Event) -> None:
         on_event(e)

@@ -588,7 +588,7 @@
       const parts = [`${p.done} of ${total} games${p.total ? ` (${pct.toFixed(0)}%)` : ""}`, `${p.running} running`];
       if (p.rate) parts.push(`${p.rate.toFixed(2)} games/s`);
       if (p.eta_s !== null) parts.push(`ETA ${duration(p.eta_s)}`);
-      parts.push(`elapsed ${duration(p.elapsed_s)}`);
+      if (p.elapsed_s !== null) parts.push(`elapsed ${duration(p.elapsed_s)}`);
       document.getElementById("progress-text").textContent = parts.join(" · ");
       status.textContent = `${p.state} · ${s.variant} · time control ${s.tc} · ${s.concurrency} at once`;
       clear(document.getElementById("standings-table")).append(table(s.table, "standings"));
