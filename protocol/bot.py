@@ -48,6 +48,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, BinaryIO, Final, Literal, NoReturn, Protocol
 
 from .connect import add_arguments as add_connect_arguments
+from .errors import ExitStatus, QuartoError
 from .notation import NotationError
 from .rules import IllegalTurn, Position, Turn, Variant
 from .uqi import (
@@ -112,12 +113,25 @@ _SEARCH_RUNNING: Final = "error {} a search is running (send stop first)"
 """The answer to a command that SPEC §4.10 refuses during a search."""
 
 
-class UnsupportedVariant(Exception):
+class UnsupportedVariant(QuartoError):
     """Raised by :meth:`Bot.new_game` for a variant the bot cannot play; the SDK answers ``error newgame ...``."""
 
+    status = ExitStatus.ENGINE
+    reason = "unsupported_variant"
 
-class EndpointError(ValueError):
-    """A ``--listen`` endpoint that cannot be served. The message names the problem."""
+
+class EndpointError(QuartoError, ValueError):
+    """A ``--listen`` endpoint that cannot be served. The message is the problem, then what to do about it."""
+
+    status = ExitStatus.USAGE
+    reason = "endpoint"
+
+    def __init__(self, problem: str, *, remedy: str = "", reason: str | None = None) -> None:
+        super().__init__(f"{problem}; {remedy}" if remedy else problem, reason=reason)
+        self.problem = problem
+        """What is wrong, naming the endpoint."""
+        self.remedy = remedy
+        """What the user of a bot's command line can do about it ('' when nothing)."""
 
 
 def _typed(spec: OptionSpec, text: str | None) -> OptionValue:
@@ -159,9 +173,9 @@ def time_budget(limits: Go, position: Position | None = None) -> float | None:
     SPEC §4.5: ``movetime`` minus a move overhead (a quarter of it, at most 25 ms) for the latency between the
     arena's clock and ours; with a clock, the remaining time shared over the turns we still have to play (half
     the empty squares rounded up with a piece in hand, one give plus half of them rounded down without; 8 when
-    unknown) plus 80 % of the increment, never more than the clock minus its own overhead (a quarter of it, at
-    most 30 ms); with both, the smaller; with only ``depth`` or ``nodes``, the safety time less a reserve
-    (:data:`SAFETY_TIME`); with no limit at all, :data:`DEFAULT_BUDGET`. The SDK counts the budget from the
+    unknown; at most ``movestogo``) plus 80 % of the increment, never more than the clock minus its own overhead (a
+    quarter of it, at most 30 ms); with both, the smaller; with only ``depth`` or ``nodes``, the safety time less a
+    reserve (:data:`SAFETY_TIME`); with no limit at all, :data:`DEFAULT_BUDGET`. The SDK counts the budget from the
     moment it reads ``go``.
     """
     if limits.infinite:
@@ -171,6 +185,8 @@ def time_budget(limits: Go, position: Position | None = None) -> float | None:
         budget_ms = max(limits.movetime - min(limits.movetime * 0.25, 25.0), 0.5)
     if limits.time is not None:
         turns_left = 8 if position is None else _turns_left(position)
+        if limits.movestogo is not None:  # a moves-per-period control: the clock is credited again after these
+            turns_left = min(turns_left, limits.movestogo)
         clock = float(limits.time)
         share = clock / turns_left + 0.8 * (limits.inc or 0)
         on_clock = max(min(share, clock - min(clock * 0.25, 30.0)), 0.5)
@@ -205,7 +221,7 @@ class SearchContext:
         on_info: Callable[[Info], None] | None = None,
     ) -> None:
         self.limits: Go = limits or Go()
-        """The ``go`` command: time, inc, otime, oinc, movetime, depth, nodes, infinite."""
+        """The ``go`` command: time, inc, otime, oinc, movestogo, movetime, depth, nodes, infinite."""
         self.options: OptionValues = OptionValues(options or {})
         """The bot's option values when the search started (case-insensitive ids)."""
         self.budget: float | None = time_budget(self.limits, position) if budget == "auto" else budget
@@ -625,7 +641,9 @@ def parse_endpoint(text: str, *, allow_remote: bool = False) -> str:
     bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     if not allow_remote and not _loopback(bare):
         raise EndpointError(
-            f"endpoint {text!r}: {host} is not a loopback address; pass --allow-remote to accept other machines"
+            f"endpoint {text!r}: {host} is not a loopback address",
+            remedy="pass --allow-remote to accept other machines",
+            reason="not_loopback",
         )
     if bare == "localhost":
         host = "127.0.0.1"  # libzmq binds addresses or interface names, not host names
@@ -737,7 +755,7 @@ class _SessionServer:
             except zmq.ZMQError as e:
                 fresh.close()
                 if e.errno != zmq.EADDRINUSE or time.monotonic() > give_up:
-                    raise EndpointError(f"cannot listen on {self.endpoint}: {e}") from None
+                    raise EndpointError(f"cannot listen on {self.endpoint}: {e}", reason="cannot_bind") from None
             time.sleep(0.01)
 
     def _watch(self) -> Any:

@@ -48,6 +48,7 @@ from .connect import (
     parse_channel,
     parse_control,
 )
+from .errors import ExitStatus, QuartoError
 from .uqi import MAX_LINE_BYTES
 
 __all__ = [
@@ -72,12 +73,18 @@ _END_WAIT: Final = 5.0  # s a dropped connection's sessions get to end before th
 _READY: Final = object()  # an outbox item: the slot's engine is gone, say ready
 
 
-class ClientError(ValueError):
+class ClientError(QuartoError, ValueError):
     """A ``--connect`` option that cannot be used (exit status 2). The message names the problem."""
 
+    status = ExitStatus.USAGE
+    reason = "connect_option"
 
-class ArenaRefused(Exception):
+
+class ArenaRefused(QuartoError):
     """The arena turned the bot down for good (exit status 3): retrying cannot help. The message says why."""
+
+    status = ExitStatus.ENGINE
+    reason = "refused"
 
 
 class Session(Protocol):

@@ -14,6 +14,7 @@ import argparse
 from dataclasses import dataclass
 from typing import Final
 
+from .errors import ExitStatus, QuartoError
 from .uqi import MAX_LINE_BYTES, PROTOCOL_VERSION
 
 __all__ = [
@@ -42,8 +43,11 @@ MAX_CHANNEL_BYTES: Final = 8
 _MAX_SLOT: Final = 10**6
 
 
-class ConnectError(ValueError):
+class ConnectError(QuartoError, ValueError):
     """A frame or control line that breaks SPEC §3.4. The message names the problem."""
+
+    status = ExitStatus.ENGINE
+    reason = "connect"
 
 
 @dataclass(frozen=True, slots=True)

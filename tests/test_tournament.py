@@ -353,3 +353,48 @@ def test_sigkill_mid_game_then_resume_finds_every_game_exactly_once(c_bot: Path,
     assert sorted((row[1], int(row[4])) for row in table) == [("c", 12), ("s1", 12), ("s2", 12)]
     assert not wait_until_gone(str(tmp_path))
     assert all(rec.result is not Result.UNFINISHED for rec in contents.records.values())
+
+
+def test_an_old_journal_without_interleave_resumes_in_its_own_order(tmp_path: Path) -> None:
+    # New runs interleave; a journal written before the field existed keeps its order (and its schedule digest).
+    spec = spec_of("random", "greedy", "minimax", games=4)
+    assert spec.interleave and RunSpec.from_dict(spec.to_dict()).interleave
+    with Run.create(spec, tmp_path / "new") as run:
+        assert [(g.first, g.second) for g in run.pending()][:4] == [
+            ("random", "greedy"),
+            ("greedy", "random"),
+            ("random", "minimax"),
+            ("minimax", "random"),
+        ]
+    with Run.resume(tmp_path / "new") as again:
+        assert again.spec.interleave
+    # The journal of an older quarto-arena: no "interleave" in its configuration, the digest of its own order.
+    with Run.create(spec, tmp_path / "old"):
+        pass
+    from quarto_arena.arena.journal import Journal
+
+    config = read_journal(tmp_path / "old" / JOURNAL_NAME).config
+    del config["interleave"]
+    old_schedule = RunSpec.from_dict(config).schedule()
+    config["schedule"] = {"games": old_schedule.total, "digest": old_schedule.digest()}
+    (tmp_path / "old" / JOURNAL_NAME).unlink()
+    Journal.create(tmp_path / "old" / JOURNAL_NAME, config).close()
+    with Run.resume(tmp_path / "old") as old:
+        assert not old.spec.interleave
+        assert [(g.first, g.second) for g in old.pending()][:4] == [
+            ("random", "greedy"),
+            ("greedy", "random"),
+            ("random", "greedy"),
+            ("greedy", "random"),
+        ]
+
+
+def test_no_interleave_is_kept_in_the_configuration(tmp_path: Path) -> None:
+    out = tmp_path / "t"
+    args = ["random", "greedy", "r2=random", "--games", "4", "--tc", "st=0.05", "-j", "2", "-q", "--out", str(out)]
+    r = run_cli("tournament", *args, "--no-interleave")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((out / "config.json").read_text())["interleave"] is False
+    games = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+    by_id = sorted(games, key=lambda g: g["game_id"])
+    assert [{g["first"], g["second"]} for g in by_id[:4]] == [{"random", "greedy"}] * 4  # encounter by encounter

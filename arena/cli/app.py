@@ -1,10 +1,12 @@
 """The ``quarto-arena`` command line: thin; parses options, calls the layers below, decides what the user sees.
 
-Exit status (the README's table): 0 success; 1 a finished job whose verdict is negative (``sprt``: H0 accepted;
-``check``: the engine does not comply); 2 usage error (bad option, position, file, or a corrupt or foreign journal);
-3 engine failure (an engine cannot start, refuses its options or the variant, or fails a game under ``--strict``);
-4 ``sprt`` reached ``--max-games`` without a decision; 70 internal error (a bug: please report it); 128 + N when
-stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP), after printing what was played so far and how to resume.
+Exit status (the README's table, :class:`~quarto_arena.protocol.errors.ExitStatus`): 0 success; 1 a finished job
+whose verdict is negative (``sprt``: H0 accepted; ``check``: the engine does not comply); 2 usage error (bad option,
+position, file, or a corrupt or foreign journal); 3 engine failure (an engine cannot start, refuses its options or the
+variant, or fails a game under ``--strict``); 4 ``sprt`` reached ``--max-games`` without a decision; 70 internal
+error (a bug: please report it); 128 + N when stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP), after
+printing what was played so far and how to resume.
+An error of the tree in :mod:`quarto_arena.arena.errors` that reaches :func:`main` is one line and its own status.
 
 Start-up is kept short (``--help`` and ``show`` answer in well under a tenth of a second): this module imports only
 typer at the top; every command imports what it needs when it runs.
@@ -17,6 +19,7 @@ import sys
 from typing import TYPE_CHECKING, NoReturn
 
 import typer
+from quarto_arena.protocol.errors import ExitStatus, QuartoError  # two small classes: no cost at start-up
 
 if TYPE_CHECKING:
     from quarto_arena.protocol.rules import Position, Variant
@@ -32,9 +35,9 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
 
-EXIT_USAGE = 2
-EXIT_ENGINE = 3
-EXIT_INTERNAL = 70
+EXIT_USAGE = ExitStatus.USAGE
+EXIT_ENGINE = ExitStatus.ENGINE
+EXIT_INTERNAL = ExitStatus.INTERNAL
 DEFAULT_MARGIN_MS = 50  # the same as timecontrol.DEFAULT_MARGIN_MS (tested): not imported, for start-up time
 DEFAULT_TC = "st=1"
 DEFAULT_WAIT = 60.0  # seconds; the same as ServerSpec.wait
@@ -107,6 +110,9 @@ def main(argv: list[str] | None = None) -> None:
     except (KeyboardInterrupt, typer.Abort):
         _err("quarto-arena: interrupted")
         sys.exit(130)
+    except QuartoError as e:  # any error of the tree (arena/errors.py) carries its own status
+        _err(f"quarto-arena: error: {_one_line(str(e))}")
+        sys.exit(int(e.status))
     except Exception as e:
         # Usage errors come from the click that typer bundles; duck typing keeps us off its private module path.
         format_message = getattr(e, "format_message", None)
@@ -166,6 +172,12 @@ OutOpt = typer.Option(
     help="Run directory (journal, PGN, JSON Lines, logs, standings); default out/KIND-TIME.",
 )
 ResumeOpt = typer.Option(None, "--resume", metavar="DIR", help="Resume the run in DIR (its journal keeps the options).")
+InterleaveOpt = typer.Option(
+    True,
+    "--interleave/--no-interleave",
+    help="Game k of every encounter before game k+1 of any (pairs kept together); --no-interleave: encounter by"
+    " encounter, as cutechess.",
+)
 ForceOpt = typer.Option(False, "--force", help="Start over in a --out directory that holds a run already.")
 ProgressOpt = typer.Option(
     None,

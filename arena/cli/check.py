@@ -14,7 +14,6 @@ if TYPE_CHECKING:
 
 from .app import (
     EXIT_ENGINE,
-    EXIT_USAGE,
     KeysOpt,
     ListenOpt,
     WaitOpt,
@@ -81,7 +80,7 @@ def check(
         try:
             report = asyncio.run(_check_remote(config, served, timeouts, keep_going))
         except RunError as e:
-            fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
+            fail(str(e), e.status)
     if not report.started:
         fail(report.steps[0].reason, EXIT_ENGINE)
     if transcript is not None:
@@ -142,7 +141,7 @@ def _check_on_cluster(address: Any, config: Any, timeouts: Any, keep_going: bool
     try:
         results = asyncio.run(on_each())
     except RunError as e:
-        fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
+        fail(str(e), e.status)
     for r in results:
         lines = format_report(r.report, verbose=verbose)
         if not r.report.started:

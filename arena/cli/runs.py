@@ -19,7 +19,6 @@ if TYPE_CHECKING:
 
 from .app import (
     EXIT_ENGINE,
-    EXIT_USAGE,
     AdjudicateOpt,
     AttributesOpt,
     ClaimOpt,
@@ -29,6 +28,7 @@ from .app import (
     EnginesFileOpt,
     ForceOpt,
     FormatOpt,
+    InterleaveOpt,
     KeysOpt,
     ListenOpt,
     LogLimitOpt,
@@ -147,10 +147,11 @@ def _build_spec(kind: str, engine_words: list[str], options: dict[str, Any]) -> 
             log_limit=_size(o["log_limit"]),
             server=_server_spec(o),
             adjudicate=o["adjudicate"],
+            interleave=o["interleave"],
         )
         _check_keys(spec)
     except RunError as e:
-        fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
+        fail(str(e), e.status)
     if o.get("cluster") is None:  # on a cluster, -j is games in flight there, not here
         _check_concurrency(spec.concurrency, len(spec.engines))
     return spec
@@ -171,8 +172,9 @@ def _server_spec(options: dict[str, Any]) -> ServerSpec | None:
         # Plain ZeroMQ authenticates nobody and encrypts nothing: only this machine may connect then.
         endpoint = parse_endpoint(listen, allow_remote=keys is not None)
     except EndpointError as e:
-        hint = "; serving other machines takes --keys DIR (CurveZMQ)" if "not a loopback" in str(e) else ""
-        raise RunError(f"--listen: {str(e).split('; pass --allow-remote')[0]}{hint}") from None
+        # The bot's remedy (--allow-remote) is not the arena's: serving other machines takes keys here.
+        hint = "; serving other machines takes --keys DIR (CurveZMQ)" if e.reason == "not_loopback" else ""
+        raise RunError(f"--listen: {e.problem}{hint}") from None
     return ServerSpec(endpoint, None if keys is None else str(Path(keys).resolve()), float(options["wait"]))
 
 
@@ -223,7 +225,7 @@ def _open_run(kind: str, ctx: typer.Context, engine_words: list[str], options: d
     except RunError as e:
         if transcript is not None:
             transcript.close()
-        fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
+        fail(str(e), e.status)
 
 
 def _cluster(address: str | None) -> Any:
@@ -423,7 +425,7 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
             fail(f"{e}; the run in {run.directory} has not started: continue it with --resume {run.directory}")
         except RunError as e:
             view.close()
-            fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
+            fail(str(e), e.status)
         except OSError as e:
             view.close()
             fail(f"{run.directory}: {e.strerror or e}")
@@ -490,6 +492,7 @@ _RUN_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
     ("out", str | None, OutOpt),
     ("resume", str | None, ResumeOpt),
     ("force", bool, ForceOpt),
+    ("interleave", bool, InterleaveOpt),
     ("progress_every", str | None, ProgressOpt),
     ("quiet", bool, QuietOpt),
     ("debug", str | None, DebugOpt),

@@ -30,6 +30,7 @@ from quarto_arena.protocol.uqi import (
 )
 
 from ..engine import Connector, EngineConfig
+from ..errors import ArenaError, ExitStatus
 from ..transport import BadLine, PeerGone, ProcessTransport, Transport, ZmqTransport
 from .report import IoLine, Status, StepResult
 
@@ -91,8 +92,11 @@ class _Silence(StepFailed):
     """No line came before the deadline (a failure, except where silence is what a step wants)."""
 
 
-class CannotStart(Exception):
+class CannotStart(ArenaError):
     """The engine's process could not be started, or its endpoint is unusable."""
+
+    status = ExitStatus.ENGINE
+    reason = "cannot_start"
 
 
 _CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")

@@ -15,6 +15,7 @@ from quarto_arena.protocol.notation import NotationError, format_attributes, par
 from quarto_arena.protocol.rules import Variant
 
 from ..engine import EngineConfig, EngineError
+from ..errors import ArenaError, ExitStatus
 from ..referee import MAX_ADJUDICATE
 from ..roster import RosterError, apply_options, config_from_dict, config_to_dict, name_endpoints, resolve_roster
 from ..schedule import STARTPOS, Format, OpeningBook, Schedule, ScheduleError, load_openings, opening_from_text
@@ -23,13 +24,19 @@ from ..timecontrol import DEFAULT_MARGIN_MS, TimeControl
 from ..transport import DEFAULT_STDERR_LIMIT
 
 
-class RunError(Exception):
+class RunError(ArenaError):
     """A run that cannot start or go on; one line. ``engine`` is True when an engine is to blame."""
 
+    status = ExitStatus.USAGE
+    reason = "run"
+
     def __init__(self, message: str, *, engine: bool = False) -> None:
-        super().__init__(message)
-        self.engine = engine
+        super().__init__(message, status=ExitStatus.ENGINE if engine else ExitStatus.USAGE)
+
+    @property
+    def engine(self) -> bool:
         """True for an engine failure (exit status 3), False for a usage or configuration problem (2)."""
+        return self.status is ExitStatus.ENGINE
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +122,9 @@ class RunSpec:
     """Where remote engines connect in; set exactly when the run has ``remote:NAME`` engines."""
     adjudicate: int | None = None
     """Adjudicate each game by the solver at this many empty squares (1..12); None: play every game out."""
+    interleave: bool = True
+    """Pair ``j`` of every encounter before pair ``j + 1`` of any (False: encounter by encounter, as cutechess, and
+    as every journal written before interleaving existed, which lacks the field)."""
 
     def __post_init__(self) -> None:
         if self.adjudicate is not None and not 1 <= self.adjudicate <= MAX_ADJUDICATE:
@@ -146,7 +156,14 @@ class RunSpec:
 
     def schedule(self) -> Schedule:
         """Every game of the run (raises ScheduleError for impossible settings)."""
-        return Schedule(self.names, fmt=self.format, rounds=self.rounds, games=self.games, book=self.book)
+        return Schedule(
+            self.names,
+            fmt=self.format,
+            rounds=self.rounds,
+            games=self.games,
+            book=self.book,
+            interleave=self.interleave,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain msgpack/JSON types for the journal header (the inverse of :meth:`from_dict`)."""
@@ -178,6 +195,7 @@ class RunSpec:
             "log_limit": self.log_limit,
             "server": None if self.server is None else self.server.to_dict(),
             "adjudicate": self.adjudicate,
+            "interleave": self.interleave,
         }
 
     @classmethod
@@ -215,6 +233,7 @@ class RunSpec:
                 log_limit=int(d.get("log_limit", DEFAULT_STDERR_LIMIT)),
                 server=None if d.get("server") is None else ServerSpec.from_dict(d["server"]),
                 adjudicate=None if d.get("adjudicate") is None else int(d["adjudicate"]),
+                interleave=bool(d.get("interleave", False)),  # absent: a journal from before, in its own order
             )
         except KeyError as e:
             raise RunError(f"the journal's configuration lacks {e}") from None
@@ -248,6 +267,7 @@ def build_spec(
     log_limit: int = DEFAULT_STDERR_LIMIT,
     server: ServerSpec | None = None,
     adjudicate: int | None = None,
+    interleave: bool = True,
 ) -> RunSpec:
     """A run from the command line's values; :class:`RunError` (a usage error) naming a bad one.
 
@@ -309,6 +329,7 @@ def build_spec(
             log_limit=log_limit,
             server=server,
             adjudicate=adjudicate,
+            interleave=interleave,
         )
         spec.schedule()
     except (RosterError, NotationError, ScheduleError, StatsError, ValueError) as e:

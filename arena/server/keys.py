@@ -18,6 +18,7 @@ from typing import Final
 import zmq.auth
 from zmq.utils import z85
 
+from ..errors import ArenaError, ExitStatus
 from ..roster import RosterError, check_name
 
 __all__ = ["ARENA_KEY", "KeysError", "ServerKeys", "load_keys_directory", "load_server_keys", "new_key_pair"]
@@ -27,8 +28,11 @@ ARENA_KEY: Final = "arena"
 _KEY_CHARS: Final = 40  # a Curve25519 key in Z85
 
 
-class KeysError(Exception):
+class KeysError(ArenaError):
     """A key that cannot be made or used; one line naming the file and the problem."""
+
+    status = ExitStatus.USAGE
+    reason = "keys"
 
 
 @dataclass(frozen=True, slots=True)

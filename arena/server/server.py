@@ -69,6 +69,7 @@ from zmq.utils import z85
 from zmq.utils.monitor import parse_monitor_message
 
 from ..engine import Complaints, EngineConfig
+from ..errors import ArenaError, ExitStatus
 from ..transport import PeerGone, Transcript, Transport
 from .keys import ServerKeys
 
@@ -99,8 +100,11 @@ _HANDSHAKE_FAILURES: Final[dict[int, str]] = {
 }
 
 
-class ServerError(Exception):
+class ServerError(ArenaError):
     """The server cannot serve (the endpoint cannot be bound); one line."""
+
+    status = ExitStatus.USAGE
+    reason = "cannot_bind"
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from ..errors import ArenaError, ExitStatus
 from .elo import NELO_PER_T, Z95, elo_from_score, normal_cdf
 
 __all__ = ["Estimate", "IntervalKind", "MatchStats", "StatsError", "pentanomial_stats", "trinomial_stats"]
@@ -47,8 +48,11 @@ __all__ = ["Estimate", "IntervalKind", "MatchStats", "StatsError", "pentanomial_
 _ONE_SIDED_ALPHA: Final = 0.05
 
 
-class StatsError(ValueError):
+class StatsError(ArenaError, ValueError):
     """Counts or parameters that have no statistic: negative counts, no games, impossible SPRT settings."""
+
+    status = ExitStatus.USAGE
+    reason = "stats"
 
 
 class IntervalKind(enum.Enum):
