@@ -550,7 +550,7 @@ def test_time_budget() -> None:
     assert time_budget(Go(time=60000, movetime=1000), start) == pytest.approx(0.975)
     # A moves-per-period control: the clock is shared over the turns left in the period, when fewer.
     assert time_budget(Go(time=60000, movestogo=2), start) == pytest.approx(30.0)
-    assert time_budget(Go(time=60000, movestogo=40), start) == pytest.approx(7.5)
+    assert time_budget(Go(time=60000, movestogo=40), start) == pytest.approx(60 / 9)  # the 9 turns left count
     ctx = SearchContext(Go(movetime=100), position=start)
     assert ctx.budget == pytest.approx(0.075)
     assert not ctx.stopped
