@@ -119,7 +119,7 @@ class PositionCommand:
 
 @dataclass(frozen=True, slots=True)
 class Go:
-    """``go [time MS] [inc MS] [otime MS] [oinc MS] [movetime MS] [depth N] [nodes N] [infinite]``."""
+    """``go [time MS] [inc MS] [otime MS] [oinc MS] [movestogo N] [movetime MS] [depth N] [nodes N] [infinite]``."""
 
     time: int | None = None
     """The engine's remaining time, ms."""
@@ -129,6 +129,9 @@ class Go:
     """The opponent's remaining time, ms."""
     oinc: int | None = None
     """The opponent's increment, ms."""
+    movestogo: int | None = None
+    """The engine's turns, this one included, until its clock is credited the next period (moves-per-period time
+    controls, ``40/60``); None: ``time`` is for the rest of the game."""
     movetime: int | None = None
     """Fixed time for this turn, ms."""
     depth: int | None = None
@@ -453,8 +456,8 @@ def _parse_newgame(w: list[str]) -> NewGame:
     return NewGame(Variant(Shapes(shapes), frozenset(attributes), ClaimMode(claims)))
 
 
-_GO_INTS: Final = ("time", "inc", "otime", "oinc", "movetime", "depth", "nodes")
-_GO_POSITIVE: Final = frozenset({"movetime", "depth", "nodes"})
+_GO_INTS: Final = ("time", "inc", "otime", "oinc", "movestogo", "movetime", "depth", "nodes")
+_GO_POSITIVE: Final = frozenset({"movestogo", "movetime", "depth", "nodes"})
 
 
 def _parse_go(w: list[str]) -> Go:

@@ -543,6 +543,9 @@ def test_time_budget() -> None:
     # SPEC §4.5: with time and movetime both, the smaller limit counts, whichever it is.
     assert time_budget(Go(time=100, inc=5000, movetime=1000), start) == pytest.approx(0.075)
     assert time_budget(Go(time=60000, movetime=1000), start) == pytest.approx(0.975)
+    # A moves-per-period control: the clock is shared over the turns left in the period, when fewer.
+    assert time_budget(Go(time=60000, movestogo=2), start) == pytest.approx(30.0)
+    assert time_budget(Go(time=60000, movestogo=40), start) == pytest.approx(7.5)
     ctx = SearchContext(Go(movetime=100), position=start)
     assert ctx.budget == pytest.approx(0.075)
     assert not ctx.stopped

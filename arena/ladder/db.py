@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from ..errors import ArenaError
 from ..records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
 
 __all__ = ["DB_NAME", "BotRow", "LadderDB", "LadderDBError", "ResultRow", "VersionRow"]
@@ -95,8 +96,10 @@ _GAME_COLUMNS: Final = (
 _GAME_JOIN: Final = "games g JOIN bots fb ON fb.id = g.first JOIN bots sb ON sb.id = g.second"
 
 
-class LadderDBError(Exception):
+class LadderDBError(ArenaError):
     """A ladder database that cannot be opened, read or written; one line naming the file."""
+
+    reason = "ladder_db"
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,7 +370,9 @@ class LadderDB:
         if bot is None:
             rows = self._read(f"SELECT {_GAME_COLUMNS} FROM {_GAME_JOIN} ORDER BY g.id DESC LIMIT ?", (limit,))
         else:
-            bot_id = self._bots.get(bot, -1)
+            # By name, not by this connection's cache of ids: another connection (the ladder's) may have added it.
+            found = self._read("SELECT id FROM bots WHERE name = ?", (bot,))
+            bot_id = found[0][0] if found else -1
             rows = self._read(
                 f"SELECT {_GAME_COLUMNS} FROM {_GAME_JOIN} WHERE g.first = ? OR g.second = ? ORDER BY g.id DESC"
                 " LIMIT ?",

@@ -466,26 +466,27 @@ static void cmd_position(char **w, int n) {
 }
 
 static void cmd_go(char **w, int n) {
-    static const char *const limits[] = {"time", "inc", "otime", "oinc", "movetime", "depth", "nodes", "infinite"};
+    static const char *const limits[] = {"time",     "inc",   "otime", "oinc",    "movestogo",
+                                         "movetime", "depth", "nodes", "infinite"};
     char turn[8];
     int i, k, seen = 0;
     /* The limits do not matter, since the answer is instant; but a malformed go is refused (SPEC 4.5): an unknown
-     * or repeated limit, or a value that is not digits (at least 1 for movetime, depth and nodes). */
+     * or repeated limit, or a value that is not digits (at least 1 for movestogo, movetime, depth and nodes). */
     for (i = 1; i < n; i++) {
         const char *v;
-        for (k = 0; k < 8 && strcmp(w[i], limits[k]) != 0; k++) continue;
-        if (k == 8 || seen >> k & 1) {
-            send(k == 8 ? "error go unknown limit %s" : "error go %s given twice", w[i]);
+        for (k = 0; k < 9 && strcmp(w[i], limits[k]) != 0; k++) continue;
+        if (k == 9 || seen >> k & 1) {
+            send(k == 9 ? "error go unknown limit %s" : "error go %s given twice", w[i]);
             return;
         }
         seen |= 1 << k;
-        if (k == 7) continue; /* infinite takes no value */
+        if (k == 8) continue; /* infinite takes no value */
         v = ++i < n ? w[i] : "";
         if (!*v || v[strspn(v, "0123456789")] != '\0') {
             send("error go %s needs a whole number", limits[k]);
             return;
         }
-        if (k >= 4 && strspn(v, "0") == strlen(v)) { /* movetime, depth, nodes */
+        if (k >= 4 && strspn(v, "0") == strlen(v)) { /* movestogo, movetime, depth, nodes */
             send("error go %s needs at least 1", limits[k]);
             return;
         }
@@ -499,7 +500,7 @@ static void cmd_go(char **w, int n) {
         return;
     }
     choose_turn(turn);
-    if (seen >> 7 & 1) strcpy(held, turn); /* go infinite: the turn waits for stop */
+    if (seen >> 8 & 1) strcpy(held, turn); /* go infinite: the turn waits for stop */
     else send("turn %s", turn);
 }
 

@@ -303,9 +303,9 @@ function cmdPosition(w) {
 }
 
 function cmdGo(w) {
-  const limits = ['time', 'inc', 'otime', 'oinc', 'movetime', 'depth', 'nodes', 'infinite'];
+  const limits = ['time', 'inc', 'otime', 'oinc', 'movestogo', 'movetime', 'depth', 'nodes', 'infinite'];
   // The limits do not matter, since the answer is instant; but a malformed go is refused (SPEC 4.5): an unknown
-  // or repeated limit, or a value that is not digits (at least 1 for movetime, depth and nodes).
+  // or repeated limit, or a value that is not digits (at least 1 for movestogo, movetime, depth and nodes).
   const seen = new Set();
   for (let i = 1; i < w.length; i++) {
     const key = w[i];
@@ -315,7 +315,7 @@ function cmdGo(w) {
     if (key === 'infinite') continue;
     const value = w[++i] ?? '';
     if (!/^\d+$/.test(value)) return send(`error go ${key} needs a whole number`);
-    if (['movetime', 'depth', 'nodes'].includes(key) && Number(value) < 1) {
+    if (['movestogo', 'movetime', 'depth', 'nodes'].includes(key) && Number(value) < 1) {
       return send(`error go ${key} needs at least 1`);
     }
   }

@@ -85,6 +85,8 @@ def time_budget(limits: Go, position: Position) -> float | None:
     if limits.time is not None:
         clock = limits.time / 1000
         ours = math.ceil((16 - position.placed) / 2) + 1
+        if limits.movestogo is not None:  # the clock is credited again after these turns
+            ours = min(ours, limits.movestogo)
         share = clock / (ours + 1) + 0.7 * (limits.inc or 0) / 1000
         return max(min(share, clock / 4), 0.001)
     if limits.depth is not None or limits.nodes is not None:

@@ -60,6 +60,7 @@ HOSTILE: Final[dict[str, str]] = {
     "closes_stdout": "closes its standard output on the first go but stays alive",
     "answers_late": "answers every go movetime N at N minus 1 ms",
     "hang_once": "hangs on the first go once (a marker file), then plays correctly in every later process",
+    "slow_start": "takes 1.5 s to start and 80 ms longer over its first search in a process (pids to a file)",
     "escape_strings": "puts terminal escape sequences in id name, error lines, refusals and turns",
 }
 """Bot name -> how it attacks the arena (resources, supervision, the clock)."""
