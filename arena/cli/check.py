@@ -21,7 +21,7 @@ from .app import (
     app,
     fail,
 )
-from .runs import _cluster, _server_spec, _show_server_log
+from .runs import _cluster, _show_server_log
 
 # --- check ---------------------------------------------------------------------------------------------------------
 
@@ -54,11 +54,11 @@ def check(
 
     from ..compliance import CheckTimeouts, format_report, run_check
     from ..roster import RosterError, resolve_engines
-    from ..run import RunError
+    from ..run import RunError, server_spec
 
     try:
         (config,) = resolve_engines([engine])
-        served = _server_spec({"listen": listen, "keys": keys, "wait": wait})
+        served = server_spec(listen, keys, wait)
         if (config.remote is None) != (served is None):
             what = "--listen serves remote:NAME engines only" if served else f"{config.describe()} needs --listen"
             raise RunError(what)
