@@ -24,6 +24,7 @@ from quarto_arena.protocol.notation import NotationError, parse_position, parse_
 from quarto_arena.protocol.rules import Position, Turn, Variant
 from quarto_arena.protocol.solver import Analysis, Limits, Solver, Value, Verdict
 
+from .errors import ArenaError, ExitStatus
 from .pgn import PgnGame, format_game, parse_movetext, read_games
 from .stats import TableRows
 
@@ -47,8 +48,11 @@ _RANK: Final = {Verdict.LOSS: 0, Verdict.DRAW: 1, Verdict.WIN: 2}
 _THROWN: Final = {Verdict.WIN: "win thrown away", Verdict.DRAW: "draw thrown away"}
 
 
-class AnalysisError(ValueError):
+class AnalysisError(ArenaError, ValueError):
     """A game that cannot be replayed (bad variant, start position or turn). The message names the game."""
+
+    status = ExitStatus.USAGE
+    reason = "analysis"
 
 
 @dataclass(frozen=True, slots=True)

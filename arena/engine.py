@@ -67,6 +67,8 @@ from quarto_arena.protocol.uqi import (
     parse_reply,
 )
 
+from .errors import ArenaError, ExitStatus
+
 __all__ = [
     "Complaints",
     "Connector",
@@ -139,17 +141,22 @@ Connector = Callable[[EngineConfig, Transcript | None], Awaitable[Transport]]
 new session with the bot ``config.remote`` (a server hands out one of the bot's free slots), or raises OSError."""
 
 
-class EngineError(Exception):
+class EngineError(ArenaError):
     """The engine misbehaved (stalled, refused, or answered nonsense). The message is one line."""
 
+    status = ExitStatus.ENGINE
+    reason = "engine_error"
+
     def __init__(self, message: str, termination: Termination = Termination.ENGINE_ERROR) -> None:
-        super().__init__(message)
+        super().__init__(message, reason=termination.name.lower())
         self.termination = termination
-        """The termination reason a game records for this failure."""
+        """The termination reason a game records for this failure (``reason`` is its name: ``stall``...)."""
 
 
 class EngineTerminated(EngineError):
     """The engine died or dropped the connection. The message carries its exit code or signal."""
+
+    reason = "disconnect"
 
     def __init__(self, message: str) -> None:
         super().__init__(message, Termination.DISCONNECT)

@@ -43,6 +43,7 @@ from typing import Any, Final
 
 import msgpack
 
+from .errors import ArenaError, ExitStatus
 from .records import GameRecord
 
 __all__ = [
@@ -66,8 +67,11 @@ _HEAD: Final = struct.Struct(">III")
 _MAX_FRAME: Final = 64 << 20
 
 
-class JournalError(Exception):
+class JournalError(ArenaError):
     """A journal that cannot be used: foreign, corrupt, from a newer version, or in use. The message is one line."""
+
+    status = ExitStatus.USAGE
+    reason = "journal"
 
 
 @dataclass(frozen=True, slots=True)

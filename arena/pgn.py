@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Final
 
+from .errors import ArenaError, ExitStatus
 from .records import GameRecord
 from .stats import ScoredGame
 
@@ -64,8 +65,11 @@ _STILL_OPEN: Final = 1
 _OPENED: Final = 2
 
 
-class PgnError(Exception):
+class PgnError(ArenaError):
     """A PGN file that cannot be read; the message is one line, ``file:line: problem``."""
+
+    status = ExitStatus.USAGE
+    reason = "pgn"
 
     def __init__(self, path: str, line: int | None, problem: str) -> None:
         where = f"{path}:{line}" if line is not None else path

@@ -36,6 +36,7 @@ from quarto_arena.engines.registry import BUILTIN
 from quarto_arena.engines.registry import command as builtin_command
 
 from .engine import EngineConfig
+from .errors import ArenaError, ExitStatus
 from .timecontrol import TimeControl
 
 __all__ = [
@@ -74,8 +75,11 @@ _INTERPRETER_VERBS: Final = frozenset({"run", "exec", "-jar", "--", "-m"})
 _MAX_FILE_BYTES: Final = 1 << 20
 
 
-class RosterError(ValueError):
+class RosterError(ArenaError, ValueError):
     """An engine argument, name, option setting or engines file that cannot be used; one line naming the problem."""
+
+    status = ExitStatus.USAGE
+    reason = "roster"
 
 
 def check_name(name: str, where: str = "engine name") -> str:

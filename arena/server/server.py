@@ -54,7 +54,10 @@ from quarto_arena.protocol.connect import (
     Bye,
     ConnectError,
     Ended,
+    Goodbye,
     Hello,
+    Kill,
+    Leaving,
     Ready,
     Refused,
     Welcome,
@@ -69,6 +72,7 @@ from zmq.utils import z85
 from zmq.utils.monitor import parse_monitor_message
 
 from ..engine import Complaints, EngineConfig
+from ..errors import ArenaError, ExitStatus
 from ..transport import PeerGone, Transcript, Transport
 from .keys import ServerKeys
 
@@ -90,6 +94,7 @@ _TICK: Final = 0.1  # s between checks of the deadlines and of what each connect
 UNSEEN: Final = 8 << 20
 """Bytes a connection may have sent beyond the whole messages the arena has read from it (its queue's worth)."""
 _WIRE: Final = 256  # bytes of ZMTP and CurveZMQ framing allowed per message read, and per second (heartbeats)
+_GOODBYE_LINGER_MS: Final = 300  # ms the goodbyes of a server that stops may take to leave
 _BYE_DELAY: Final = 0.2  # s between telling a peer bye (or refused) and shutting its connection down
 _GONE: Final = 4096  # routing ids of closed connections remembered, to drop what they still have queued
 _TCPI_BYTES_RECEIVED: Final = 128  # offset of tcpi_bytes_received in Linux's struct tcp_info
@@ -99,8 +104,11 @@ _HANDSHAKE_FAILURES: Final[dict[int, str]] = {
 }
 
 
-class ServerError(Exception):
+class ServerError(ArenaError):
     """The server cannot serve (the endpoint cannot be bound); one line."""
+
+    status = ExitStatus.USAGE
+    reason = "cannot_bind"
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +189,7 @@ def _inode(fd: int) -> int | None:
 class _Peer:
     """A connection that said hello: a bot and its slots."""
 
-    __slots__ = ("_last", "_rate", "_tokens", "address", "burst", "conn", "name", "rid", "slots")
+    __slots__ = ("_last", "_rate", "_tokens", "address", "burst", "conn", "leaving", "name", "rid", "slots")
 
     def __init__(self, rid: bytes, conn: _Conn, hello: Hello, address: str, limits: Limits) -> None:
         self.rid = rid
@@ -193,6 +201,8 @@ class _Peer:
         self._rate = limits.rate * hello.slots
         self._tokens = self.burst
         self._last = time.monotonic()
+        self.leaving = False
+        """The bot said ``leaving``: no session begins on it any more."""
 
     def take(self) -> bool:
         """One message against the rate limit; False once the peer is over it."""
@@ -221,6 +231,10 @@ class _Gate(AsyncioAuthenticator):
         """Notes the client's address for the log, then lets zmq.auth answer the request."""
         self._address = msg[3].decode("utf-8", "replace") if len(msg) > 3 else "?"
         await super().handle_zap_message(msg)
+
+    def admit(self, names: dict[bytes, str]) -> None:
+        """The keys let in from now on (a connection already in is not asked again)."""
+        self._names = names
 
     def callback(self, domain: str, key: bytes) -> bool:
         """True for a known key; an unknown one is refused and logged."""
@@ -296,7 +310,7 @@ class SlotTransport(Transport):
         if self._closed:
             return
         self._closed = True
-        self._server.end_session(self._peer, self._slot, self)
+        self._server.end_session(self._peer, self._slot, self, kill=not quit or grace <= 0)
         self._gone(f"{self.name} (slot {self._slot.number} of {self._peer.name}) was closed")
         self.note("closed")
 
@@ -343,6 +357,10 @@ class Server:
         self._tick: asyncio.TimerHandle | None = None
         self._draining = False
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._peers_said_goodbye = False
+        self.farewell: str | None = "the run is over"
+        """What the arena's ``goodbye`` says to every bot when it stops serving; None: no goodbye (an interrupted
+        run, to be resumed: the bots connect again and wait)."""
 
     # --- lifetime ------------------------------------------------------------------------------------------------
 
@@ -403,7 +421,12 @@ class Server:
         sock, self._sock = self._sock, None
         if sock is None:
             return
+        self._peers_said_goodbye = bool(self._peers) and self.farewell is not None
         for peer in list(self._peers.values()):
+            if self.farewell is not None:
+                with contextlib.suppress(zmq.ZMQError):
+                    goodbye = format_control(Goodbye(self.farewell)).encode()
+                    sock.send_multipart([peer.rid, CONTROL, goodbye], zmq.NOBLOCK)
             self._drop(peer, f"{peer.name}: the arena stopped serving", "the arena stopped serving")
         if self._tick is not None:
             self._tick.cancel()
@@ -414,7 +437,8 @@ class Server:
         with contextlib.suppress(zmq.ZMQError):
             sock.disable_monitor()
         self._monitor.close(linger=0)
-        sock.close(linger=0)
+        # A moment for the goodbyes to leave (the context's end waits for them, at most this long).
+        sock.close(linger=_GOODBYE_LINGER_MS if self._peers_said_goodbye else 0)
         if self._gate is not None:
             self._gate.stop()
         self._context.term()
@@ -422,9 +446,43 @@ class Server:
 
     # --- what the run asks -----------------------------------------------------------------------------------------
 
-    def connected(self) -> dict[str, int]:
-        """The bots connected now, with their slots."""
-        return {name: len(peer.slots) for name, peer in self._bots.items() if peer is not None}
+    def allow(self, bots: Iterable[str], keys: ServerKeys | None = None) -> list[str]:
+        """Changes who may connect while serving (a ladder's keys directory): ``bots`` are the names let in from now
+        on, with ``keys`` their public keys (as the server was built: with keys, or without). A bot no longer listed,
+        or whose key changed, is cut at once (told ``bye``, its games lost by disconnect); returns those names."""
+        if (keys is None) != (self.keys is None):
+            raise ValueError("a server with keys is given keys, and one without none")
+        names = list(dict.fromkeys(bots))
+        old = {} if self.keys is None else {name: key for key, name in self.keys.bots.items()}
+        new = {} if keys is None else {name: key for key, name in keys.bots.items()}
+        if keys is not None:
+            self.keys = keys
+            if self._gate is not None:
+                self._gate.admit(dict(keys.bots))
+        cut = [name for name in self._bots if name not in names or old.get(name) != new.get(name)]
+        now = time.monotonic()
+        for name in names:
+            if name not in self._bots:
+                self._bots[name] = None
+                self._absent_since[name] = now
+        for name in cut:
+            peer = self._bots.get(name)
+            if peer is not None:
+                self._cut_peer(peer, "its key was removed" if name not in names else "its key was changed")
+            if name not in names:
+                self._bots.pop(name, None)
+                self._absent_since.pop(name, None)
+        self._notify()
+        return cut
+
+    def connected(self, *, leaving: bool = True) -> dict[str, int]:
+        """The bots connected now, with their slots (``leaving=False``: not those that said ``leaving``, on which
+        no session begins)."""
+        return {
+            name: len(peer.slots)
+            for name, peer in self._bots.items()
+            if peer is not None and (leaving or not peer.leaving)
+        }
 
     def absent(self) -> list[str]:
         """The bots not connected now."""
@@ -434,6 +492,16 @@ class Server:
         """Slots of bot ``name`` that hold a session now."""
         peer = self._bots.get(name)
         return 0 if peer is None else sum(s.state is _State.BUSY for s in peer.slots)
+
+    def free(self, name: str) -> int:
+        """Slots of bot ``name`` that can take a session now (0 when it is not connected)."""
+        peer = self._bots.get(name)
+        return 0 if peer is None else sum(s.state is _State.FREE for s in peer.slots)
+
+    async def changed(self, timeout: float | None = None) -> None:
+        """Returns once a bot connects or leaves or a slot frees up, or after ``timeout`` seconds."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._changed.wait(), timeout)
 
     async def wait_for(self, timeout: float) -> list[str]:
         """Waits up to ``timeout`` seconds until every bot is connected; returns the names still absent."""
@@ -455,14 +523,14 @@ class Server:
         disconnect, and later games of the bot fail at once until it is back).
         """
         name = config.remote
-        if name not in self._bots:
-            raise OSError(f"remote:{name} is not a bot of this server")
         while True:
+            if name not in self._bots:
+                raise OSError(f"remote:{name} is not a bot of this server")
             if self._sock is None:
                 raise OSError(f"remote:{name}: the arena does not serve (any more)")
             peer = self._bots[name]
             timeout: float | None = None
-            if peer is not None:
+            if peer is not None and not peer.leaving:
                 slot = next((s for s in peer.slots if s.state is _State.FREE), None)
                 if slot is not None:
                     t = SlotTransport(config.name, self, peer, slot, transcript)
@@ -503,11 +571,14 @@ class Server:
             assert self._loop is not None
             self._loop.call_soon(self.drain)
 
-    def end_session(self, peer: _Peer, slot: _Slot, transport: SlotTransport) -> None:
-        """The arena ends a session: ``quit`` on its slot, which then waits for the bot's ``ready``."""
+    def end_session(self, peer: _Peer, slot: _Slot, transport: SlotTransport, *, kill: bool = False) -> None:
+        """The arena ends a session: ``quit`` on its slot (after ``kill K`` when the arena kills it, as it kills a
+        local engine: the bot then gives the slot a fresh engine), which then waits for the bot's ``ready``."""
         if slot.transport is not transport:
             return  # the bot ended it first, or its connection did
         slot.state, slot.transport, slot.since = _State.ENDING, None, time.monotonic()
+        if kill:
+            self.send(peer, CONTROL, format_control(Kill(slot.number)).encode())
         self.send(peer, format_channel(slot.number), b"quit")
 
     # --- receiving -------------------------------------------------------------------------------------------------
@@ -574,6 +645,10 @@ class Server:
             case Ready(number) if number <= len(peer.slots) and peer.slots[number - 1].state is _State.ENDING:
                 peer.slots[number - 1].state = _State.FREE
                 self._notify()
+            case Leaving():
+                peer.leaving = True
+                log.info("server: %s is leaving once its games are over", peer.describe())
+                self.send(peer, CONTROL, format_control(Goodbye("no more games for this connection")).encode())
             case Ended(number, text) if number <= len(peer.slots) and peer.slots[number - 1].state is not _State.FREE:
                 slot = peer.slots[number - 1]
                 t = slot.transport

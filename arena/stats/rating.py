@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, NamedTuple
 
+from ..errors import ArenaError, ExitStatus
 from .elo import ELO_SCALE, Z95, normal_cdf
 
 __all__ = [
@@ -66,8 +67,11 @@ _NEWTON_MAX_ITERATIONS: Final = 200
 _VALID_SCORES: Final = (0.0, 0.5, 1.0)
 
 
-class RatingError(ValueError):
+class RatingError(ArenaError, ValueError):
     """Games that cannot be rated as given: a score that is not 0, 1/2 or 1, a self-game, an unknown anchor."""
+
+    status = ExitStatus.USAGE
+    reason = "rating"
 
 
 @dataclass(frozen=True, slots=True)
