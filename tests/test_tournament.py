@@ -28,6 +28,7 @@ from quarto_arena.arena.run import (
     Run,
     RunError,
     RunKind,
+    RunOptions,
     RunOutcome,
     RunSpec,
     build_spec,
@@ -292,13 +293,12 @@ def test_build_spec_from_engines_file_and_openings_file(tmp_path: Path, c_bot: P
     )
     openings = tmp_path / "openings.txt"
     openings.write_text("3 c47\n..../..../..../.... 7\n")
-    spec = build_spec(
-        RunKind.TOURNAMENT, [], engines_file=engines, openings_file=openings, random_turns=None, games=4, tc="st=1"
-    )
+    options = RunOptions(engines_file=str(engines), openings=str(openings), random_openings=None, games=4, tc="st=1")
+    spec = build_spec(RunKind.TOURNAMENT, [], options)
     assert spec.names == ["c", "r"]
     assert [o.text() for o in spec.book.openings] == ["startpos 3 c47", "..../..../..../.... 7"]
     assert RunSpec.from_dict(spec.to_dict()) == spec
-    sprt = build_spec(RunKind.SPRT, ["random", "greedy"], sprt=(0.0, 5.0, 0.05, 0.05, "logistic"), max_games=7)
+    sprt = build_spec(RunKind.SPRT, ["random", "greedy"], RunOptions(elo0=0.0, elo1=5.0, model="logistic", max_games=7))
     assert sprt.games == 8  # whole pairs
     assert RunSpec.from_dict(sprt.to_dict()) == sprt
 

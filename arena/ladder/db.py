@@ -89,6 +89,11 @@ CREATE TABLE IF NOT EXISTS abandoned (
 );
 """
 
+_INSERT_GAME: Final = (
+    "INSERT INTO games (pair, first, second, first_version, second_version, result, termination, detail,"
+    " started, finished, variant, time_control, start, opening, turns, exit_info, engines)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 _GAME_COLUMNS: Final = (
     "g.id, g.pair, fb.name, sb.name, g.result, g.termination, g.detail, g.started, g.variant, g.time_control,"
     " g.start, g.opening, g.turns, g.exit_info, g.engines"
@@ -272,59 +277,35 @@ class LadderDB:
 
     # --- games
 
-    def _version(self, bot: int, ident: EngineIdentity | None, when: str) -> tuple[int, list[Any]]:
-        """The id of the bot's version ``ident`` and the statement that adds it when it is new (else [])."""
+    def _version(self, bot: int, ident: EngineIdentity | None, when: str) -> int:
+        """The id of the bot's version ``ident``, added (its own transaction: games refer to it) when new."""
         id_name = (ident.id_name if ident else None) or ""
         author = (ident.author if ident else None) or ""
         key = (bot, id_name, author)
         known = self._versions.get(key)
-        if known is not None:
-            return known, []
-        sql = (
-            "INSERT INTO versions (bot, number, id_name, author, first_seen)"
-            " VALUES (?, (SELECT count(*) + 1 FROM versions WHERE bot = ?), ?, ?, ?)"
-        )
-        return 0, [(sql, (bot, bot, id_name, author, when))]
+        if known is None:
+            sql = (
+                "INSERT INTO versions (bot, number, id_name, author, first_seen)"
+                " VALUES (?, (SELECT count(*) + 1 FROM versions WHERE bot = ?), ?, ?, ?)"
+            )
+            known = self._versions[key] = self._write([(sql, (bot, bot, id_name, author, when))])[0]
+        return known
 
     def add_game(self, record: GameRecord, pair: int) -> int:
         """Counts a finished game (one transaction, on disk when this returns); returns its number."""
+        return self.add_games([(record, pair)])[0]
+
+    def add_games(self, games: list[tuple[GameRecord, int]]) -> list[int]:
+        """Counts finished games (record, pair) in one transaction, on disk when this returns; their numbers."""
         when = now()
-        first, second = self.bot(record.first), self.bot(record.second)
-        idents = [*list(record.engines), None, None]
-        versions = []
-        for bot, ident in ((first, idents[0]), (second, idents[1])):
-            version, statements = self._version(bot, ident, when)
-            if statements:
-                new_id = self._write(statements)[0]  # its own transaction: the game refers to it
-                id_name, author = (ident.id_name or "", ident.author or "") if ident else ("", "")
-                self._versions[(bot, id_name, author)] = version = new_id
-            versions.append(version)
-        sql = (
-            "INSERT INTO games (pair, first, second, first_version, second_version, result, termination, detail,"
-            " started, finished, variant, time_control, start, opening, turns, exit_info, engines)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        )
-        args = (
-            pair,
-            first,
-            second,
-            versions[0],
-            versions[1],
-            record.result.value,
-            record.termination.value,
-            record.detail,
-            record.started,
-            when,
-            record.variant,
-            record.time_control,
-            record.start,
-            json.dumps(list(record.opening)),
-            json.dumps([[t.token, t.ms, t.score] for t in record.turns], separators=(",", ":")),
-            json.dumps(record.exit_info),
-            json.dumps([e.to_dict() for e in record.engines], separators=(",", ":")),
-        )
-        bumps = [("UPDATE bots SET last_seen = ? WHERE id IN (?, ?)", (when, first, second))]
-        return self._write([(sql, args), *bumps])[0]
+        statements: list[tuple[str, tuple[Any, ...]]] = []
+        for record, pair in games:
+            first, second = self.bot(record.first), self.bot(record.second)
+            idents = [*list(record.engines), None, None]
+            versions = [self._version(bot, ident, when) for bot, ident in ((first, idents[0]), (second, idents[1]))]
+            statements.append((_INSERT_GAME, (pair, first, second, *versions, *_game_fields(record, when))))
+            statements.append(("UPDATE bots SET last_seen = ? WHERE id IN (?, ?)", (when, first, second)))
+        return self._write(statements)[::2]
 
     def add_abandoned(self, record: GameRecord, pair: int, reason: str) -> None:
         """Keeps a game abandoned in flight (not counted)."""
@@ -395,6 +376,24 @@ class LadderDB:
             for row in rows:
                 yield _record(row[:-2]), int(row[-2]), int(row[-1])
             last = rows[-1][0]
+
+
+def _game_fields(record: GameRecord, finished: str) -> tuple[Any, ...]:
+    """The columns of a game from ``result`` on."""
+    return (
+        record.result.value,
+        record.termination.value,
+        record.detail,
+        record.started,
+        finished,
+        record.variant,
+        record.time_control,
+        record.start,
+        json.dumps(list(record.opening)),
+        json.dumps([[t.token, t.ms, t.score] for t in record.turns], separators=(",", ":")),
+        json.dumps(record.exit_info),
+        json.dumps([e.to_dict() for e in record.engines], separators=(",", ":")),
+    )
 
 
 def _record(row: tuple[Any, ...]) -> GameRecord:
