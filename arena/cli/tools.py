@@ -121,6 +121,9 @@ def keys_new(
 
 # --- rate --------------------------------------------------------------------------------------------------------
 
+_MAX_NAME = 256  # characters of a player's name in a PGN file that rate takes
+_CROSSTABLE_PLAYERS = 40  # players up to which rate prints the crosstable (one column each)
+
 
 @app.command()
 def rate(
@@ -138,6 +141,7 @@ def rate(
     from ..records import Termination
     from ..stats import ScoredGame, crosstable_rows, rating_rows
     from ..stats import rate as fit
+    from ..stats.rating import MAX_GAMES, MAX_PLAYERS
 
     _table_format(fmt)
     anchored = None
@@ -152,12 +156,21 @@ def rate(
     scored: list[ScoredGame] = []
     forfeits: dict[str, Counter[Termination]] = {}
     failures = {t.value: t for t in Termination if t.is_failure}
+    players: set[str] = set()
     try:
         for path in files:
             for g in read_games(path):
                 white, black, score = g.tags.get("White", "?"), g.tags.get("Black", "?"), g.white_score
                 if score is None:
                     continue
+                # Bounded before the memory is taken: what a file can make the fit hold (and cost) is capped.
+                if len(scored) == MAX_GAMES:
+                    fail(f"{g.path}:{g.line}: more than {MAX_GAMES:,} finished games: rate at most that many at once")
+                players.update((white, black))
+                if len(players) > MAX_PLAYERS:
+                    fail(f"{g.path}:{g.line}: more than {MAX_PLAYERS:,} players: rate at most that many at once")
+                if max(len(white), len(black)) > _MAX_NAME:
+                    fail(f"{g.path}:{g.line}: a player's name is longer than {_MAX_NAME} characters")
                 scored.append(ScoredGame(white, black, score))
                 reason = failures.get(g.tags.get("Termination", ""))
                 if reason is not None and score != 0.5:
@@ -175,6 +188,12 @@ def rate(
     _out(format_table(results_table(rating_rows(table), forfeits), fmt))
     if fmt not in ("csv", "json"):
         _out(MARGIN_NOTE)
+        rated = sum(p.rating is not None for p in table.players)
+        if rated > _CROSSTABLE_PLAYERS:
+            _err(
+                f"quarto-arena: the crosstable of {rated} players is left out (it is shown up to {_CROSSTABLE_PLAYERS})"
+            )
+            return
         typer.echo("")
         _out(format_table(crosstable_rows(table), fmt))
 
