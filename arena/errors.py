@@ -36,6 +36,8 @@ the message's text). Where a class shows two of either, the instance chooses (``
         ├── RatingError (ValueError)         2       rating                               arena.stats.rating
         ├── KeysError                        2       keys                                 arena.server.keys
         ├── ServerError                      2       cannot_bind                          arena.server.server
+        ├── LadderError                      2       ladder                               arena.ladder.service
+        ├── LadderDBError                    2       ladder_db                            arena.ladder.db
         └── WebError                         2       web                                  arena.web
 
 A second base in brackets is kept for the callers that catch it (``except ValueError``). Outside the tree, on

@@ -31,7 +31,7 @@ from quarto_arena.arena.pgn import read_games
 from quarto_arena.arena.records import GameRecord, Termination
 from quarto_arena.arena.referee import GameSpec
 from quarto_arena.arena.roster import resolve_engines
-from quarto_arena.arena.run import JSONL_NAME, PGN_NAME, Run, RunKind, RunSpec, build_spec
+from quarto_arena.arena.run import JSONL_NAME, PGN_NAME, Run, RunKind, RunOptions, RunSpec, build_spec
 from quarto_arena.arena.timecontrol import TimeControl
 from quarto_arena.protocol.notation import parse_position, parse_turns, parse_variant
 
@@ -298,14 +298,8 @@ def test_an_unreachable_scheduler_is_one_line_and_exit_3_within_seconds(tmp_path
 
 @pytest.mark.extra("dask")
 def test_a_local_cluster_plays_what_the_single_machine_runner_schedules(tmp_path: Path) -> None:
-    spec = build_spec(
-        RunKind.TOURNAMENT,
-        ["random", "greedy", "minimax"],
-        option_settings=["random:Seed=3", "greedy:Seed=4", "minimax:Seed=5"],
-        games=2,
-        tc="st=0.5",
-        seed=5,
-    )
+    options = RunOptions(games=2, tc="st=0.5", seed=5, option=["random:Seed=3", "greedy:Seed=4", "minimax:Seed=5"])
+    spec = build_spec(RunKind.TOURNAMENT, ["random", "greedy", "minimax"], options)
     with Run.in_memory(spec) as here:
         local = asyncio.run(here.run())
     with Run.create(spec, tmp_path / "c") as run:

@@ -267,3 +267,23 @@ def test_bots_join_by_key_play_everyone_and_are_cut_when_their_key_goes(tmp_path
     db.close()
     assert names == {"alice", "bob", "greedy"}
     assert "remote:alice" in sources and "remote:bob" in sources
+
+
+def test_a_bot_that_leaves_cleanly_finishes_its_games_and_loses_none_by_disconnect(tmp_path: Path) -> None:
+    keys = tmp_path / "keys"
+    for name in ("arena", "alice"):
+        new_key_pair(keys, name)
+    endpoint = f"tcp://127.0.0.1:{free_port()}"
+    lad = tmp_path / "lad"
+    proc = start_ladder(lad, "--listen", endpoint, "--keys", str(keys), "--house", "greedy", "--house", "random")
+    try:
+        wait_listening(endpoint, proc)  # type: ignore[arg-type]
+        with bot(sdk_bot("random", endpoint, keys, "alice", slots=2), tmp_path / "alice.log") as alice:
+            wait_until(lambda: counted(lad, "'alice' IN (f.name, s.name)") >= 6, proc=proc)
+            alice.send_signal(signal.SIGTERM)
+            assert alice.wait(60) == 0
+        status, err = stop(proc, signal.SIGINT)
+    finally:
+        proc.kill()
+    assert status == 130, err
+    assert counted(lad, "g.termination = 'disconnect'") == 0

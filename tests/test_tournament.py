@@ -28,6 +28,7 @@ from quarto_arena.arena.run import (
     Run,
     RunError,
     RunKind,
+    RunOptions,
     RunOutcome,
     RunSpec,
     build_spec,
@@ -292,13 +293,12 @@ def test_build_spec_from_engines_file_and_openings_file(tmp_path: Path, c_bot: P
     )
     openings = tmp_path / "openings.txt"
     openings.write_text("3 c47\n..../..../..../.... 7\n")
-    spec = build_spec(
-        RunKind.TOURNAMENT, [], engines_file=engines, openings_file=openings, random_turns=None, games=4, tc="st=1"
-    )
+    options = RunOptions(engines_file=str(engines), openings=str(openings), random_openings=None, games=4, tc="st=1")
+    spec = build_spec(RunKind.TOURNAMENT, [], options)
     assert spec.names == ["c", "r"]
     assert [o.text() for o in spec.book.openings] == ["startpos 3 c47", "..../..../..../.... 7"]
     assert RunSpec.from_dict(spec.to_dict()) == spec
-    sprt = build_spec(RunKind.SPRT, ["random", "greedy"], sprt=(0.0, 5.0, 0.05, 0.05, "logistic"), max_games=7)
+    sprt = build_spec(RunKind.SPRT, ["random", "greedy"], RunOptions(elo0=0.0, elo1=5.0, model="logistic", max_games=7))
     assert sprt.games == 8  # whole pairs
     assert RunSpec.from_dict(sprt.to_dict()) == sprt
 
@@ -349,7 +349,8 @@ def test_sigkill_mid_game_then_resume_finds_every_game_exactly_once(c_bot: Path,
     jsonl_ids = Counter(json.loads(line)["game_id"] for line in (directory / JSONL_NAME).read_text().splitlines())
     assert jsonl_ids == Counter(range(1, total + 1))
     # The table counts every game once: each of the 3 engines played 12 games.
-    table = [line.split() for line in r.stdout.split("\n\n")[0].splitlines()[2:]]  # the crosstable follows
+    rows = r.stdout.split("\n\n")[0].splitlines()[2:]  # the crosstable follows
+    table = [line.split() for line in rows if not line.startswith("margin:")]  # the note says which interval
     assert sorted((row[1], int(row[4])) for row in table) == [("c", 12), ("s1", 12), ("s2", 12)]
     assert not wait_until_gone(str(tmp_path))
     assert all(rec.result is not Result.UNFINISHED for rec in contents.records.values())

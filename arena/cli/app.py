@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from quarto_arena.protocol.errors import ExitStatus, QuartoError  # two small classes: no cost at start-up
+
+from ..options import RunOptions, option_fields, parse_size  # the standard library only: no cost at start-up
 
 if TYPE_CHECKING:
     from quarto_arena.protocol.rules import Position, Variant
@@ -38,10 +40,7 @@ app = typer.Typer(
 EXIT_USAGE = ExitStatus.USAGE
 EXIT_ENGINE = ExitStatus.ENGINE
 EXIT_INTERNAL = ExitStatus.INTERNAL
-DEFAULT_MARGIN_MS = 50  # the same as timecontrol.DEFAULT_MARGIN_MS (tested): not imported, for start-up time
-DEFAULT_TC = "st=1"
-DEFAULT_WAIT = 60.0  # seconds; the same as ServerSpec.wait
-ATTRIBUTES = "color,shape,height,fill"
+DEFAULT_MARGIN_MS = RunOptions().timemargin  # timecontrol.DEFAULT_MARGIN_MS (tested): not imported, for start-up
 
 
 _REPORTED: list[str] = []  # the line fail() printed, so that main() does not add a second one
@@ -135,108 +134,56 @@ def _one_line(text: str) -> str:
 
 # --- options shared by several commands ---------------------------------------------------------------------------
 
-VariantOpt = typer.Option(
-    "standard", "--variant", metavar="SHAPES", help="Winning shapes: standard, or advanced (also 2x2 squares)."
-)
-AttributesOpt = typer.Option(
-    ATTRIBUTES, "--attributes", metavar="LIST", help="Attributes that count, comma-separated (beginners' rule)."
-)
-ClaimOpt = typer.Option(
-    "auto", "--claim", metavar="MODE", help="auto: wins are automatic; strict: QUARTO! must be called."
-)
-TcOpt = typer.Option(
-    DEFAULT_TC, "--tc", metavar="TC", help="Time control: BASE+INC, st=SECONDS, depth=N, nodes=N, inf (joined by ',')."
-)
-TimeMarginOpt = typer.Option(
-    DEFAULT_MARGIN_MS, "--timemargin", metavar="MS", min=0, help="Overrun tolerated before a time forfeit, ms."
-)
-ConcurrencyOpt = typer.Option(1, "--concurrency", "-j", metavar="N", help="Games played at once.")
-OpeningsOpt = typer.Option(
-    None, "--openings", metavar="FILE", help="Openings file: a position or turns per line (instead of random ones)."
-)
-RandomOpeningsOpt = typer.Option(
-    2, "--random-openings", metavar="K", help="Open each pair with K random turns (0: the empty board)."
-)
-SeedOpt = typer.Option(0, "--seed", metavar="N", help="Seed of the random openings.")
-EnginesFileOpt = typer.Option(
-    None, "--engines", metavar="FILE", help="TOML engines file (see the README); without ENGINE words, all of them."
-)
-OptionOpt = typer.Option(
-    [], "--option", "-o", metavar="[ENGINE:]ID=VALUE", help="Set a UQI option of one engine, or of every engine."
-)
-FormatOpt = typer.Option("simple", "--format", metavar="FMT", help="Table format: any tabulate format, csv or json.")
-OutOpt = typer.Option(
-    None,
-    "--out",
-    metavar="DIR",
-    help="Run directory (journal, PGN, JSON Lines, logs, standings); default out/KIND-TIME.",
-)
-ResumeOpt = typer.Option(None, "--resume", metavar="DIR", help="Resume the run in DIR (its journal keeps the options).")
-InterleaveOpt = typer.Option(
-    True,
-    "--interleave/--no-interleave",
-    help="Game k of every encounter before game k+1 of any (pairs kept together); --no-interleave: encounter by"
-    " encounter, as cutechess.",
-)
-ForceOpt = typer.Option(False, "--force", help="Start over in a --out directory that holds a run already.")
-ProgressOpt = typer.Option(
-    None,
-    "--progress-every",
-    metavar="N|Ns",
-    help="Off a terminal, a status line every N games or N seconds (s, m, h); 1: a line per game. "
-    "Default: every 60 s and every tenth of the games.",
-)
-QuietOpt = typer.Option(False, "--quiet", "-q", help="No progress: only warnings and the result.")
-DebugOpt = typer.Option(None, "--debug", metavar="DIR", help="Write every UQI line with a time stamp into DIR.")
-ClusterOpt = typer.Option(
-    None,
-    "--cluster",
-    metavar="ADDRESS",
-    help="Play the games on a Dask cluster: tcp://SCHEDULER:8786, or local:N worker processes here "
-    "(pip install 'quarto-arena[dask]').",
-)
-OversubscribeOpt = typer.Option(
-    False, "--oversubscribe", help="With --cluster: allow machines with more worker threads than cores."
-)
-WebOpt = typer.Option(
-    None,
-    "--web",
-    metavar="HOST:PORT",
-    help="Serve a live page of the run at HOST:PORT, e.g. 127.0.0.1:8080 (port 0: any free one); needs the web extra.",
-)
-AdjudicateOpt = typer.Option(
-    None,
-    "--adjudicate",
-    metavar="EMPTIES",
-    min=1,
-    max=12,
-    help="End each game at EMPTIES empty squares (at most 12) with the result of perfect play (the solver).",
-)
-LogLimitOpt = typer.Option(
-    "16M", "--log-limit", metavar="SIZE", help="Keep at most SIZE (K, M, G) of each engine's stderr log; 0: none."
-)
-ListenOpt = typer.Option(
-    None,
-    "--listen",
-    metavar="ENDPOINT",
-    help="Serve remote:NAME bots that connect in here: tcp://HOST:PORT (loopback only without --keys).",
-)
-KeysOpt = typer.Option(
-    None, "--keys", metavar="DIR", help="CurveZMQ keys (quarto-arena keys new): arena.key_secret, each NAME.key."
-)
-WaitOpt = typer.Option(
-    DEFAULT_WAIT, "--wait", metavar="SECONDS", min=0, help="How long to wait for remote bots to connect."
-)
+
+def run_option(name: str, command: str = "play") -> Any:
+    """The typer declaration of the run option ``name`` (declared once, in :class:`~..options.RunOptions`), as
+    ``command`` spells and defaults it; other commands that take the same option use it too."""
+    how, default = {n: (f, d) for n, f, d in option_fields(command)}[name]
+    return typer.Option(
+        default,
+        *how.flags,
+        metavar=how.metavar,
+        help=how.help_for(command),
+        min=how.minimum,
+        max=how.maximum,
+    )
+
+
+VariantOpt = run_option("variant")
+AttributesOpt = run_option("attributes")
+ClaimOpt = run_option("claim")
+TcOpt = run_option("tc")
+TimeMarginOpt = run_option("timemargin")
+ConcurrencyOpt = run_option("concurrency")
+OpeningsOpt = run_option("openings")
+RandomOpeningsOpt = run_option("random_openings")
+SeedOpt = run_option("seed")
+EnginesFileOpt = run_option("engines_file")
+OptionOpt = run_option("option")
+FormatOpt = run_option("fmt")
+OutOpt = run_option("out")
+ResumeOpt = run_option("resume")
+InterleaveOpt = run_option("interleave")
+ForceOpt = run_option("force")
+ProgressOpt = run_option("progress_every")
+QuietOpt = run_option("quiet")
+DebugOpt = run_option("debug")
+ClusterOpt = run_option("cluster")
+OversubscribeOpt = run_option("oversubscribe")
+WebOpt = run_option("web")
+AdjudicateOpt = run_option("adjudicate")
+LogLimitOpt = run_option("log_limit")
+ListenOpt = run_option("listen")
+KeysOpt = run_option("keys")
+WaitOpt = run_option("wait")
 
 
 def _size(text: str) -> int:
     """``16M`` -> bytes (K, M and G are powers of 1024); a usage error otherwise."""
-    value = text.strip().upper().removesuffix("B")
-    factor = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(value[-1:], 1)
-    number = value[:-1] if factor > 1 else value
-    if not number.isdigit():
-        fail(f"--log-limit {text!r}: expected a size such as 16M, 500K or 1000000")
-    return int(number) * factor
+    try:
+        return parse_size(text, "--log-limit")
+    except ValueError as e:
+        fail(str(e))
 
 
 def _variant(variant: str, attributes: str, claim: str) -> Variant:

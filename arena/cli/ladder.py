@@ -23,6 +23,7 @@ from .app import (
     TcOpt,
     TimeMarginOpt,
     VariantOpt,
+    WebOpt,
     _err,
     _out,
     _size,
@@ -83,6 +84,8 @@ def run(
     option: list[str] = OptionOpt,
     log_limit: str = LogLimitOpt,
     debug: str | None = DebugOpt,
+    web: str | None = WebOpt,
+    anchor: str | None = AnchorOpt,
 ) -> None:
     """Run a ladder in DIR until stopped (SIGINT, SIGTERM, SIGHUP); the same command continues it."""
     import asyncio
@@ -124,6 +127,16 @@ def run(
         fail(str(e))
     if any(c.remote is not None for c in configs):
         fail("--house engines run here; bots that connect in need no --house (their key lets them in)")
+    address = None
+    if web is not None:
+        from ..web import WebError, parse_address, require_server
+
+        try:
+            address = parse_address(web)
+            require_server()
+        except WebError as e:
+            fail(str(e))
+    anchored = _anchor(anchor)
     transcript = None
     if debug is not None:
         from .runs import _debug
@@ -146,9 +159,15 @@ def run(
         from .runs import _fast_event_loop
 
         _fast_event_loop()
-        signum = asyncio.run(_serve(ladder))
+        signum = asyncio.run(_serve(ladder, address, anchored))
     except LadderError as e:
         fail(str(e))
+    except Exception as e:
+        from ..web import WebError
+
+        if not isinstance(e, WebError):
+            raise
+        fail(f"{e}; the ladder in {directory} has not started")
     except OSError as e:
         fail(f"{directory}: {e.strerror or e}")
     _err(f"ladder stopped: {ladder.counted} games counted, {ladder.abandoned} abandoned in flight (not counted)")
@@ -188,8 +207,8 @@ def _printer() -> Any:
     return on_event
 
 
-async def _serve(ladder: Any) -> int | None:
-    """Plays until a signal (returned); the engines' processes all reaped."""
+async def _serve(ladder: Any, address: tuple[str, int] | None, anchor: tuple[str, float] | None) -> int | None:
+    """Plays until a signal (returned) with the pages up when asked; the engines' processes all reaped."""
     import asyncio
     import signal
 
@@ -209,7 +228,12 @@ async def _serve(ladder: Any) -> int | None:
     for signum in handled:
         loop.add_signal_handler(signum, on_signal, signum)
     try:
-        await ladder.run(stop)
+        if address is None:
+            await ladder.run(stop)
+        else:
+            from ..ladder.pages import serve_ladder
+
+            await serve_ladder(ladder, stop, address, anchor, announce=lambda url: _err(f"ladder page: {url}"))
     finally:
         for signum in handled:
             loop.remove_signal_handler(signum)

@@ -33,14 +33,15 @@ from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from ..engine import Deadlines, EngineConfig
+from ..errors import ArenaError
 from ..records import GameRecord, Termination
 from ..referee import GameSpec
 from ..run import EnginePool, Event, GameEnded, GameStarted, LocalPlayer, Notice
 from ..schedule import STARTPOS, OpeningBook, ScheduledGame
-from ..server import KeysError, Server, load_keys_directory
+from ..server import KeysError, Server, ServerError, load_keys_directory
 from ..timecontrol import TimeControl
 from ..transport import DEFAULT_STDERR_LIMIT, Transcript
-from .db import LadderDB, ResultRow
+from .db import LadderDB, LadderDBError, ResultRow
 from .matchmaking import Pairing, next_pairs, pair_key
 
 __all__ = ["HOUSE_SLOTS", "KEYS_POLL", "BotsChanged", "GameCounted", "Ladder", "LadderError", "LadderSettings"]
@@ -57,8 +58,10 @@ _IDLE: Final = 1.0  # s between two looks at who is free when nothing changes
 T = TypeVar("T")
 
 
-class LadderError(Exception):
+class LadderError(ArenaError):
     """A ladder that cannot start (a bad setting, keys, an endpoint in use, a database that is not a ladder's)."""
+
+    reason = "ladder"
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +158,9 @@ class Ladder:
         self._wake = asyncio.Event()
         self._house = {e.name for e in settings.house}
         self._player: LocalPlayer | None = None
+        self._failure: Exception | None = None
+        self.ready = asyncio.Event()
+        """Set once the database is open and the server listens (the games begin)."""
         self.counted = 0
         """Games counted by this process."""
         self.abandoned = 0
@@ -174,7 +180,7 @@ class Ladder:
             (self.directory / "logs").mkdir(exist_ok=True)
         except OSError as e:
             raise LadderError(f"{self.directory}: cannot create it: {e.strerror or e}") from None
-        from .db import DB_NAME, LadderDBError
+        from .db import DB_NAME
 
         try:
             db = self.db = await self._db(LadderDB.open, self.directory / DB_NAME)
@@ -193,28 +199,35 @@ class Ladder:
             log_limit=self.settings.log_limit,
             transcript=self._transcript,
         )
+        try:
+            await self._open(pool)
+            self.ready.set()
+            await self._serve(stop)
+        finally:
+            await asyncio.shield(self._close(pool))
+
+    async def _open(self, pool: EnginePool) -> None:
+        """The server bound (when bots connect in) and the player ready."""
         s = self.settings
         if s.endpoint is not None:
             if s.keys is None:
                 raise LadderError("a ladder serves with keys: give --keys DIR (quarto-arena keys new NAME --dir DIR)")
             keys = self._read_keys()
             self.server = Server(s.endpoint, keys.bots.values(), keys=keys, wait=0.0)
+            # Bots connected with --stay connect again and wait for the ladder's return; others end.
+            self.server.farewell = "the ladder stops (the same command continues it)"
             pool.connector = self.server.lease
             for name in keys.bots.values():
                 pool.add(EngineConfig(name, remote=name))
             try:
                 await self.server.start()
-            except Exception as e:  # ServerError: the endpoint cannot be bound
+            except ServerError as e:
                 raise LadderError(str(e)) from None
         self._player = LocalPlayer(pool, on_turn=self.on_event)
         for name in self._house:
             self._online[name] = s.house_slots
             self._games.setdefault(name, 0)
         self._announce()
-        try:
-            await self._serve(stop)
-        finally:
-            await asyncio.shield(self._close(pool))
 
     async def _close(self, pool: EnginePool) -> None:
         pairs = [p.task for p in self._pairs.values() if p.task is not None]
@@ -306,7 +319,7 @@ class Ladder:
         """Refreshes who is online and with how many slots; True when that changed."""
         online = {name: self.settings.house_slots for name in self._house}
         if self.server is not None:
-            online.update(self.server.connected())
+            online.update(self.server.connected(leaving=False))
         if online == self._online:
             return False
         low = min((self._games.get(n, 0) for n in self._online if n in online), default=0)
@@ -346,6 +359,10 @@ class Ladder:
                     w.cancel()
                 if watcher is not None and watcher.done():
                     watcher.result()  # its error, if it failed
+                if self._failure is not None:
+                    if isinstance(self._failure, LadderDBError):
+                        raise LadderError(f"{self._failure}; the ladder stops (the games counted are safe)")
+                    raise self._failure
         finally:
             stopper.cancel()
             if watcher is not None:
@@ -372,7 +389,7 @@ class Ladder:
             pair.task = asyncio.create_task(self._play_pair(pair))
 
     def _online_now(self, name: str) -> bool:
-        return name in self._house or (self.server is not None and name in self.server.connected())
+        return name in self._house or (self.server is not None and name in self.server.connected(leaving=False))
 
     async def _play_pair(self, pair: _Pair) -> None:
         opening = self.settings.book.opening(pair.number - 1)
@@ -406,6 +423,8 @@ class Ladder:
                     await self._abandon(record, pair.number)
                     return
                 await asyncio.shield(self._count(record, pair.number))
+        except Exception as e:  # the database cannot be written, or a bug: the ladder stops (the games are safe)
+            self._failure = self._failure or e
         finally:
             self._pairs.pop(pair.number, None)
             self._wake.set()

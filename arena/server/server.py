@@ -475,9 +475,14 @@ class Server:
         self._notify()
         return cut
 
-    def connected(self) -> dict[str, int]:
-        """The bots connected now, with their slots."""
-        return {name: len(peer.slots) for name, peer in self._bots.items() if peer is not None}
+    def connected(self, *, leaving: bool = True) -> dict[str, int]:
+        """The bots connected now, with their slots (``leaving=False``: not those that said ``leaving``, on which
+        no session begins)."""
+        return {
+            name: len(peer.slots)
+            for name, peer in self._bots.items()
+            if peer is not None and (leaving or not peer.leaving)
+        }
 
     def absent(self) -> list[str]:
         """The bots not connected now."""
