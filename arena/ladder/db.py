@@ -78,6 +78,7 @@ CREATE TABLE IF NOT EXISTS games (
 );
 CREATE INDEX IF NOT EXISTS games_first ON games(first);
 CREATE INDEX IF NOT EXISTS games_second ON games(second);
+CREATE INDEX IF NOT EXISTS games_scores ON games(id, first, second, first_version, second_version, result);
 CREATE TABLE IF NOT EXISTS abandoned (
     id INTEGER PRIMARY KEY,
     pair INTEGER NOT NULL,
@@ -189,7 +190,9 @@ class LadderDB:
             tables = connection.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0]
             if version == 0 and tables == 0:
                 connection.executescript(f"BEGIN; {_SCHEMA} PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
-            elif version != SCHEMA_VERSION:
+            elif version == SCHEMA_VERSION:
+                connection.executescript(_SCHEMA)  # what a later release of the same schema added (indexes)
+            else:
                 raise LadderDBError(
                     f"{path}: not a ladder database of this quarto-arena (schema {version}, this one reads"
                     f" {SCHEMA_VERSION})"
@@ -327,16 +330,16 @@ class LadderDB:
 
     def results(self, since: int = 0) -> list[ResultRow]:
         """Every counted game after number ``since``, in order, as the ratings see it (scored games only)."""
+        # The games table alone, with the few bots and versions looked up here: a join per row costs more.
+        names = dict(self._read("SELECT id, name FROM bots"))
+        numbers = dict(self._read("SELECT id, number FROM versions"))
         rows = self._read(
-            "SELECT g.id, fb.name, sb.name, fv.number, sv.number, g.result FROM games g"
-            " JOIN bots fb ON fb.id = g.first JOIN bots sb ON sb.id = g.second"
-            " JOIN versions fv ON fv.id = g.first_version JOIN versions sv ON sv.id = g.second_version"
-            " WHERE g.id > ? ORDER BY g.id",
+            "SELECT id, first, second, first_version, second_version, result FROM games WHERE id > ? ORDER BY id",
             (since,),
         )
         scores = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
         return [
-            ResultRow(game_id, first, second, fv, sv, scores[result])
+            ResultRow(game_id, names[first], names[second], numbers[fv], numbers[sv], scores[result])
             for game_id, first, second, fv, sv, result in rows
             if result in scores
         ]
