@@ -278,7 +278,9 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
     import asyncio
     import signal
 
+    from ..errors import ArenaFault, arena_fault
     from ..output import RunView, final_report, parse_progress_every, write_standings
+    from ..records import GameRecord
     from ..run import RunError, Verdict
     from ..web import WebError, parse_address, require_server
 
@@ -343,8 +345,18 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
         except RunError as e:
             view.close()
             fail(str(e), e.status)
+        except ArenaFault as e:
+            view.close()
+            kept = f"game {e.record.game_id} aborted, not counted; " if isinstance(e.record, GameRecord) else ""
+            fail(f"{e}; {kept}continue with: quarto-arena {kind} --resume {run.directory}", e.status)
         except OSError as e:
             view.close()
+            if arena_fault(e):  # a full disk (or quota): the games counted are safe, the run goes on from them
+                fail(
+                    f"{run.directory}: {e.strerror or e}: make room, then continue with:"
+                    f" quarto-arena {kind} --resume {run.directory}",
+                    ArenaFault.status,
+                )
             fail(f"{run.directory}: {e.strerror or e}")
         view.close()
         try:
