@@ -42,6 +42,7 @@ from quarto_arena.arena.transport import (
 )
 from quarto_arena.arena.transport.base import END_WAIT
 from quarto_arena.protocol.rules import Turn, Variant
+from quarto_arena.protocol.text import safe_text
 from quarto_arena.protocol.uqi import (
     MAX_LINE_BYTES,
     MAX_OPTIONS,
@@ -65,6 +66,11 @@ from quarto_arena.protocol.uqi import (
     format_command,
     parse_reply,
 )
+
+from .errors import ArenaError, ArenaFault, ExitStatus, arena_fault
+
+RESOURCE_WAIT: Final = 5.0
+"""Seconds an engine's start waits out the arena's own shortage of open files or memory before the run stops."""
 
 __all__ = [
     "Complaints",
@@ -138,17 +144,22 @@ Connector = Callable[[EngineConfig, Transcript | None], Awaitable[Transport]]
 new session with the bot ``config.remote`` (a server hands out one of the bot's free slots), or raises OSError."""
 
 
-class EngineError(Exception):
+class EngineError(ArenaError):
     """The engine misbehaved (stalled, refused, or answered nonsense). The message is one line."""
 
+    status = ExitStatus.ENGINE
+    reason = "engine_error"
+
     def __init__(self, message: str, termination: Termination = Termination.ENGINE_ERROR) -> None:
-        super().__init__(message)
+        super().__init__(message, reason=termination.name.lower())
         self.termination = termination
-        """The termination reason a game records for this failure."""
+        """The termination reason a game records for this failure (``reason`` is its name: ``stall``...)."""
 
 
 class EngineTerminated(EngineError):
     """The engine died or dropped the connection. The message carries its exit code or signal."""
+
+    reason = "disconnect"
 
     def __init__(self, message: str) -> None:
         super().__init__(message, Termination.DISCONNECT)
@@ -224,7 +235,7 @@ class Complaints:
         if self._suppressed:
             message = f"{message} (and {self._suppressed} more like it, not shown)"
             self._suppressed = 0
-        self._log.warning("%s: %s", self.engine, message)
+        self._log.warning("%s: %s", self.engine, safe_text(message, None))
 
 
 # --- exchanges -------------------------------------------------------------------------------------------------
@@ -431,7 +442,8 @@ class Search(Exchange[tuple[Turn, str | None]]):
 
 
 def _clip(line: str, n: int = 80) -> str:
-    return line if len(line) <= n else line[:n] + "..."
+    """An engine's line as a message quotes it: cut to ``n`` characters, and safe for a terminal."""
+    return safe_text(line, n)
 
 
 # --- the session -----------------------------------------------------------------------------------------------
@@ -551,6 +563,8 @@ class EngineSession:
         """Process ids (= process group ids) of every process started for this session, oldest first."""
         self._transport: Transport | None = None
         self._exchange: Exchange[Any] | None = None
+        self._abandoned: Exchange[Any] | None = None
+        """An exchange the arena gave up (its game abandoned): its late answer is expected, not the engine's fault."""
         self._waiter: asyncio.Future[_Ending] | None = None
         self._deadline: _Deadline | None = None
         self._sent_at = 0.0
@@ -602,7 +616,19 @@ class EngineSession:
         """A line from the engine: fed to the running exchange."""
         exchange = self._exchange
         if exchange is None:
-            self.complaints.warn(f"ignored {_clip(text)!r}: no command is waiting for an answer")
+            abandoned = self._abandoned
+            if abandoned is None:
+                self.complaints.warn(f"ignored {_clip(text)!r}: no command is waiting for an answer")
+                return
+            # The answer to a command of a game the arena abandoned (a stop, the SPRT decided): it comes late by
+            # the arena's doing, so it is read to its end quietly, not reported as the engine's protocol error.
+            log.debug("%s: %r answers a command given up by the arena; ignored", self.name, _clip(text))
+            try:
+                finished = abandoned.feed(text)
+            except (EngineError, SearchFailed):
+                finished = True
+            if finished:
+                self._abandoned = None
             return
         try:
             if exchange.feed(text):
@@ -642,6 +668,7 @@ class EngineSession:
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[_Ending] = loop.create_future()
         self._exchange, self._waiter = exchange, waiter
+        self._abandoned = None
         deadline = self._deadline
         if deadline is None:
             deadline = self._deadline = _Deadline(loop, self._expired)
@@ -657,6 +684,7 @@ class EngineSession:
         finally:
             deadline.disarm()
             if self._waiter is waiter:  # cancelled from outside: the exchange is abandoned
+                self._abandoned = self._exchange
                 self._exchange = self._waiter = None
 
     async def _run(self, exchange: Exchange[T], timeout: float, stalled: str, deadline_s: float | None = None) -> T:
@@ -742,24 +770,42 @@ class EngineSession:
             raise EngineTerminated(f"{cfg.name}: {e.strerror or e}") from None
 
     async def _open(self, transport: Transport | None) -> None:
-        """Starts the engine process, connects to its endpoint, or takes ``transport``; the session is its sink."""
+        """Starts the engine process, connects to its endpoint, or takes ``transport``; the session is its sink.
+
+        The arena's own shortage (open files, memory, processes: :func:`~quarto_arena.arena.errors.arena_fault`) is
+        no fault of the engine's: it is waited out for up to :data:`RESOURCE_WAIT` seconds (a burst of connections
+        being shed), then raised as :class:`~quarto_arena.arena.errors.ArenaFault`, which no game is scored for.
+        """
         cfg = self.config
-        try:
-            if transport is not None:
-                self._transport = transport
-            elif cfg.endpoint is not None:
-                self._transport = await ZmqTransport.start(cfg.name, cfg.endpoint, transcript=self.transcript)
-            else:
-                self._transport = await ProcessTransport.start(
-                    cfg.name,
-                    cfg.command,
-                    cwd=cfg.cwd,
-                    stderr_path=self.stderr_path,
-                    stderr_limit=self.stderr_limit,
-                    transcript=self.transcript,
-                )
-        except OSError as e:
-            raise EngineTerminated(f"{cfg.name}: {e.strerror or e}") from None
+        waited = 0.0
+        while True:
+            try:
+                if transport is not None:
+                    self._transport = transport
+                elif cfg.endpoint is not None:
+                    self._transport = await ZmqTransport.start(cfg.name, cfg.endpoint, transcript=self.transcript)
+                else:
+                    self._transport = await ProcessTransport.start(
+                        cfg.name,
+                        cfg.command,
+                        cwd=cfg.cwd,
+                        stderr_path=self.stderr_path,
+                        stderr_limit=self.stderr_limit,
+                        transcript=self.transcript,
+                    )
+                break
+            except OSError as e:
+                if not arena_fault(e):
+                    raise EngineTerminated(f"{cfg.name}: {e.strerror or e}") from None
+                if waited >= RESOURCE_WAIT:
+                    raise ArenaFault(
+                        f"the arena could not start {cfg.name} for {RESOURCE_WAIT:g} s: {e.strerror or e}"
+                        " (the arena's own limit, not the engine's fault)"
+                    ) from None
+                if not waited:
+                    log.warning("%s: cannot start it: %s (the arena's own limit): waiting", cfg.name, e.strerror or e)
+                await asyncio.sleep(0.2)
+                waited += 0.2
         self._transport.attach(self)
         self.starts += 1
         if self._transport.pid is not None:

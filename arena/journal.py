@@ -43,6 +43,7 @@ from typing import Any, Final
 
 import msgpack
 
+from .errors import ArenaError, ExitStatus
 from .records import GameRecord
 
 __all__ = [
@@ -66,8 +67,11 @@ _HEAD: Final = struct.Struct(">III")
 _MAX_FRAME: Final = 64 << 20
 
 
-class JournalError(Exception):
+class JournalError(ArenaError):
     """A journal that cannot be used: foreign, corrupt, from a newer version, or in use. The message is one line."""
+
+    status = ExitStatus.USAGE
+    reason = "journal"
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,6 +281,30 @@ class Journal:
             return
         try:
             path.unlink()
+        finally:
+            os.close(fd)
+
+    @staticmethod
+    def discard_if_unplayed(path: Path) -> bool:
+        """Deletes the journal at ``path`` when it counts no game and no process holds it; True if it did.
+
+        A run that failed before its first game (an unknown option, an engine that cannot start) leaves a journal
+        with nothing in it worth keeping: the corrected command may take its directory. The lock is held while the
+        journal is read, so a run that is still going (or counts a game meanwhile) is never taken.
+        """
+        try:
+            fd = Journal._lock(path)
+        except FileNotFoundError:
+            return True
+        try:
+            try:
+                contents = read_journal(path)
+            except JournalError:
+                return False  # damaged or foreign: not ours to delete without --force
+            if contents.records or contents.torn is not None:
+                return False
+            path.unlink()
+            return True
         finally:
             os.close(fd)
 

@@ -30,15 +30,26 @@ from pathlib import Path
 from typing import Any, Final, TextIO
 
 import tabulate as tabulate_module
+from quarto_arena.protocol.text import safe_text
 from tabulate import tabulate
 
 from .records import GameRecord, Result, Termination
 from .results import MatchSummary, forfeit_counts, rating_table, summarize
 from .run import GameEnded, GameFinished, GameStarted, Notice, RunKind, RunOutcome, SprtUpdate, Verdict
-from .stats import Cell, TableRows, crosstable_rows, display_cell, pentanomial_stats, rating_rows, trinomial_stats
+from .stats import (
+    Cell,
+    TableRows,
+    crosstable_rows,
+    display_cell,
+    named,
+    pentanomial_stats,
+    rating_rows,
+    trinomial_stats,
+)
 
 __all__ = [
     "COLUMNS",
+    "MARGIN_NOTE",
     "TABLE_FORMATS",
     "LiveProgress",
     "PeriodicProgress",
@@ -48,6 +59,7 @@ __all__ = [
     "forfeit_rows",
     "format_table",
     "game_comment",
+    "match_figures",
     "match_lines",
     "parse_progress_every",
     "results_table",
@@ -58,11 +70,14 @@ __all__ = [
 TABLE_FORMATS: Final = (*tabulate_module.tabulate_formats, "csv", "json")
 """Every value ``--format`` accepts."""
 
+MARGIN_NOTE: Final = "margin: half-width of the rating's 95% CI (maximum-likelihood fit, games as trials)"
+"""Printed under every rating table (terminal, standings.txt, report): which interval the margin column is."""
+
 COLUMNS: Final = {
     "rank": "place in the table (blank: no game played)",
     "player": "the engine's name",
     "rating": "logistic Elo, maximum likelihood, pool average 0 (or the --anchor)",
-    "margin": "half-width of the 95% confidence interval of the rating",
+    "margin": "half-width of the rating's 95% CI, from the maximum-likelihood fit (games as trials)",
     "games": "games played (forfeits included, aborted games not)",
     "points": "1 per win, 1/2 per draw",
     "score": "points per game",
@@ -274,7 +289,7 @@ class LiveProgress:
     def message(self, text: str) -> None:
         """Clears the status line, writes the text, redraws the status below it."""
         self._clear()
-        _write(self.stream, text + "\n")
+        _write(self.stream, safe_text(text, None) + "\n")
         self._draw()
 
     def update(self) -> None:
@@ -349,7 +364,7 @@ class PeriodicProgress:
 
     def message(self, text: str) -> None:
         """Writes the text as it is."""
-        _write(self.stream, text + "\n")
+        _write(self.stream, safe_text(text, None) + "\n")
 
     def update(self) -> None:
         """The SPRT's LLR changed: it shows in the next line."""
@@ -379,7 +394,7 @@ class _Silent:
         self.tally.count(record)
 
     def message(self, text: str) -> None:
-        _write(self.stream, text + "\n")
+        _write(self.stream, safe_text(text, None) + "\n")
 
     def update(self) -> None:
         pass
@@ -471,23 +486,34 @@ def interim_title(done: int, total: int) -> str:
 # The report a run ends with
 
 
+def match_figures(summary: MatchSummary) -> tuple[str, str, str]:
+    """Elo, nElo and LOS as every output prints them, each interval named by what its trials are: Elo from the game
+    counts (``95% CI, trinomial``, as fastchess and cutechess); nElo and LOS from the complete colour-swapped pairs
+    (``pentanomial``), or from the games while there is no complete pair. The SPRT's line shows the same figures."""
+    s = summary
+    trinomial = trinomial_stats(s.wins, s.losses, s.draws)
+    by_pairs, trials = (
+        (pentanomial_stats(s.pentanomial), "pentanomial") if sum(s.pentanomial) else (trinomial, "trinomial")
+    )
+    return named(trinomial.elo, "trinomial"), named(by_pairs.nelo, trials), f"{100 * by_pairs.los:.1f} %"
+
+
 def match_lines(summary: MatchSummary) -> list[str]:
     """The statistics of a two-engine match, from the first engine's side: W/L/D, pairs, Elo, nElo, LOS.
 
     Elo and its interval come from the game counts; normalized Elo and LOS from the pentanomial pair counts when
     there are complete pairs (colour-swapped pairs are the real trials), else from the game counts. An estimate
-    is printed as ``+40.7 +/- 30.4`` where fishtest's normal interval exists, else as its 95% interval or bound
-    (``+0.0 (95%: -392.5 to +392.5)``, ``> +316.6 (95%)``): never an infinity (see
-    :mod:`quarto_arena.arena.stats.match`).
+    is printed as ``+40.7 +/- 30.4 (95% CI, trinomial)`` where fishtest's normal interval exists, else as its 95%
+    interval or bound (``+0.0 (95% CI -392.5 to +392.5, trinomial)``, ``> +316.6 (95% bound, trinomial)``): never an
+    infinity (see :mod:`quarto_arena.arena.stats.match`).
     """
     s = summary
     lines = [f"Score of {s.engine} vs {s.opponent}: {s.wins} - {s.losses} - {s.draws}  [{s.score:.3f}] {s.games}"]
     if not s.games:
         return lines
-    trinomial = trinomial_stats(s.wins, s.losses, s.draws)
+    elo, nelo, los = match_figures(s)
+    lines.append(f"Elo difference: {elo}, nElo: {nelo}, LOS: {los}")
     pairs = sum(s.pentanomial)
-    by_pairs = pentanomial_stats(s.pentanomial) if pairs else trinomial
-    lines.append(f"Elo difference: {trinomial.elo}, nElo: {by_pairs.nelo}, LOS: {100 * by_pairs.los:.1f} %")
     if pairs:
         ll, ld, wl_dd, wd, ww = s.pentanomial
         counted = f"{pairs} pair" if pairs == 1 else f"{pairs} pairs"
@@ -525,7 +551,7 @@ def final_report(outcome: RunOutcome, fmt: str = "simple") -> str:
         return format_table(table, fmt)
     parts: list[str] = []
     if spec.kind is RunKind.TOURNAMENT:
-        parts.append(format_table(table, fmt))
+        parts.append(format_table(table, fmt) + "\n" + MARGIN_NOTE)
         if len(names) == 2:
             parts.append("\n".join(match_lines(summarize(records, *names))))
         else:
@@ -551,7 +577,16 @@ def _standings_json(outcome: RunOutcome) -> dict[str, Any]:
     }
     if len(spec.names) == 2:
         s = summarize(records, *spec.names)
-        out["match"] = {"wins": s.wins, "losses": s.losses, "draws": s.draws, "pentanomial": list(s.pentanomial)}
+        elo, nelo, los = match_figures(s) if s.games else (None, None, None)
+        out["match"] = {
+            "wins": s.wins,
+            "losses": s.losses,
+            "draws": s.draws,
+            "pentanomial": list(s.pentanomial),
+            "elo": elo,
+            "nelo": nelo,
+            "los": los,
+        }
     if outcome.sprt is not None and spec.sprt is not None:
         status = outcome.sprt.status
         verdict = outcome.verdict

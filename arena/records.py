@@ -8,11 +8,8 @@ statistics consume. It names players by their display names; "first" is the play
 from __future__ import annotations
 
 import enum
-import re
 from dataclasses import dataclass, field
-from typing import Any, Final
-
-_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+from typing import Any
 
 
 class Termination(enum.Enum):
@@ -59,11 +56,6 @@ class TurnRecord:
     """Milliseconds the engine took, on the arena's clock."""
     score: str | None = None
     """The engine's last reported score for this search (``win 3``, ``draw``, ``value -40``), if any."""
-
-
-def printable(text: str, limit: int = 200) -> str:
-    """Engine-supplied text made safe to show and store: control characters (ANSI escapes included) become U+FFFD."""
-    return _CONTROL.sub("\ufffd", text[:limit])
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,11 +17,13 @@ from dataclasses import dataclass
 from typing import Final
 
 from quarto_arena.arena.engine import EngineError, EngineSession
-from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination, TurnRecord, printable
+from quarto_arena.arena.errors import ArenaFault
+from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
 from quarto_arena.arena.timecontrol import DEFAULT_MARGIN_MS, Clock, TimeControl
 from quarto_arena.protocol.notation import format_attributes, format_position, parse_position, parse_turns
 from quarto_arena.protocol.rules import STANDARD, IllegalTurn, Outcome, Position, Turn, Variant
 from quarto_arena.protocol.solver import Solver, Value, Verdict
+from quarto_arena.protocol.text import safe_text
 from quarto_arena.protocol.uqi import PositionCommand, format_command
 
 __all__ = ["MAX_ADJUDICATE", "OFFICIAL_TIME_CONTROL", "GameSpec", "adjudication", "play_game", "variant_text"]
@@ -101,6 +103,11 @@ async def play_game(
         await asyncio.gather(first.kill(), second.kill())
         if on_abort is not None:
             on_abort(game.abandoned())
+        raise
+    except ArenaFault as e:
+        # The arena's own failure is no engine's: the game is kept apart, as when the run stops.
+        await asyncio.gather(first.kill(), second.kill())
+        e.record = game.abandoned(f"abandoned: {e}")
         raise
 
 
@@ -184,9 +191,9 @@ class _Game:
         detail = f"adjudicated at {empty} empty: {self.names[winner]} wins with perfect play in {value.turns} turns"
         return self._record(Result.FIRST_WINS if winner == 0 else Result.SECOND_WINS, Termination.ADJUDICATED, detail)
 
-    def abandoned(self) -> GameRecord:
+    def abandoned(self, detail: str = "abandoned: the run stopped during the game") -> GameRecord:
         """The game as far as it went, when the run stopped during it (not scored; played again on resume)."""
-        return self._record(Result.UNFINISHED, Termination.ABORTED, "abandoned: the run stopped during the game")
+        return self._record(Result.UNFINISHED, Termination.ABORTED, detail)
 
     def finish(self) -> GameRecord:
         if self.position.outcome is Outcome.DRAW:
@@ -213,7 +220,7 @@ class _Game:
             second=self.names[1],
             result=result,
             termination=termination,
-            detail=detail,
+            detail=safe_text(detail, None),
             variant=variant_text(self.spec.variant),
             time_control=self.spec.time_control.text,
             start=self.start_text or "startpos",
@@ -238,8 +245,8 @@ def _identity(session: EngineSession) -> EngineIdentity:
     """What the handshake told about an engine, with how it was run (for the record, the JSON Lines and PGN)."""
     ident = session.id
     return EngineIdentity(
-        id_name=None if ident is None or ident.name is None else printable(ident.name),
-        author=None if ident is None or ident.author is None else printable(ident.author),
+        id_name=None if ident is None or ident.name is None else safe_text(ident.name),
+        author=None if ident is None or ident.author is None else safe_text(ident.author),
         protocol=None if ident is None else ident.version,
         source=session.config.describe(),
         options=dict(session.config.options),

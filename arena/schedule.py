@@ -13,8 +13,12 @@ piece, the second has engine B, both from the same opening. Over a pair the firs
 the two results form one pentanomial observation for the SPRT. With an odd number of games per encounter the last
 pair of each encounter is a single game.
 
-Order (as cutechess-cli): round by round; inside a round, encounter by encounter; inside an encounter, pair by
-pair. Game ids count from 1 in that order. The ``j``-th pair of every encounter (counting across rounds) uses
+Order, interleaved (the default of runs): round by round; inside a round, pair slot by pair slot: pair ``j`` of
+every encounter before pair ``j + 1`` of any (the two games of a pair next to each other), so that the standings
+are fair at any moment, an interrupted or resumed run included. Order as cutechess-cli (``interleave=False``,
+``--no-interleave``, and every journal written before interleaving existed): round by round; inside a round,
+encounter by encounter; inside an encounter, pair by pair. Game ids count from 1 in the schedule's order.
+The ``j``-th pair of every encounter (counting across rounds) uses
 opening ``j`` of the :class:`OpeningBook` (a file's openings cycle; random openings are drawn from the seed), so
 every encounter sees the same openings. A two-engine run may be open-ended (an SPRT without ``--max-games``).
 """
@@ -33,6 +37,8 @@ from typing import Any, Final
 
 from quarto_arena.protocol.notation import NotationError, format_position, parse_position, parse_turns
 from quarto_arena.protocol.rules import IllegalTurn, Position, Variant
+
+from .errors import ArenaError, ExitStatus
 
 __all__ = [
     "MAX_GAMES",
@@ -62,8 +68,11 @@ _MAX_OPENINGS_BYTES: Final = 16 << 20
 _SCHEDULE_VERSION: Final = 2
 
 
-class ScheduleError(ValueError):
+class ScheduleError(ArenaError, ValueError):
     """A schedule or an openings file that cannot be used; the message names the file, line and problem."""
+
+    status = ExitStatus.USAGE
+    reason = "schedule"
 
 
 class Format(enum.Enum):
@@ -186,8 +195,11 @@ class Schedule:
         rounds: int = 1,
         games: int | None = 2,
         book: OpeningBook | None = None,
+        interleave: bool = False,
     ) -> None:
-        """``games`` per encounter per round; None for an open-ended two-engine run (one round)."""
+        """``games`` per encounter per round; None for an open-ended two-engine run (one round). ``interleave``:
+        pair ``j`` of every encounter before pair ``j + 1`` of any (else cutechess's order, encounter by encounter).
+        """
         _check_names(names)
         if rounds < 1:
             raise ScheduleError(f"rounds must be at least 1, not {rounds}")
@@ -200,6 +212,7 @@ class Schedule:
         self.rounds = rounds
         self.games = games
         self.book = book or OpeningBook()
+        self.interleave = interleave
         self.encounters = encounter_count(len(names), fmt)
         self.total = None if games is None else rounds * self.encounters * games
         """Games in the schedule; None when open-ended."""
@@ -216,7 +229,16 @@ class Schedule:
         else:
             per_round = self.encounters * self.games
             r, rest = divmod(k, per_round)
-            e, k = divmod(rest, self.games)
+            if not self.interleave:
+                e, k = divmod(rest, self.games)
+            else:
+                paired = self.games // 2 * 2 * self.encounters  # the round's games in whole pairs, slot by slot
+                if rest < paired:
+                    slot, within = divmod(rest, 2 * self.encounters)
+                    e, half = divmod(within, 2)
+                    k = 2 * slot + half
+                else:  # an odd number of games: the single last game of each encounter, encounter by encounter
+                    e, k = rest - paired, self.games - 1
         pairs_per_encounter = 0 if self.games is None else (self.games + 1) // 2
         a, b = _encounter(len(self.names), self.fmt, e)
         first, second = (a, b) if k % 2 == 0 else (b, a)
@@ -247,7 +269,7 @@ class Schedule:
 
     def identity(self) -> dict[str, Any]:
         """The parameters that define the schedule, as plain values."""
-        return {
+        identity: dict[str, Any] = {
             "version": _SCHEDULE_VERSION,
             "names": list(self.names),
             "format": self.fmt.value,
@@ -255,6 +277,9 @@ class Schedule:
             "games": self.games,
             "book": self.book.identity(),
         }
+        if self.interleave:  # only then: the digests of the journals written before interleaving stay the same
+            identity["interleave"] = True
+        return identity
 
     def digest(self) -> str:
         """A short hash of the parameters, kept in the journal so a resume can tell it rebuilt the same schedule."""

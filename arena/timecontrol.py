@@ -5,6 +5,9 @@ A time control is written as one or more comma-separated parts:
 =================  ===========================================================================================
 ``BASE+INC``       ``BASE`` seconds for the game, ``INC`` seconds added after each turn (``60+0.5``); ``10``
                    alone is ``10+0``
+``MOVES/BASE+INC`` moves per period, as cutechess writes them: ``BASE`` seconds for each ``MOVES`` turns of the
+                   player, credited again after each period (``40/60``, ``40/60+0.5``); ``go`` says
+                   ``movestogo``
 ``st=SECONDS``     a fixed time per turn (``go movetime``); the official tournament rule is ``st=60``
 ``depth=N``        search ``N`` turns ahead (``go depth N``)
 ``nodes=N``        search at most ``N`` positions (``go nodes N``)
@@ -28,18 +31,26 @@ __all__ = ["DEFAULT_MARGIN_MS", "Clock", "TimeControl"]
 
 DEFAULT_MARGIN_MS: Final = 50
 _SECONDS: Final = re.compile(r"\d+(\.\d+)?\Z|\.\d+\Z")
-_HELP: Final = "expected BASE+INC, st=SECONDS, depth=N, nodes=N or inf (parts joined by ',')"
+_HELP: Final = (
+    "accepted: BASE+INC (60+0.5), MOVES/BASE[+INC] (40/60+0.5), st=SECONDS (st=1), depth=N, nodes=N, inf;"
+    " parts joined by ',' (10+0.1,depth=4)"
+)
+
+
+def _bad(spec: str, why: str) -> ValueError:
+    """Every ``--tc`` error: what is wrong, then the forms accepted."""
+    return ValueError(f"time control {spec!r}: {why}; {_HELP}")
 
 
 def _ms(text: str, what: str, spec: str) -> int:
     if not _SECONDS.match(text):
-        raise ValueError(f"time control {spec!r}: {what} {text!r} is not a number of seconds")
+        raise _bad(spec, f"{what} {text!r} is not a number of seconds")
     return round(float(text) * 1000)
 
 
 def _count(text: str, what: str, spec: str) -> int:
     if not text.isdigit() or int(text) < 1:
-        raise ValueError(f"time control {spec!r}: {what} {text!r} is not a positive integer")
+        raise _bad(spec, f"{what} {text!r} is not a positive integer")
     return int(text)
 
 
@@ -59,6 +70,9 @@ class TimeControl:
     """Depth limit in turns, sent as ``go depth``."""
     nodes: int | None = None
     """Node limit, sent as ``go nodes``."""
+    moves: int | None = None
+    """Turns per period of a moves-per-period control (``40/60``: 40): ``base_ms`` is credited again after each
+    period; None: ``base_ms`` is for the whole game."""
 
     @classmethod
     def parse(cls, text: str) -> TimeControl:
@@ -72,28 +86,31 @@ class TimeControl:
         for part in (p.strip() for p in spec.split(",")):
             key, eq, value = part.partition("=")
             if not part:
-                raise ValueError(f"time control {text!r}: empty part; {_HELP}")
+                raise _bad(text, "empty part")
             if part == "inf":
-                raise ValueError(f"time control {text!r}: inf cannot be combined with other limits")
+                raise _bad(text, "inf cannot be combined with other limits")
             if eq and key in ("st", "depth", "nodes"):
                 name = {"st": "movetime"}.get(key, key)
                 if name in fields:
-                    raise ValueError(f"time control {text!r}: {key}= is given twice")
+                    raise _bad(text, f"{key}= is given twice")
                 fields[name] = _ms(value, "st", text) if key == "st" else _count(value, key, text)
             elif not eq:
                 if "base" in fields:
-                    raise ValueError(f"time control {text!r}: two game clocks given")
-                base, plus, inc = part.partition("+")
+                    raise _bad(text, "two game clocks given")
+                clock, plus, inc = part.partition("+")
+                moves, slash, base = clock.rpartition("/")
+                if slash:
+                    fields["moves"] = _count(moves, "moves per period", text)
                 fields["base"] = _ms(base, "base time", text)
                 fields["inc"] = _ms(inc, "increment", text) if plus else 0
                 if fields["base"] <= 0:
-                    raise ValueError(f"time control {text!r}: the base time must be positive")
+                    raise _bad(text, "the base time must be positive")
             else:
-                raise ValueError(f"time control {text!r}: unknown part {part!r}; {_HELP}")
+                raise _bad(text, f"unknown part {part!r}")
         if "base" in fields and "movetime" in fields:
-            raise ValueError(f"time control {text!r}: BASE+INC and st= exclude each other")
+            raise _bad(text, "BASE+INC and st= exclude each other")
         if fields.get("movetime") == 0:
-            raise ValueError(f"time control {text!r}: st= must be positive")
+            raise _bad(text, "st= must be positive")
         return cls(
             text.strip(),
             base_ms=fields.get("base"),
@@ -101,6 +118,7 @@ class TimeControl:
             movetime_ms=fields.get("movetime"),
             depth=fields.get("depth"),
             nodes=fields.get("nodes"),
+            moves=fields.get("moves"),
         )
 
     @property
@@ -122,6 +140,8 @@ class Clock:
     """Overrun tolerated before the player loses on time, ms."""
     remaining_ms: int | None = None
     """Time left on a game clock, ms (None without one)."""
+    turns: int = 0
+    """Turns this player has played (charged) in the game: where a moves-per-period control stands."""
     _go_key: tuple[object, ...] = field(default=(), init=False, repr=False, compare=False)
     _go_line: str = field(default="", init=False, repr=False, compare=False)
 
@@ -137,6 +157,7 @@ class Clock:
             inc=c.inc_ms if c.base_ms is not None else None,
             otime=opponent.remaining_ms,
             oinc=opponent.control.inc_ms if opponent.control.base_ms is not None else None,
+            movestogo=None if c.moves is None or c.base_ms is None else c.moves - self.turns % c.moves,
             movetime=c.movetime_ms,
             depth=c.depth,
             nodes=c.nodes,
@@ -148,7 +169,7 @@ class Clock:
         The line depends only on the two remaining times and the two controls; without a game clock they never
         change during a game, so the line of the last turn is reused (the controls compare by identity first).
         """
-        key = (self.remaining_ms, opponent.remaining_ms, self.control, opponent.control)
+        key = (self.remaining_ms, opponent.remaining_ms, self.control, opponent.control, self.turns)
         if key != self._go_key:
             self._go_line = format_command(self.go(opponent))
             self._go_key = key
@@ -172,7 +193,11 @@ class Clock:
         is the allowance, and a reply read after it is a time forfeit, or charged the deadline when the arena
         itself woke late; see :meth:`~quarto_arena.arena.engine.EngineSession.search`)."""
         if self.remaining_ms is not None:
-            self.remaining_ms = max(0, self.remaining_ms - elapsed_ms) + self.control.inc_ms
+            c = self.control
+            self.remaining_ms = max(0, self.remaining_ms - elapsed_ms) + c.inc_ms
+            self.turns += 1
+            if c.moves is not None and c.base_ms is not None and self.turns % c.moves == 0:
+                self.remaining_ms += c.base_ms  # a period ends: the next one's time, with what was left
 
     def describe(self) -> str:
         """Short text for messages, e.g. ``1234 ms left`` or ``st=1``."""

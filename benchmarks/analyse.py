@@ -1,85 +1,104 @@
-#!/usr/bin/env python3
-"""What a user waits for: ``quarto-arena analyse POSITION --json`` (the value and every best turn), start-up included.
+"""Times ``quarto-arena analyse FILE.pgn`` on real games: the README's 12 and 80 like them, one and two processes.
 
-Positions are fresh: random games of safe turns (never handing over a piece that wins at once, when another does
-not) from a seed, by default one drawn from the clock and printed, so each run meets positions no table or cache
-of the project has seen. Each position is analysed once per command, the commands interleaved position by position
-so that a busy machine slows them alike; the script prints each command's median and worst wall time, and with two
-commands the ratio of their medians, and checks that they agree on the value and the best turns.
-
-    python benchmarks/analyse.py [--empties 12] [--positions 9] [--seed N] [--variant standard]
-                                 [--command "quarto-arena"] [--command "/other/venv/bin/quarto-arena"]
+Run: ``python benchmarks/analyse.py [--games 12,80] [--jobs 1,2]``. The games are played first, as the README's
+block plays them (its C example bot, ``greedy`` and ``random``, ``--tc st=0.2``, random two-turn openings, more
+rounds for more games); then each file is analysed by the installed command in a fresh process, ``-j N`` for each N.
+Prints the wall time, the CPU time of the command and its workers, and each time as a ratio to ``-j 1`` on the same
+file in the same run (absolute figures follow the machine's load). Prints figures only; nothing here asserts a time.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import random
-import shlex
+import os
+import resource
 import shutil
-import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
-from quarto_arena.engines.greedy import safe_turns
-from quarto_arena.protocol.notation import format_position, parse_variant
-from quarto_arena.protocol.rules import Position, Variant
+ROOT = Path(__file__).resolve().parent.parent
+CLI = [sys.executable, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
 
 
-def sample_positions(variant: Variant, empties: int, count: int, seed: int) -> list[Position]:
-    """``count`` unfinished positions with ``empties`` empty squares and a piece in hand, from random safe games."""
-    rng = random.Random(seed)
-    out: list[Position] = []
-    while len(out) < count:
-        p = Position.start(variant)
-        while not p.is_over and 16 - p.placed > empties:
-            p = p.apply(rng.choice(safe_turns(p) or p.legal_turns()))
-        if not p.is_over and 16 - p.placed == empties and p.hand is not None:
-            out.append(p)
-    return out
+def play(directory: Path, bot: Path, games: int) -> Path:
+    """A PGN of ``games`` games of the README's tournament (three engines, pairs of two: 6 games a round)."""
+    rounds = -(-games // 6)
+    out = directory / f"t{games}"
+    subprocess.run(
+        [
+            *CLI,
+            "tournament",
+            f"mine={bot}",
+            "greedy",
+            "random",
+            "-o",
+            "greedy:Seed=7",
+            "--rounds",
+            str(rounds),
+            "--tc",
+            "st=0.2",
+            "-j",
+            "2",
+            "-q",
+            "--out",
+            str(out),
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    # The first ``games`` games of the file.
+    text = (out / "games.pgn").read_text(encoding="utf-8")
+    starts = [i for i in range(len(text)) if text.startswith("[Event ", i)]
+    cut = starts[games] if games < len(starts) else len(text)
+    pgn = directory / f"games{games}.pgn"
+    pgn.write_text(text[:cut], encoding="utf-8")
+    return pgn
+
+
+def analyse(pgn: Path, jobs: int, out: Path) -> tuple[float, float]:
+    """Wall and CPU seconds (the command and its worker processes) of one ``analyse`` run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(
+        [*CLI, "analyse", str(pgn), "-j", str(jobs), "-q", "--out", str(out)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--empties", type=int, default=12)
-    parser.add_argument("--positions", type=int, default=9)
-    parser.add_argument("--seed", type=int, default=None, help="default: drawn from the clock, and printed")
-    parser.add_argument("--variant", default="standard", help="standard or advanced")
-    parser.add_argument(
-        "--command", action="append", default=None, help="the CLI to time (repeatable; default: quarto-arena)"
-    )
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", default="12,80", help="game counts, comma-separated (default 12,80)")
+    parser.add_argument("--jobs", default="1,2", help="values of -j, comma-separated (default 1,2)")
     args = parser.parse_args()
-    seed = args.seed if args.seed is not None else time.time_ns() % 1_000_000_007
-    commands = args.command or [shutil.which("quarto-arena") or f"{sys.executable} -m quarto_arena.arena.cli"]
-    variant = parse_variant(args.variant)
-    positions = sample_positions(variant, args.empties, args.positions, seed)
-    print(f"{args.positions} positions, {args.empties} empty squares, {variant.describe()}, seed {seed}")
-    times: list[list[float]] = [[] for _ in commands]
-    for position in positions:
-        text = format_position(position)
-        answers = []
-        for i, command in enumerate(commands):
-            argv = [*shlex.split(command), "analyse", text, "--json", "--variant", args.variant]
-            started = time.perf_counter()
-            done = subprocess.run(argv, capture_output=True, text=True, check=False)
-            times[i].append(time.perf_counter() - started)
-            if done.returncode != 0:
-                sys.exit(f"{command} failed on {text!r}: {done.stderr.strip()}")
-            answers.append(json.loads(done.stdout))
-        first = answers[0]
-        line = f"  {text:<24} {first['value']} {first['turns']:>2}, {len(first['best']):>3} best turns  "
-        line += "  ".join(f"{t[-1]:6.2f} s" for t in times)
-        if any((a["value"], a["turns"], a["best"]) != (first["value"], first["turns"], first["best"]) for a in answers):
-            line += "  DISAGREE"
-        print(line)
-    for command, t in zip(commands, times, strict=True):
-        print(f"{command}: median {statistics.median(t):.2f} s, worst {max(t):.2f} s (wall, start-up included)")
-    if len(commands) > 1:
-        base = statistics.median(times[-1])
-        for command, t in zip(commands[:-1], times[:-1], strict=True):
-            print(f"median ratio {command} / {commands[-1]}: {statistics.median(t) / base:.2f}")
+    counts = [int(x) for x in args.games.split(",")]
+    jobs = [int(x) for x in args.jobs.split(",")]
+    cc = shutil.which("cc")
+    if cc is None:
+        sys.exit("needs cc, to build the C example bot the README's games are played with")
+    print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        bot = directory / "my_bot"
+        subprocess.run([cc, "-O2", "-o", str(bot), str(ROOT / "engines" / "c" / "quarto_bot.c")], check=True)
+        for games in counts:
+            pgn = play(directory, bot, games)
+            base: tuple[float, float] | None = None
+            for j in jobs:
+                wall, cpu = analyse(pgn, j, directory / f"a{games}-{j}")
+                base = base or (wall, cpu)
+                print(
+                    f"{games:4d} games  -j {j}: {wall:6.2f} s wall ({wall / base[0]:.2f} of -j {jobs[0]}),"
+                    f" {cpu:6.2f} s CPU ({cpu / base[1]:.2f})"
+                )
 
 
 if __name__ == "__main__":

@@ -6,6 +6,8 @@ import sys
 from dataclasses import dataclass
 from typing import Final
 
+from quarto_arena.protocol.errors import ExitStatus, QuartoError
+
 __all__ = ["BUILTIN", "BuiltinEngine", "UnknownEngine", "command"]
 
 
@@ -21,8 +23,11 @@ class BuiltinEngine:
     """The module run with ``python -m``."""
 
 
-class UnknownEngine(KeyError):
+class UnknownEngine(QuartoError, KeyError):
     """A name that is not a built-in engine. The message lists the known names."""
+
+    status = ExitStatus.USAGE
+    reason = "unknown_engine"
 
     def __str__(self) -> str:
         return str(self.args[0])

@@ -14,7 +14,7 @@ The smallest bot is a function::
 A richer bot subclasses :class:`Bot` (a name, an author, typed options, ``new_game`` and ``search``). ``run`` serves
 it over standard input and output, or, with ``--listen tcp://127.0.0.1:PORT`` (or ``ipc://PATH``), on a ZeroMQ
 endpoint (SPEC.md §3.3), or, with ``--connect tcp://HOST:PORT --name NAME [--key K --server-key S] [--slots N]``,
-connects in to an arena that serves (SPEC.md §3.4: each session gets a fresh copy of the bot as it was at start).
+connects in to an arena that serves (SPEC.md §3.4: each slot keeps one copy of the bot, warm across games).
 
 The SDK answers the handshake, checks option values against their declared types, rebuilds the position from every
 ``position`` command (the engine keeps no game state), runs each search in a worker thread so that ``isready`` is
@@ -45,9 +45,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import FrameType
-from typing import TYPE_CHECKING, Any, BinaryIO, Final, Literal, NoReturn, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Final, Literal, NoReturn
 
 from .connect import add_arguments as add_connect_arguments
+from .errors import ExitStatus, QuartoError
 from .notation import NotationError
 from .rules import IllegalTurn, Position, Turn, Variant
 from .uqi import (
@@ -90,6 +91,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from . import client  # imported when --connect is used: it loads ZeroMQ's authentication
+    from .slots import Loop, Slot
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +100,10 @@ OptionValue = bool | int | str | None
 
 DEFAULT_BUDGET: Final = 1.0
 """Seconds a search takes when ``go`` gives no limit at all (SPEC §4.5: the engine chooses)."""
+SAFETY_TIME: Final = 10.0
+"""Seconds within which SPEC §4.5 wants the turn of a ``go`` whose only limits are ``depth`` and ``nodes``."""
+_SAFETY_RESERVE: Final = 0.5
+"""Seconds of the safety time kept back for answering (the search stops this long before it ends)."""
 EXIT_USAGE: Final = 2
 """Exit status for a bad command line or an endpoint that cannot be served."""
 EXIT_REFUSED: Final = 3
@@ -108,12 +114,25 @@ _SEARCH_RUNNING: Final = "error {} a search is running (send stop first)"
 """The answer to a command that SPEC §4.10 refuses during a search."""
 
 
-class UnsupportedVariant(Exception):
+class UnsupportedVariant(QuartoError):
     """Raised by :meth:`Bot.new_game` for a variant the bot cannot play; the SDK answers ``error newgame ...``."""
 
+    status = ExitStatus.ENGINE
+    reason = "unsupported_variant"
 
-class EndpointError(ValueError):
-    """A ``--listen`` endpoint that cannot be served. The message names the problem."""
+
+class EndpointError(QuartoError, ValueError):
+    """A ``--listen`` endpoint that cannot be served. The message is the problem, then what to do about it."""
+
+    status = ExitStatus.USAGE
+    reason = "endpoint"
+
+    def __init__(self, problem: str, *, remedy: str = "", reason: str | None = None) -> None:
+        super().__init__(f"{problem}; {remedy}" if remedy else problem, reason=reason)
+        self.problem = problem
+        """What is wrong, naming the endpoint."""
+        self.remedy = remedy
+        """What the user of a bot's command line can do about it ('' when nothing)."""
 
 
 def _typed(spec: OptionSpec, text: str | None) -> OptionValue:
@@ -154,9 +173,11 @@ def time_budget(limits: Go, position: Position | None = None) -> float | None:
 
     SPEC §4.5: ``movetime`` minus a move overhead (a quarter of it, at most 25 ms) for the latency between the
     arena's clock and ours; with a clock, the remaining time shared over the turns we still have to play (half
-    the empty squares, from ``position``; 8 when unknown) plus 80 % of the increment, never more than the clock
-    minus its own overhead (a quarter of it, at most 30 ms); with both, the smaller; with no limit at all,
-    :data:`DEFAULT_BUDGET`. The SDK counts the budget from the moment it reads ``go``.
+    the empty squares rounded up with a piece in hand, one give plus half of them rounded down without; 8 when
+    unknown; at most ``movestogo``) plus 80 % of the increment, never more than the clock minus its own overhead (a
+    quarter of it, at most 30 ms); with both, the smaller; with only ``depth`` or ``nodes``, the safety time less a
+    reserve (:data:`SAFETY_TIME`); with no limit at all, :data:`DEFAULT_BUDGET`. The SDK counts the budget from the
+    moment it reads ``go``.
     """
     if limits.infinite:
         return None
@@ -164,7 +185,9 @@ def time_budget(limits: Go, position: Position | None = None) -> float | None:
     if limits.movetime is not None:
         budget_ms = max(limits.movetime - min(limits.movetime * 0.25, 25.0), 0.5)
     if limits.time is not None:
-        turns_left = 8 if position is None else max(1, (16 - position.placed + 1) // 2)
+        turns_left = 8 if position is None else _turns_left(position)
+        if limits.movestogo is not None:  # a moves-per-period control: the clock is credited again after these
+            turns_left = min(turns_left, limits.movestogo)
         clock = float(limits.time)
         share = clock / turns_left + 0.8 * (limits.inc or 0)
         on_clock = max(min(share, clock - min(clock * 0.25, 30.0)), 0.5)
@@ -172,8 +195,15 @@ def time_budget(limits: Go, position: Position | None = None) -> float | None:
     if budget_ms is not None:
         return budget_ms / 1000
     if limits.depth is not None or limits.nodes is not None:
-        return None
+        return SAFETY_TIME - _SAFETY_RESERVE
     return DEFAULT_BUDGET
+
+
+def _turns_left(position: Position) -> int:
+    """The turns the player to move still plays (SPEC §4.5): every other placement from now, or from the
+    opponent's next one plus this give when there is no piece in hand (9 at the opening give)."""
+    empty = 16 - position.placed
+    return (empty + 1) // 2 if position.hand is not None else 1 + empty // 2
 
 
 class SearchContext:
@@ -192,7 +222,7 @@ class SearchContext:
         on_info: Callable[[Info], None] | None = None,
     ) -> None:
         self.limits: Go = limits or Go()
-        """The ``go`` command: time, inc, otime, oinc, movetime, depth, nodes, infinite."""
+        """The ``go`` command: time, inc, otime, oinc, movestogo, movetime, depth, nodes, infinite."""
         self.options: OptionValues = OptionValues(options or {})
         """The bot's option values when the search started (case-insensitive ids)."""
         self.budget: float | None = time_budget(self.limits, position) if budget == "auto" else budget
@@ -426,6 +456,10 @@ class _Session:
     def _handshake(self) -> None:
         # A handshake starts the session afresh: forget a search left over from an arena that went away.
         self.close()
+        # SPEC §4.1: a second uqi keeps nothing of the session before, the variant and the position included.
+        self._variant = Variant()
+        self._position = None
+        self._position_problem = "no position was sent"
         try:
             self._bot.reset_options()
         except Exception:
@@ -608,100 +642,222 @@ def parse_endpoint(text: str, *, allow_remote: bool = False) -> str:
     bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     if not allow_remote and not _loopback(bare):
         raise EndpointError(
-            f"endpoint {text!r}: {host} is not a loopback address; pass --allow-remote to accept other machines"
+            f"endpoint {text!r}: {host} is not a loopback address",
+            remedy="pass --allow-remote to accept other machines",
+            reason="not_loopback",
         )
     if bare == "localhost":
         host = "127.0.0.1"  # libzmq binds addresses or interface names, not host names
     return f"tcp://{host}:{port}"
 
 
-class ZmqSession(Protocol):
-    """One conversation served by :func:`serve_zmq_sessions`."""
+class BotSlot:
+    """The SDK's warm slot (a :class:`~quarto_arena.protocol.slots.Slot`): one bot object serves session after
+    session (``uqi`` resets its options, ``newgame`` starts each game); with ``copies``, a copy of the bot as it was
+    at start, and a new copy only after a session the arena killed or a search that would not stop."""
+
+    def __init__(self, pristine: Bot, loop: Loop, *, copies: bool = True) -> None:
+        self._pristine = pristine
+        self._loop = loop
+        self._copies = copies
+        self._bot = pristine
+        self._session: _Session | None = None
+        self._ready = False
+        self._on_ready: Callable[[], None] = lambda: None
+
+    def _fresh(self) -> Bot:
+        return copy.deepcopy(self._pristine) if self._copies else self._pristine
+
+    def start(self, on_ready: Callable[[], None]) -> None:
+        self._on_ready = on_ready
+        self._bot = self._fresh()
+        self._ready = True
+        on_ready()
+
+    @property
+    def ready(self) -> bool:
+        return self._ready
+
+    def open(self, write: Callable[[str | None], None]) -> None:
+        if not self._ready:
+            self._bot = self._fresh()  # the last session's search may still run on the old one
+        self._ready = False
+        self._session = _Session(self._bot, write)
 
     def handle(self, line: str) -> bool:
-        """Handles one line from the arena; returns False when the session ends (``quit``)."""
-        ...
+        return True if self._session is None else self._session.handle(line)
 
-    def close(self) -> object:
-        """Ends the session (stops a search, or the engine behind a bridge)."""
-        ...
+    def exit_info(self) -> str | None:
+        return None
+
+    def finish(self, *, fresh: bool = False) -> None:
+        session, self._session = self._session, None
+        thread = None if session is None else session.close()
+        if thread is None or not thread.is_alive():
+            self._clean(fresh)
+            return
+
+        def wait() -> None:  # off the loop: the search has been told to stop
+            thread.join(_JOIN_ON_EXIT)
+            lingers = thread.is_alive()
+            self._loop.call_soon_threadsafe(lambda: self._clean(fresh or lingers))
+
+        threading.Thread(target=wait, name="end-of-session", daemon=True).start()
+
+    def _clean(self, fresh: bool) -> None:
+        if self._session is not None:
+            return  # a session opened meanwhile (on a fresh copy)
+        if fresh:
+            self._bot = self._fresh()
+        self._ready = True
+        self._on_ready()
+
+    def close(self) -> None:
+        if self._session is not None:
+            self._session.close()
 
 
-#: ``make_session(write)``: a new session whose replies go to ``write(line)`` (thread-safe); ``write(None)``
-#: ends the session from the engine's side (a bridged engine that exited), so the arena sees a disconnect.
-SessionFactory = Callable[[Callable[[str | None], None]], ZmqSession]
+#: ``make_slot(loop, number)``: the slot that serves the sessions (bot.py's :class:`BotSlot`, the bridge's engine).
+SlotFactory = Callable[["Loop", int], "Slot"]
 
 
-def serve_zmq(bot: Bot, endpoint: str, *, on_bound: Callable[[], None] | None = None) -> None:
+def serve_zmq(bot: Bot, endpoint: str, *, on_bound: Callable[[], None] | None = None) -> int:
     """Serves ``bot`` on a ZeroMQ endpoint (a bound DEALER, one frame per line, SPEC §3.3), session after session.
 
-    ``quit`` ends a session, and the server waits for the next ``uqi``. Runs until interrupted. Raises
-    :class:`EndpointError` when the endpoint cannot be bound.
+    ``quit`` ends a session, and the server waits for the next ``uqi``. Runs until stopped (:func:`serve_slot_sessions`,
+    whose exit status it returns). Raises :class:`EndpointError` when the endpoint cannot be bound.
     """
-    serve_zmq_sessions(lambda write: _Session(bot, write), endpoint, on_bound=on_bound)
+    return serve_slot_sessions(lambda loop, _: BotSlot(bot, loop, copies=False), endpoint, on_bound=on_bound)
 
 
-_OUTBOX_LINES: Final = 1000
 HEARTBEAT_MS: Final = 1000
 """Interval of the ZMTP heartbeats a server sends; an arena silent for three intervals has gone (SPEC §3.3)."""
+_OUTBOX_LINES: Final = 1000
 
 
-def serve_zmq_sessions(
-    make_session: SessionFactory, endpoint: str, *, on_bound: Callable[[], None] | None = None
-) -> None:
-    """The ZeroMQ server behind :func:`serve_zmq` and the stdio bridge: one session at a time, each on a new socket.
+class _Signals:
+    """SIGINT and SIGTERM while serving: the first calls ``first()`` (finish what is in flight, take nothing new), a
+    second leaves at once by raising :class:`_LeaveNow` (exit status 128 + the signal)."""
+
+    def __init__(self, first: Callable[[], None]) -> None:
+        self._first = first
+        self._count = 0
+        self._old: dict[int, Any] = {}
+
+    def __enter__(self) -> _Signals:
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self._old[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self._old.items():
+            signal.signal(signum, handler)
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self._count += 1
+        if self._count > 1:
+            raise _LeaveNow(signum)
+        self._first()
+
+
+class _LeaveNow(QuartoError):
+    """A second signal: leave at once (exit status 128 + the signal)."""
+
+    status = ExitStatus.SIGNAL
+    reason = "signal"
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"signal {signum}")
+        self.exit_code = int(ExitStatus.SIGNAL) + signum
+
+
+def serve_slot_sessions(make_slot: SlotFactory, endpoint: str, *, on_bound: Callable[[], None] | None = None) -> int:
+    """The ZeroMQ server behind :func:`serve_zmq` and the bridge's ``--listen``: one session at a time, each on a
+    new socket, all of them served by one warm slot (its engine ready before the endpoint is bound).
 
     A session ends (SPEC §3.3) on ``quit``, when the engine side ends it, or when the arena's connection drops
-    (its process died, or three heartbeats went unanswered). Each session gets a fresh socket and a fresh session
-    object, and whatever an old session still writes is dropped: a reply from another session never reaches an
-    arena. Runs until interrupted; raises :class:`EndpointError` when the endpoint cannot be bound.
+    (its process died, or three heartbeats went unanswered). Each session gets a fresh socket, and whatever an old
+    session still writes is dropped: a reply from another session never reaches an arena. The first SIGINT or
+    SIGTERM lets a session in progress finish, then returns 0; a second one returns 128 + the signal at once.
+    Raises :class:`EndpointError` when the endpoint cannot be bound.
     """
-    server = _SessionServer(make_session, endpoint)
-    log.info("listening on %s", endpoint)
-    if on_bound is not None:
-        on_bound()
+    from .slots import Loop
+
+    loop = Loop()
+    server = _SessionServer(make_slot(loop, 1), loop, endpoint)
     try:
-        server.serve_forever()
+        with _Signals(server.leave):
+            try:
+                server.serve(on_bound)
+            except _LeaveNow as e:
+                log.info("leaving at once")
+                server.hurry = True
+                return e.exit_code
+        return 0
     finally:
         server.close()
 
 
 class _SessionServer:
-    """The state of :func:`serve_zmq_sessions`: the bound socket and its monitor, the session, the outbox.
+    """The state of :func:`serve_slot_sessions`: the bound socket and its monitor, the slot, the loop.
 
-    ZeroMQ sockets are not thread-safe, so the session's threads queue their lines in :attr:`outbox` and wake this
-    thread through a pipe the poller watches next to the socket; only this thread touches the socket. Each line
-    carries the number of the session that wrote it, and only the current session's lines are sent. The outbox is
-    bounded, so an engine flooding its output waits for the socket instead of filling memory.
+    ZeroMQ sockets are not thread-safe: only the loop's thread touches the socket; lines written from other threads
+    (the SDK's searches) are queued and sent by the loop. Each line carries the number of the session that wrote it,
+    and only the current session's lines are sent. The queue is bounded, so an engine flooding its output waits for
+    the socket instead of filling memory.
 
     Connections are counted: a session's arena has vanished when no connection is left. An arena that quit may
     still reconnect to the fresh socket for a moment before its own socket is closed, and its disconnect must not
     end the next arena's session; a port probe (no ZeroMQ peer) comes and goes without a session.
     """
 
-    def __init__(self, make_session: SessionFactory, endpoint: str) -> None:
+    def __init__(self, slot: Slot, loop: Loop, endpoint: str) -> None:
         import zmq
 
         self.zmq = zmq
-        self.make_session = make_session
+        self.slot = slot
+        self.loop = loop
         self.endpoint = endpoint
         self.context = zmq.Context()
-        try:
-            self.sock = self._bind()
-        except EndpointError:
-            self.context.term()
-            raise
+        self.sock: Any = None
+        self.monitor: Any = None
         self.outbox: queue.Queue[tuple[int, str | None]] = queue.Queue(maxsize=_OUTBOX_LINES)
-        self.wake_r, self.wake_w = os.pipe()
-        os.set_blocking(self.wake_r, False)
-        os.set_blocking(self.wake_w, False)
         self.generation = 0
         self.connections = 0
         self.begun = False
-        self.poller = zmq.Poller()
-        self.poller.register(self.wake_r, zmq.POLLIN)
+        self.leaving = False
+        self.hurry = False
+        self.done = False
+
+    def serve(self, on_bound: Callable[[], None] | None) -> None:
+        self.slot.start(lambda: None)
+        while not self.slot.ready:
+            if self.leaving:
+                return
+            self.loop.run_once()
+        self.sock = self._bind()
         self.monitor = self._watch()
-        self.session = make_session(self._writer(self.generation))
+        self.slot.open(self._writer(self.generation))
+        log.info("listening on %s", self.endpoint)
+        if on_bound is not None:
+            on_bound()
+        while not self.done:
+            self.loop.run_once()
+
+    def leave(self) -> None:
+        """The first signal: the session in progress finishes, then the server stops."""
+        self.loop.call_soon_threadsafe(self._leave)
+
+    def _leave(self) -> None:
+        if self.leaving:
+            return
+        self.leaving = True
+        if self.begun:
+            log.warning("stopping: finishing the game in flight, taking no new one (signal again to leave at once)")
+        else:
+            log.info("stopping")
+            self.done = True
 
     def _bind(self, patience: float = 0.0) -> Any:
         """A fresh DEALER bound to the endpoint, with ZMTP heartbeats."""
@@ -720,121 +876,113 @@ class _SessionServer:
             except zmq.ZMQError as e:
                 fresh.close()
                 if e.errno != zmq.EADDRINUSE or time.monotonic() > give_up:
-                    raise EndpointError(f"cannot listen on {self.endpoint}: {e}") from None
+                    raise EndpointError(f"cannot listen on {self.endpoint}: {e}", reason="cannot_bind") from None
             time.sleep(0.01)
 
     def _watch(self) -> Any:
-        """Polls the current socket and a monitor of its connections."""
+        """Reads the current socket and a monitor of its connections on the loop."""
         zmq = self.zmq
         monitor = self.sock.get_monitor_socket(zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED)
-        self.poller.register(self.sock, zmq.POLLIN)
-        self.poller.register(monitor, zmq.POLLIN)
+        self.loop.add_reader(self.sock, self._receive)
+        self.loop.add_reader(monitor, self._on_monitor)
         return monitor
 
     def _writer(self, number: int) -> Callable[[str | None], None]:
         """What session ``number`` writes with (from any thread); ``None`` ends it from the engine's side."""
+        loop_thread = self.loop.thread
 
         def write(line: str | None) -> None:
+            if threading.get_ident() == loop_thread:
+                self._emit(number, line)
+                return
             self.outbox.put((number, line))
-            with contextlib.suppress(BlockingIOError):  # a full pipe already holds a pending wake-up
-                os.write(self.wake_w, b"\0")
+            self.loop.call_soon_threadsafe(self._flush)
 
         return write
 
-    def _flush(self) -> bool:
-        """Sends what the current session queued; False when it ended the session from the engine's side.
+    def _emit(self, number: int, line: str | None) -> None:
+        if number != self.generation or self.sock is None:
+            return  # written by a session that is over
+        if line is None:
+            self._next_session("the engine ended it")
+            return
+        with contextlib.suppress(self.zmq.Again):
+            self.sock.send(line.encode("utf-8"), self.zmq.NOBLOCK)
 
-        A batch at a time, so that a flooding engine cannot keep this loop from noticing that the arena left;
-        never blocking: a line the arena's connection cannot take (it is gone, or reads nothing) is dropped.
-        """
-        with contextlib.suppress(BlockingIOError):
-            while os.read(self.wake_r, 4096):
-                pass
+    def _flush(self) -> None:
+        """Sends what the session's threads queued, a batch at a time, never blocking: a line the arena's
+        connection cannot take (it is gone, or reads nothing) is dropped."""
         for _ in range(_OUTBOX_LINES):
             try:
                 number, line = self.outbox.get_nowait()
             except queue.Empty:
-                return True
-            if number != self.generation:
-                continue  # written by a session that is over
-            if line is None:
-                return False
-            with contextlib.suppress(self.zmq.Again):
-                self.sock.send(line.encode("utf-8"), self.zmq.NOBLOCK)
-        with contextlib.suppress(BlockingIOError):
-            os.write(self.wake_w, b"\0")  # more is queued: come back after a look at the sockets
-        return True
+                return
+            self._emit(number, line)
+        self.loop.call_soon_threadsafe(self._flush)  # more is queued: come back after a look at the socket
 
-    def _receive(self) -> bool:
-        """Hands every waiting line to the session; False once it ended the session (``quit``)."""
-        while True:
+    def _receive(self) -> None:
+        """Hands every waiting line to the slot."""
+        generation = self.generation
+        while self.sock is not None and generation == self.generation:
             try:
                 frames = self.sock.recv_multipart(self.zmq.NOBLOCK)
             except self.zmq.Again:
-                return True
+                return
             self.begun = True
             if len(frames) != 1:
-                self._writer(self.generation)(
-                    f"error message has {len(frames)} frames; UQI over ZeroMQ is one line per frame"
-                )
+                self._emit(generation, f"error message has {len(frames)} frames; UQI over ZeroMQ is one line per frame")
                 continue
-            if not self.session.handle(frames[0].decode("utf-8", "replace")):
-                return False
+            if not self.slot.handle(frames[0].decode("utf-8", "replace")):
+                self._next_session("quit")
+                return
 
-    def _vanished(self) -> bool:
-        """Reads the monitor: True when the arena's connection dropped (its process died or its heartbeats
-        stopped) and no other is left. A session that never began has nothing to end."""
+    def _on_monitor(self) -> None:
+        """Reads the monitor: the session ends when the arena's connection dropped (its process died or its
+        heartbeats stopped) and no other is left. A session that never began has nothing to end."""
         from zmq.utils.monitor import recv_monitor_message
 
         vanished = False
-        while self.monitor.poll(0):
+        while self.monitor is not None and self.monitor.poll(0):
             event = recv_monitor_message(self.monitor)["event"]
             self.connections += 1 if event == self.zmq.EVENT_ACCEPTED else -1
             vanished = vanished or (self.begun and self.connections <= 0)
-        return vanished
+        if vanished:
+            self._next_session("the arena's connection dropped")
 
-    def serve_forever(self) -> None:
-        """The loop: lines in, replies out, and a fresh socket and session after each session's end."""
-        while True:
-            events = dict(self.poller.poll())
-            ended = self.sock in events and not self._receive()
-            vanished = self._vanished()
-            if not self._flush() or ended or vanished:
-                why = "quit" if ended else "the arena's connection dropped" if vanished else "the engine ended it"
-                self._next_session()
-                log.info("session ended (%s); waiting for the next uqi", why)
-
-    def _next_session(self) -> None:
+    def _next_session(self, why: str) -> None:
         # A bound DEALER deals its replies round-robin to every peer it still has, so the next arena could lose
         # lines to this one's dying connection: start over with a fresh socket. Closing it is also how the arena
-        # learns that a bridged engine went away (a disconnect). The old session is closed only then, so that the
-        # next arena never waits for it.
-        for old in (self.sock, self.monitor):
-            self.poller.unregister(old)
-        self.sock.disable_monitor()
-        self.monitor.close(linger=0)
-        self.sock.close()
+        # learns that a bridged engine went away (a disconnect).
+        self._unbind()
+        self.generation += 1
+        self.slot.finish()
+        log.info("session ended (%s)", why)
+        if self.leaving:
+            self.done = True
+            return
         self.sock = self._bind(patience=5.0)
         self.monitor = self._watch()
-        self.generation += 1
         self.begun, self.connections = False, 0
-        self.session.close()
-        self.session = self.make_session(self._writer(self.generation))
+        self.slot.open(self._writer(self.generation))
+        log.info("waiting for the next uqi")
+
+    def _unbind(self) -> None:
+        for old in (self.sock, self.monitor):
+            if old is not None:
+                self.loop.remove_reader(old)
+        if self.sock is not None:
+            with contextlib.suppress(self.zmq.ZMQError):
+                self.sock.disable_monitor()
+            self.monitor.close(linger=0)
+            self.sock.close()
+        self.sock = self.monitor = None
 
     def close(self) -> None:
-        """Ends the session and releases the socket, the context and the pipe."""
-        self.session.close()
-        # A signal may land mid-way through a session switch, when this socket is closed and not registered.
-        for old in (self.sock, self.monitor):
-            with contextlib.suppress(KeyError):
-                self.poller.unregister(old)
-        with contextlib.suppress(self.zmq.ZMQError):
-            self.sock.disable_monitor()
-        self.monitor.close(linger=0)
-        self.sock.close()
+        """Ends the slot's engine and releases the socket, the context and the loop."""
+        self._unbind()
+        self.slot.close()
         self.context.term()
-        os.close(self.wake_r)
-        os.close(self.wake_w)
+        self.loop.close()
 
 
 def _parser(prog: str | None) -> argparse.ArgumentParser:
@@ -858,29 +1006,26 @@ def _parser(prog: str | None) -> argparse.ArgumentParser:
     return parser
 
 
-def _raise_exit(signum: int, frame: FrameType | None) -> None:
-    raise SystemExit(0)
+def serve_connected_until_stopped(make_slot: client.SlotFactory, options: client.ConnectOptions) -> int:
+    """Serves the arena's sessions (:func:`.client.serve_connected`): the SDK's and the bridge's ``--connect``.
 
+    Returns 0 when the arena said goodbye (the run is over) or after a first SIGINT or SIGTERM once the games in
+    flight are over; 128 + the signal when a second one came (leaving at once: the games in flight are lost by
+    disconnect); :data:`EXIT_REFUSED` when the arena turned the bot down for good (the reason logged).
+    """
+    from .client import ArenaRefused, Client, serve_connected
 
-def exit_on_sigterm() -> None:
-    """Makes SIGTERM end the process as Ctrl-C does, through the ``finally`` blocks that close sockets and engines."""
-    signal.signal(signal.SIGTERM, _raise_exit)
-
-
-def serve_connected_until_stopped(make_session: client.SessionFactory, options: client.ConnectOptions) -> int:
-    """Serves the arena's sessions (:func:`.client.serve_connected`) until Ctrl-C or SIGTERM (status 0), or until
-    the arena turns the bot down for good (:data:`EXIT_REFUSED`, the reason logged): the SDK's and the bridge's
-    ``--connect``."""
-    from .client import ArenaRefused, serve_connected
-
-    exit_on_sigterm()
-    try:
-        serve_connected(make_session, options)
-    except ArenaRefused as e:
-        log.error("%s", e)
-        return EXIT_REFUSED
-    except KeyboardInterrupt:
-        log.info("interrupted")
+    client_ = Client(make_slot, options)
+    with _Signals(client_.leave):
+        try:
+            serve_connected(make_slot, options, client_)
+        except ArenaRefused as e:
+            log.error("%s", e)
+            return EXIT_REFUSED
+        except _LeaveNow as e:
+            log.warning("leaving at once")
+            return e.exit_code
+    log.info("stopped")
     return 0
 
 
@@ -897,19 +1042,15 @@ def main(bot: Bot | SearchFunction, argv: Sequence[str] | None = None, *, prog: 
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     the_bot = bot if isinstance(bot, Bot) else FunctionBot(bot)
-    if args.connect is not None or args.name or args.key or args.server_key or args.slots != 1:
+    if args.connect is not None or args.name or args.key or args.server_key or args.slots != 1 or args.stay:
         return _connect(the_bot, args)
     if args.listen is not None:
         try:
             endpoint = parse_endpoint(args.listen, allow_remote=args.allow_remote)
-            exit_on_sigterm()
-            serve_zmq(the_bot, endpoint)
+            return serve_zmq(the_bot, endpoint)
         except EndpointError as e:
             print(f"error: {e}", file=sys.stderr)
             return EXIT_USAGE
-        except KeyboardInterrupt:
-            log.info("interrupted")
-        return 0
     leftover = serve_stdio(the_bot)
     if leftover is not None:
         leftover.join(_JOIN_ON_EXIT)
@@ -921,7 +1062,7 @@ def main(bot: Bot | SearchFunction, argv: Sequence[str] | None = None, *, prog: 
 
 
 def _connect(bot: Bot, args: argparse.Namespace) -> int:
-    """``--connect``: serves the arena's sessions, each on a fresh copy of ``bot`` (SPEC §3.4: a clean engine)."""
+    """``--connect``: serves the arena's sessions, one warm copy of ``bot`` per slot (SPEC §3.4)."""
     from .client import ClientError, connect_options
 
     try:
@@ -939,7 +1080,7 @@ def _connect(bot: Bot, args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    return serve_connected_until_stopped(lambda write: _Session(copy.deepcopy(pristine), write), options)
+    return serve_connected_until_stopped(lambda loop, _: BotSlot(pristine, loop), options)
 
 
 def run(bot: Bot | SearchFunction, argv: Sequence[str] | None = None) -> NoReturn:

@@ -5,29 +5,31 @@
 
 The client connects a DEALER socket to the arena, so the bot's machine needs no open port (a laptop behind NAT will
 do); with keys the connection is authenticated and encrypted by CurveZMQ, the arena checked against its public key.
-It says ``hello`` with the bot's name and its slots, and for each ``begin K`` runs a session on slot K with a clean
-engine (a fresh process behind the bridge, a fresh copy of the bot in the SDK), which ends with the arena's ``quit``
-(or the engine's own end, reported as ``ended K``); ``ready K`` follows once that engine is gone. When the connection
-drops (the arena stopped, the network failed, three heartbeats went unanswered) every session ends and the client
-connects again on a fresh socket and waits for the next game; nothing of an old session ever reaches a new one.
+Each slot keeps one warm engine (:mod:`~quarto_arena.protocol.slots`: one process behind the bridge, one copy of
+the bot in the SDK), ready before the client says ``hello``. For each ``begin K`` a session runs on slot K's engine
+and ends with the arena's ``quit`` (or the engine's own end, reported as ``ended K``); ``ready K`` follows once the
+engine is clean again (or a fresh one is, after ``kill K``). When the connection drops (the arena stopped, the
+network failed, three heartbeats went unanswered) every session ends and the client connects again on a fresh
+socket, one log line per attempt with its pause; nothing of an old session ever reaches a new one.
 
-The client gives up only when the arena has said no: ``refused`` (a name that is not the key's, a bot that does not
-play there), a key the arena does not know, or handshakes that keep failing (a wrong ``--server-key``). It never
-sends a line over the UQI limit: an engine that writes one ends its session instead.
+The client stops when the arena says ``goodbye`` (the run is over; ``stay`` keeps it connecting for the next run),
+when :meth:`leave` is called (it says ``leaving``, finishes the games in flight and takes no new ones), or for good
+when the arena has said no: ``refused`` (a name that is not the key's, a bot that does not play there), a key the
+arena does not know, or handshakes that keep failing (a wrong ``--server-key``). It never sends a line over the UQI
+limit: an engine that writes one ends its session instead.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import logging
-import os
 import queue
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 import zmq
 import zmq.auth
@@ -39,7 +41,10 @@ from .connect import (
     ConnectError,
     Control,
     Ended,
+    Goodbye,
     Hello,
+    Kill,
+    Leaving,
     Ready,
     Refused,
     Welcome,
@@ -48,14 +53,15 @@ from .connect import (
     parse_channel,
     parse_control,
 )
+from .errors import ExitStatus, QuartoError
+from .slots import Loop, Slot
 from .uqi import MAX_LINE_BYTES
 
 __all__ = [
     "ArenaRefused",
     "ClientError",
     "ConnectOptions",
-    "Session",
-    "SessionFactory",
+    "SlotFactory",
     "connect_options",
     "serve_connected",
 ]
@@ -66,36 +72,28 @@ HEARTBEAT_MS: Final = 1000
 """Interval of the ZMTP heartbeats; an arena silent for three intervals is gone."""
 HANDSHAKE_TRIES: Final = 3
 """Handshakes that fail in a row (without the arena saying why) before the client gives up."""
-_PENDING_LINES: Final = 1000  # lines engines may have waiting to be sent; then their writers wait
+_PENDING_LINES: Final = 1000  # lines engines' threads may have waiting to be sent; then they wait
 _RECONNECT_PAUSE: Final = 0.2  # s before a new connection after one dropped
-_END_WAIT: Final = 5.0  # s a dropped connection's sessions get to end before the client connects again
-_READY: Final = object()  # an outbox item: the slot's engine is gone, say ready
+_RECONNECT_MAX_MS: Final = 5000  # the longest pause between two attempts to reach an arena that is not there
+_GOODBYE_WAIT: Final = 3.0  # s a client that said leaving waits for the arena's goodbye once its games are over
 
 
-class ClientError(ValueError):
+class ClientError(QuartoError, ValueError):
     """A ``--connect`` option that cannot be used (exit status 2). The message names the problem."""
 
+    status = ExitStatus.USAGE
+    reason = "connect_option"
 
-class ArenaRefused(Exception):
+
+class ArenaRefused(QuartoError):
     """The arena turned the bot down for good (exit status 3): retrying cannot help. The message says why."""
 
-
-class Session(Protocol):
-    """One session on one slot: what :func:`serve_connected` drives."""
-
-    def handle(self, line: str) -> bool:
-        """Handles one line from the arena; returns False when the session ends (``quit``)."""
-        ...
-
-    def close(self) -> object:
-        """Ends the session (stops a search, or the engine process behind a bridge); may block a little."""
-        ...
+    status = ExitStatus.ENGINE
+    reason = "refused"
 
 
-#: ``make_session(write)``: a new session whose replies go to ``write(line)`` (thread-safe); ``write(None)`` ends the
-#: session from the engine's side (an engine that exited). A session may have an ``exit_info`` attribute that says
-#: how its engine ended (``exit code 1``), sent to the arena with ``ended``.
-SessionFactory = Callable[[Callable[[str | None], None]], Session]
+#: ``make_slot(loop, number)``: slot ``number``'s engine, driven by ``loop`` (started by the client).
+SlotFactory = Callable[[Loop, int], Slot]
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +112,8 @@ class ConnectOptions:
     """The bot's secret key (Z85), with keys."""
     server: bytes | None = None
     """The arena's public key (Z85), with keys."""
+    stay: bool = False
+    """Keep connecting after the arena's ``goodbye`` (a standing ladder's next run), instead of stopping."""
 
 
 def _key(path: str, what: str) -> tuple[bytes, bytes | None]:
@@ -127,8 +127,8 @@ def connect_options(args: argparse.Namespace) -> ConnectOptions | None:
     """The options of :func:`~quarto_arena.protocol.connect.add_arguments`, checked (the key files read); None
     without ``--connect``. Raises :class:`ClientError`."""
     if args.connect is None:
-        if args.name or args.key or args.server_key or args.slots != 1:
-            raise ClientError("--name, --key, --server-key and --slots go with --connect")
+        if args.name or args.key or args.server_key or args.slots != 1 or getattr(args, "stay", False):
+            raise ClientError("--name, --key, --server-key, --slots and --stay go with --connect")
         return None
     endpoint = args.connect.strip()
     if not endpoint.startswith(("tcp://", "ipc://")) or len(endpoint) <= len("tcp://"):
@@ -139,54 +139,49 @@ def connect_options(args: argparse.Namespace) -> ConnectOptions | None:
         raise ClientError(f"--slots {args.slots}: give 1 or more")
     if (args.key is None) != (args.server_key is None):
         raise ClientError("give both --key (the bot's NAME.key_secret) and --server-key (arena.key), or neither")
+    stay = bool(getattr(args, "stay", False))
     if args.key is None:
-        return ConnectOptions(endpoint, args.name, args.slots)
+        return ConnectOptions(endpoint, args.name, args.slots, stay=stay)
     public, secret = _key(args.key, "--key")
     if secret is None:
         raise ClientError(f"--key {args.key}: holds no secret key (give NAME.key_secret, not NAME.key)")
     server, _ = _key(args.server_key, "--server-key")
-    return ConnectOptions(endpoint, args.name, args.slots, public, secret, server)
+    return ConnectOptions(endpoint, args.name, args.slots, public, secret, server, stay)
 
 
-def serve_connected(make_session: SessionFactory, options: ConnectOptions) -> None:
-    """Connects to the arena and serves sessions on the bot's slots, connection after connection, until interrupted.
+class Client:
+    """The loop of :func:`serve_connected`: one thread owns the socket, the slots' pipes and their timers; the SDK's
+    search threads queue their lines. Build it, then :meth:`run` it; :meth:`leave` (from a signal handler too) asks
+    it to finish the games in flight and stop."""
 
-    Raises :class:`ArenaRefused` when the arena turns the bot down for good.
-    """
-    client = _Client(make_session, options)
-    try:
-        client.run()
-    finally:
-        client.close()
-
-
-class _Client:
-    """The loop of :func:`serve_connected`: one thread owns the socket; engines' threads queue their lines."""
-
-    def __init__(self, make_session: SessionFactory, options: ConnectOptions) -> None:
-        self.make_session = make_session
+    def __init__(self, make_slot: SlotFactory, options: ConnectOptions) -> None:
         self.options = options
+        self.loop = Loop()
         self.context: zmq.Context[Any] = zmq.Context()
-        self.thread = threading.get_ident()
-        # Items (connection, slot, generation, line, held): engines' lines, None (the engine ended), or _READY.
-        # Engines' threads wait for space (``held``: they took a place), so a flooding engine is slowed down, not
-        # buffered; this thread never waits, since it drains the queue.
-        self.outbox: queue.SimpleQueue[tuple[int, int, int, object, bool]] = queue.SimpleQueue()
+        self.slots: dict[int, Slot] = {k: make_slot(self.loop, k) for k in range(1, options.slots + 1)}
+        self.generations = dict.fromkeys(self.slots, 0)
+        self.open: set[int] = set()
+        """Slots with a session on."""
+        self.owed: set[int] = set()
+        """Slots whose ``ready`` the arena waits for (on this connection)."""
+        self.kills: set[int] = set()
+        """Slots whose session the arena killed: a fresh engine for them."""
+        # Lines of engines' threads (the SDK's searches): (slot, generation, line). They wait for space, so that a
+        # flooding engine is slowed down, not buffered; the loop's own writes go straight to the socket.
+        self.outbox: queue.SimpleQueue[tuple[int, int, str | None]] = queue.SimpleQueue()
         self.space = threading.BoundedSemaphore(_PENDING_LINES)
-        self.wake_r, self.wake_w = os.pipe()
-        os.set_blocking(self.wake_r, False)
-        os.set_blocking(self.wake_w, False)
-        self.sessions: dict[int, tuple[int, Session]] = {}
-        self.generations = dict.fromkeys(range(1, options.slots + 1), 0)
         self.connection = 0
-        self.closed = False
         self.welcomed = False
         self.failures = 0
-        self.poller = zmq.Poller()
-        self.poller.register(self.wake_r, zmq.POLLIN)
+        self.leaving = False
+        """Set by :meth:`leave`: no new sessions, then stop."""
+        self.stopping = False
+        """The arena said goodbye (without ``stay``), or the bot is leaving: stop once no session is on."""
+        self.done = False
+        self.said_goodbye = False
         self.sock: Any = None
         self.monitor: Any = None
-        self._connect()
+        self._goodbye_timer: Any = None
 
     # --- the connection ------------------------------------------------------------------------------------------
 
@@ -197,7 +192,7 @@ class _Client:
         for option, value in (
             (zmq.LINGER, 0),
             (zmq.RECONNECT_IVL, 100),
-            (zmq.RECONNECT_IVL_MAX, 2000),
+            (zmq.RECONNECT_IVL_MAX, _RECONNECT_MAX_MS),
             (zmq.HEARTBEAT_IVL, HEARTBEAT_MS),
             (zmq.HEARTBEAT_TIMEOUT, 3 * HEARTBEAT_MS),
             (zmq.HEARTBEAT_TTL, 3 * HEARTBEAT_MS),
@@ -209,6 +204,7 @@ class _Client:
             sock.curve_serverkey = o.server
         events = zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_FAILED_AUTH
         events |= zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+        events |= zmq.EVENT_CONNECT_RETRIED
         self.monitor = sock.get_monitor_socket(events)
         try:
             sock.connect(o.endpoint)
@@ -219,53 +215,97 @@ class _Client:
         self.sock = sock
         self.connection += 1
         self.welcomed = False
-        self.poller.register(sock, zmq.POLLIN)
-        self.poller.register(self.monitor, zmq.POLLIN)
+        self.loop.add_reader(sock, self._read)
+        self.loop.add_reader(self.monitor, self._watch)
         self._send(None, format_control(Hello(o.name, o.slots)))
         log.info("connecting to %s as %s with %d slot%s", o.endpoint, o.name, o.slots, "s" * (o.slots != 1))
 
     def _disconnect(self) -> None:
-        for s in (self.sock, self.monitor):
-            with contextlib.suppress(KeyError):
-                self.poller.unregister(s)
+        if self.sock is None:
+            return
+        self.loop.remove_reader(self.sock)
+        self.loop.remove_reader(self.monitor)
         with contextlib.suppress(zmq.ZMQError):
             self.sock.disable_monitor()
         self.monitor.close(linger=0)
         self.sock.close(linger=0)
+        self.sock = None
 
     def _reconnect(self, why: str) -> None:
-        """The connection is gone: every session ends, then a fresh connection says hello again."""
-        if self.sessions:
-            log.warning("%s; ending %d session(s) and connecting again", why, len(self.sessions))
-        elif self.welcomed:
-            log.info("%s; connecting again", why)
+        """The connection is gone: every session ends (the slots stay warm), then a fresh connection says hello."""
+        if self.open:
+            log.warning("%s; ending %d session(s)", why, len(self.open))
+        else:
+            log.info("%s", why)
         self._end_all()
         self._disconnect()
-        time.sleep(_RECONNECT_PAUSE)
-        self._connect()
+        if self.stopping or self.leaving:
+            self.done = True
+            return
+        log.info("connecting again to %s in %g s", self.options.endpoint, _RECONNECT_PAUSE)
+        self.loop.call_later(_RECONNECT_PAUSE, self._connect)
 
     def close(self) -> None:
-        """Ends every session and the connection."""
+        """Ends every session, every engine and the connection."""
         self._end_all()
         self._disconnect()
+        for slot in self.slots.values():
+            with contextlib.suppress(Exception):
+                slot.close()
         self.context.term()
-        self.closed = True
-        os.close(self.wake_r)
-        os.close(self.wake_w)
+        self.loop.close()
 
     # --- the loop --------------------------------------------------------------------------------------------------
 
     def run(self) -> None:
-        while True:
-            events = dict(self.poller.poll())
-            if self.sock in events:
-                self._read()
-            if self.monitor in events:
-                self._watch()
-            self._flush()
+        """Starts the slots' engines, connects once every one is ready, and serves until stopped."""
+        for number, slot in self.slots.items():
+            slot.start(functools.partial(self._slot_ready, number))
+        while not all(slot.ready for slot in self.slots.values()):
+            if self.leaving:
+                return
+            self.loop.run_once()
+        n = len(self.slots)
+        log.info("%d engine%s ready", n, "s" * (n != 1))
+        self._connect()
+        while not self.done:
+            self.loop.run_once()
+
+    def leave(self) -> None:
+        """Takes no new session, finishes those in flight, then stops (call it from any thread or a signal)."""
+        self.loop.call_soon_threadsafe(self._leave)
+
+    def _leave(self) -> None:
+        if self.leaving:
+            return
+        self.leaving = self.stopping = True
+        n = len(self.open)
+        log.warning(
+            "stopping: finishing %d game%s in flight, taking no new ones (signal again to leave at once)",
+            n,
+            "s" * (n != 1),
+        )
+        if self.sock is None or not self.welcomed:
+            self.done = True
+            return
+        self._send(None, format_control(Leaving()))
+        self._check_done()
+
+    def _check_done(self) -> None:
+        """Stops once no session is on, when stopping (after the arena's goodbye, or a while without one)."""
+        if not self.stopping or self.open or self.done:
+            return
+        if self.said_goodbye or self.sock is None:
+            self.done = True
+        elif self._goodbye_timer is None:
+            self._goodbye_timer = self.loop.call_later(_GOODBYE_WAIT, self._give_up_goodbye)
+
+    def _give_up_goodbye(self) -> None:
+        if not self.open:
+            self.done = True
 
     def _read(self) -> None:
-        while True:
+        while self.sock is not None:
             try:
                 frames = self.sock.recv_multipart(zmq.NOBLOCK)
             except zmq.Again:
@@ -278,7 +318,7 @@ class _Client:
                 line = frames[1].decode("utf-8")
                 if slot is None:
                     self._control(parse_control(line))
-                elif slot in self.sessions and not self.sessions[slot][1].handle(line):
+                elif slot in self.open and not self.slots[slot].handle(line):
                     self._end(slot, None)  # quit
             except (ConnectError, UnicodeDecodeError) as e:
                 log.warning("ignored a message from the arena: %s", e)
@@ -289,25 +329,41 @@ class _Client:
                 self.welcomed = True
                 self.failures = 0
                 log.info("connected to %s: %d slot%s ready", self.options.endpoint, slots, "s" * (slots != 1))
+                if self.leaving:
+                    self._send(None, format_control(Leaving()))
             case Refused(text):
                 raise ArenaRefused(f"the arena at {self.options.endpoint} refused {self.options.name}: {text}")
-            case Begin(slot) if slot in self.generations:
+            case Begin(slot) if slot in self.slots:
                 self._begin(slot)
+            case Kill(slot) if slot in self.open:
+                self.kills.add(slot)
+            case Goodbye(text):
+                self.said_goodbye = True
+                if self.leaving:
+                    log.info("the arena says goodbye: %s", text or "no more games")
+                elif self.options.stay:
+                    log.info("the arena says goodbye (%s); staying for its next run", text or "no more games")
+                else:
+                    log.info("the arena says goodbye (%s); stopping once the games in flight are over", text)
+                    self.stopping = True
+                self._check_done()
             case Bye(text):
                 log.warning("the arena cuts the connection: %s", text)
             case _:
                 log.warning("ignored the control line %r from the arena", format_control(message))
 
     def _watch(self) -> None:
-        while self.monitor.poll(0):
+        while self.sock is not None and self.monitor.poll(0):
             message = parse_monitor_message(self.monitor.recv_multipart())
             event, value = message["event"], int(message["value"])
-            if event == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
+            if event == zmq.EVENT_CONNECT_RETRIED:
+                log.info("no arena at %s yet; trying again in %.1f s", self.options.endpoint, value / 1000)
+            elif event == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
                 raise ArenaRefused(
                     f"the arena at {self.options.endpoint} does not accept our key (status {value}): its keys"
                     f" directory needs our public key as {self.options.name}.key"
                 )
-            if event in (zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL, zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL):
+            elif event in (zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL, zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL):
                 # Which side notices a mismatch first varies, and the one that does not just sees the other hang
                 # up: a mismatch is sure at once, anything else after a few tries in a row.
                 self.failures += 1
@@ -327,106 +383,103 @@ class _Client:
     # --- sessions --------------------------------------------------------------------------------------------------
 
     def _writer(self, slot: int, generation: int) -> Callable[[str | None], None]:
-        connection = self.connection
+        loop_thread = self.loop.thread
 
         def write(line: str | None) -> None:
-            held = threading.get_ident() != self.thread
-            if held:
-                self.space.acquire()
-            self.outbox.put((connection, slot, generation, line, held))
-            self._wake()
+            if threading.get_ident() == loop_thread:
+                self._emit(slot, generation, line)
+                return
+            self.space.acquire()
+            self.outbox.put((slot, generation, line))
+            self.loop.call_soon_threadsafe(self._flush)
 
         return write
 
-    def _wake(self) -> None:
-        """Wakes the loop (from any thread); nothing once the client is closed, as its pipe may be another's now."""
-        if not self.closed:
-            with contextlib.suppress(BlockingIOError, OSError):  # a full pipe already holds a wake-up
-                os.write(self.wake_w, b"\0")
+    def _emit(self, slot: int, generation: int, line: str | None) -> None:
+        """A line of slot ``slot``'s engine (None: it ended the session), sent if its session is still on."""
+        if self.generations[slot] != generation or slot not in self.open:
+            return  # written by a session that is over
+        if line is None:
+            self._end(slot, self.slots[slot].exit_info() or "the engine ended the session")
+            return
+        data = line.encode("utf-8")
+        if len(data) > MAX_LINE_BYTES:
+            self.kills.add(slot)
+            self._end(slot, f"the engine wrote a line longer than {MAX_LINE_BYTES} bytes")
+            return
+        self._send(slot, data)
+
+    def _flush(self) -> None:
+        """Sends what the engines' threads queued."""
+        for _ in range(_PENDING_LINES):
+            try:
+                slot, generation, line = self.outbox.get_nowait()
+            except queue.Empty:
+                return
+            self.space.release()
+            self._emit(slot, generation, line)
+        self.loop.call_soon_threadsafe(self._flush)  # more is queued: come back after a look at the socket
+
+    def _slot_ready(self, slot: int) -> None:
+        """Slot ``slot``'s engine is clean again: the arena may begin the next session there."""
+        if slot in self.owed:
+            self.owed.discard(slot)
+            self._send(None, format_control(Ready(slot)))
 
     def _begin(self, slot: int) -> None:
-        if slot in self.sessions:
+        if slot in self.open:
             self._end(slot, "the arena began a new session")
-        generation = self.generations[slot] = self.generations[slot] + 1
-        try:
-            session = self.make_session(self._writer(slot, generation))
-        except OSError as e:
-            log.error("slot %d: cannot start the engine: %s", slot, e.strerror or e)
-            self._send(None, format_control(Ended(slot, f"cannot start the engine: {e.strerror or e}")))
-            self._send(None, format_control(Ready(slot)))
-            return
-        self.sessions[slot] = (generation, session)
+        self.generations[slot] += 1
+        self.open.add(slot)
+        self.owed.discard(slot)
+        self.kills.discard(slot)
+        self.slots[slot].open(self._writer(slot, self.generations[slot]))
         log.info("slot %d: session begins", slot)
 
     def _end(self, slot: int, why: str | None) -> None:
         """Ends slot ``slot``'s session (``why``: it ended on our side, and the arena is told so); ``ready`` follows
-        once its engine is gone, from a thread of its own so that the other slots' games go on meanwhile."""
-        entry = self.sessions.pop(slot, None)
-        if entry is None:
+        once its engine is clean again."""
+        if slot not in self.open:
             return
-        self.generations[slot] += 1  # whatever the old engine still writes is dropped
-        session = entry[1]
+        self.open.discard(slot)
+        self.generations[slot] += 1  # whatever the engine still writes for it is dropped
         if why is not None:
             self._send(None, format_control(Ended(slot, why)))
         log.info("slot %d: session ends (%s)", slot, why or "quit")
-        connection = self.connection
-
-        def finish() -> None:
-            try:
-                session.close()
-            finally:
-                self.outbox.put((connection, slot, 0, _READY, False))
-                self._wake()
-
-        threading.Thread(target=finish, name=f"end-slot-{slot}", daemon=True).start()
+        fresh = slot in self.kills
+        self.kills.discard(slot)
+        self.owed.add(slot)
+        self.slots[slot].finish(fresh=fresh)
+        self._check_done()
 
     def _end_all(self) -> None:
-        """Ends every session at once (the connection is gone, or we stop) and waits a little for their engines."""
-        ending = []
-        for slot, (_, session) in sorted(self.sessions.items()):
+        """Ends every session at once (the connection is gone, or we stop); no ``ready`` is owed any more."""
+        for slot in sorted(self.open):
+            self.open.discard(slot)
             self.generations[slot] += 1
-            thread = threading.Thread(target=session.close, name=f"end-slot-{slot}", daemon=True)
-            thread.start()
-            ending.append(thread)
-        self.sessions.clear()
-        deadline = time.monotonic() + _END_WAIT
-        for thread in ending:
-            thread.join(max(0.0, deadline - time.monotonic()))
-
-    def _flush(self) -> None:
-        """Sends what the engines queued, a batch at a time, never blocking."""
-        with contextlib.suppress(BlockingIOError):
-            while os.read(self.wake_r, 4096):
-                pass
-        for _ in range(_PENDING_LINES):
-            try:
-                connection, slot, generation, item, held = self.outbox.get_nowait()
-            except queue.Empty:
-                return
-            if held:
-                self.space.release()
-            if connection != self.connection:
-                continue  # written for a connection that is gone
-            if item is _READY:
-                if slot not in self.sessions:
-                    self._send(None, format_control(Ready(slot)))
-                continue
-            entry = self.sessions.get(slot)
-            if entry is None or entry[0] != generation:
-                continue  # written by a session that is over
-            if item is None:
-                self._end(slot, getattr(entry[1], "exit_info", None) or "the engine ended the session")
-                continue
-            data = str(item).encode("utf-8")
-            if len(data) > MAX_LINE_BYTES:
-                self._end(slot, f"the engine wrote a line longer than {MAX_LINE_BYTES} bytes")
-                continue
-            self._send(slot, data)
-        self._wake()  # more is queued: come back after a look at the socket
+            fresh = slot in self.kills
+            self.kills.discard(slot)
+            self.slots[slot].finish(fresh=fresh)
+        self.owed.clear()
 
     def _send(self, slot: int | None, line: str | bytes) -> None:
+        if self.sock is None:
+            return
         data = line.encode("utf-8") if isinstance(line, str) else line
         # A line the connection cannot take now (the arena is gone, or reads nothing) is dropped: the connection's
         # end, which ends its sessions, follows.
         with contextlib.suppress(zmq.Again):
             self.sock.send_multipart([format_channel(slot), data], zmq.NOBLOCK)
+
+
+def serve_connected(make_slot: SlotFactory, options: ConnectOptions, client: Client | None = None) -> None:
+    """Connects to the arena and serves sessions on the bot's slots, connection after connection, until the arena
+    says goodbye (without ``stay``) or :meth:`Client.leave` is called and the games in flight are over.
+
+    Raises :class:`ArenaRefused` when the arena turns the bot down for good.
+    """
+    client = client or Client(make_slot, options)
+    try:
+        client.run()
+    finally:
+        client.close()

@@ -4,8 +4,9 @@ A bot's client and an arena that serves exchange messages of exactly two frames,
 channel is the connection's own: it carries the control lines below. Channel ``K`` (``1``, ``2``, ...) is slot K: it
 carries the UQI lines of the session on that slot, exactly as in SPEC §3.3.
 
-Client to arena: ``hello version 1 slots N name NAME``, ``ready K``, ``ended K [TEXT...]``.
-Arena to client: ``welcome version 1 slots N``, ``refused TEXT...``, ``begin K``, ``bye TEXT...``.
+Client to arena: ``hello version 1 slots N name NAME``, ``ready K``, ``ended K [TEXT...]``, ``leaving``.
+Arena to client: ``welcome version 1 slots N``, ``refused TEXT...``, ``begin K``, ``kill K``, ``bye TEXT...``,
+``goodbye TEXT...``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import argparse
 from dataclasses import dataclass
 from typing import Final
 
+from .errors import ExitStatus, QuartoError
 from .uqi import MAX_LINE_BYTES, PROTOCOL_VERSION
 
 __all__ = [
@@ -24,7 +26,10 @@ __all__ = [
     "ConnectError",
     "Control",
     "Ended",
+    "Goodbye",
     "Hello",
+    "Kill",
+    "Leaving",
     "Ready",
     "Refused",
     "Welcome",
@@ -42,8 +47,11 @@ MAX_CHANNEL_BYTES: Final = 8
 _MAX_SLOT: Final = 10**6
 
 
-class ConnectError(ValueError):
+class ConnectError(QuartoError, ValueError):
     """A frame or control line that breaks SPEC §3.4. The message names the problem."""
+
+    status = ExitStatus.ENGINE
+    reason = "connect"
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +114,27 @@ class Bye:
     text: str
 
 
-Control = Hello | Welcome | Refused | Begin | Ready | Ended | Bye
+@dataclass(frozen=True, slots=True)
+class Kill:
+    """The arena ends slot K's session as it kills a local engine (the engine broke a limit, or the game was cut
+    short mid-search): the slot's next session needs a fresh engine. ``quit`` on the slot follows."""
+
+    slot: int
+
+
+@dataclass(frozen=True, slots=True)
+class Leaving:
+    """The client takes no new sessions: it finishes the ones running, then disconnects."""
+
+
+@dataclass(frozen=True, slots=True)
+class Goodbye:
+    """No session will begin on this connection any more (the run is over, or the client said ``leaving``)."""
+
+    text: str
+
+
+Control = Hello | Welcome | Refused | Begin | Ready | Ended | Bye | Kill | Leaving | Goodbye
 """Any control line."""
 
 
@@ -141,6 +169,12 @@ def format_control(message: Control) -> str:
             return f"ended {slot} {text}".rstrip()
         case Bye(text):
             return f"bye {text}"
+        case Kill(slot):
+            return f"kill {slot}"
+        case Leaving():
+            return "leaving"
+        case Goodbye(text):
+            return f"goodbye {text}".rstrip()
 
 
 def _number(word: str, what: str, line: str) -> int:
@@ -181,11 +215,17 @@ def parse_control(line: str) -> Control:
             return Hello(name, slots, version)
         case "refused" | "bye":
             return Refused(rest) if word == "refused" else Bye(rest)
-        case "begin" | "ready":
+        case "goodbye":
+            return Goodbye(rest)
+        case "leaving":
+            if len(words) != 1:
+                raise ConnectError(f"expected 'leaving', got {line[:80]!r}")
+            return Leaving()
+        case "begin" | "ready" | "kill":
             if len(words) != 2:
                 raise ConnectError(f"expected '{word} SLOT', got {line[:80]!r}")
             slot = _slot(words[1], line)
-            return Begin(slot) if word == "begin" else Ready(slot)
+            return Begin(slot) if word == "begin" else Ready(slot) if word == "ready" else Kill(slot)
         case "ended":
             if len(words) < 2:
                 raise ConnectError(f"expected 'ended SLOT [TEXT]', got {line[:80]!r}")
@@ -202,3 +242,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--key", metavar="FILE", help="the bot's secret key, NAME.key_secret (quarto-arena keys new)")
     group.add_argument("--server-key", metavar="FILE", help="the arena's public key, arena.key")
     group.add_argument("--slots", type=int, default=1, metavar="N", help="games played at once (default: 1)")
+    group.add_argument(
+        "--stay", action="store_true", help="keep connecting after the arena ends its run (for a standing ladder)"
+    )

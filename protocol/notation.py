@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
+from .errors import ExitStatus, QuartoError
 from .rules import (
     ALL_ATTRIBUTES,
     Attribute,
@@ -48,8 +49,11 @@ _HEX: Final = "0123456789abcdef"
 ATTRIBUTE_NAMES: Final = {a.name.lower(): a for a in Attribute}
 
 
-class NotationError(ValueError):
+class NotationError(QuartoError, ValueError):
     """Text that is not valid notation. The message names the problem and the offending text."""
+
+    status = ExitStatus.USAGE
+    reason = "notation"
 
 
 def parse_square(text: str) -> int:

@@ -24,6 +24,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 
+from .errors import ExitStatus, QuartoError
+
 __all__ = [
     "ALL_ATTRIBUTES",
     "ATTRIBUTE_BITS",
@@ -154,8 +156,11 @@ class Variant:
 STANDARD: Final = Variant()
 
 
-class IllegalTurn(ValueError):
+class IllegalTurn(QuartoError, ValueError):
     """A turn that the rules do not allow in this position. The message says why."""
+
+    status = ExitStatus.USAGE
+    reason = "illegal_turn"
 
     def __init__(self, message: str, *, false_claim: bool = False) -> None:
         super().__init__(message)

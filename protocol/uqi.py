@@ -12,10 +12,12 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from .errors import ExitStatus, QuartoError
 from .notation import ATTRIBUTE_NAMES, NotationError, format_attributes, format_position, parse_position, parse_turn
 from .rules import Attribute, ClaimMode, Position, Shapes, Turn, Variant
 
 __all__ = [
+    "MAX_GO_VALUE",
     "MAX_LINE_BYTES",
     "MAX_OPTIONS",
     "MAX_VALUE",
@@ -52,6 +54,8 @@ PROTOCOL_VERSION: Final = 1
 MAX_LINE_BYTES: Final = 4096
 MAX_VALUE: Final = 1000
 """The largest ``score value`` (SPEC §5.3): 1000 x (2s - 1) for an expected score s between 0 and 1."""
+MAX_GO_VALUE: Final = 2**63 - 1
+"""The largest value of a ``go`` limit (SPEC §4.5): a signed 64-bit integer; a larger one is malformed."""
 MAX_OPTIONS: Final = 128
 """Most options an engine may declare in its handshake (SPEC §4.1); an arena refuses an engine that declares more."""
 _ANY_BOARD: Final = Variant(claims=ClaimMode.STRICT)
@@ -65,8 +69,11 @@ _SEPARATOR: Final = re.compile(r"[ \t]+")
 _AROUND: Final = " \t\r\n"
 
 
-class UqiError(ValueError):
+class UqiError(QuartoError, ValueError):
     """A line that is not valid UQI. The message names the problem."""
+
+    status = ExitStatus.ENGINE
+    reason = "uqi"
 
 
 # --- arena -> engine -------------------------------------------------------------------------------------------
@@ -115,7 +122,7 @@ class PositionCommand:
 
 @dataclass(frozen=True, slots=True)
 class Go:
-    """``go [time MS] [inc MS] [otime MS] [oinc MS] [movetime MS] [depth N] [nodes N] [infinite]``."""
+    """``go [time MS] [inc MS] [otime MS] [oinc MS] [movestogo N] [movetime MS] [depth N] [nodes N] [infinite]``."""
 
     time: int | None = None
     """The engine's remaining time, ms."""
@@ -125,6 +132,9 @@ class Go:
     """The opponent's remaining time, ms."""
     oinc: int | None = None
     """The opponent's increment, ms."""
+    movestogo: int | None = None
+    """The engine's turns, this one included, until its clock is credited the next period (moves-per-period time
+    controls, ``40/60``); None: ``time`` is for the rest of the game."""
     movetime: int | None = None
     """Fixed time for this turn, ms."""
     depth: int | None = None
@@ -449,8 +459,8 @@ def _parse_newgame(w: list[str]) -> NewGame:
     return NewGame(Variant(Shapes(shapes), frozenset(attributes), ClaimMode(claims)))
 
 
-_GO_INTS: Final = ("time", "inc", "otime", "oinc", "movetime", "depth", "nodes")
-_GO_POSITIVE: Final = frozenset({"movetime", "depth", "nodes"})
+_GO_INTS: Final = ("time", "inc", "otime", "oinc", "movestogo", "movetime", "depth", "nodes")
+_GO_POSITIVE: Final = frozenset({"movestogo", "movetime", "depth", "nodes"})
 
 
 def _parse_go(w: list[str]) -> Go:
@@ -471,7 +481,7 @@ def _parse_go(w: list[str]) -> Go:
             raise UqiError(f"go: {key} needs a value")
         if key in values:
             raise UqiError(f"go: {key} given twice")
-        values[key] = _int(w[i + 1], f"go {key}", minimum=1 if key in _GO_POSITIVE else 0)
+        values[key] = _int(w[i + 1], f"go {key}", minimum=1 if key in _GO_POSITIVE else 0, maximum=MAX_GO_VALUE)
         i += 2
     return Go(infinite=infinite, **values)
 

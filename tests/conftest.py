@@ -1,7 +1,9 @@
-"""Fixtures shared by the test files: the compiled C example bot; in CI, a skipped test is a failure."""
+"""Fixtures shared by the test files: the compiled C example bot; a test that needs an optional extra is skipped where
+it is missing (``@pytest.mark.extra("dask")``); in CI, a skipped test is a failure."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -23,6 +25,22 @@ def c_bot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     exe = tmp_path_factory.mktemp("cbot") / "quarto_bot"
     subprocess.run([cc, "-O2", "-o", str(exe), str(C_SOURCE)], check=True)
     return exe
+
+
+#: What each optional extra installs that its tests need: the module whose absence skips them.
+EXTRAS = {"dask": "distributed", "web": "aiohttp", "browser": "playwright"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skips the tests of an extra that is not installed (plain ``pip install -e .`` runs the rest)."""
+    missing = {name for name, module in EXTRAS.items() if importlib.util.find_spec(module) is None}
+    for item in items:
+        for marker in item.iter_markers("extra"):
+            (name,) = marker.args
+            if name not in EXTRAS:
+                raise pytest.UsageError(f"{item.nodeid}: unknown extra {name!r}; known: {', '.join(EXTRAS)}")
+            if name in missing:
+                item.add_marker(pytest.mark.skip(reason=f"needs the {name} extra (pip install -e '.[{name}]')"))
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -31,7 +31,7 @@ from quarto_arena.arena.pgn import read_games
 from quarto_arena.arena.records import GameRecord, Termination
 from quarto_arena.arena.referee import GameSpec
 from quarto_arena.arena.roster import resolve_engines
-from quarto_arena.arena.run import JSONL_NAME, PGN_NAME, Run, RunKind, RunSpec, build_spec
+from quarto_arena.arena.run import JSONL_NAME, PGN_NAME, Run, RunKind, RunOptions, RunSpec, build_spec
 from quarto_arena.arena.timecontrol import TimeControl
 from quarto_arena.protocol.notation import parse_position, parse_turns, parse_variant
 
@@ -186,7 +186,7 @@ def wait_for_games(journal: Path, n: int, proc: subprocess.Popen[str], timeout: 
 
 
 def wait_for_engines(worker_pid: int, proc: subprocess.Popen[str], timeout: float = 30) -> list[int]:
-    """The two engines of the game the worker ``worker_pid`` is playing, once both run (between games none do)."""
+    """Two engines of the worker ``worker_pid``, once both run (between games the worker keeps them warm)."""
     deadline = time.monotonic() + timeout
     while len(engines := marked_processes(worker_pid)) < 2:
         assert proc.poll() is None, proc.communicate()
@@ -260,6 +260,7 @@ def test_every_field_of_a_game_travels_to_the_workers() -> None:
     assert spec_from_dict(json.loads(json.dumps(spec_to_dict(sample)))) == sample
 
 
+@pytest.mark.extra("dask")
 def test_without_dask_cluster_is_one_line_naming_the_extra(tmp_path: Path) -> None:
     # The import of distributed fails as it does where the extra is not installed.
     code = "import sys; sys.modules['distributed'] = None; from quarto_arena.arena.cli import main; main(sys.argv[1:])"
@@ -278,6 +279,7 @@ def test_without_dask_cluster_is_one_line_naming_the_extra(tmp_path: Path) -> No
     assert not (tmp_path / "p").exists()
 
 
+@pytest.mark.extra("dask")
 def test_an_unreachable_scheduler_is_one_line_and_exit_3_within_seconds(tmp_path: Path) -> None:
     started = time.monotonic()
     r = run_cli("play", "random", "greedy", "--cluster", f"tcp://127.0.0.1:{free_port()}", "--out", str(tmp_path / "p"))
@@ -294,8 +296,10 @@ def test_an_unreachable_scheduler_is_one_line_and_exit_3_within_seconds(tmp_path
 # A LocalCluster
 
 
+@pytest.mark.extra("dask")
 def test_a_local_cluster_plays_what_the_single_machine_runner_schedules(tmp_path: Path) -> None:
-    spec = build_spec(RunKind.TOURNAMENT, ["random", "greedy", "minimax"], games=2, tc="st=0.5", seed=5)
+    options = RunOptions(games=2, tc="st=0.5", seed=5, option=["random:Seed=3", "greedy:Seed=4", "minimax:Seed=5"])
+    spec = build_spec(RunKind.TOURNAMENT, ["random", "greedy", "minimax"], options)
     with Run.in_memory(spec) as here:
         local = asyncio.run(here.run())
     with Run.create(spec, tmp_path / "c") as run:
@@ -308,15 +312,17 @@ def test_a_local_cluster_plays_what_the_single_machine_runner_schedules(tmp_path
     assert [scheduled(r) for r in outcome.records if r.game_id == 1] == [scheduled(local.records[0])]
     assert {r.game_id: scheduled(r) for r in outcome.records} == {r.game_id: scheduled(r) for r in local.records}
     assert_each_game_once(tmp_path / "c", 6)
-    # The engines' standard error came back from the workers into the run's logs.
+    # The engines' standard error came back from the workers into the run's logs (what they wrote during games:
+    # the SDK logs each option set at a session's start).
     for name in ("random", "greedy", "minimax"):
-        assert b"quit" in (tmp_path / "c" / "logs" / f"{name}.stderr").read_bytes()
+        assert b"option Seed = " in (tmp_path / "c" / "logs" / f"{name}.stderr").read_bytes()
 
 
 # ----------------------------------------------------------------------------------------------------------------
 # A real scheduler and workers
 
 
+@pytest.mark.extra("dask")
 def test_check_runs_on_every_worker_and_names_the_one_without_the_engine(shared: DaskCluster, qbot_dir: Path) -> None:
     env = {**os.environ, "PATH": f"{qbot_dir}:{os.environ['PATH']}"}
     r = run_cli("check", "qbot", "--cluster", shared.address, env=env)
@@ -328,6 +334,7 @@ def test_check_runs_on_every_worker_and_names_the_one_without_the_engine(shared:
     assert any(line.startswith(lacks) and "could not be started" in line for line in lines), r.stdout
 
 
+@pytest.mark.extra("dask")
 def test_an_engine_missing_on_a_worker_fails_with_a_reason_naming_the_worker(
     shared: DaskCluster, qbot_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -356,6 +363,7 @@ def test_an_engine_missing_on_a_worker_fails_with_a_reason_naming_the_worker(
     assert failure.detail == f"qbot: cannot start 'qbot': No such file or directory (on worker tcp://127.0.0.1:{lacks})"
 
 
+@pytest.mark.extra("dask")
 def test_the_coordinator_sigkilled_then_resumed_plays_exactly_the_missing_games(
     shared: DaskCluster, tmp_path: Path
 ) -> None:
@@ -392,6 +400,7 @@ def test_the_coordinator_sigkilled_then_resumed_plays_exactly_the_missing_games(
     assert {k: after[k] for k in before} == before  # nothing played twice: the journal's games are untouched
 
 
+@pytest.mark.extra("dask")
 def test_a_worker_sigkilled_mid_game_its_game_is_played_again_elsewhere_and_counted_once(tmp_path: Path) -> None:
     path = os.environ["PATH"]
     with dask_cluster(tmp_path / "cluster", [path, path]) as cluster:
@@ -422,6 +431,7 @@ def test_a_worker_sigkilled_mid_game_its_game_is_played_again_elsewhere_and_coun
     assert_each_game_once(directory, 4)
 
 
+@pytest.mark.extra("dask")
 def test_adjudication_on_the_workers(shared: DaskCluster, tmp_path: Path) -> None:
     out = tmp_path / "a"
     args = ["play", "random", "greedy", "--games", "2", "--adjudicate", "12", "--tc", "st=1", "--out", str(out)]
@@ -431,6 +441,7 @@ def test_adjudication_on_the_workers(shared: DaskCluster, tmp_path: Path) -> Non
     assert ends[Termination.ADJUDICATED] >= 1 and sum(ends.values()) == 2, ends
 
 
+@pytest.mark.extra("dask")
 def test_sprt_on_a_cluster_stops_submitting_once_it_decides(shared: DaskCluster, c_bot: Path, tmp_path: Path) -> None:
     out = tmp_path / "s"
     args = ["sprt", str(c_bot), "random", "--elo0", "0", "--elo1", "150", "--tc", "st=1", "--out", str(out)]
@@ -463,3 +474,22 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+@pytest.mark.extra("dask")
+def test_workers_keep_engines_warm_between_games_and_let_them_go_with_the_run(
+    shared: DaskCluster, tmp_path: Path
+) -> None:
+    """Each worker keeps one process of an engine for all the games it plays (the check before the games starts one
+    more per worker), and quits them once the run is over."""
+    pidfile = tmp_path / "pids"
+    slow = f"slow={sys.executable} -m quarto_arena.engines.testing.slow_start {pidfile} 0 0"
+    directory = tmp_path / "m"
+    r = run_cli(
+        "play", slow, "random", "--games", "8", "--tc", "st=0.5", "--cluster", shared.address, "--out", str(directory)
+    )
+    assert r.returncode == 0, r.stderr
+    assert_each_game_once(directory, 8)
+    started = pidfile.read_text().split()
+    assert len(started) <= 2 * len(shared.workers), started  # 8 games, and not 8 processes more than the check's
+    assert engines_left([w.pid for w in shared.workers], timeout=5) == []

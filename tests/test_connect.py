@@ -13,7 +13,10 @@ from quarto_arena.protocol.connect import (
     ConnectError,
     Control,
     Ended,
+    Goodbye,
     Hello,
+    Kill,
+    Leaving,
     Ready,
     Refused,
     Welcome,
@@ -34,6 +37,9 @@ controls = st.one_of(
     st.builds(Begin, slots),
     st.builds(Ready, slots),
     st.builds(Ended, slots, texts),
+    st.builds(Kill, slots),
+    st.just(Leaving()),
+    st.builds(Goodbye, texts),
 )
 
 
@@ -67,6 +73,8 @@ def test_the_lines_as_spec_writes_them() -> None:
         ("ready", "expected 'ready SLOT'"),
         ("ready 1 2", "expected 'ready SLOT'"),
         ("ended", "expected 'ended SLOT [TEXT]'"),
+        ("kill", "expected 'kill SLOT'"),
+        ("leaving now", "expected 'leaving'"),
         ("frobnicate", "unknown control line 'frobnicate'"),
         ("bye " + "x" * 5000, "longer than 4096 bytes"),
     ],

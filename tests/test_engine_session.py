@@ -167,6 +167,38 @@ def test_stop_ends_an_infinite_search_with_one_turn(greedy_argv: list[str]) -> N
     run(main())
 
 
+def test_the_answer_to_an_abandoned_search_is_not_reported_as_the_engines_fault(
+    greedy_argv: list[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    # When a run stops (the SPRT decided, a signal), the arena gives up the searches in flight; the engine's turn
+    # then comes with nothing waiting for it. That is the arena's doing: no "no command is waiting" warning.
+    async def main() -> None:
+        s = session(greedy_argv)
+        await s.start()
+        try:
+            await s.new_game(STANDARD)
+            task = asyncio.create_task(s.search(PositionCommand(None, tuple(parse_turns("7"))), Go(infinite=True), 5))
+            await asyncio.sleep(0.05)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            await s.stop()  # the engine answers the abandoned search now
+            for _ in range(500):  # until its turn has been read (the session reads it to the abandoned search's end)
+                if s._abandoned is None:
+                    break
+                await asyncio.sleep(0.01)
+            assert s._abandoned is None
+            await s.new_game(Variant())  # still in step
+            s.line("turn a1")  # a line nobody asked for is still the engine's fault
+        finally:
+            await s.quit()
+
+    with caplog.at_level("WARNING", logger="quarto_arena.arena.engine"):
+        run(main())
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warned == ["greedy: ignored 'turn a1': no command is waiting for an answer"], warned
+
+
 def test_restart_after_kill_gives_a_new_process(greedy_argv: list[str]) -> None:
     async def main() -> None:
         s = session(greedy_argv)

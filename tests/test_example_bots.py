@@ -328,6 +328,7 @@ def test_commands_during_a_search_are_refused(bot: list[str]) -> None:
         "go infinite infinite",
         "go ponder",
         "go movetime",
+        "go time 1000 movestogo 0",
     ],
 )
 def test_malformed_newgame_and_go_are_refused(bot: list[str], line: str) -> None:
@@ -342,6 +343,16 @@ def test_malformed_newgame_and_go_are_refused(bot: list[str], line: str) -> None
         unknown_value = bool(set(line.split()) & {"hexagon", "all", "colour", "loud"})
         assert reply.text.startswith("newgame unsupported") == unknown_value, reply
         raw.send("go depth 1")  # no turn for the refused go; and after a refused newgame, auto claims still hold
+        assert raw.turn() == "d1"
+
+
+def test_go_with_movestogo_is_answered(bot: list[str]) -> None:
+    # SPEC §4.5: a moves-per-period control (--tc 40/60) says how many turns remain in the period.
+    with running(bot) as raw:
+        raw.handshake()
+        start_game(raw)
+        raw.send("position ..../..../..../012. 3")
+        raw.send("go time 1000 inc 0 otime 1000 oinc 0 movestogo 3")
         assert raw.turn() == "d1"
 
 

@@ -49,7 +49,7 @@ def test_trinomial_figures_match_the_vectors(vector: dict[str, float]) -> None:
     lines = match_lines(s)
     games = wins + losses + draws
     assert lines[0] == f"Score of new vs base: {wins} - {losses} - {draws}  [{vector['score']:.3f}] {games}"
-    assert f"Elo difference: {vector['elo']:+.1f} +/- {vector['elo_pm']:.1f}" in lines[1]
+    assert f"Elo difference: {vector['elo']:+.1f} +/- {vector['elo_pm']:.1f} (95% CI, trinomial)" in lines[1]
 
 
 @pytest.mark.parametrize("vector", [v for v in VECTORS["elo"] if "penta" in v and "los" in v], ids=str)
@@ -61,7 +61,7 @@ def test_pentanomial_pairs_and_nelo_match_the_vectors(vector: dict[str, object])
     assert s.pentanomial == (ll, ld, wl_dd, wd, ww)
     lines = match_lines(s)
     nelo, nelo_pm, los = vector["nelo"], vector["nelo_pm"], vector["los"]
-    assert f"nElo: {nelo:+.1f} +/- {nelo_pm:.1f}, LOS: {100 * los:.1f} %" in lines[1]  # type: ignore[operator]
+    assert f"nElo: {nelo:+.1f} +/- {nelo_pm:.1f} (95% CI, pentanomial), LOS: {100 * los:.1f} %" in lines[1]  # type: ignore[operator]
     assert lines[2] == f"Pairs [LL, LD, WL+DD, WD, WW]: [{ll}, {ld}, {wl_dd}, {wd}, {ww}]  ({sum(s.pentanomial)} pairs)"
 
 
@@ -88,52 +88,55 @@ def test_incomplete_pairs_and_forfeits() -> None:
 EDGE_CASES = [
     pytest.param(
         [1.0] * 20,
-        "Elo difference: > +316.6 (95%), nElo: > +135.2 (95%), LOS: 99.9 %",
+        "Elo difference: > +316.6 (95% bound, trinomial), nElo: > +135.2 (95% bound, pentanomial), LOS: 99.9 %",
         id="all wins",
     ),
     pytest.param(
         [0.0] * 20,
-        "Elo difference: < -316.6 (95%), nElo: < -135.2 (95%), LOS: 0.1 %",
+        "Elo difference: < -316.6 (95% bound, trinomial), nElo: < -135.2 (95% bound, pentanomial), LOS: 0.1 %",
         id="all losses",
     ),
     pytest.param(
         [0.5] * 20,
-        "Elo difference: +0.0 (95%: -147.8 to +147.8), nElo: +0.0 +/- 152.3, LOS: 50.0 %",
+        "Elo difference: +0.0 (95% CI -147.8 to +147.8, trinomial), "
+        "nElo: +0.0 +/- 152.3 (95% CI, pentanomial), LOS: 50.0 %",
         id="all draws",
     ),
     pytest.param(
         [1.0, 0.0],
-        "Elo difference: +0.0 (95%: -392.5 to +392.5), nElo: +0.0 +/- 481.5, LOS: 50.0 %",
+        "Elo difference: +0.0 (95% CI -392.5 to +392.5, trinomial), "
+        "nElo: +0.0 +/- 481.5 (95% CI, pentanomial), LOS: 50.0 %",
         id="one pair, one win each",
     ),
     pytest.param(
         [1.0, 1.0],
-        "Elo difference: > -216.2 (95%), nElo: unbounded, LOS: 84.1 %",
+        "Elo difference: > -216.2 (95% bound, trinomial), nElo: unbounded, LOS: 84.1 %",
         id="one pair, both won",
     ),
     pytest.param(
         [1.0],
-        "Elo difference: > -511.5 (95%), nElo: > -1042.3 (95%), LOS: 84.1 %",
+        "Elo difference: > -511.5 (95% bound, trinomial), nElo: > -1042.3 (95% bound, trinomial), LOS: 84.1 %",
         id="a single game, won",
     ),
     pytest.param(
         [0.5],
-        "Elo difference: +0.0 (95%: -495.3 to +495.3), nElo: +0.0 +/- 681.0, LOS: 50.0 %",
+        "Elo difference: +0.0 (95% CI -495.3 to +495.3, trinomial), "
+        "nElo: +0.0 +/- 681.0 (95% CI, trinomial), LOS: 50.0 %",
         id="a single game, drawn",
     ),
     pytest.param(
         [1.0, 0.5],
-        "Elo difference: +190.8 (95%: -243.1 to +624.8), nElo: unbounded, LOS: 69.1 %",
+        "Elo difference: +190.8 (95% CI -243.1 to +624.8, trinomial), nElo: unbounded, LOS: 69.1 %",
         id="wins and draws only, few",
     ),
     pytest.param(
         [0.0, 0.5],
-        "Elo difference: -190.8 (95%: -624.8 to +243.1), nElo: unbounded, LOS: 30.9 %",
+        "Elo difference: -190.8 (95% CI -624.8 to +243.1, trinomial), nElo: unbounded, LOS: 30.9 %",
         id="losses and draws only, few",
     ),
     pytest.param(
         [1.0] + [0.5] * 19,
-        "Elo difference: +17.4 +/- 33.4, nElo: +81.9 +/- 152.3, LOS: 85.4 %",
+        "Elo difference: +17.4 +/- 33.4 (95% CI, trinomial), nElo: +81.9 +/- 152.3 (95% CI, pentanomial), LOS: 85.4 %",
         id="one decisive game",
     ),
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 import tomllib
@@ -23,7 +24,24 @@ def _packages_on_disk() -> set[str]:
         for init in (ROOT / folder).rglob("__init__.py"):
             rel = init.parent.relative_to(ROOT / folder)
             found.add(".".join([dotted, *rel.parts]))
-    return found
+    return found | _data_folders()
+
+
+def _data_folders() -> set[str]:
+    """Folders below a package that hold its data files (the pages' assets): setuptools treats each as a package."""
+    web = ROOT / "arena" / "web"
+    return {
+        ".".join(["quarto_arena.arena.web", *p.parent.relative_to(web).parts])
+        for p in web.rglob("*")
+        if p.is_file() and p.suffix != ".py" and "__pycache__" not in p.parts and p.parent != web
+    }
+
+
+def test_every_data_folder_is_a_listed_package() -> None:
+    # A data folder left out of the list ships anyway, but every build then prints setuptools' ~80-line warning
+    # per folder ("Package ... is absent from the `packages` configuration").
+    missing = _data_folders() - _listed_packages()
+    assert not missing, f"add these data folders to [tool.setuptools] packages in pyproject.toml: {sorted(missing)}"
 
 
 def test_every_package_folder_is_listed_in_pyproject() -> None:
@@ -62,12 +80,15 @@ def test_every_file_the_web_pages_need_is_package_data() -> None:
     # The report and the live page read their script, style, templates and the charting library from the installed
     # package: a file left out of package-data works in a checkout and breaks in the wheel.
     web = ROOT / "arena" / "web"
-    globs = _package_data().get("quarto_arena.arena.web", [])
     files = {p for p in web.rglob("*") if p.is_file() and p.suffix != ".py" and "__pycache__" not in p.parts}
     assert files, "arena/web has no static files"
-    shipped = {p for g in globs for p in web.glob(g)}  # the globs are resolved this way when the wheel is built
+    shipped = set()
+    for package, globs in _package_data().items():
+        if package.startswith("quarto_arena.arena.web"):
+            where = web.joinpath(*package.split(".")[3:])
+            shipped |= {p for g in globs for p in where.glob(g)}  # resolved this way when the wheel is built
     missing = sorted(p.relative_to(web).as_posix() for p in files - shipped)
-    assert not missing, f"add to [tool.setuptools.package-data] quarto_arena.arena.web: {missing}"
+    assert not missing, f"add to [tool.setuptools.package-data] (the file's folder as a package): {missing}"
 
 
 def test_the_charting_library_ships_with_its_licences() -> None:
@@ -122,3 +143,16 @@ def test_the_cluster_package_imports_without_dask_and_dask_is_an_extra() -> None
         "import quarto_arena.arena.cluster, quarto_arena.arena.cli\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+
+
+def test_the_readme_ci_recipe_installs_from_the_repository() -> None:
+    # quarto-arena is on no package index: "pip install quarto-arena" fails a copied job before any game. The recipe
+    # checks the repository out beside the bot's (path: P) and installs ./P; .ci/readme-recipe runs that line.
+    readme = (ROOT / "README.md").read_text()
+    installs = re.findall(r"^ *- run: pip install (\S+)$", readme, re.M)
+    assert len(installs) == 1, installs
+    paths = re.findall(r"^ *with: \{.*repository: [^,]+,.*path: ([^ ,}]+).*\}$", readme, re.M)
+    assert installs[0].startswith("git+https://") or [f"./{p}" for p in paths] == installs, (installs, paths)
+    assert '"quarto-arena[dask]"' not in readme.replace('pip install "quarto-arena[dask]"`', "")
+    assert (ROOT / ".ci" / "readme-recipe").stat().st_mode & 0o111
+    assert ".ci/readme-recipe" in (ROOT / ".ci" / "run").read_text()

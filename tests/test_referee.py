@@ -27,7 +27,7 @@ from quarto_arena.arena.transport.testing import ScriptedTransport
 from quarto_arena.engines.registry import command
 from quarto_arena.protocol.notation import parse_position, parse_turns, parse_variant
 from quarto_arena.protocol.rules import Outcome, Position
-from quarto_arena.protocol.uqi import Go, PositionCommand
+from quarto_arena.protocol.uqi import Go, PositionCommand, UqiError, parse_command
 
 ENGINES_DIR = Path(__file__).resolve().parent.parent / "engines"
 FAST = Deadlines(startup=10, ready=5, newgame=5, quit=1, safety=10)
@@ -401,6 +401,32 @@ def test_time_control_errors(text: str, message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)) as e:
         TimeControl.parse(text)
     assert "\n" not in str(e.value)
+    # Every error lists the accepted forms, moves per period (as cutechess writes them) among them.
+    assert "accepted: BASE+INC (60+0.5), MOVES/BASE[+INC] (40/60+0.5), st=SECONDS" in str(e.value)
+
+
+@pytest.mark.parametrize(("text", "moves", "base", "inc"), [("40/60", 40, 60000, 0), ("40/60+0.5", 40, 60000, 500)])
+def test_moves_per_period_time_controls(text: str, moves: int, base: int, inc: int) -> None:
+    tc = TimeControl.parse(text)
+    assert (tc.moves, tc.base_ms, tc.inc_ms, str(tc)) == (moves, base, inc, text)
+    for bad, message in (("0/60", "moves per period '0'"), ("x/60", "moves per period 'x'"), ("40/", "base time ''")):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            TimeControl.parse(bad)
+
+
+def test_a_moves_per_period_clock_says_movestogo_and_credits_each_period() -> None:
+    tc = TimeControl.parse("2/1+0.1")
+    me, you = Clock(tc, 50), Clock(tc, 50)
+    assert me.go(you) == Go(time=1000, inc=100, otime=1000, oinc=100, movestogo=2)
+    assert me.go_line(you) == "go time 1000 inc 100 otime 1000 oinc 100 movestogo 2"
+    me.charge(300)
+    assert me.remaining_ms == 800 and me.go(you).movestogo == 1
+    assert me.go_line(you) == "go time 800 inc 100 otime 1000 oinc 100 movestogo 1"
+    me.charge(400)  # the period's second turn: its time left, the increment, and the next period's second
+    assert me.remaining_ms == 800 - 400 + 100 + 1000 and me.go(you).movestogo == 2
+    assert parse_command("go time 5 movestogo 3") == Go(time=5, movestogo=3)
+    with pytest.raises(UqiError, match="movestogo"):
+        parse_command("go time 5 movestogo 0")
 
 
 def test_clock_go_deadline_and_charge() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -110,17 +111,25 @@ def test_an_engine_that_refuses_newgame_mid_run_stops_it_with_exit_3(tmp_path: P
 
 
 @pytest.mark.parametrize(
-    ("command", "signum"),
+    ("command", "signum", "again"),
     [
-        ("tournament", signal.SIGINT),
-        ("tournament", signal.SIGTERM),
-        ("tournament", signal.SIGHUP),
-        ("play", signal.SIGINT),
-        ("sprt", signal.SIGINT),
+        ("tournament", signal.SIGINT, ""),
+        ("tournament", signal.SIGTERM, ""),
+        ("tournament", signal.SIGHUP, ""),
+        ("play", signal.SIGINT, ""),
+        ("sprt", signal.SIGINT, ""),
+        ("tournament", signal.SIGINT, "0.1 s"),
+        ("tournament", signal.SIGTERM, "0.1 s"),
+        ("tournament", signal.SIGHUP, "0.1 s"),
+        ("tournament", signal.SIGINT, "reaped"),
+        ("tournament", signal.SIGTERM, "reaped"),
+        ("tournament", signal.SIGHUP, "reaped"),
     ],
 )
-def test_a_signal_stops_every_command_cleanly(command: str, signum: int, tmp_path: Path) -> None:
-    """Ctrl-C, SIGTERM and SIGHUP: the score so far, the resume line, exit 128+N, no engine left, nothing lost."""
+def test_a_signal_stops_every_command_cleanly(command: str, signum: int, again: str, tmp_path: Path) -> None:
+    """Ctrl-C, SIGTERM and SIGHUP: the score so far, the resume line, exit 128+N, no engine left, nothing lost.
+    With ``again``, a second signal (0.1 s after the first, or once the arena has reaped every engine, when the
+    standings are still to write) hurries the stop but loses none of that."""
     bot = tmp_path / "slow.py"
     bot.write_text(SLOW)
     out = tmp_path / "run"
@@ -142,6 +151,14 @@ def test_a_signal_stops_every_command_cleanly(command: str, signum: int, tmp_pat
     engine_groups = {int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _parent(p) == proc.pid}
     assert engine_groups
     os.kill(proc.pid, signum)
+    if again == "0.1 s":
+        time.sleep(0.1)
+    elif again == "reaped":
+        while _children(proc.pid) and proc.poll() is None:
+            time.sleep(0.001)
+    if again:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signum)
     stdout, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 128 + signum, stderr
     name = signal.Signals(signum).name
@@ -166,6 +183,10 @@ def test_a_signal_stops_every_command_cleanly(command: str, signum: int, tmp_pat
     _, stderr = again.communicate(timeout=30)
     assert again.returncode == 130, stderr
     assert len(read_journal(out / JOURNAL_NAME).records) >= len(done)
+
+
+def _children(pid: int) -> list[int]:
+    return [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _parent(p) == pid]
 
 
 def _parent(proc_dir: Path) -> int:

@@ -16,6 +16,7 @@ from quarto_arena.arena.schedule import (
     Schedule,
     ScheduleError,
     build_schedule,
+    encounter_count,
     encounters,
     load_openings,
     opening_from_text,
@@ -239,3 +240,38 @@ def test_binary_openings_file(tmp_path: Path) -> None:
     path.write_bytes(b"\xff\xfe\x00garbage")
     with pytest.raises(ScheduleError, match="cannot read"):
         load_openings(path, STANDARD)
+
+
+@pytest.mark.parametrize(("n", "fmt", "rounds", "games"), [(3, Format.ROUND_ROBIN, 2, 4), (4, Format.GAUNTLET, 1, 5)])
+def test_interleaved_schedules_play_pair_j_of_every_encounter_before_pair_j_plus_1(
+    n: int, fmt: Format, rounds: int, games: int
+) -> None:
+    names = [f"e{i}" for i in range(n)]
+    book = OpeningBook(random_turns=2, seed=3)
+    kept = Schedule(names, fmt=fmt, rounds=rounds, games=games, book=book)
+    mixed = Schedule(names, fmt=fmt, rounds=rounds, games=games, book=book, interleave=True)
+    # The same games (pairs, colours, openings), in another order.
+    key = lambda g: (g.round, g.pair, g.first, g.second, g.opening)  # noqa: E731
+    assert sorted(map(key, kept)) == sorted(map(key, mixed))
+    assert [g.game_id for g in mixed] == list(range(1, len(mixed) + 1))
+    encounters_ = encounter_count(n, fmt)
+    played: collections.Counter[frozenset[str]] = collections.Counter()
+    for i, g in enumerate(mixed, start=1):
+        played[frozenset((g.first, g.second))] += 1
+        if i % (2 * encounters_) == 0 and i <= rounds * encounters_ * (games // 2 * 2):
+            # After every slot each encounter has played as many games as any other: fair standings at any moment.
+            assert len(set(played.values())) == 1 and len(played) == encounters_, (i, played)
+    # The two games of a pair stay next to each other, colours swapped.
+    games_ = list(mixed)
+    for a, b in itertools.pairwise(games_):
+        if a.pair == b.pair:
+            assert (a.first, a.second) == (b.second, b.first) and a.game_id + 1 == b.game_id
+    assert mixed.digest() != kept.digest()
+    assert "interleave" not in kept.identity()  # the digests of journals written before interleaving are unchanged
+
+
+def test_the_first_games_of_an_interleaved_round_robin() -> None:
+    sched = Schedule(["a", "b", "c"], games=4, interleave=True)
+    order = [(g.first, g.second) for g in sched]
+    assert order[:6] == [("a", "b"), ("b", "a"), ("a", "c"), ("c", "a"), ("b", "c"), ("c", "b")]
+    assert order[6:] == order[:6]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import subprocess
 import sys
@@ -36,11 +37,12 @@ def replay(directory: Path) -> list[SprtDecision]:
 
 
 def test_the_progress_line_gives_bounds_when_every_pair_is_won() -> None:
-    # A strong NEW sweeps its first pairs. 3 pairs: the one-sided bound 0.05 ** (1/3) = 0.3684 on the pair score is
-    # -93.6 Elo; the least favourable pair scores (1/4 and 1/2) at that mean give t = -1.0542, nElo -259.0.
+    # A strong NEW sweeps its first pairs. Elo from the 6 games, as the match line: the one-sided bound
+    # 0.05 ** (1/6) = 0.6070 on the score is +75.5. nElo from the 3 pairs: the bound 0.05 ** (1/3) = 0.3684 on the
+    # pair score, with the least favourable pair scores (1/4 and 1/2) at that mean, gives t = -1.0542, nElo -259.0.
     penta = (0, 0, 0, 0, 3)
     line = SprtProgress(Sprt(0, 10).pentanomial(penta), penta, 6, 0, 0).line()
-    assert line.endswith(" | elo > -93.6 (95%), nelo > -259.0 (95%)")
+    assert line.endswith(" | elo > +75.5 (95% bound, trinomial), nelo > -259.0 (95% bound, pentanomial)")
 
 
 def test_a_stronger_new_engine_passes_at_the_first_pair_past_the_bound(c_bot: Path, tmp_path: Path) -> None:
@@ -59,6 +61,14 @@ def test_a_stronger_new_engine_passes_at_the_first_pair_past_the_bound(c_bot: Pa
     assert partner in ids[:-1]  # the last game written completed its pair
     standings = json.loads((tmp_path / "s" / "standings.json").read_text())
     assert standings["sprt"]["verdict"] == "h1" and standings["sprt"]["llr"] == pytest.approx(llr, abs=1e-3)
+    # One interval per figure, named, the same in the terminal, the SPRT's line, the standings files and the report.
+    elo, nelo = standings["match"]["elo"], standings["match"]["nelo"]
+    assert "95%" in elo and "trinomial" in elo and "pentanomial" in nelo
+    assert f"Elo difference: {elo}, nElo: {nelo}, LOS: {standings['match']['los']}" in r.stdout
+    assert f"| elo {elo}, nelo {nelo}" in r.stdout
+    assert f"Elo difference: {elo}, nElo: {nelo}" in (tmp_path / "s" / "standings.txt").read_text()
+    report = (tmp_path / "s" / "report.html").read_text()
+    assert html.escape(f"elo {elo}, nelo {nelo}", quote=False) in report
 
 
 def test_a_regression_fails_the_build(c_bot: Path, tmp_path: Path) -> None:

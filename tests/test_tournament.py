@@ -28,6 +28,7 @@ from quarto_arena.arena.run import (
     Run,
     RunError,
     RunKind,
+    RunOptions,
     RunOutcome,
     RunSpec,
     build_spec,
@@ -249,8 +250,11 @@ def test_a_second_arena_on_the_same_directory_is_refused(c_bot: Path, tmp_path: 
         pytest.raises(RunError, match="in use by another running quarto-arena"),
     ):
         Run.resume(tmp_path / "t")
-    with pytest.raises(RunError, match=r"holds a run already: continue it with --resume .*, start it over"):
-        Run.create(spec, tmp_path / "t")
+        with pytest.raises(RunError, match="in use by another running quarto-arena"):
+            Run.create(spec, tmp_path / "t")  # even though it has counted no game yet
+    # Closed without a counted game (it failed before its first): the directory may be taken again.
+    with Run.create(spec, tmp_path / "t") as again:
+        assert again.replaced_unplayed
 
 
 @pytest.mark.parametrize(
@@ -289,13 +293,12 @@ def test_build_spec_from_engines_file_and_openings_file(tmp_path: Path, c_bot: P
     )
     openings = tmp_path / "openings.txt"
     openings.write_text("3 c47\n..../..../..../.... 7\n")
-    spec = build_spec(
-        RunKind.TOURNAMENT, [], engines_file=engines, openings_file=openings, random_turns=None, games=4, tc="st=1"
-    )
+    options = RunOptions(engines_file=str(engines), openings=str(openings), random_openings=None, games=4, tc="st=1")
+    spec = build_spec(RunKind.TOURNAMENT, [], options)
     assert spec.names == ["c", "r"]
     assert [o.text() for o in spec.book.openings] == ["startpos 3 c47", "..../..../..../.... 7"]
     assert RunSpec.from_dict(spec.to_dict()) == spec
-    sprt = build_spec(RunKind.SPRT, ["random", "greedy"], sprt=(0.0, 5.0, 0.05, 0.05, "logistic"), max_games=7)
+    sprt = build_spec(RunKind.SPRT, ["random", "greedy"], RunOptions(elo0=0.0, elo1=5.0, model="logistic", max_games=7))
     assert sprt.games == 8  # whole pairs
     assert RunSpec.from_dict(sprt.to_dict()) == sprt
 
@@ -346,7 +349,53 @@ def test_sigkill_mid_game_then_resume_finds_every_game_exactly_once(c_bot: Path,
     jsonl_ids = Counter(json.loads(line)["game_id"] for line in (directory / JSONL_NAME).read_text().splitlines())
     assert jsonl_ids == Counter(range(1, total + 1))
     # The table counts every game once: each of the 3 engines played 12 games.
-    table = [line.split() for line in r.stdout.split("\n\n")[0].splitlines()[2:]]  # the crosstable follows
+    rows = r.stdout.split("\n\n")[0].splitlines()[2:]  # the crosstable follows
+    table = [line.split() for line in rows if not line.startswith("margin:")]  # the note says which interval
     assert sorted((row[1], int(row[4])) for row in table) == [("c", 12), ("s1", 12), ("s2", 12)]
     assert not wait_until_gone(str(tmp_path))
     assert all(rec.result is not Result.UNFINISHED for rec in contents.records.values())
+
+
+def test_an_old_journal_without_interleave_resumes_in_its_own_order(tmp_path: Path) -> None:
+    # New runs interleave; a journal written before the field existed keeps its order (and its schedule digest).
+    spec = spec_of("random", "greedy", "minimax", games=4)
+    assert spec.interleave and RunSpec.from_dict(spec.to_dict()).interleave
+    with Run.create(spec, tmp_path / "new") as run:
+        assert [(g.first, g.second) for g in run.pending()][:4] == [
+            ("random", "greedy"),
+            ("greedy", "random"),
+            ("random", "minimax"),
+            ("minimax", "random"),
+        ]
+    with Run.resume(tmp_path / "new") as again:
+        assert again.spec.interleave
+    # The journal of an older quarto-arena: no "interleave" in its configuration, the digest of its own order.
+    with Run.create(spec, tmp_path / "old"):
+        pass
+    from quarto_arena.arena.journal import Journal
+
+    config = read_journal(tmp_path / "old" / JOURNAL_NAME).config
+    del config["interleave"]
+    old_schedule = RunSpec.from_dict(config).schedule()
+    config["schedule"] = {"games": old_schedule.total, "digest": old_schedule.digest()}
+    (tmp_path / "old" / JOURNAL_NAME).unlink()
+    Journal.create(tmp_path / "old" / JOURNAL_NAME, config).close()
+    with Run.resume(tmp_path / "old") as old:
+        assert not old.spec.interleave
+        assert [(g.first, g.second) for g in old.pending()][:4] == [
+            ("random", "greedy"),
+            ("greedy", "random"),
+            ("random", "greedy"),
+            ("greedy", "random"),
+        ]
+
+
+def test_no_interleave_is_kept_in_the_configuration(tmp_path: Path) -> None:
+    out = tmp_path / "t"
+    args = ["random", "greedy", "r2=random", "--games", "4", "--tc", "st=0.05", "-j", "2", "-q", "--out", str(out)]
+    r = run_cli("tournament", *args, "--no-interleave")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((out / "config.json").read_text())["interleave"] is False
+    games = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+    by_id = sorted(games, key=lambda g: g["game_id"])
+    assert [{g["first"], g["second"]} for g in by_id[:4]] == [{"random", "greedy"}] * 4  # encounter by encounter

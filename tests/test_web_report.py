@@ -7,6 +7,7 @@ import asyncio
 import base64
 import hashlib
 import json
+import logging
 import os
 import re
 import signal
@@ -252,6 +253,36 @@ def test_a_followed_directory_reads_complete_lines_and_starts_again_when_rewritt
     assert [r.game_id for r in follower.model.records] == [records[5].game_id]
 
 
+def test_a_served_run_shows_its_own_elapsed_time_frozen_once_finished(
+    played: tuple[RunSpec, list[GameRecord]], tmp_path: Path
+) -> None:
+    # Not the server's uptime: the span of the run's games, from its first game's start to its last game's end.
+    spec, records = played
+    config = spec.to_dict()
+    config["schedule"] = {"games": len(records), "digest": "x"}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    (tmp_path / JSONL_NAME).write_text("".join(json.dumps(r.to_dict()) + "\n" for r in records))
+    follower = Follower(tmp_path, print)
+    follower.poll()
+    from quarto_arena.arena.web.rundir import run_state
+
+    follower.model.state = run_state(follower.model)
+    assert follower.model.state == "complete"
+    first = follower.model.progress()["elapsed_s"]
+    time.sleep(0.05)
+    assert follower.model.progress()["elapsed_s"] == first  # frozen: the run is over
+    import datetime
+
+    starts = [datetime.datetime.fromisoformat(r.started).timestamp() for r in records]
+    ends = [s + sum(t.ms for t in r.turns) / 1000 for s, r in zip(starts, records, strict=True)]
+    assert first == pytest.approx(max(ends) - min(starts))
+    # A run directory with no game yet has no elapsed time to show (not the server's).
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "config.json").write_text(json.dumps(config))
+    assert Follower(empty, print).model.progress()["elapsed_s"] is None
+
+
 def test_a_directory_without_a_run_is_one_clear_error(tmp_path: Path) -> None:
     with pytest.raises(WebError, match="no such run directory"):
         Follower(tmp_path / "missing", print)
@@ -331,6 +362,7 @@ def test_web_refuses_a_bad_address_or_a_missing_extra_before_the_run(tmp_path: P
     assert not out.exists()
 
 
+@pytest.mark.extra("web")
 def test_web_on_a_port_in_use_is_one_line_and_the_run_can_be_resumed(tmp_path: Path) -> None:
     import socket
 
@@ -389,6 +421,7 @@ def http(url: str, *, method: str = "GET", host: str | None = None) -> tuple[int
         return e.code, dict(e.headers), e.read()
 
 
+@pytest.mark.extra("web")
 def test_serve_follows_a_run_another_process_is_writing(tmp_path: Path) -> None:
     bot = tmp_path / "slow.py"
     bot.write_text(SLOW_BOT)
@@ -451,3 +484,43 @@ def test_serve_follows_a_run_another_process_is_writing(tmp_path: Path) -> None:
             if proc is not None and proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+@pytest.mark.extra("web")
+def test_malformed_requests_get_a_4xx_and_at_most_one_log_line_a_second(
+    played: tuple[RunSpec, list[GameRecord]], caplog: pytest.LogCaptureFixture
+) -> None:
+    from quarto_arena.arena.web.server import LOG_EVERY, LiveServer
+
+    spec, records = played
+    garbage = [
+        b"GET /api/game/" + b"9" * 4300 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        "GET /api/game/\u00b2 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode(),
+        b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: -5\r\n\r\n",
+        b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03 not http at all\r\n\r\n",
+        b"GET /" + b"a" * 20000 + b" HTTP/1.1\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX: \x1b]0;pwned\x07\r\n\r\n",
+    ]
+
+    async def attack() -> tuple[list[int], float]:
+        server = LiveServer(RunModel(RunInfo.of(spec, 12), records), "127.0.0.1", 0)
+        statuses = []
+        async with server:
+            t0 = time.monotonic()
+            for _ in range(40):
+                for request in garbage:
+                    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+                    writer.write(request)
+                    await writer.drain()
+                    line = await reader.readline()
+                    statuses.append(int(line.split()[1]) if line.startswith(b"HTTP/1.") else 0)
+                    writer.close()
+            elapsed = time.monotonic() - t0
+        return statuses, elapsed
+
+    with caplog.at_level(logging.DEBUG, logger="aiohttp"):
+        statuses, elapsed = asyncio.run(attack())
+    assert all(400 <= s < 500 for s in statuses), sorted(set(statuses))
+    lines = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert 1 <= len(lines) <= 1 + elapsed / LOG_EVERY, [r.getMessage() for r in lines]
+    assert all(r.exc_info is None and "\n" not in r.getMessage() and "\x1b" not in r.getMessage() for r in lines)

@@ -3,10 +3,11 @@
 - :mod:`.app`: the typer app, ``main``, one-line errors, and the option declarations commands share;
 - :mod:`.runs`: ``tournament``, ``play``, ``sprt``;
 - :mod:`.check`: ``check``;
+- :mod:`.ladder`: ``ladder run``, ``ladder standings``, ``ladder export``;
 - :mod:`.tools`: ``show``, ``perft``, ``engines``, ``keys new``, ``rate``, ``report``, ``serve``, ``analyse``.
 """
 
-from . import check, runs, tools
+from . import check, ladder, runs, tools
 from .app import DEFAULT_MARGIN_MS, EXIT_ENGINE, EXIT_INTERNAL, EXIT_USAGE, app, fail, main
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "app",
     "check",
     "fail",
+    "ladder",
     "main",
     "runs",
     "tools",

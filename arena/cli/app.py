@@ -1,10 +1,12 @@
 """The ``quarto-arena`` command line: thin; parses options, calls the layers below, decides what the user sees.
 
-Exit status (the README's table): 0 success; 1 a finished job whose verdict is negative (``sprt``: H0 accepted;
-``check``: the engine does not comply); 2 usage error (bad option, position, file, or a corrupt or foreign journal);
-3 engine failure (an engine cannot start, refuses its options or the variant, or fails a game under ``--strict``);
-4 ``sprt`` reached ``--max-games`` without a decision; 70 internal error (a bug: please report it); 128 + N when
-stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP), after printing what was played so far and how to resume.
+Exit status (the README's table, :class:`~quarto_arena.protocol.errors.ExitStatus`): 0 success; 1 a finished job
+whose verdict is negative (``sprt``: H0 accepted; ``check``: the engine does not comply); 2 usage error (bad option,
+position, file, or a corrupt or foreign journal); 3 engine failure (an engine cannot start, refuses its options or the
+variant, or fails a game under ``--strict``); 4 ``sprt`` reached ``--max-games`` without a decision; 70 internal
+error (a bug: please report it); 128 + N when stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP), after
+printing what was played so far and how to resume.
+An error of the tree in :mod:`quarto_arena.arena.errors` that reaches :func:`main` is one line and its own status.
 
 Start-up is kept short (``--help`` and ``show`` answer in well under a tenth of a second): this module imports only
 typer at the top; every command imports what it needs when it runs.
@@ -14,9 +16,13 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import TYPE_CHECKING, NoReturn
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 import typer
+from quarto_arena.protocol.errors import ExitStatus, QuartoError  # two small classes: no cost at start-up
+
+from ..options import RunOptions, option_fields, parse_size  # the standard library only: no cost at start-up
 
 if TYPE_CHECKING:
     from quarto_arena.protocol.rules import Position, Variant
@@ -32,13 +38,10 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
 
-EXIT_USAGE = 2
-EXIT_ENGINE = 3
-EXIT_INTERNAL = 70
-DEFAULT_MARGIN_MS = 50  # the same as timecontrol.DEFAULT_MARGIN_MS (tested): not imported, for start-up time
-DEFAULT_TC = "st=1"
-DEFAULT_WAIT = 60.0  # seconds; the same as ServerSpec.wait
-ATTRIBUTES = "color,shape,height,fill"
+EXIT_USAGE = ExitStatus.USAGE
+EXIT_ENGINE = ExitStatus.ENGINE
+EXIT_INTERNAL = ExitStatus.INTERNAL
+DEFAULT_MARGIN_MS = RunOptions().timemargin  # timecontrol.DEFAULT_MARGIN_MS (tested): not imported, for start-up
 
 
 _REPORTED: list[str] = []  # the line fail() printed, so that main() does not add a second one
@@ -53,8 +56,20 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
 
 
 def _err(text: str) -> None:
+    """Prints ``text`` on stderr, each line made safe for a terminal (it may quote what an engine said)."""
     with contextlib.suppress(OSError):  # a closed terminal (SIGHUP) must not turn into a traceback
-        typer.echo(text, err=True)
+        typer.echo(_safe_lines(text), err=True)
+
+
+def _out(text: str) -> None:
+    """Prints ``text`` on stdout, each line made safe for a terminal (it may quote what an engine said)."""
+    typer.echo(_safe_lines(text))
+
+
+def _safe_lines(text: str) -> str:
+    from quarto_arena.protocol.text import safe_text
+
+    return "\n".join(safe_text(line, None) for line in text.split("\n"))
 
 
 def _version() -> str:
@@ -83,21 +98,29 @@ def _root(
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: every error becomes one line on stderr and a documented exit status."""
+    import logging
+
+    from quarto_arena.protocol.text import SafeFormatter
+
+    # What reaches stderr through logging without a handler of ours (an engine's warnings) is made safe too.
+    if logging.lastResort is not None:
+        logging.lastResort.setFormatter(SafeFormatter())
     try:
         code = app(args=argv, prog_name="quarto-arena", standalone_mode=False)
     except (KeyboardInterrupt, typer.Abort):
         _err("quarto-arena: interrupted")
         sys.exit(130)
+    except QuartoError as e:  # any error of the tree (arena/errors.py) carries its own status
+        _err(f"quarto-arena: error: {_one_line(str(e))}")
+        sys.exit(int(e.status))
     except Exception as e:
         # Usage errors come from the click that typer bundles; duck typing keeps us off its private module path.
         format_message = getattr(e, "format_message", None)
         if not callable(format_message):
-            import logging
-
             logging.getLogger(__name__).debug("internal error", exc_info=True)
             _err(f"quarto-arena: internal error (please report it): {type(e).__name__}: {_one_line(str(e))}")
             sys.exit(EXIT_INTERNAL)
-        message = _one_line(str(format_message()))
+        message = _chess_words(sys.argv[1:] if argv is None else argv) or _one_line(str(format_message()))
         if message:  # empty when help was shown for a bare command
             _err(f"quarto-arena: error: {message}")
         sys.exit(int(getattr(e, "exit_code", EXIT_USAGE)))
@@ -106,108 +129,96 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(code if isinstance(code, int) else 0)
 
 
+#: cutechess-cli's and fastchess's options, and what quarto-arena says instead (a usage error names them).
+_CHESS_WORDS: Final = {
+    "-engine": "engines are words here: quarto-arena play NAME=./my_bot greedy (-engine cmd=./my_bot name=NAME)",
+    "-each": "options for every engine: --tc 60+0.5, -o ID=VALUE (-each tc=... option.ID=VALUE)",
+    "-rounds": "--rounds N (each round repeats every encounter) with --games N per encounter",
+    "-games": "--games N (games per encounter: even for whole colour-swapped pairs)",
+    "-pgnout": "--out DIR: every run writes DIR/games.pgn (and games.jsonl, the journal, standings)",
+    "-concurrency": "-j N, --concurrency N",
+    "-openings": "--openings FILE (one opening a line) or --random-openings K",
+    "-sprt": "quarto-arena sprt NEW BASE --elo0 0 --elo1 10",
+    "-tournament": "quarto-arena tournament (round-robin) or tournament --gauntlet",
+    "-recover": "--lenient (the default of play and tournament): an engine failure is a lost game",
+    "-resume": "--resume DIR",
+    "-repeat": "games always come in colour-swapped pairs from the same opening",
+    "-draw": "--adjudicate EMPTIES: the solver ends games by perfect play",
+    "-config": "--engines FILE (a TOML engines file)",
+}
+
+
+def _chess_words(args: Sequence[str]) -> str | None:
+    """A usage error's message when the command line holds cutechess's or fastchess's words: their equivalents."""
+    found = []
+    for word in args:
+        if word == "--":
+            break
+        key = word.split("=", 1)[0].lower()
+        if key in _CHESS_WORDS and key not in found:
+            found.append(key)
+    if not found:
+        return None
+    shown = "; ".join(f"{w} -> {_CHESS_WORDS[w]}" for w in found)
+    return f"{', '.join(found)}: cutechess-cli's or fastchess's option{'s' if len(found) > 1 else ''}; here: {shown}"
+
+
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
 # --- options shared by several commands ---------------------------------------------------------------------------
 
-VariantOpt = typer.Option(
-    "standard", "--variant", metavar="SHAPES", help="Winning shapes: standard, or advanced (also 2x2 squares)."
-)
-AttributesOpt = typer.Option(
-    ATTRIBUTES, "--attributes", metavar="LIST", help="Attributes that count, comma-separated (beginners' rule)."
-)
-ClaimOpt = typer.Option(
-    "auto", "--claim", metavar="MODE", help="auto: wins are automatic; strict: QUARTO! must be called."
-)
-TcOpt = typer.Option(
-    DEFAULT_TC, "--tc", metavar="TC", help="Time control: BASE+INC, st=SECONDS, depth=N, nodes=N, inf (joined by ',')."
-)
-TimeMarginOpt = typer.Option(
-    DEFAULT_MARGIN_MS, "--timemargin", metavar="MS", min=0, help="Overrun tolerated before a time forfeit, ms."
-)
-ConcurrencyOpt = typer.Option(1, "--concurrency", "-j", metavar="N", help="Games played at once.")
-OpeningsOpt = typer.Option(
-    None, "--openings", metavar="FILE", help="Openings file: a position or turns per line (instead of random ones)."
-)
-RandomOpeningsOpt = typer.Option(
-    2, "--random-openings", metavar="K", help="Open each pair with K random turns (0: the empty board)."
-)
-SeedOpt = typer.Option(0, "--seed", metavar="N", help="Seed of the random openings.")
-EnginesFileOpt = typer.Option(
-    None, "--engines", metavar="FILE", help="TOML engines file (see the README); without ENGINE words, all of them."
-)
-OptionOpt = typer.Option(
-    [], "--option", "-o", metavar="[ENGINE:]ID=VALUE", help="Set a UQI option of one engine, or of every engine."
-)
-FormatOpt = typer.Option("simple", "--format", metavar="FMT", help="Table format: any tabulate format, csv or json.")
-OutOpt = typer.Option(
-    None,
-    "--out",
-    metavar="DIR",
-    help="Run directory (journal, PGN, JSON Lines, logs, standings); default out/KIND-TIME.",
-)
-ResumeOpt = typer.Option(None, "--resume", metavar="DIR", help="Resume the run in DIR (its journal keeps the options).")
-ForceOpt = typer.Option(False, "--force", help="Start over in a --out directory that holds a run already.")
-ProgressOpt = typer.Option(
-    None,
-    "--progress-every",
-    metavar="N|Ns",
-    help="Off a terminal, a status line every N games or N seconds (s, m, h); 1: a line per game. "
-    "Default: every 60 s and every tenth of the games.",
-)
-QuietOpt = typer.Option(False, "--quiet", "-q", help="No progress: only warnings and the result.")
-DebugOpt = typer.Option(None, "--debug", metavar="DIR", help="Write every UQI line with a time stamp into DIR.")
-ClusterOpt = typer.Option(
-    None,
-    "--cluster",
-    metavar="ADDRESS",
-    help="Play the games on a Dask cluster: tcp://SCHEDULER:8786, or local:N worker processes here "
-    "(pip install 'quarto-arena[dask]').",
-)
-OversubscribeOpt = typer.Option(
-    False, "--oversubscribe", help="With --cluster: allow machines with more worker threads than cores."
-)
-WebOpt = typer.Option(
-    None,
-    "--web",
-    metavar="HOST:PORT",
-    help="Serve a live page of the run at HOST:PORT, e.g. 127.0.0.1:8080 (port 0: any free one); needs the web extra.",
-)
-AdjudicateOpt = typer.Option(
-    None,
-    "--adjudicate",
-    metavar="EMPTIES",
-    min=1,
-    max=12,
-    help="End each game at EMPTIES empty squares (at most 12) with the result of perfect play (the solver).",
-)
-LogLimitOpt = typer.Option(
-    "16M", "--log-limit", metavar="SIZE", help="Keep at most SIZE (K, M, G) of each engine's stderr log; 0: none."
-)
-ListenOpt = typer.Option(
-    None,
-    "--listen",
-    metavar="ENDPOINT",
-    help="Serve remote:NAME bots that connect in here: tcp://HOST:PORT (loopback only without --keys).",
-)
-KeysOpt = typer.Option(
-    None, "--keys", metavar="DIR", help="CurveZMQ keys (quarto-arena keys new): arena.key_secret, each NAME.key."
-)
-WaitOpt = typer.Option(
-    DEFAULT_WAIT, "--wait", metavar="SECONDS", min=0, help="How long to wait for remote bots to connect."
-)
+
+def run_option(name: str, command: str = "play") -> Any:
+    """The typer declaration of the run option ``name`` (declared once, in :class:`~..options.RunOptions`), as
+    ``command`` spells and defaults it; other commands that take the same option use it too."""
+    how, default = {n: (f, d) for n, f, d in option_fields(command)}[name]
+    return typer.Option(
+        default,
+        *how.flags,
+        metavar=how.metavar,
+        help=how.help_for(command),
+        min=how.minimum,
+        max=how.maximum,
+    )
+
+
+VariantOpt = run_option("variant")
+AttributesOpt = run_option("attributes")
+ClaimOpt = run_option("claim")
+TcOpt = run_option("tc")
+TimeMarginOpt = run_option("timemargin")
+ConcurrencyOpt = run_option("concurrency")
+OpeningsOpt = run_option("openings")
+RandomOpeningsOpt = run_option("random_openings")
+SeedOpt = run_option("seed")
+EnginesFileOpt = run_option("engines_file")
+OptionOpt = run_option("option")
+FormatOpt = run_option("fmt")
+OutOpt = run_option("out")
+ResumeOpt = run_option("resume")
+InterleaveOpt = run_option("interleave")
+ForceOpt = run_option("force")
+ProgressOpt = run_option("progress_every")
+QuietOpt = run_option("quiet")
+DebugOpt = run_option("debug")
+ClusterOpt = run_option("cluster")
+OversubscribeOpt = run_option("oversubscribe")
+WebOpt = run_option("web")
+AdjudicateOpt = run_option("adjudicate")
+LogLimitOpt = run_option("log_limit")
+ListenOpt = run_option("listen")
+KeysOpt = run_option("keys")
+WaitOpt = run_option("wait")
 
 
 def _size(text: str) -> int:
     """``16M`` -> bytes (K, M and G are powers of 1024); a usage error otherwise."""
-    value = text.strip().upper().removesuffix("B")
-    factor = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(value[-1:], 1)
-    number = value[:-1] if factor > 1 else value
-    if not number.isdigit():
-        fail(f"--log-limit {text!r}: expected a size such as 16M, 500K or 1000000")
-    return int(number) * factor
+    try:
+        return parse_size(text, "--log-limit")
+    except ValueError as e:
+        fail(str(e))
 
 
 def _variant(variant: str, attributes: str, claim: str) -> Variant:

@@ -14,14 +14,14 @@ if TYPE_CHECKING:
 
 from .app import (
     EXIT_ENGINE,
-    EXIT_USAGE,
     KeysOpt,
     ListenOpt,
     WaitOpt,
+    _out,
     app,
     fail,
 )
-from .runs import _cluster, _server_spec, _show_server_log
+from .runs import _cluster, _show_server_log
 
 # --- check ---------------------------------------------------------------------------------------------------------
 
@@ -39,6 +39,9 @@ def check(
         1.0, "--timeout-scale", metavar="X", min=0.01, help="Multiply every deadline (e.g. 3 on a slow machine)."
     ),
     verbose: bool = typer.Option(False, "--verbose", help="Print every step's I/O, not only a failed step's."),
+    transcript: str | None = typer.Option(
+        None, "--transcript", metavar="FILE", help="Write every line of the whole exchange, with time stamps, to FILE."
+    ),
     listen: str | None = ListenOpt,
     keys: str | None = KeysOpt,
     wait: float = WaitOpt,
@@ -54,11 +57,11 @@ def check(
 
     from ..compliance import CheckTimeouts, format_report, run_check
     from ..roster import RosterError, resolve_engines
-    from ..run import RunError
+    from ..run import RunError, server_spec
 
     try:
         (config,) = resolve_engines([engine])
-        served = _server_spec({"listen": listen, "keys": keys, "wait": wait})
+        served = server_spec(listen, keys, wait)
         if (config.remote is None) != (served is None):
             what = "--listen serves remote:NAME engines only" if served else f"{config.describe()} needs --listen"
             raise RunError(what)
@@ -77,12 +80,26 @@ def check(
         try:
             report = asyncio.run(_check_remote(config, served, timeouts, keep_going))
         except RunError as e:
-            fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
+            fail(str(e), e.status)
     if not report.started:
         fail(report.steps[0].reason, EXIT_ENGINE)
+    if transcript is not None:
+        _write_transcript(transcript, report)
     for line in format_report(report, verbose=verbose):
-        typer.echo(line)
+        _out(line)
     raise typer.Exit(0 if report.complies else 1)
+
+
+def _write_transcript(path: str, report: CheckReport) -> None:
+    """``--transcript FILE``: the whole exchange; a file that cannot be written is a usage error."""
+    from pathlib import Path
+
+    from ..compliance import format_transcript
+
+    try:
+        Path(path).write_text("\n".join(format_transcript(report)) + "\n", encoding="utf-8")
+    except OSError as e:
+        fail(f"--transcript {path}: {e.strerror or e}")
 
 
 async def _check_remote(
@@ -124,13 +141,13 @@ def _check_on_cluster(address: Any, config: Any, timeouts: Any, keep_going: bool
     try:
         results = asyncio.run(on_each())
     except RunError as e:
-        fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
+        fail(str(e), e.status)
     for r in results:
         lines = format_report(r.report, verbose=verbose)
         if not r.report.started:
             lines = [f"{lines[-1]}: {r.report.steps[0].reason}"]
         shown = lines if verbose or not r.report.complies else lines[-1:]
-        typer.echo(f"worker {r.worker}: " + "\n".join(shown))
+        _out(f"worker {r.worker}: " + "\n".join(shown))
     if not all(r.report.started for r in results):
         raise typer.Exit(EXIT_ENGINE)
     raise typer.Exit(0 if all(r.report.complies for r in results) else 1)

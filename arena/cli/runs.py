@@ -11,46 +11,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
+from quarto_arena.protocol.text import SafeFormatter
 
 if TYPE_CHECKING:
     from ..output import RunView
-    from ..run import Run, RunOutcome, RunSpec, ServerSpec
+    from ..run import Run, RunOutcome, RunSpec
 
-from .app import (
-    EXIT_ENGINE,
-    EXIT_USAGE,
-    AdjudicateOpt,
-    AttributesOpt,
-    ClaimOpt,
-    ClusterOpt,
-    ConcurrencyOpt,
-    DebugOpt,
-    EnginesFileOpt,
-    ForceOpt,
-    FormatOpt,
-    KeysOpt,
-    ListenOpt,
-    LogLimitOpt,
-    OpeningsOpt,
-    OptionOpt,
-    OutOpt,
-    OversubscribeOpt,
-    ProgressOpt,
-    QuietOpt,
-    RandomOpeningsOpt,
-    ResumeOpt,
-    SeedOpt,
-    TcOpt,
-    TimeMarginOpt,
-    VariantOpt,
-    WaitOpt,
-    WebOpt,
-    _err,
-    _size,
-    _table_format,
-    app,
-    fail,
-)
+from ..options import Journal, RunOptions, option_fields
+from .app import EXIT_ENGINE, _err, _out, _table_format, app, fail, run_option
 
 # --- runs: tournament, play, sprt ------------------------------------------------------------------------------
 
@@ -82,6 +50,9 @@ def _default_directory(kind: str) -> Path:
             fail(f"{candidate}: cannot create the run directory: {e.strerror}")
 
 
+_DESCRIPTOR_ROOM = 4096  # open files beyond the engines': the server's pending connections (256), web clients, logs
+
+
 def _check_concurrency(concurrency: int, engines: int) -> None:
     """Refuses a concurrency that would run out of file descriptors or processes; warns above the CPU count."""
     import os
@@ -91,10 +62,14 @@ def _check_concurrency(concurrency: int, engines: int) -> None:
         fail(f"--concurrency must be at least 1, not {concurrency}")
     # Each game holds two engines; each engine about five descriptors on our side (pipes, pidfd, log).
     needed = concurrency * 2 * 5 + 64
+    # Raised at start, with room for what peers can make the arena hold (the server's half-open connections, the
+    # live page's clients), so that its own shortage is not what ends a run (it would stop it: exit 5).
+    wanted = needed + _DESCRIPTOR_ROOM
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft != resource.RLIM_INFINITY and needed > soft:
+    if soft != resource.RLIM_INFINITY and wanted > soft:
         if hard == resource.RLIM_INFINITY or needed <= hard:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (needed if hard == resource.RLIM_INFINITY else hard, hard))
+            ceiling = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (ceiling, hard))
         else:
             fail(
                 f"--concurrency {concurrency} needs about {needed} open files; the limit is {hard} (ulimit -n):"
@@ -111,67 +86,20 @@ def _check_concurrency(concurrency: int, engines: int) -> None:
         )
 
 
-def _build_spec(kind: str, engine_words: list[str], options: dict[str, Any]) -> RunSpec:
+def _build_spec(kind: str, engine_words: list[str], options: RunOptions) -> RunSpec:
     """A run from the command line's values; a usage error (exit 2) is one line."""
     from ..run import RunError, RunKind, build_spec
 
-    o = options
-    test = None
-    if kind == "sprt":
-        test = (o["elo0"], o["elo1"], o["alpha"], o["beta"], o["model"])
     try:
         spec = build_spec(
-            RunKind({"tournament": "tournament", "play": "match", "sprt": "sprt"}[kind]),
-            engine_words,
-            engines_file=None if o["engines_file"] is None else Path(o["engines_file"]),
-            option_settings=o["option"],
-            gauntlet=bool(o.get("gauntlet")),
-            rounds=o.get("rounds", 1),
-            games=o.get("games", 2),
-            max_games=o.get("max_games", 0),
-            concurrency=o["concurrency"],
-            tc=o["tc"],
-            margin_ms=o["timemargin"],
-            shapes=o["variant"],
-            attributes=o["attributes"],
-            claims=o["claim"],
-            openings_file=None if o["openings"] is None else Path(o["openings"]),
-            random_turns=None if o["openings"] is not None and not o["random_openings_given"] else o["random_openings"],
-            seed=o["seed"],
-            strict=o["strict"],
-            sprt=test,
-            rating_interval=o.get("rating_interval", 0),
-            table_format=o["fmt"],
-            log_limit=_size(o["log_limit"]),
-            server=_server_spec(o),
-            adjudicate=o["adjudicate"],
+            RunKind({"tournament": "tournament", "play": "match", "sprt": "sprt"}[kind]), engine_words, options
         )
         _check_keys(spec)
     except RunError as e:
-        fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
-    if o.get("cluster") is None:  # on a cluster, -j is games in flight there, not here
+        fail(str(e), e.status)
+    if options.cluster is None:  # on a cluster, -j is games in flight there, not here
         _check_concurrency(spec.concurrency, len(spec.engines))
     return spec
-
-
-def _server_spec(options: dict[str, Any]) -> ServerSpec | None:
-    """``--listen``, ``--keys`` and ``--wait`` as a run's server settings (None without ``--listen``)."""
-    from quarto_arena.protocol.bot import EndpointError, parse_endpoint
-
-    from ..run import RunError, ServerSpec
-
-    listen, keys = options["listen"], options["keys"]
-    if listen is None:
-        if keys is not None:
-            raise RunError("--keys goes with --listen")
-        return None
-    try:
-        # Plain ZeroMQ authenticates nobody and encrypts nothing: only this machine may connect then.
-        endpoint = parse_endpoint(listen, allow_remote=keys is not None)
-    except EndpointError as e:
-        hint = "; serving other machines takes --keys DIR (CurveZMQ)" if "not a loopback" in str(e) else ""
-        raise RunError(f"--listen: {str(e).split('; pass --allow-remote')[0]}{hint}") from None
-    return ServerSpec(endpoint, None if keys is None else str(Path(keys).resolve()), float(options["wait"]))
 
 
 def _check_keys(spec: RunSpec) -> None:
@@ -182,33 +110,33 @@ def _check_keys(spec: RunSpec) -> None:
         server_for(spec.server, spec.remote)
 
 
-def _open_run(kind: str, ctx: typer.Context, engine_words: list[str], options: dict[str, Any]) -> Run:
+def _open_run(kind: str, ctx: typer.Context, engine_words: list[str], options: RunOptions) -> Run:
     """The run to play: resumed from ``--resume DIR``, or created from the options (in ``--out`` or a new dir)."""
-    from ..run import Run, RunError
+    from ..run import Run, RunError, server_spec
 
     transcript = None
-    if options["debug"] is not None:
-        transcript = _debug(Path(options["debug"]))
+    if options.debug is not None:
+        transcript = _debug(Path(options.debug))
     try:
-        if options["resume"] is not None:
-            served = {"listen", "keys", "wait"}  # where bots connect is no game option: a resume may move it
-            given = _given(
-                ctx, {"resume", "quiet", "progress_every", "debug", "web", "cluster", "oversubscribe"} | served
-            )
+        if options.resume is not None:
+            # What the journal keeps, and how a new run is made, cannot be given again (RunOptions' journal forms).
+            journal = {name: how.journal for name, how, _ in option_fields(kind)}
+            given = [name for name in _given(ctx, set()) if journal.get(name) in (Journal.KEPT, Journal.CREATION)]
             if given or engine_words:
                 what = "engines" if engine_words else "--" + given[0].replace("_", "-")
                 fail(f"--resume takes no engines or game options (got {what}): the journal keeps them")
-            run = Run.resume(Path(options["resume"]), transcript=transcript)
-            moved = served & set(_given(ctx, set()))
+            run = Run.resume(Path(options.resume), transcript=transcript)
+            moved = {name for name in _given(ctx, set()) if journal.get(name) is Journal.MOVABLE}
             if moved:
                 kept = run.spec.server
                 if kept is None:
                     run.close()
                     fail("--listen, --keys and --wait serve remote:NAME engines; this run has none")
                 # What is not given again stays as the run had it.
-                stored = {"listen": kept.endpoint, "keys": kept.keys, "wait": kept.wait}
-                options = {**options, **{k: v for k, v in stored.items() if k not in moved}}
-                run.spec = replace(run.spec, server=_server_spec(options))
+                listen = options.listen if "listen" in moved else kept.endpoint
+                keys = options.keys if "keys" in moved else kept.keys
+                wait = options.wait if "wait" in moved else kept.wait
+                run.spec = replace(run.spec, server=server_spec(listen, keys, wait))
             try:
                 _check_keys(run.spec)
             except RunError:
@@ -216,12 +144,12 @@ def _open_run(kind: str, ctx: typer.Context, engine_words: list[str], options: d
                 raise
             return run
         spec = _build_spec(kind, engine_words, options)
-        directory = Path(options["out"]) if options["out"] is not None else _default_directory(kind)
-        return Run.create(spec, directory, force=options["force"], transcript=transcript)
+        directory = Path(options.out) if options.out is not None else _default_directory(kind)
+        return Run.create(spec, directory, force=options.force, transcript=transcript)
     except RunError as e:
         if transcript is not None:
             transcript.close()
-        fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
+        fail(str(e), e.status)
 
 
 def _cluster(address: str | None) -> Any:
@@ -257,7 +185,7 @@ def _debug(directory: Path) -> Any:
         handler = logging.FileHandler(directory / "debug.log")
     except OSError as e:
         fail(f"--debug {directory}: {e.strerror or e}")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(SafeFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.getLogger("quarto_arena").addHandler(handler)
     logging.getLogger("quarto_arena").setLevel(logging.DEBUG)
     return transcript
@@ -268,7 +196,7 @@ def _show_server_log(quiet: bool) -> None:
     import logging
 
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("quarto-arena: %(message)s"))
+    handler.setFormatter(SafeFormatter("quarto-arena: %(message)s"))
     handler.setLevel(logging.WARNING if quiet else logging.INFO)
     logger = logging.getLogger("quarto_arena.arena.server")
     logger.addHandler(handler)
@@ -339,37 +267,47 @@ async def _play(
             run, view, web, interrupt=interrupt, announce=lambda url: _err(f"live page: {url}"), player=player
         )
     finally:
+        await shutdown()  # whatever is left of any engine, and the watchdog, killed and reaped (a signal hurries it)
         for signum in handled:
             loop.remove_signal_handler(signum)
-        await shutdown()  # whatever is left of any engine, and the watchdog, killed and reaped
+            signal.signal(signum, _late_signal)  # kept until the standings, the report and the resume hint are out
 
 
-def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options: dict[str, Any]) -> None:
+_LATE_SIGNALS: list[int] = []  # signals that came after the games: the shutdown hurries (no report), and finishes
+
+
+def _late_signal(signum: int, frame: Any) -> None:
+    _LATE_SIGNALS.append(signum)
+
+
+def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options: RunOptions) -> None:
     """What ``tournament``, ``play`` and ``sprt`` share: open the run, play it, report, exit with its status."""
     import asyncio
     import signal
 
+    from ..errors import ArenaFault, arena_fault
     from ..output import RunView, final_report, parse_progress_every, write_standings
+    from ..records import GameRecord
     from ..run import RunError, Verdict
     from ..web import WebError, parse_address, require_server
 
-    _table_format(options["fmt"])
-    cluster = _cluster(options["cluster"])
-    if cluster is not None and options["debug"] is not None:
+    _table_format(options.fmt)
+    cluster = _cluster(options.cluster)
+    if cluster is not None and options.debug is not None:
         fail("--debug records the UQI lines of engines on this machine; with --cluster they run on the workers")
-    if cluster is not None and options["web"] is not None:
+    if cluster is not None and options.web is not None:
         fail("--web cannot be used with --cluster; follow the run from another terminal: quarto-arena serve DIR")
     web = None
-    if options["web"] is not None:
+    if options.web is not None:
         try:
-            web = parse_address(options["web"])
+            web = parse_address(options.web)
             require_server()
         except WebError as e:
             fail(str(e))
     every = None
-    if options["progress_every"] is not None:
+    if options.progress_every is not None:
         try:
-            every = parse_progress_every(options["progress_every"])
+            every = parse_progress_every(options.progress_every)
         except ValueError as e:
             fail(str(e))
     run = _open_run(kind, ctx, engine_words, options)
@@ -389,9 +327,11 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
                 f"; SPRT elo0 {spec.sprt.elo0:g} elo1 {spec.sprt.elo1:g} ({spec.sprt.model.value}),"
                 f" LLR bounds ({lower:.3f}, {upper:.3f})"
             )
+        if run.replaced_unplayed:
+            _err(f"quarto-arena: {run.directory} held a run that counted no game: started over in it")
         _err(header)
         if spec.server is not None:
-            _show_server_log(options["quiet"])
+            _show_server_log(options.quiet)
         view = RunView(
             sys.stderr,
             spec.kind,
@@ -399,43 +339,54 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
             list(run.records.values()),
             run.total,
             every=every,
-            quiet=options["quiet"],
+            quiet=options.quiet,
             fmt=spec.table_format,
             interval=spec.rating_interval,
         )
         try:
             _fast_event_loop()
-            outcome = asyncio.run(_play(run, view, web, cluster, options["oversubscribe"]))
+            outcome = asyncio.run(_play(run, view, web, cluster, options.oversubscribe))
         except WebError as e:
             view.close()
             fail(f"{e}; the run in {run.directory} has not started: continue it with --resume {run.directory}")
         except RunError as e:
             view.close()
-            fail(str(e), EXIT_ENGINE if e.engine else EXIT_USAGE)
+            fail(str(e), e.status)
+        except ArenaFault as e:
+            view.close()
+            kept = f"game {e.record.game_id} aborted, not counted; " if isinstance(e.record, GameRecord) else ""
+            fail(f"{e}; {kept}continue with: quarto-arena {kind} --resume {run.directory}", e.status)
         except OSError as e:
             view.close()
+            if arena_fault(e):  # a full disk (or quota): the games counted are safe, the run goes on from them
+                fail(
+                    f"{run.directory}: {e.strerror or e}: make room, then continue with:"
+                    f" quarto-arena {kind} --resume {run.directory}",
+                    ArenaFault.status,
+                )
             fail(f"{run.directory}: {e.strerror or e}")
         view.close()
         try:
             write_standings(run.directory, outcome)
         except OSError as e:
             _err(f"quarto-arena: warning: cannot write the standings into {run.directory}: {e.strerror or e}")
-        _write_report(run.directory, outcome)
+        if _LATE_SIGNALS:  # a signal during the shutdown: hurry, the report can be made later (quarto-arena report)
+            _err(f"quarto-arena: report.html not written (stopped); make it with: quarto-arena report {run.directory}")
+        else:
+            _write_report(run.directory, outcome)
         report = final_report(outcome, spec.table_format)
         with contextlib.suppress(OSError):
-            typer.echo(report)
+            _out(report)
     resume = f"quarto-arena {kind} --resume {run.directory}"
     if outcome.aborted:
         n = len(outcome.aborted)
         _err(
             f"{n} game{'s' if n > 1 else ''} in progress abandoned (in {run.directory / 'aborted.jsonl'}): not counted"
         )
-    if outcome.interrupted is not None:
-        name = signal.Signals(outcome.interrupted).name
-        fail(
-            f"interrupted by {name} after {len(outcome.records)} games; continue with: {resume}",
-            128 + outcome.interrupted,
-        )
+    interrupted = outcome.interrupted if outcome.interrupted is not None else next(iter(_LATE_SIGNALS), None)
+    if interrupted is not None:
+        name = signal.Signals(interrupted).name
+        fail(f"interrupted by {name} after {len(outcome.records)} games; continue with: {resume}", 128 + interrupted)
     if outcome.failure is not None:
         r = outcome.failure
         if spec.sprt is None or r.termination.value == "engine error":
@@ -460,62 +411,38 @@ def _write_report(directory: Path, outcome: RunOutcome) -> None:
         _err(f"quarto-arena: warning: cannot write the report into {directory}: {e.strerror or e}")
 
 
-#: The options play, tournament and sprt share: name, type, declaration (each command adds its own).
-_RUN_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
-    ("engines_file", str | None, EnginesFileOpt),
-    ("option", list[str], OptionOpt),
-    ("concurrency", int, ConcurrencyOpt),
-    ("tc", str, TcOpt),
-    ("timemargin", int, TimeMarginOpt),
-    ("variant", str, VariantOpt),
-    ("attributes", str, AttributesOpt),
-    ("claim", str, ClaimOpt),
-    ("openings", str | None, OpeningsOpt),
-    ("random_openings", int, RandomOpeningsOpt),
-    ("seed", int, SeedOpt),
-    ("fmt", str, FormatOpt),
-    ("out", str | None, OutOpt),
-    ("resume", str | None, ResumeOpt),
-    ("force", bool, ForceOpt),
-    ("progress_every", str | None, ProgressOpt),
-    ("quiet", bool, QuietOpt),
-    ("debug", str | None, DebugOpt),
-    ("log_limit", str, LogLimitOpt),
-    ("listen", str | None, ListenOpt),
-    ("keys", str | None, KeysOpt),
-    ("wait", float, WaitOpt),
-    ("web", str | None, WebOpt),
-    ("adjudicate", int | None, AdjudicateOpt),
-    ("cluster", str | None, ClusterOpt),
-    ("oversubscribe", bool, OversubscribeOpt),
-)
-
-
 def _run_options(kind: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Gives a run command the options every run command shares, after its own, and runs it.
+    """Gives a run command its options (every :class:`~..options.RunOptions` field ``kind`` takes), and runs it.
 
-    The decorated function declares only what is its own (``ctx``, the engines, its particular options) and checks
-    what it must; the run is played by :func:`_run_command` with every value.
+    The decorated function declares only what is its own (``ctx``, the engines) and checks what it must; the run is
+    played by :func:`_run_command` with the options' values.
     """
     import inspect
     import typing
 
+    hints = typing.get_type_hints(RunOptions)
+    chosen = [name for name, _, _ in option_fields(kind)]
+
     def decorate(own: Callable[..., None]) -> Callable[..., None]:
         signature = inspect.signature(own, eval_str=True)
-        shared = [
-            inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=declared, annotation=hint)
-            for name, hint, declared in _RUN_OPTIONS
+        declared = [
+            inspect.Parameter(
+                name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=run_option(name, kind), annotation=hints[name]
+            )
+            for name in chosen
         ]
 
         def command(**values: Any) -> None:
             own(**{name: values[name] for name in signature.parameters})
             ctx = values["ctx"]
-            values["random_openings_given"] = "random_openings" in _given(ctx, set())
-            _run_command(kind, ctx, values["engines"] or [], values)
+            options = RunOptions(**{name: values[name] for name in chosen})
+            if options.openings is not None and "random_openings" not in _given(ctx, set()):
+                options = replace(options, random_openings=None)  # the file's openings, not random ones
+            _run_command(kind, ctx, values["engines"] or [], options)
 
         command.__name__, command.__doc__, command.__module__ = own.__name__, own.__doc__, own.__module__
-        command.__signature__ = signature.replace(parameters=[*signature.parameters.values(), *shared])  # type: ignore[attr-defined]
-        command.__annotations__ = {**typing.get_type_hints(own), **{name: hint for name, hint, _ in _RUN_OPTIONS}}
+        command.__signature__ = signature.replace(parameters=[*signature.parameters.values(), *declared])  # type: ignore[attr-defined]
+        command.__annotations__ = {**typing.get_type_hints(own), **{name: hints[name] for name in chosen}}
         return command
 
     return decorate
@@ -532,13 +459,6 @@ _ENGINES_HELP = (
 def tournament(
     ctx: typer.Context,
     engines: list[str] = typer.Argument(None, metavar="[ENGINE]...", help="Engines: " + _ENGINES_HELP),
-    gauntlet: bool = typer.Option(False, "--gauntlet", help="The first engine against each of the others."),
-    games: int = typer.Option(2, "--games", metavar="N", help="Games per encounter per round (even: whole pairs)."),
-    rounds: int = typer.Option(1, "--rounds", metavar="N", help="Rounds: each repeats every encounter."),
-    strict: bool = typer.Option(False, "--strict/--lenient", help="Stop at the first engine failure (exit 3)."),
-    rating_interval: int = typer.Option(
-        0, "--rating-interval", metavar="N", min=0, help="Interim table every N games."
-    ),
 ) -> None:
     """Run a round-robin or gauntlet tournament in colour-swapped pairs; crash-safe, resumable with --resume DIR.
 
@@ -553,8 +473,6 @@ def tournament(
 def play(
     ctx: typer.Context,
     engines: list[str] = typer.Argument(None, metavar="ENGINE ENGINE", help="Two engines: " + _ENGINES_HELP),
-    games: int = typer.Option(2, "--games", metavar="N", help="Number of games (colours alternate, in pairs)."),
-    strict: bool = typer.Option(False, "--strict/--lenient", help="Stop at the first engine failure (exit 3)."),
 ) -> None:
     """Play a match between two engines and print the score, Elo and pair statistics; resumable with --resume DIR."""
 
@@ -566,23 +484,8 @@ def sprt(
     engines: list[str] = typer.Argument(
         None, metavar="NEW BASE", help="The engine under test, then the engine it must beat or match."
     ),
-    elo0: float | None = typer.Option(None, "--elo0", metavar="ELO", help="Elo under H0 (in --model units)."),
-    elo1: float | None = typer.Option(
-        None, "--elo1", metavar="ELO", help="Elo under H1 (in --model units); above --elo0."
-    ),
-    alpha: float = typer.Option(0.05, "--alpha", metavar="P", help="False positive rate (accept H1 when H0 holds)."),
-    beta: float = typer.Option(0.05, "--beta", metavar="P", help="False negative rate (accept H0 when H1 holds)."),
-    model: str = typer.Option(
-        "normalized", "--model", metavar="MODEL", help="Units of the bounds: normalized or logistic."
-    ),
-    max_games: int = typer.Option(
-        0, "--max-games", metavar="N", min=0, help="Give up (exit 4) after N games; 0: never."
-    ),
-    strict: bool = typer.Option(
-        True, "--strict/--lenient", help="Stop at the first engine failure (exit 3) or count it as a loss."
-    ),
 ) -> None:
     """Play NEW against BASE in colour-swapped pairs until the SPRT decides. Exit 0: H1 (pass), 1: H0 (fail),
     3: an engine failed, 4: no decision within --max-games."""
-    if ctx.params.get("resume") is None and (elo0 is None or elo1 is None):
+    if ctx.params.get("resume") is None and (ctx.params["elo0"] is None or ctx.params["elo1"] is None):
         fail("sprt needs --elo0 and --elo1, e.g. --elo0 0 --elo1 10")

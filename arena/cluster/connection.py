@@ -22,6 +22,7 @@ from quarto_arena.protocol.rules import Variant
 
 from ..compliance import CheckReport, CheckTimeouts
 from ..engine import Deadlines, EngineConfig
+from ..errors import ExitStatus
 from ..run import RunError
 from .task import check_on_worker, check_task, package_version, preflight_on_worker, preflight_task
 
@@ -51,6 +52,9 @@ class ClusterError(RunError):
     ``engine`` is True (exit status 3) unless the user's setting is to blame (a bad address, no Dask installed,
     more threads than cores: exit status 2).
     """
+
+    status = ExitStatus.ENGINE
+    reason = "cluster"
 
     def __init__(self, message: str, *, engine: bool = True) -> None:
         super().__init__(message, engine=engine)

@@ -30,6 +30,7 @@ from quarto_arena.protocol.uqi import (
 )
 
 from ..engine import Connector, EngineConfig
+from ..errors import ArenaError, ExitStatus
 from ..transport import BadLine, PeerGone, ProcessTransport, Transport, ZmqTransport
 from .report import IoLine, Status, StepResult
 
@@ -91,8 +92,11 @@ class _Silence(StepFailed):
     """No line came before the deadline (a failure, except where silence is what a step wants)."""
 
 
-class CannotStart(Exception):
+class CannotStart(ArenaError):
     """The engine's process could not be started, or its endpoint is unusable."""
+
+    status = ExitStatus.ENGINE
+    reason = "cannot_start"
 
 
 _CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -376,6 +380,8 @@ class Checker:
         warnings = self.warnings[:_MAX_WARNINGS]
         if len(self.warnings) > _MAX_WARNINGS:
             warnings.append(f"... and {len(self.warnings) - _MAX_WARNINGS} more warnings")
+        if status is Status.FAIL and step.spec and "SPEC" not in reason:
+            reason = f"{reason} (SPEC {step.spec})"
         return StepResult(
             step.number,
             step.name,
@@ -414,3 +420,5 @@ class Step:
     """The step: returns when the engine passes, raises StepFailed or StepSkipped."""
     needs_session: bool = True
     """The step runs on a live, handshaken session (restarted first after a failed step)."""
+    spec: str = ""
+    """The sections of SPEC.md the step tests (``§4.4``), named with a failure."""

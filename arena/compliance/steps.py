@@ -1,4 +1,5 @@
-"""The numbered steps of the check (:data:`STEPS`) and :func:`run_check`, which runs them against an engine."""
+"""Steps 1-12 of the check, the protocol's conversation (handshake, options, searches, stop, quit), and the exchanges
+every step shares."""
 
 from __future__ import annotations
 
@@ -26,14 +27,10 @@ from quarto_arena.protocol.uqi import (
     parse_command,
 )
 
-from ..engine import Connector, EngineConfig
 from ..transport import ProcessTransport
 from .checker import (
     _BARE_GO_SECONDS,
-    CannotStart,
     Checker,
-    CheckTimeouts,
-    Step,
     StepFailed,
     StepSkipped,
     _Deadline,
@@ -41,7 +38,6 @@ from .checker import (
     _q,
     _reply,
 )
-from .report import CheckReport, Status, StepResult
 
 log = logging.getLogger("quarto_arena.arena.compliance")
 
@@ -548,61 +544,3 @@ async def step_end_of_input(ck: Checker) -> None:
     ck.recorder.add("#", f"{proc.exit_info()} after {seconds:.3f} s")
     if proc.returncode == -signal.SIGKILL:
         _fail(f"still running {ck.timeouts.quit:.3g} s after its standard input was closed (SPEC §3.2: exit on EOF)")
-
-
-STEPS: Final[tuple[Step, ...]] = (
-    Step(1, "start-up", step_startup, needs_session=False),
-    Step(2, "isready", step_isready),
-    Step(3, "unknown command", step_unknown_command),
-    Step(4, "options", step_options),
-    Step(5, "new games", step_new_games),
-    Step(6, "searches", step_searches),
-    Step(7, "infinite + stop", step_infinite),
-    Step(8, "during a search", step_during_search),
-    Step(9, "exactly one reply", step_one_reply),
-    Step(10, "\\r\\n line ends", step_crlf),
-    Step(11, "quit", step_quit),
-    Step(12, "end of input", step_end_of_input, needs_session=False),
-)
-"""Every step, in order."""
-
-
-async def run_check(
-    config: EngineConfig,
-    *,
-    timeouts: CheckTimeouts | None = None,
-    keep_going: bool = False,
-    steps: Sequence[Step] = STEPS,
-    connector: Connector | None = None,
-) -> CheckReport:
-    """Checks the engine ``config`` step by step and returns the report; never raises for an engine fault.
-
-    Without ``keep_going`` the check stops at the first failed step. Every process it started is killed and
-    reaped before this returns, also when it is cancelled (Ctrl-C). ``connector`` gives the sessions of a remote
-    bot (``remote:NAME``).
-    """
-    ck = Checker(config, timeouts or CheckTimeouts(), connector)
-    results: list[StepResult] = []
-    started = True
-    try:
-        for step in steps:
-            try:
-                result = await ck.run_step(step)
-            except CannotStart as e:
-                started = not (step.number == steps[0].number and not results)
-                result = StepResult(step.number, step.name, Status.FAIL, str(e))
-            results.append(result)
-            if result.status is Status.FAIL and (not keep_going or not started):
-                break
-    finally:
-        # Shielded so that a second interrupt during the clean-up cannot leave a process behind.
-        await asyncio.shield(ck.close())
-    return CheckReport(
-        config.name,
-        config.describe(),
-        ck.engine_id,
-        tuple(results),
-        len(steps),
-        started,
-        tuple(ck.pids),
-    )

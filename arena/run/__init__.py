@@ -8,6 +8,7 @@
 - :mod:`.runner`: :class:`Run`, which plays a schedule, J games at once, and resumes.
 """
 
+from ..options import RunOptions
 from .events import (
     Event,
     GameEnded,
@@ -33,7 +34,7 @@ from .runner import (
     play_match,
     run_workers,
 )
-from .spec import RunError, RunKind, RunSpec, ServerSpec, build_spec
+from .spec import RunError, RunKind, RunSpec, ServerSpec, build_spec, server_spec
 from .sprt import SprtTracker
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
     "Run",
     "RunError",
     "RunKind",
+    "RunOptions",
     "RunOutcome",
     "RunSpec",
     "ServerSpec",
@@ -67,4 +69,5 @@ __all__ = [
     "game_spec",
     "play_match",
     "run_workers",
+    "server_spec",
 ]

@@ -11,7 +11,7 @@ from quarto_arena.protocol.rules import Position
 
 from ..records import GameRecord, TurnRecord
 from ..schedule import ScheduledGame
-from ..stats import SprtDecision, SprtStatus, pentanomial_stats
+from ..stats import SprtDecision, SprtStatus, named, pentanomial_stats, trinomial_stats
 from .spec import RunSpec
 
 
@@ -94,8 +94,10 @@ class SprtProgress:
             f"W {self.wins} L {self.losses} D {self.draws} | pairs {self.pairs}: penta {list(self.penta)}"
         )
         if self.pairs >= 2:
-            stats = pentanomial_stats(self.penta)
-            text += f" | elo {stats.elo}, nelo {stats.nelo}"
+            # The figures of the match line (output.match_figures): Elo from the games, nElo from the pairs.
+            trinomial = trinomial_stats(self.wins, self.losses, self.draws)
+            by_pairs = pentanomial_stats(self.penta)
+            text += f" | elo {named(trinomial.elo, 'trinomial')}, nelo {named(by_pairs.nelo, 'pentanomial')}"
         return text
 
 

@@ -71,6 +71,11 @@ class EnginePool:
         self._all.append(session)
         return session
 
+    def add(self, config: EngineConfig) -> None:
+        """Adds an engine, or changes one for its sessions from now on (a ladder's bots come and go)."""
+        self.configs[config.name] = config
+        self._idle.setdefault(config.name, [])
+
     def acquire(self, name: str) -> EngineSession:
         """An idle session of engine ``name``, or a new (not yet started) one."""
         idle = self._idle[name]

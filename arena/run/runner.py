@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, Final, TextIO
 
 from ..engine import Deadlines, EngineConfig
+from ..errors import ArenaFault
 from ..journal import JOURNAL_NAME, Journal, JournalContents, JournalError
 from ..pgn import pgn_text
 from ..records import GameRecord, Termination
@@ -134,6 +135,8 @@ class Run:
             raise RunError(str(e)) from None
         self.deadlines = deadlines
         self.transcript = transcript
+        self.replaced_unplayed = False
+        """True when :meth:`create` took over a directory whose run had counted no game (it failed before)."""
         self.records: dict[int, GameRecord] = dict(contents.records) if contents else {}
         self.torn = None if contents is None else contents.torn
         self.tracker = None if spec.sprt is None else SprtTracker(spec.sprt, spec.names[0])
@@ -167,13 +170,19 @@ class Run:
         if not directory.is_dir():
             raise RunError(f"{directory}: not a directory")
         journal_path = directory / JOURNAL_NAME
+        unplayed = False
         if journal_path.exists() and not force:
-            raise RunError(
-                f"{directory} holds a run already: continue it with --resume {directory}, start it over with --force,"
-                " or choose another --out"
-            )
+            try:
+                unplayed = Journal.discard_if_unplayed(journal_path)
+            except JournalError as e:
+                raise RunError(str(e)) from None
+            if not unplayed:
+                raise RunError(
+                    f"{directory} holds a run already: continue it with --resume {directory}, start it over with"
+                    " --force, or choose another --out"
+                )
         try:
-            if force:
+            if force or unplayed:
                 _clear(directory)
             config = spec.to_dict()
             config["schedule"] = {"games": schedule.total, "digest": schedule.digest()}
@@ -183,7 +192,9 @@ class Run:
             raise RunError(str(e)) from None
         except OSError as e:
             raise RunError(f"{directory}: {e.strerror or e}") from None
-        return cls(spec, directory, journal, None, deadlines=deadlines, transcript=transcript)
+        run = cls(spec, directory, journal, None, deadlines=deadlines, transcript=transcript)
+        run.replaced_unplayed = unplayed
+        return run
 
     @classmethod
     def resume(
@@ -305,6 +316,7 @@ class Run:
         aborted: list[GameRecord] = []
         stop = asyncio.Event()
         failure: GameRecord | None = None
+        fault: ArenaFault | None = None
         pgn: TextIO | None = None
         jsonl: TextIO | None = None
         if self.directory is not None:
@@ -327,12 +339,22 @@ class Run:
         committer = Committer(self.journal, counted)
 
         async def worker() -> None:
-            nonlocal failure
+            nonlocal failure, fault
             for game in pending:
                 if stop.is_set():
                     return
                 emit(GameStarted(game))
-                record = await player.play(game, game_spec(game, self.spec), aborted.append)
+                try:
+                    record = await player.play(game, game_spec(game, self.spec), aborted.append)
+                except ArenaFault as e:
+                    # The arena's own failure: no engine is scored for it; the game is kept apart and played again
+                    # on resume, and the run stops.
+                    emit(GameEnded(game))
+                    if isinstance(e.record, GameRecord):
+                        aborted.append(e.record)
+                    fault = fault or e
+                    stop.set()
+                    return
                 emit(GameEnded(game))
                 if stop.is_set():
                     late = "finished after the run stopped: not counted"
@@ -375,6 +397,8 @@ class Run:
                 if records:
                     with open(self.directory / name, "a", encoding="utf-8") as f:
                         f.writelines(json.dumps(r.to_dict()) + "\n" for r in records)
+        if fault is not None:
+            raise fault
         signum = None if interrupt is None else interrupt.signum
         return replace(self.outcome(failure, signum), aborted=tuple(aborted))
 

@@ -11,10 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from quarto_arena.protocol.bot import EndpointError, parse_endpoint
 from quarto_arena.protocol.notation import NotationError, format_attributes, parse_variant
 from quarto_arena.protocol.rules import Variant
 
 from ..engine import EngineConfig, EngineError
+from ..errors import ArenaError, ExitStatus
+from ..options import RunOptions, parse_size
 from ..referee import MAX_ADJUDICATE
 from ..roster import RosterError, apply_options, config_from_dict, config_to_dict, name_endpoints, resolve_roster
 from ..schedule import STARTPOS, Format, OpeningBook, Schedule, ScheduleError, load_openings, opening_from_text
@@ -23,13 +26,19 @@ from ..timecontrol import DEFAULT_MARGIN_MS, TimeControl
 from ..transport import DEFAULT_STDERR_LIMIT
 
 
-class RunError(Exception):
+class RunError(ArenaError):
     """A run that cannot start or go on; one line. ``engine`` is True when an engine is to blame."""
 
+    status = ExitStatus.USAGE
+    reason = "run"
+
     def __init__(self, message: str, *, engine: bool = False) -> None:
-        super().__init__(message)
-        self.engine = engine
+        super().__init__(message, status=ExitStatus.ENGINE if engine else ExitStatus.USAGE)
+
+    @property
+    def engine(self) -> bool:
         """True for an engine failure (exit status 3), False for a usage or configuration problem (2)."""
+        return self.status is ExitStatus.ENGINE
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +124,9 @@ class RunSpec:
     """Where remote engines connect in; set exactly when the run has ``remote:NAME`` engines."""
     adjudicate: int | None = None
     """Adjudicate each game by the solver at this many empty squares (1..12); None: play every game out."""
+    interleave: bool = True
+    """Pair ``j`` of every encounter before pair ``j + 1`` of any (False: encounter by encounter, as cutechess, and
+    as every journal written before interleaving existed, which lacks the field)."""
 
     def __post_init__(self) -> None:
         if self.adjudicate is not None and not 1 <= self.adjudicate <= MAX_ADJUDICATE:
@@ -146,7 +158,14 @@ class RunSpec:
 
     def schedule(self) -> Schedule:
         """Every game of the run (raises ScheduleError for impossible settings)."""
-        return Schedule(self.names, fmt=self.format, rounds=self.rounds, games=self.games, book=self.book)
+        return Schedule(
+            self.names,
+            fmt=self.format,
+            rounds=self.rounds,
+            games=self.games,
+            book=self.book,
+            interleave=self.interleave,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain msgpack/JSON types for the journal header (the inverse of :meth:`from_dict`)."""
@@ -178,6 +197,7 @@ class RunSpec:
             "log_limit": self.log_limit,
             "server": None if self.server is None else self.server.to_dict(),
             "adjudicate": self.adjudicate,
+            "interleave": self.interleave,
         }
 
     @classmethod
@@ -215,6 +235,7 @@ class RunSpec:
                 log_limit=int(d.get("log_limit", DEFAULT_STDERR_LIMIT)),
                 server=None if d.get("server") is None else ServerSpec.from_dict(d["server"]),
                 adjudicate=None if d.get("adjudicate") is None else int(d["adjudicate"]),
+                interleave=bool(d.get("interleave", False)),  # absent: a journal from before, in its own order
             )
         except KeyError as e:
             raise RunError(f"the journal's configuration lacks {e}") from None
@@ -222,67 +243,72 @@ class RunSpec:
             raise RunError(f"the journal's configuration is invalid: {e}") from None
 
 
-def build_spec(
-    kind: RunKind,
-    engine_words: Sequence[str],
-    *,
-    engines_file: Path | None = None,
-    option_settings: Sequence[str] = (),
-    gauntlet: bool = False,
-    rounds: int = 1,
-    games: int = 2,
-    max_games: int = 0,
-    concurrency: int = 1,
-    tc: str = "st=1",
-    margin_ms: int = DEFAULT_MARGIN_MS,
-    shapes: str = "standard",
-    attributes: str = "color,shape,height,fill",
-    claims: str = "auto",
-    openings_file: Path | None = None,
-    random_turns: int | None = 2,
-    seed: int = 0,
-    strict: bool = False,
-    sprt: tuple[float, float, float, float, str] | None = None,
-    rating_interval: int = 0,
-    table_format: str = "simple",
-    log_limit: int = DEFAULT_STDERR_LIMIT,
-    server: ServerSpec | None = None,
-    adjudicate: int | None = None,
-) -> RunSpec:
-    """A run from the command line's values; :class:`RunError` (a usage error) naming a bad one.
-
-    ``random_turns`` None with an ``openings_file`` means the file's openings; giving both is an error.
-    ``sprt`` is ``(elo0, elo1, alpha, beta, model)``; ``max_games`` (SPRT only) bounds its games (0: none).
-    Unnamed ZeroMQ engines are named after their ``id name`` (they are asked). ``server`` is where ``remote:NAME``
-    engines connect in (required with them, refused without).
-    """
+def server_spec(listen: str | None, keys: str | None, wait: float) -> ServerSpec | None:
+    """``--listen``, ``--keys`` and ``--wait`` as a run's server settings (None without ``--listen``); a
+    :class:`RunError` naming a bad one."""
+    if listen is None:
+        if keys is not None:
+            raise RunError("--keys goes with --listen")
+        return None
     try:
-        if openings_file is not None and random_turns is not None:
+        # Plain ZeroMQ authenticates nobody and encrypts nothing: only this machine may connect then.
+        endpoint = parse_endpoint(listen, allow_remote=keys is not None)
+    except EndpointError as e:
+        # The bot's remedy (--allow-remote) is not the arena's: serving other machines takes keys here.
+        hint = "; serving other machines takes --keys DIR (CurveZMQ)" if e.reason == "not_loopback" else ""
+        raise RunError(f"--listen: {e.problem}{hint}") from None
+    return ServerSpec(endpoint, None if keys is None else str(Path(keys).resolve()), float(wait))
+
+
+def build_spec(kind: RunKind, engine_words: Sequence[str], options: RunOptions | None = None) -> RunSpec:
+    """A run from the command line's values (:class:`RunOptions`; its defaults where None); :class:`RunError` (a
+    usage error) naming a bad one.
+
+    ``random_openings`` None with ``openings`` means the file's openings; giving both is an error. An SPRT needs
+    ``elo0`` and ``elo1``; ``max_games`` bounds its games (0: none). Unnamed ZeroMQ engines are named after their
+    ``id name`` (they are asked). ``listen`` is where ``remote:NAME`` engines connect in (required with them,
+    refused without).
+    """
+    o = RunOptions() if options is None else options
+    try:
+        log_limit = parse_size(o.log_limit, "--log-limit")
+        server = server_spec(o.listen, o.keys, o.wait)
+        if o.openings is not None and o.random_openings is not None:
             raise RunError("give --openings FILE or --random-openings K, not both")
-        variant = parse_variant(shapes, attributes, claims)
-        roster = resolve_roster(engine_words, engines_file)
-        configs = apply_options([w.config for w in roster], option_settings)
+        variant = parse_variant(o.variant, o.attributes, o.claim)
+        what = "play" if kind is RunKind.MATCH else "sprt"
+        if kind is not RunKind.TOURNAMENT and o.engines_file is None and len(engine_words) > 2:
+            # Most often a command with arguments left unquoted: each of its words would be an engine. Said before
+            # the words are looked up, which would only complain about the first that is no program.
+            raise RunError(
+                f"{what} takes two engines, not {len(engine_words)}: an engine command with spaces is one word,"
+                f' quote it ("python3 ./bot.py", "./bot --fast")'
+            )
+        roster = resolve_roster(engine_words, None if o.engines_file is None else Path(o.engines_file))
+        configs = apply_options([w.config for w in roster], o.option)
         if kind is not RunKind.TOURNAMENT and len(configs) != 2:
-            what = "play" if kind is RunKind.MATCH else "sprt"
             raise RunError(f"{what} takes two engines, not {len(configs)}")
-        control = TimeControl.parse(tc)
-        if openings_file is not None:
-            book = OpeningBook(tuple(load_openings(openings_file, variant)), variant=variant, source=str(openings_file))
-        else:
-            turns = random_turns or 0
+        control = TimeControl.parse(o.tc)
+        if o.openings is not None:
             book = OpeningBook(
-                random_turns=turns, seed=seed, variant=variant, source=f"random {turns}" if turns else STARTPOS
+                tuple(load_openings(Path(o.openings), variant)), variant=variant, source=str(Path(o.openings))
+            )
+        else:
+            turns = o.random_openings or 0
+            book = OpeningBook(
+                random_turns=turns, seed=o.seed, variant=variant, source=f"random {turns}" if turns else STARTPOS
             )
         test = None
-        if sprt is not None:
-            elo0, elo1, alpha, beta, model = sprt
-            if elo0 >= elo1:
-                raise RunError(f"--elo0 {elo0:g} must be below --elo1 {elo1:g} (H0 is the worse hypothesis)")
+        if kind is RunKind.SPRT:
+            if o.elo0 is None or o.elo1 is None:
+                raise RunError("sprt needs --elo0 and --elo1, e.g. --elo0 0 --elo1 10")
+            if o.elo0 >= o.elo1:
+                raise RunError(f"--elo0 {o.elo0:g} must be below --elo1 {o.elo1:g} (H0 is the worse hypothesis)")
             try:
-                sprt_model = SprtModel(model)
+                sprt_model = SprtModel(o.model)
             except ValueError:
-                raise RunError(f"unknown --model {model!r}; choose normalized or logistic") from None
-            test = Sprt(elo0, elo1, alpha, beta, sprt_model)
+                raise RunError(f"unknown --model {o.model!r}; choose normalized or logistic") from None
+            test = Sprt(o.elo0, o.elo1, o.alpha, o.beta, sprt_model)
             test.pentanomial((1, 1, 1, 1, 1))  # bounds no outcome can reach raise here, not in the middle of the run
         explicit = {w.config.name for w in roster if w.explicit}
         if any(c.endpoint is not None and c.name not in explicit for c in configs):
@@ -293,22 +319,23 @@ def build_spec(
         spec = RunSpec(
             kind=kind,
             engines=tuple(configs),
-            format=Format.GAUNTLET if gauntlet else Format.ROUND_ROBIN,
-            rounds=rounds,
-            games=(None if not max_games else max_games + max_games % 2) if kind is RunKind.SPRT else games,
-            concurrency=concurrency,
+            format=Format.GAUNTLET if o.gauntlet else Format.ROUND_ROBIN,
+            rounds=o.rounds,
+            games=(None if not o.max_games else o.max_games + o.max_games % 2) if kind is RunKind.SPRT else o.games,
+            concurrency=o.concurrency,
             time_control=control,
             variant=variant,
             book=book,
-            strict=strict,
-            margin_ms=margin_ms,
+            strict=o.strict,
+            margin_ms=o.timemargin,
             sprt=test,
-            rating_interval=rating_interval,
-            table_format=table_format,
+            rating_interval=o.rating_interval,
+            table_format=o.fmt,
             event=f"quarto-arena {'play' if kind is RunKind.MATCH else kind.value}",
             log_limit=log_limit,
             server=server,
-            adjudicate=adjudicate,
+            adjudicate=o.adjudicate,
+            interleave=o.interleave,
         )
         spec.schedule()
     except (RosterError, NotationError, ScheduleError, StatsError, ValueError) as e:

@@ -6,7 +6,7 @@
 - :mod:`.player`: :class:`ServerPlayer`, the run's player when some of its engines are ``remote:NAME``.
 """
 
-from .keys import ARENA_KEY, KeysError, ServerKeys, load_server_keys, new_key_pair
+from .keys import ARENA_KEY, KeysError, ServerKeys, load_keys_directory, load_server_keys, new_key_pair
 from .player import ServerPlayer, server_for, server_player
 from .server import Limits, Server, ServerError, SlotTransport
 
@@ -19,6 +19,7 @@ __all__ = [
     "ServerKeys",
     "ServerPlayer",
     "SlotTransport",
+    "load_keys_directory",
     "load_server_keys",
     "new_key_pair",
     "server_for",

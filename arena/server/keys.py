@@ -18,17 +18,21 @@ from typing import Final
 import zmq.auth
 from zmq.utils import z85
 
+from ..errors import ArenaError, ExitStatus
 from ..roster import RosterError, check_name
 
-__all__ = ["ARENA_KEY", "KeysError", "ServerKeys", "load_server_keys", "new_key_pair"]
+__all__ = ["ARENA_KEY", "KeysError", "ServerKeys", "load_keys_directory", "load_server_keys", "new_key_pair"]
 
 ARENA_KEY: Final = "arena"
 """The name of the arena's own key pair."""
 _KEY_CHARS: Final = 40  # a Curve25519 key in Z85
 
 
-class KeysError(Exception):
+class KeysError(ArenaError):
     """A key that cannot be made or used; one line naming the file and the problem."""
+
+    status = ExitStatus.USAGE
+    reason = "keys"
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,3 +124,36 @@ def load_server_keys(directory: Path, bots: Iterable[str]) -> ServerKeys:
             raise KeysError(f"{path}: the same key as {names[key]}.key: each bot needs its own key")
         names[key] = name
     return ServerKeys(public, secret, names)
+
+
+def load_keys_directory(directory: Path) -> tuple[ServerKeys, list[str]]:
+    """The arena's pair and every bot's public key in ``directory`` (each ``NAME.key`` but the arena's): who may play
+    on a ladder. Raises :class:`KeysError` when the arena's own pair cannot be read; a bot's key that cannot be used
+    (unreadable, a bad name, the arena's key, a key two files share) is left out, and the second value says why."""
+    if not directory.is_dir():
+        raise KeysError(f"--keys {directory}: no such directory (make keys with: quarto-arena keys new NAME --dir DIR)")
+    public, secret = _read(directory / f"{ARENA_KEY}.key_secret", secret=True)
+    assert secret is not None
+    names: dict[bytes, str] = {}
+    problems: list[str] = []
+    try:
+        paths = sorted(p for p in directory.iterdir() if p.suffix == ".key" and p.stem != ARENA_KEY)
+    except OSError as e:
+        raise KeysError(f"--keys {directory}: cannot read it: {e.strerror or e}") from None
+    for path in paths:
+        try:
+            check_name(path.stem, "key name")
+            key, _ = _read(path, secret=False)
+        except RosterError as e:
+            problems.append(f"{path}: left out: {e}")
+            continue
+        except KeysError as e:
+            problems.append(f"left out: {e}")
+            continue
+        if key == public:
+            problems.append(f"{path}: left out: this is the arena's own public key")
+        elif key in names:
+            problems.append(f"{path}: left out: the same key as {names[key]}.key")
+        else:
+            names[key] = path.stem
+    return ServerKeys(public, secret, names), problems

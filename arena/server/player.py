@@ -35,10 +35,13 @@ def server_for(spec: ServerSpec, bots: list[str], limits: Limits | None = None) 
 class ServerPlayer(LocalPlayer):
     """Plays on this machine; before the first game it binds the server and waits for every remote bot."""
 
-    def __init__(self, pool: EnginePool, server: Server) -> None:
+    def __init__(self, pool: EnginePool, server: Server, over: Callable[[], bool] | None = None) -> None:
         super().__init__(pool)
         self.server = server
         """Where the remote bots connect."""
+        self.over = over
+        """True once the run has nothing left to play: the bots are then told ``goodbye`` (an interrupted run says
+        nothing, and its bots wait for the resume)."""
 
     async def serve(self) -> None:
         """Binds the server (once); :class:`RunError` when the endpoint cannot be bound."""
@@ -69,6 +72,8 @@ class ServerPlayer(LocalPlayer):
         try:
             await super().close()
         finally:
+            if self.over is not None and not self.over():
+                self.server.farewell = None
             await self.server.close()
 
 
@@ -86,4 +91,4 @@ def server_player(run: Run, spec: ServerSpec | None = None, limits: Limits | Non
         transcript=run.transcript,
         connector=server.lease,
     )
-    return ServerPlayer(pool, server)
+    return ServerPlayer(pool, server, over=run.decided)

@@ -22,7 +22,11 @@ What the server promises:
   lines that belong to no session are dropped, and what is kept about a cut connection goes with its connection.
   ZeroMQ holds the frames of a message that never ends without any limit (a peer writing ZMTP by hand can send
   one), and delivers nothing of it: a connection that has sent more than :data:`UNSEEN` bytes beyond the whole
-  messages read from it (as the kernel counts them, on TCP) is cut too.
+  messages read from it (as the kernel counts them, on TCP) is cut too, looked at every 10 ms (libzmq reads in a
+  thread of its own, so the cut comes within what a peer can send in that time, not at the byte).
+- Admission. Connections that have not said ``hello`` are capped per address and in all (:class:`Limits`); one
+  more is shut down as soon as the monitor reports it. libzmq accepts a connection (and takes its descriptor)
+  before the arena hears of it, so that is as early as a ROUTER allows.
 
 A ROUTER cannot close one peer's connection, so the server shuts that connection's socket down itself: the descriptor
 comes with every message (``ZMQ_SRCFD``) and the socket monitor reports when it closes, so a descriptor since reused
@@ -54,7 +58,10 @@ from quarto_arena.protocol.connect import (
     Bye,
     ConnectError,
     Ended,
+    Goodbye,
     Hello,
+    Kill,
+    Leaving,
     Ready,
     Refused,
     Welcome,
@@ -69,6 +76,7 @@ from zmq.utils import z85
 from zmq.utils.monitor import parse_monitor_message
 
 from ..engine import Complaints, EngineConfig
+from ..errors import ArenaError, ExitStatus
 from ..transport import PeerGone, Transcript, Transport
 from .keys import ServerKeys
 
@@ -87,9 +95,12 @@ HEARTBEAT_MS: Final = 1000
 ZAP_DOMAIN: Final = "quarto-arena"
 _BATCH: Final = 256  # messages read per wake-up, so that a flood cannot hold off the games' deadlines
 _TICK: Final = 0.1  # s between checks of the deadlines and of what each connection has sent
-UNSEEN: Final = 8 << 20
-"""Bytes a connection may have sent beyond the whole messages the arena has read from it (its queue's worth)."""
+UNSEEN: Final = 1 << 20
+"""Bytes a connection may have sent beyond the whole messages the arena has read from it: its queue of lines (64 of
+at most 4 KiB) several times over. libzmq keeps about 64 bytes per frame, so even empty frames cost at most 32 MiB."""
+_WATCH: Final = 0.01  # s between looks at what each connection has sent
 _WIRE: Final = 256  # bytes of ZMTP and CurveZMQ framing allowed per message read, and per second (heartbeats)
+_GOODBYE_LINGER_MS: Final = 300  # ms the goodbyes of a server that stops may take to leave
 _BYE_DELAY: Final = 0.2  # s between telling a peer bye (or refused) and shutting its connection down
 _GONE: Final = 4096  # routing ids of closed connections remembered, to drop what they still have queued
 _TCPI_BYTES_RECEIVED: Final = 128  # offset of tcpi_bytes_received in Linux's struct tcp_info
@@ -99,8 +110,11 @@ _HANDSHAKE_FAILURES: Final[dict[int, str]] = {
 }
 
 
-class ServerError(Exception):
+class ServerError(ArenaError):
     """The server cannot serve (the endpoint cannot be bound); one line."""
+
+    status = ExitStatus.USAGE
+    reason = "cannot_bind"
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +129,10 @@ class Limits:
     """Lines per slot above the rate that may come at once."""
     hello: float = 10.0
     """Seconds from connecting to ``hello``."""
+    pending: int = 256
+    """Connections that have not said ``hello`` yet, in all; one more is shut down at once."""
+    pending_per_address: int = 32
+    """Connections from one address that have not said ``hello`` yet; one more is shut down at once."""
     ready: float = 10.0
     """Seconds from the end of a session to its slot's ``ready``."""
 
@@ -138,13 +156,15 @@ class _Slot:
 class _Conn:
     """One accepted connection, known by its descriptor until the monitor reports it closed."""
 
-    __slots__ = ("accepted", "closing", "fd", "inode", "messages", "peer", "received")
+    __slots__ = ("accepted", "closing", "fd", "host", "inode", "messages", "peer", "received")
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.inode = _inode(fd)
         """The socket's inode: what tells this connection from a later one on the same descriptor number."""
         self.accepted = time.monotonic()
+        self.host = ""
+        """The peer's address without its port (for the per-address cap)."""
         self.peer: _Peer | None = None
         self.closing = False
         self.messages = 0
@@ -181,7 +201,7 @@ def _inode(fd: int) -> int | None:
 class _Peer:
     """A connection that said hello: a bot and its slots."""
 
-    __slots__ = ("_last", "_rate", "_tokens", "address", "burst", "conn", "name", "rid", "slots")
+    __slots__ = ("_last", "_rate", "_tokens", "address", "burst", "conn", "leaving", "name", "rid", "slots")
 
     def __init__(self, rid: bytes, conn: _Conn, hello: Hello, address: str, limits: Limits) -> None:
         self.rid = rid
@@ -193,6 +213,8 @@ class _Peer:
         self._rate = limits.rate * hello.slots
         self._tokens = self.burst
         self._last = time.monotonic()
+        self.leaving = False
+        """The bot said ``leaving``: no session begins on it any more."""
 
     def take(self) -> bool:
         """One message against the rate limit; False once the peer is over it."""
@@ -221,6 +243,10 @@ class _Gate(AsyncioAuthenticator):
         """Notes the client's address for the log, then lets zmq.auth answer the request."""
         self._address = msg[3].decode("utf-8", "replace") if len(msg) > 3 else "?"
         await super().handle_zap_message(msg)
+
+    def admit(self, names: dict[bytes, str]) -> None:
+        """The keys let in from now on (a connection already in is not asked again)."""
+        self._names = names
 
     def callback(self, domain: str, key: bytes) -> bool:
         """True for a known key; an unknown one is refused and logged."""
@@ -296,7 +322,7 @@ class SlotTransport(Transport):
         if self._closed:
             return
         self._closed = True
-        self._server.end_session(self._peer, self._slot, self)
+        self._server.end_session(self._peer, self._slot, self, kill=not quit or grace <= 0)
         self._gone(f"{self.name} (slot {self._slot.number} of {self._peer.name}) was closed")
         self.note("closed")
 
@@ -341,8 +367,13 @@ class Server:
         self._monitor: Any = None
         self._gate: _Gate | None = None
         self._tick: asyncio.TimerHandle | None = None
+        self._watcher: asyncio.TimerHandle | None = None
         self._draining = False
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._peers_said_goodbye = False
+        self.farewell: str | None = "the run is over"
+        """What the arena's ``goodbye`` says to every bot when it stops serving; None: no goodbye (an interrupted
+        run, to be resumed: the bots connect again and wait)."""
 
     # --- lifetime ------------------------------------------------------------------------------------------------
 
@@ -395,6 +426,7 @@ class Server:
         loop.add_reader(self._monitor.getsockopt(zmq.FD), self._on_monitor)
         loop.add_reader(sock.getsockopt(zmq.FD), self.drain)
         self._tick = loop.call_later(_TICK, self._check_deadlines)
+        self._watcher = loop.call_later(_WATCH, self._watch)
         secure = "CurveZMQ" if self.keys is not None else "plain ZeroMQ, no keys"
         log.info("server: listening on %s (%s) for %s", self.endpoint, secure, ", ".join(self._bots))
 
@@ -403,10 +435,17 @@ class Server:
         sock, self._sock = self._sock, None
         if sock is None:
             return
+        self._peers_said_goodbye = bool(self._peers) and self.farewell is not None
         for peer in list(self._peers.values()):
+            if self.farewell is not None:
+                with contextlib.suppress(zmq.ZMQError):
+                    goodbye = format_control(Goodbye(self.farewell)).encode()
+                    sock.send_multipart([peer.rid, CONTROL, goodbye], zmq.NOBLOCK)
             self._drop(peer, f"{peer.name}: the arena stopped serving", "the arena stopped serving")
         if self._tick is not None:
             self._tick.cancel()
+        if self._watcher is not None:
+            self._watcher.cancel()
         assert self._loop is not None and self._context is not None
         with contextlib.suppress(ValueError, zmq.ZMQError):
             self._loop.remove_reader(sock.getsockopt(zmq.FD))
@@ -414,7 +453,8 @@ class Server:
         with contextlib.suppress(zmq.ZMQError):
             sock.disable_monitor()
         self._monitor.close(linger=0)
-        sock.close(linger=0)
+        # A moment for the goodbyes to leave (the context's end waits for them, at most this long).
+        sock.close(linger=_GOODBYE_LINGER_MS if self._peers_said_goodbye else 0)
         if self._gate is not None:
             self._gate.stop()
         self._context.term()
@@ -422,9 +462,43 @@ class Server:
 
     # --- what the run asks -----------------------------------------------------------------------------------------
 
-    def connected(self) -> dict[str, int]:
-        """The bots connected now, with their slots."""
-        return {name: len(peer.slots) for name, peer in self._bots.items() if peer is not None}
+    def allow(self, bots: Iterable[str], keys: ServerKeys | None = None) -> list[str]:
+        """Changes who may connect while serving (a ladder's keys directory): ``bots`` are the names let in from now
+        on, with ``keys`` their public keys (as the server was built: with keys, or without). A bot no longer listed,
+        or whose key changed, is cut at once (told ``bye``, its games lost by disconnect); returns those names."""
+        if (keys is None) != (self.keys is None):
+            raise ValueError("a server with keys is given keys, and one without none")
+        names = list(dict.fromkeys(bots))
+        old = {} if self.keys is None else {name: key for key, name in self.keys.bots.items()}
+        new = {} if keys is None else {name: key for key, name in keys.bots.items()}
+        if keys is not None:
+            self.keys = keys
+            if self._gate is not None:
+                self._gate.admit(dict(keys.bots))
+        cut = [name for name in self._bots if name not in names or old.get(name) != new.get(name)]
+        now = time.monotonic()
+        for name in names:
+            if name not in self._bots:
+                self._bots[name] = None
+                self._absent_since[name] = now
+        for name in cut:
+            peer = self._bots.get(name)
+            if peer is not None:
+                self._cut_peer(peer, "its key was removed" if name not in names else "its key was changed")
+            if name not in names:
+                self._bots.pop(name, None)
+                self._absent_since.pop(name, None)
+        self._notify()
+        return cut
+
+    def connected(self, *, leaving: bool = True) -> dict[str, int]:
+        """The bots connected now, with their slots (``leaving=False``: not those that said ``leaving``, on which
+        no session begins)."""
+        return {
+            name: len(peer.slots)
+            for name, peer in self._bots.items()
+            if peer is not None and (leaving or not peer.leaving)
+        }
 
     def absent(self) -> list[str]:
         """The bots not connected now."""
@@ -434,6 +508,16 @@ class Server:
         """Slots of bot ``name`` that hold a session now."""
         peer = self._bots.get(name)
         return 0 if peer is None else sum(s.state is _State.BUSY for s in peer.slots)
+
+    def free(self, name: str) -> int:
+        """Slots of bot ``name`` that can take a session now (0 when it is not connected)."""
+        peer = self._bots.get(name)
+        return 0 if peer is None else sum(s.state is _State.FREE for s in peer.slots)
+
+    async def changed(self, timeout: float | None = None) -> None:
+        """Returns once a bot connects or leaves or a slot frees up, or after ``timeout`` seconds."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._changed.wait(), timeout)
 
     async def wait_for(self, timeout: float) -> list[str]:
         """Waits up to ``timeout`` seconds until every bot is connected; returns the names still absent."""
@@ -455,14 +539,14 @@ class Server:
         disconnect, and later games of the bot fail at once until it is back).
         """
         name = config.remote
-        if name not in self._bots:
-            raise OSError(f"remote:{name} is not a bot of this server")
         while True:
+            if name not in self._bots:
+                raise OSError(f"remote:{name} is not a bot of this server")
             if self._sock is None:
                 raise OSError(f"remote:{name}: the arena does not serve (any more)")
             peer = self._bots[name]
             timeout: float | None = None
-            if peer is not None:
+            if peer is not None and not peer.leaving:
                 slot = next((s for s in peer.slots if s.state is _State.FREE), None)
                 if slot is not None:
                     t = SlotTransport(config.name, self, peer, slot, transcript)
@@ -503,11 +587,14 @@ class Server:
             assert self._loop is not None
             self._loop.call_soon(self.drain)
 
-    def end_session(self, peer: _Peer, slot: _Slot, transport: SlotTransport) -> None:
-        """The arena ends a session: ``quit`` on its slot, which then waits for the bot's ``ready``."""
+    def end_session(self, peer: _Peer, slot: _Slot, transport: SlotTransport, *, kill: bool = False) -> None:
+        """The arena ends a session: ``quit`` on its slot (after ``kill K`` when the arena kills it, as it kills a
+        local engine: the bot then gives the slot a fresh engine), which then waits for the bot's ``ready``."""
         if slot.transport is not transport:
             return  # the bot ended it first, or its connection did
         slot.state, slot.transport, slot.since = _State.ENDING, None, time.monotonic()
+        if kill:
+            self.send(peer, CONTROL, format_control(Kill(slot.number)).encode())
         self.send(peer, format_channel(slot.number), b"quit")
 
     # --- receiving -------------------------------------------------------------------------------------------------
@@ -574,6 +661,10 @@ class Server:
             case Ready(number) if number <= len(peer.slots) and peer.slots[number - 1].state is _State.ENDING:
                 peer.slots[number - 1].state = _State.FREE
                 self._notify()
+            case Leaving():
+                peer.leaving = True
+                log.info("server: %s is leaving once its games are over", peer.describe())
+                self.send(peer, CONTROL, format_control(Goodbye("no more games for this connection")).encode())
             case Ended(number, text) if number <= len(peer.slots) and peer.slots[number - 1].state is not _State.FREE:
                 slot = peer.slots[number - 1]
                 t = slot.transport
@@ -700,7 +791,8 @@ class Server:
             message = parse_monitor_message(mon.recv_multipart(zmq.NOBLOCK))
             event, value = message["event"], int(message["value"])
             if event == zmq.EVENT_ACCEPTED:
-                self._conns[value] = _Conn(value)
+                accepted = self._conns[value] = _Conn(value)
+                self._admit(accepted)
             elif event == zmq.EVENT_DISCONNECTED:
                 conn = self._conns.pop(value, None)
                 if conn is not None:
@@ -731,6 +823,43 @@ class Server:
         if len(self._gone) > _GONE:
             del self._gone[next(iter(self._gone))]
 
+    def _watch(self) -> None:
+        """libzmq delivers only whole messages, and holds the frames of one that never ends (each frame under
+        MAXMSGSIZE) without limit, in its own thread: what the kernel counts as received tells such a connection.
+        Looked at every :data:`_WATCH` seconds, so a connection is cut within that time of passing :data:`UNSEEN`."""
+        if self._sock is None:
+            return
+        assert self._loop is not None
+        self._watcher = self._loop.call_later(_WATCH, self._watch)
+        for conn in list(self._conns.values()):
+            if conn.closing:
+                continue
+            unseen = conn.unseen()
+            if unseen > UNSEEN:
+                why = f"{unseen / (1 << 20):.1f} MiB sent that never made a whole message (at most {UNSEEN >> 20} MiB)"
+                if conn.peer is not None:
+                    self._cut_peer(conn.peer, why)
+                else:
+                    self.complaints.warn(f"closed a connection from {_peer_address(conn.fd)}: {why}")
+                    self._shutdown(conn)
+
+    def _admit(self, conn: _Conn) -> None:
+        """Connections that have not said hello (nor shown a key, without keys) are capped per address and in all:
+        past a cap, a new one is shut down at once, before it can hold its descriptor until the hello deadline."""
+        pending = [c for c in self._conns.values() if c.peer is None and not c.closing]
+        address = _peer_address(conn.fd)
+        host = address.rpartition(":")[0] or address
+        if len(pending) > self.limits.pending:
+            why = f"{len(pending) - 1} connections already wait for their hello (at most {self.limits.pending})"
+        elif sum(1 for c in pending if c.host == host) >= self.limits.pending_per_address:
+            why = f"{self.limits.pending_per_address} connections from {host} already wait for their hello"
+        else:
+            conn.host = host
+            return
+        conn.host = host
+        self.complaints.warn(f"refused a connection from {address}: {why}")
+        self._shutdown(conn)
+
     def _check_deadlines(self) -> None:
         if self._sock is None:
             return
@@ -741,17 +870,7 @@ class Server:
         for conn in list(self._conns.values()):
             if conn.closing:
                 continue
-            # libzmq delivers only whole messages, and holds the frames of one that never ends (each frame under
-            # MAXMSGSIZE) without limit: what the kernel counts as received tells such a connection.
-            unseen = conn.unseen()
-            if unseen > UNSEEN:
-                why = f"{unseen >> 20} MB sent that never made a whole message"
-                if conn.peer is not None:
-                    self._cut_peer(conn.peer, why)
-                else:
-                    self.complaints.warn(f"closed a connection from {_peer_address(conn.fd)}: {why}")
-                    self._shutdown(conn)
-            elif conn.peer is None and now - conn.accepted > self.limits.hello:
+            if conn.peer is None and now - conn.accepted > self.limits.hello:
                 address = _peer_address(conn.fd)
                 self.complaints.warn(f"closed a connection from {address}: no hello within {self.limits.hello:g} s")
                 self._shutdown(conn)

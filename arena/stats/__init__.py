@@ -13,7 +13,7 @@ Every public name is importable from here (``from quarto_arena.arena.stats impor
 from __future__ import annotations
 
 from .elo import ELO_SCALE, NELO_PER_T, Z95, elo_from_score, score_from_elo
-from .match import Estimate, IntervalKind, MatchStats, StatsError, pentanomial_stats, trinomial_stats
+from .match import Estimate, IntervalKind, MatchStats, StatsError, named, pentanomial_stats, trinomial_stats
 from .rating import PairRecord, PlayerRating, RatingError, RatingTable, ScoredGame, rate
 from .sprt import Sprt, SprtDecision, SprtModel, SprtStatus, llr_pentanomial, llr_trinomial, sprt_bounds
 from .tables import Cell, TableRows, crosstable_rows, display_cell, rating_rows
@@ -42,6 +42,7 @@ __all__ = [
     "elo_from_score",
     "llr_pentanomial",
     "llr_trinomial",
+    "named",
     "pentanomial_stats",
     "rate",
     "rating_rows",

@@ -39,16 +39,28 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from ..errors import ArenaError, ExitStatus
 from .elo import NELO_PER_T, Z95, elo_from_score, normal_cdf
 
-__all__ = ["Estimate", "IntervalKind", "MatchStats", "StatsError", "pentanomial_stats", "trinomial_stats"]
+__all__ = [
+    "Estimate",
+    "IntervalKind",
+    "MatchStats",
+    "StatsError",
+    "named",
+    "pentanomial_stats",
+    "trinomial_stats",
+]
 
 # The error rate of a one-sided bound: the score's side that has no bound takes none of the 5%.
 _ONE_SIDED_ALPHA: Final = 0.05
 
 
-class StatsError(ValueError):
+class StatsError(ArenaError, ValueError):
     """Counts or parameters that have no statistic: negative counts, no games, impossible SPRT settings."""
+
+    status = ExitStatus.USAGE
+    reason = "stats"
 
 
 class IntervalKind(enum.Enum):
@@ -96,6 +108,22 @@ class Estimate:
         if math.isfinite(self.high):
             return f"< {_signed(self.high)} (95%)"
         return "unbounded"
+
+
+def named(estimate: Estimate, trials: str) -> str:
+    """The estimate with its interval named, ``trials`` being ``trinomial`` (games) or ``pentanomial`` (pairs):
+    ``+40.7 +/- 30.4 (95% CI, trinomial)``, ``+190.8 (95% CI -243.1 to +624.8, trinomial)``, ``> +316.6 (95% bound,
+    pentanomial)``, ``unbounded``: the form every output (terminal, standings files, report) prints."""
+    e = estimate
+    if e.margin is not None:
+        return f"{_signed(e.value)} +/- {e.margin:.1f} (95% CI, {trials})"
+    if math.isfinite(e.value):
+        return f"{_signed(e.value)} (95% CI {_signed(e.low)} to {_signed(e.high)}, {trials})"
+    if math.isfinite(e.low):
+        return f"> {_signed(e.low)} (95% bound, {trials})"
+    if math.isfinite(e.high):
+        return f"< {_signed(e.high)} (95% bound, {trials})"
+    return "unbounded"
 
 
 def _signed(x: float) -> str:

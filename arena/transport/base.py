@@ -21,6 +21,8 @@ from typing import IO, Final, Protocol
 
 from quarto_arena.protocol.uqi import MAX_LINE_BYTES
 
+from ..errors import ArenaError, ExitStatus
+
 __all__ = [
     "BadLine",
     "LineSink",
@@ -39,16 +41,25 @@ QUEUE_LINES: Final = 64
 """Lines a transport keeps for :meth:`Transport.read_line` when nobody reads; older ones are dropped and counted."""
 
 
-class TransportError(Exception):
+class TransportError(ArenaError):
     """Base of the transport errors."""
+
+    status = ExitStatus.ENGINE
+    reason = "transport"
 
 
 class PeerGone(TransportError):
     """The engine exited, closed its output, or dropped the connection. The message says how."""
 
+    status = ExitStatus.ENGINE
+    reason = "peer_gone"
+
 
 class BadLine(TransportError):
     """The engine sent a line that is not text UQI can read: too long, not UTF-8, or not a single-line frame."""
+
+    status = ExitStatus.ENGINE
+    reason = "bad_line"
 
 
 def describe_exit(returncode: int | None) -> str:

@@ -12,11 +12,16 @@ Nothing here prints; nothing here is imported until a command needs it (the CLI'
 
 from __future__ import annotations
 
+from ..errors import ArenaError, ExitStatus
+
 __all__ = ["WebError", "parse_address", "require_server"]
 
 
-class WebError(Exception):
+class WebError(ArenaError):
     """A page that cannot be served or written: a bad address, a port in use, a missing extra. One line."""
+
+    status = ExitStatus.USAGE
+    reason = "web"
 
 
 def parse_address(text: str) -> tuple[str, int]:

@@ -21,6 +21,7 @@ here by the rules core when the view was built.
 from __future__ import annotations
 
 import collections
+import datetime
 import functools
 import math
 import time
@@ -256,7 +257,9 @@ class RunModel:
     bumps :attr:`version`; :meth:`summary` and :meth:`boards` are what the pages show.
     """
 
-    def __init__(self, info: RunInfo, records: Iterable[GameRecord] = ()) -> None:
+    def __init__(self, info: RunInfo, records: Iterable[GameRecord] = (), *, live: bool = False) -> None:
+        """``live``: this process plays the run (its clock runs from now as well as from the games' own times);
+        otherwise (a run directory followed or read) the run's time is what its games' records say."""
         self.info = info
         self.index = {name: i for i, name in enumerate(info.names)}
         self.records: list[GameRecord] = []
@@ -279,6 +282,13 @@ class RunModel:
         """Bumped by every change of :meth:`boards`."""
         self.t0 = time.monotonic()
         self.new = 0
+        self.first_start: float | None = time.time() if live else None
+        """When the run's first game began (POSIX time): its records' ``started``, or when a live run began here."""
+        self.last_end: float | None = None
+        """When the run's last counted game ended, by its record (its start plus its turns' times)."""
+        self.ended_at: float | None = None
+        """When a live run ended here (:meth:`finish`)."""
+        self.live = live
         for record in records:
             self.add(record, counted_live=False)
 
@@ -301,11 +311,34 @@ class RunModel:
         if self.tracker is not None and (update := self.tracker.add(record)) is not None:
             self.llr.append((len(self.records), update.status.llr))
         self.recent.appendleft(record)
+        self._clock(record)
         if counted_live:
             self.new += 1
         if self.running.pop(record.game_id, None) is not None:
             self.boards_version += 1
         self.version += 1
+
+    def _clock(self, record: GameRecord) -> None:
+        try:
+            start = datetime.datetime.fromisoformat(record.started).timestamp()
+        except ValueError:
+            return  # a record without a time (an old journal) says nothing of the run's time
+        end = start + sum(t.ms for t in record.turns) / 1000
+        self.first_start = start if self.first_start is None else min(self.first_start, start)
+        self.last_end = end if self.last_end is None else max(self.last_end, end)
+
+    def elapsed(self) -> float | None:
+        """The run's own time, seconds: from its first game's start to now while it runs, to its end (frozen) once it
+        is over; None before any game. A resumed run counts from its first session's first game."""
+        if self.first_start is None:
+            return None
+        if self.state in ("running", "not finished"):
+            end = time.time()
+        elif self.ended_at is not None:
+            end = self.ended_at
+        else:
+            end = self.last_end if self.last_end is not None else self.first_start
+        return max(0.0, end - self.first_start)
 
     def started(self, game: ScheduledGame) -> None:
         """A game began: its board starts from its opening."""
@@ -346,6 +379,8 @@ class RunModel:
     def finish(self, state: str) -> None:
         """The run ended (``complete``, ``interrupted``, ``H1 accepted``...): nothing is running any more."""
         self.state = state
+        if self.live and self.ended_at is None:
+            self.ended_at = time.time()
         self.running.clear()
         self.version += 1
         self.boards_version += 1
@@ -355,8 +390,8 @@ class RunModel:
     def progress(self) -> dict[str, Any]:
         """Games done, scheduled and running, the speed of the games counted while watching, and the time left."""
         done, total = len(self.records), self.info.total
-        elapsed = time.monotonic() - self.t0
-        rate_ = self.new / elapsed if self.new and elapsed > 0 else None
+        watched = time.monotonic() - self.t0
+        rate_ = self.new / watched if self.new and watched > 0 else None
         eta = None
         if rate_ and total is not None and self.state == "running":
             eta = max(0.0, (total - done) / rate_)
@@ -366,7 +401,7 @@ class RunModel:
             "running": len(self.running),
             "rate": rate_,
             "eta_s": eta,
-            "elapsed_s": elapsed,
+            "elapsed_s": self.elapsed(),
             "state": self.state,
         }
 

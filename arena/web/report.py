@@ -24,6 +24,7 @@ from pathlib import Path
 from string import Template
 from typing import Any, Final
 
+from ..output import MARGIN_NOTE
 from ..records import GameRecord
 from ..run import RunOutcome
 from ..stats import Cell, display_cell
@@ -230,7 +231,8 @@ def report_html(
     played = f"{done} of {total} games" if total is not None else f"{done} games"
     created = created or datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     meta = f"{played}, {state}; {info.variant.describe()}; time control {info.tc}; written {created}"
-    parts = [_section("standings", "Standings", _table(summary["table"], "standings"))]
+    note = f"<p class=note>{_e(MARGIN_NOTE)}.</p>"
+    parts = [_section("standings", "Standings", _table(summary["table"], "standings") + note)]
     parts.append(_section("engines", "Engines (as they named themselves)", _table(summary["engines"], "small")))
     if summary["match"]:
         lines = "\n".join(summary["match"])

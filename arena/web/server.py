@@ -21,14 +21,16 @@ import asyncio
 import contextlib
 import html
 import json
+import logging
 import signal
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from string import Template
-from typing import Any, Final
+from typing import Any, Final, Self
 
 from aiohttp import web
+from quarto_arena.protocol.text import safe_text
 
 from ..run import Event, GamePlayer, Interrupt, Run, RunOutcome
 from . import WebError
@@ -36,7 +38,7 @@ from .model import RunInfo, RunModel
 from .report import asset, outcome_state
 from .rundir import Follower, run_state
 
-__all__ = ["LiveServer", "run_live", "serve_directory"]
+__all__ = ["LiveServer", "PageServer", "game_number", "run_live", "serve_directory"]
 
 #: Seconds between two summaries, and between two boards updates, sent to one client.
 SUMMARY_EVERY: Final = 1.0
@@ -61,19 +63,23 @@ _HEADERS: Final = {
     "Referrer-Policy": "no-referrer",
 }
 _ANY_HOST: Final = frozenset({"0.0.0.0", "::", ""})
+_MAX_ID_DIGITS: Final = 18
+#: Seconds between two log lines about malformed requests (aiohttp logs each, with a traceback).
+LOG_EVERY: Final = 1.0
 _TITLES: Final = {"tournament": "Tournament", "match": "Match", "sprt": "SPRT"}
 
 
-class LiveServer:
-    """Serves one :class:`RunModel` (which its owner may replace: :attr:`model`) until :meth:`close`."""
+class PageServer:
+    """What every page server here shares: aiohttp in the arena's own loop, GET only, the Host check, the security
+    headers, the static assets, and feeds pushed as Server-Sent Events. A subclass adds its routes
+    (:meth:`routes`) and its feeds (:meth:`feeds`, :meth:`feed`); :class:`LiveServer` is the run's, the ladder's
+    pages are another."""
 
-    def __init__(self, model: RunModel, host: str = "127.0.0.1", port: int = 8080) -> None:
-        self.model = model
+    def __init__(self, host: str = "127.0.0.1", port: int = 8080) -> None:
         self.host = host
         self.port = port
         self._runner: web.AppRunner | None = None
         self._closing = asyncio.Event()
-        self._cache: dict[str, tuple[tuple[int, int], str]] = {}
         self._hosts: frozenset[str] = frozenset()
 
     @property
@@ -82,22 +88,31 @@ class LiveServer:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}/"
 
+    def routes(self, router: web.UrlDispatcher) -> None:
+        """Adds the pages' routes (GET only; ``/static/...`` is added here)."""
+
+    def feeds(self) -> dict[str, tuple[object, float]]:
+        """The ``/events`` stream's feeds: name -> (a key that changes when the feed does, seconds between two)."""
+        return {}
+
+    def feed(self, name: str) -> str:
+        """The JSON text of a feed now."""
+        raise KeyError(name)
+
     async def start(self) -> None:
         """Binds and starts serving; raises :class:`WebError` when the address cannot be bound."""
         app = web.Application(middlewares=[self._guard])
-        app.router.add_get("/", self._page)
-        app.router.add_get("/events", self._events)
-        app.router.add_get("/api/summary", self._api_summary)
-        app.router.add_get("/api/boards", self._api_boards)
-        app.router.add_get("/api/game/{game_id}", self._api_game)
+        self.routes(app.router)
         app.router.add_get("/static/{name:.+}", self._static)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+        _SERVER_LOG.addFilter(_QUIET)
         await runner.setup()
         site = web.TCPSite(runner, self.host, self.port)
         try:
             await site.start()
         except OSError as e:
             await runner.cleanup()
+            _SERVER_LOG.removeFilter(_QUIET)
             raise WebError(f"--web {self.host}:{self.port}: cannot listen there: {e.strerror or e}") from None
         self._runner = runner
         self.port = int(runner.addresses[0][1])
@@ -111,15 +126,14 @@ class LiveServer:
             await asyncio.sleep(2 * _TICK)  # the streams see the flag and send "end"
             await self._runner.cleanup()
             self._runner = None
+            _SERVER_LOG.removeFilter(_QUIET)
 
-    async def __aenter__(self) -> LiveServer:
+    async def __aenter__(self) -> Self:
         await self.start()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
-
-    # --- requests
 
     @web.middleware
     async def _guard(
@@ -131,10 +145,85 @@ class LiveServer:
         response.headers.update(_HEADERS)
         return response
 
+    async def _static(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        kind = _STATIC.get(name)
+        if kind is None:
+            raise web.HTTPNotFound()
+        return web.Response(text=asset(f"static/{name}"), content_type=kind, headers={"Cache-Control": "no-cache"})
+
+    async def events(self, request: web.Request) -> web.StreamResponse:
+        """The ``/events`` stream: each feed sent when its key changes, at most once per its interval."""
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        response.headers.update(_HEADERS)
+        await response.prepare(request)
+        sent: dict[str, object] = {}
+        last: dict[str, float] = {}
+        alive = time.monotonic()
+        with contextlib.suppress(ConnectionError):  # the page was closed
+            while not self._closing.is_set():
+                now = time.monotonic()
+                for name, (key, every) in self.feeds().items():
+                    if sent.get(name, _NEVER) != key and now - last.get(name, -every) >= every:
+                        await response.write(f"event: {name}\ndata: {self.feed(name)}\n\n".encode())
+                        sent[name], last[name], alive = key, now, now
+                if now - alive >= _KEEPALIVE:
+                    await response.write(b": keep-alive\n\n")
+                    alive = now
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._closing.wait(), _TICK)
+            # The last state, then the end: the page stops reconnecting and says so.
+            for name in self.feeds():
+                await response.write(f"event: {name}\ndata: {self.feed(name)}\n\n".encode())
+            await response.write(b"event: end\ndata: {}\n\n")
+        return response
+
+
+def game_number(request: web.Request, key: str = "game_id") -> int:
+    """A game's number from the path, or 400: isdigit() alone takes "²" and 5,000 digits, which int() refuses."""
+    text = request.match_info[key]
+    if not (text.isascii() and text.isdigit() and len(text) <= _MAX_ID_DIGITS):
+        raise web.HTTPBadRequest(text="a game is a number of at most 18 digits\n")
+    return int(text)
+
+
+_NEVER: Final = object()
+
+
+class LiveServer(PageServer):
+    """Serves one :class:`RunModel` (which its owner may replace: :attr:`model`) until :meth:`close`."""
+
+    def __init__(self, model: RunModel, host: str = "127.0.0.1", port: int = 8080) -> None:
+        super().__init__(host, port)
+        self.model = model
+        self._cache: dict[str, tuple[tuple[int, int], str]] = {}
+
+    def routes(self, router: web.UrlDispatcher) -> None:
+        """The run's page, its stream and its JSON."""
+        router.add_get("/", self._page)
+        router.add_get("/events", self.events)
+        router.add_get("/api/summary", self._api_summary)
+        router.add_get("/api/boards", self._api_boards)
+        router.add_get("/api/game/{game_id}", self._api_game)
+
+    def _key(self, name: str) -> tuple[int, int]:
+        model = self.model
+        return (id(model), model.version if name == "summary" else model.boards_version)
+
+    def feeds(self) -> dict[str, tuple[object, float]]:
+        """The boards (four times a second at most) and the summary (once a second)."""
+        return {"boards": (self._key("boards"), BOARDS_EVERY), "summary": (self._key("summary"), SUMMARY_EVERY)}
+
+    def feed(self, name: str) -> str:
+        """The summary or the boards as JSON."""
+        return self._json(name)
+
+    # --- requests
+
     def _json(self, name: str) -> str:
         """The summary or the boards as JSON, built once per change of the model for every client."""
         model = self.model
-        key = (id(model), model.version if name == "summary" else model.boards_version)
+        key = self._key(name)
         cached = self._cache.get(name)
         if cached is None or cached[0] != key:
             value: Any = model.summary() if name == "summary" else {"names": model.info.names, "games": model.boards()}
@@ -148,13 +237,6 @@ class LiveServer:
         text = Template(asset("templates/live.html")).substitute(title=html.escape(title))
         return web.Response(text=text, content_type="text/html")
 
-    async def _static(self, request: web.Request) -> web.Response:
-        name = request.match_info["name"]
-        kind = _STATIC.get(name)
-        if kind is None:
-            raise web.HTTPNotFound()
-        return web.Response(text=asset(f"static/{name}"), content_type=kind, headers={"Cache-Control": "no-cache"})
-
     async def _api_summary(self, request: web.Request) -> web.Response:
         return web.Response(text=self._json("summary"), content_type="application/json")
 
@@ -162,39 +244,38 @@ class LiveServer:
         return web.Response(text=self._json("boards"), content_type="application/json")
 
     async def _api_game(self, request: web.Request) -> web.Response:
-        text = request.match_info["game_id"]
-        game = self.model.game(int(text)) if text.isdigit() else None
+        number = game_number(request)
+        game = self.model.game(number)
         if game is None:
-            raise web.HTTPNotFound(text=f"no finished game {text}\n")
+            raise web.HTTPNotFound(text=f"no finished game {number}\n")
         return web.Response(text=json.dumps(game, separators=(",", ":")), content_type="application/json")
 
-    async def _events(self, request: web.Request) -> web.StreamResponse:
-        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
-        response.headers.update(_HEADERS)
-        await response.prepare(request)
-        sent: dict[str, tuple[int, int]] = {}
-        last = {"summary": 0.0, "boards": 0.0}
-        every = {"summary": SUMMARY_EVERY, "boards": BOARDS_EVERY}
-        alive = time.monotonic()
-        with contextlib.suppress(ConnectionError):  # the page was closed
-            while not self._closing.is_set():
-                now = time.monotonic()
-                model = self.model
-                for name in ("boards", "summary"):
-                    key = (id(model), model.version if name == "summary" else model.boards_version)
-                    if sent.get(name) != key and now - last[name] >= every[name]:
-                        await response.write(f"event: {name}\ndata: {self._json(name)}\n\n".encode())
-                        sent[name], last[name], alive = key, now, now
-                if now - alive >= _KEEPALIVE:
-                    await response.write(b": keep-alive\n\n")
-                    alive = now
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._closing.wait(), _TICK)
-            # The last state, then the end: the page stops reconnecting and says so.
-            for name in ("boards", "summary"):
-                await response.write(f"event: {name}\ndata: {self._json(name)}\n\n".encode())
-            await response.write(b"event: end\ndata: {}\n\n")
-        return response
+
+class _OncePerSecond(logging.Filter):
+    """What aiohttp logs about malformed requests (one line and a traceback each, for any client to trigger):
+    one line a second at most, without the traceback, with a count of the lines not shown."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last = -LOG_EVERY
+        self._dropped = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        now = time.monotonic()
+        if now - self._last < LOG_EVERY:
+            self._dropped += 1
+            return False
+        self._last = now
+        why = "" if record.exc_info is None or record.exc_info[1] is None else f": {record.exc_info[1]!r}"
+        more = f" (and {self._dropped} more in the last seconds, not shown)" if self._dropped else ""
+        record.msg = safe_text(f"web: {record.getMessage()}{why}", 300) + more
+        record.args, record.exc_info, record.exc_text, record.stack_info = None, None, None, None
+        self._dropped = 0
+        return True
+
+
+_SERVER_LOG: Final = logging.getLogger("aiohttp.server")
+_QUIET: Final = _OncePerSecond()
 
 
 async def run_live(
@@ -212,7 +293,7 @@ async def run_live(
     ``on_event`` sees every event as without the page (turns included: it ignores what it does not know). Raises
     :class:`WebError` when the address cannot be bound (before any game), and whatever the run raises.
     """
-    model = RunModel(RunInfo.of(run.spec, run.total), run.records.values())
+    model = RunModel(RunInfo.of(run.spec, run.total), run.records.values(), live=True)
 
     def event(e: Event) -> None:
         on_event(e)

@@ -437,7 +437,7 @@ static void cmd_position(char **w, int n) {
     const char *why = NULL;
     char msg[200];
     pos_ok = 0;
-    if (n >= 2 && eq_nocase(w[1], "startpos")) {
+    if (n >= 2 && strcmp(w[1], "startpos") == 0) { /* a keyword: lower case only (SPEC 2.3) */
         pos_start(&pos);
         i = 2;
     } else if (n >= 3) {
@@ -466,26 +466,32 @@ static void cmd_position(char **w, int n) {
 }
 
 static void cmd_go(char **w, int n) {
-    static const char *const limits[] = {"time", "inc", "otime", "oinc", "movetime", "depth", "nodes", "infinite"};
+    static const char *const limits[] = {"time",     "inc",   "otime", "oinc",    "movestogo",
+                                         "movetime", "depth", "nodes", "infinite"};
     char turn[8];
     int i, k, seen = 0;
     /* The limits do not matter, since the answer is instant; but a malformed go is refused (SPEC 4.5): an unknown
-     * or repeated limit, or a value that is not digits (at least 1 for movetime, depth and nodes). */
+     * or repeated limit, or a value that is not digits (at least 1 for movestogo, movetime, depth and nodes). */
     for (i = 1; i < n; i++) {
         const char *v;
-        for (k = 0; k < 8 && strcmp(w[i], limits[k]) != 0; k++) continue;
-        if (k == 8 || seen >> k & 1) {
-            send(k == 8 ? "error go unknown limit %s" : "error go %s given twice", w[i]);
+        for (k = 0; k < 9 && strcmp(w[i], limits[k]) != 0; k++) continue;
+        if (k == 9 || seen >> k & 1) {
+            send(k == 9 ? "error go unknown limit %s" : "error go %s given twice", w[i]);
             return;
         }
         seen |= 1 << k;
-        if (k == 7) continue; /* infinite takes no value */
+        if (k == 8) continue; /* infinite takes no value */
         v = ++i < n ? w[i] : "";
         if (!*v || v[strspn(v, "0123456789")] != '\0') {
             send("error go %s needs a whole number", limits[k]);
             return;
         }
-        if (k >= 4 && strspn(v, "0") == strlen(v)) { /* movetime, depth, nodes */
+        v += strspn(v, "0");
+        if (strlen(v) > 19 || (strlen(v) == 19 && strcmp(v, "9223372036854775807") > 0)) {
+            send("error go %s is above 2^63 - 1", limits[k]); /* SPEC 4.5 */
+            return;
+        }
+        if (k >= 4 && !*v) { /* movestogo, movetime, depth, nodes */
             send("error go %s needs at least 1", limits[k]);
             return;
         }
@@ -499,7 +505,7 @@ static void cmd_go(char **w, int n) {
         return;
     }
     choose_turn(turn);
-    if (seen >> 7 & 1) strcpy(held, turn); /* go infinite: the turn waits for stop */
+    if (seen >> 8 & 1) strcpy(held, turn); /* go infinite: the turn waits for stop */
     else send("turn %s", turn);
 }
 
@@ -528,6 +534,10 @@ int main(void) {
         if (n == 0) continue; /* empty lines are ignored */
         if (strcmp(w[0], "uqi") == 0) {
             held[0] = '\0'; /* a new session abandons a held search without its turn (SPEC 4.10) */
+            /* A new session keeps nothing of the last (SPEC 4.1): the standard game, no position. The Seed option
+             * needs no reset: its default, 0, only means "seed from the clock", which this process has done. */
+            set_variant(0, 0xF, 0);
+            pos_ok = 0;
             cmd_uqi();
         } else if (strcmp(w[0], "isready") == 0) {
             send("%s", "readyok");

@@ -279,7 +279,7 @@ function cmdPosition(w) {
   positionOk = false;
   let i;
   try {
-    if (w.length >= 2 && w[1].toLowerCase() === 'startpos') {
+    if (w.length >= 2 && w[1] === 'startpos') { // a keyword: lower case only (SPEC 2.3)
       position = startPosition();
       i = 2;
     } else if (w.length >= 3) {
@@ -303,9 +303,9 @@ function cmdPosition(w) {
 }
 
 function cmdGo(w) {
-  const limits = ['time', 'inc', 'otime', 'oinc', 'movetime', 'depth', 'nodes', 'infinite'];
+  const limits = ['time', 'inc', 'otime', 'oinc', 'movestogo', 'movetime', 'depth', 'nodes', 'infinite'];
   // The limits do not matter, since the answer is instant; but a malformed go is refused (SPEC 4.5): an unknown
-  // or repeated limit, or a value that is not digits (at least 1 for movetime, depth and nodes).
+  // or repeated limit, or a value that is not digits (at least 1 for movestogo, movetime, depth and nodes).
   const seen = new Set();
   for (let i = 1; i < w.length; i++) {
     const key = w[i];
@@ -315,7 +315,8 @@ function cmdGo(w) {
     if (key === 'infinite') continue;
     const value = w[++i] ?? '';
     if (!/^\d+$/.test(value)) return send(`error go ${key} needs a whole number`);
-    if (['movetime', 'depth', 'nodes'].includes(key) && Number(value) < 1) {
+    if (BigInt(value) > 9223372036854775807n) return send(`error go ${key} is above 2^63 - 1`); // SPEC 4.5
+    if (['movestogo', 'movetime', 'depth', 'nodes'].includes(key) && Number(value) < 1) {
       return send(`error go ${key} needs at least 1`);
     }
   }
@@ -336,6 +337,8 @@ function handle(line) {
   switch (w[0]) {
     case 'uqi':
       held = null; // a new session abandons a held search without its turn (SPEC 4.10)
+      setVariant(false, 0xf, false); // and keeps nothing of the last (SPEC 4.1): the standard game, no position
+      positionOk = false;
       send('id name Greedy JS 1.0');
       send('id author quarto-arena');
       send('option name Seed type spin min 0 max 2147483647 default 0');

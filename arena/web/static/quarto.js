@@ -4,6 +4,8 @@
  * Every string that comes from the data (engine names, details, scores) goes into the page as text
  * (textContent, text nodes), never as markup: an engine named "<script>" is shown, not run.
  *
+ * The ladder's pages (arena/ladder/pages.py) use the same viewer and boards: bootLadder, bootBot.
+ *
  * A game is the compact encoding of arena/web/model.py: a start (board, hand) and plies [place, give, mark, ms,
  * score]. Replaying it is bookkeeping only (the hand piece goes to its square, the given piece into the hand);
  * the rules were checked in Python when the data was made. */
@@ -552,7 +554,7 @@
     const card = el("div", "live");
     card.dataset.game = String(game.id);
     const name = (side) => names[game.players[side]] || "?";
-    card.append(el("p", null, el("b", null, `game ${game.id}`), `: ${name(0)} vs ${name(1)}`));
+    card.append(el("p", null, el("b", null, game.label || `game ${game.id}`), `: ${name(0)} vs ${name(1)}`));
     const board = new Board(card);
     const st = states(game);
     const last = st[st.length - 1];
@@ -588,7 +590,7 @@
       const parts = [`${p.done} of ${total} games${p.total ? ` (${pct.toFixed(0)}%)` : ""}`, `${p.running} running`];
       if (p.rate) parts.push(`${p.rate.toFixed(2)} games/s`);
       if (p.eta_s !== null) parts.push(`ETA ${duration(p.eta_s)}`);
-      parts.push(`elapsed ${duration(p.elapsed_s)}`);
+      if (p.elapsed_s !== null) parts.push(`elapsed ${duration(p.elapsed_s)}`);
       document.getElementById("progress-text").textContent = parts.join(" · ");
       status.textContent = `${p.state} · ${s.variant} · time control ${s.tc} · ${s.concurrency} at once`;
       clear(document.getElementById("standings-table")).append(table(s.table, "standings"));
@@ -634,10 +636,116 @@
     };
   }
 
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // The ladder's pages: the leaderboard (live), and a page per bot
+
+  function botLink(name) {
+    const a = el("a", null, name);
+    a.href = `/bot/${encodeURIComponent(name)}`;
+    return a;
+  }
+
+  function leaderboard(rows) {
+    const headers = ["rank", "bot", "version", "rating", "games", "score", "online", "slots", "playing", "last seen"];
+    const head = el("tr", null, ...headers.map((h) => el("th", null, h)));
+    const body = rows.map((r) => el("tr", r.online ? "online" : null,
+      el("td", "n", r.rank === null ? "" : String(r.rank)),
+      el("td", null, botLink(r.bot), r.house ? " (house)" : ""),
+      el("td", null, r.player !== r.bot ? `${r.version} (${r.player})` : r.version),
+      el("td", "n", r.rating === null ? "" : `${r.rating.toFixed(1)} ± ${r.margin.toFixed(1)}`),
+      el("td", "n", String(r.games)),
+      el("td", "n", r.score === null ? "" : `${(100 * r.score).toFixed(1)}%`),
+      el("td", null, r.online ? "yes" : ""),
+      el("td", "n", r.slots === null ? "" : String(r.slots)),
+      el("td", "n", r.playing ? String(r.playing) : ""),
+      el("td", null, r.last_seen)));
+    if (!rows.length) body.push(el("tr", null, el("td", "note", "No bot yet.")));
+    return el("table", "standings", el("thead", null, head), el("tbody", null, ...body));
+  }
+
+  function gameList(node, games, open) {
+    clear(node);
+    for (const g of games) {
+      const b = el("button", null, `game ${g.id}: ${g.first} vs ${g.second}, ${g.result} ${g.reason}`);
+      b.type = "button";
+      b.addEventListener("click", () => open(g));
+      node.append(el("li", null, b));
+    }
+    if (!games.length) node.append(el("li", "note", "none yet"));
+  }
+
+  function bootLadder() {
+    const status = document.getElementById("status");
+    const viewer = new Viewer(document.getElementById("viewer"), [], { emptyText: "Pick one of the last games to replay it here." });
+    const openGame = (g) => {
+      fetch(`/api/game/${g.id}`).then((r) => (r.ok ? r.json() : Promise.reject(new Error(r.statusText)))).then((data) => {
+        viewer.names = data.names;
+        viewer.show(data.game, 0);
+        document.getElementById("games").scrollIntoView();
+      }).catch((e) => { status.textContent = `cannot load game ${g.id}: ${e.message}`; });
+    };
+    const onLadder = (s) => {
+      status.textContent = `${s.online} online · ${s.running} games being played · ${s.games} games rated · ${s.variant} · time control ${s.tc} · ${s.concurrency} at once`;
+      clear(document.getElementById("leaderboard-table")).append(leaderboard(s.table));
+      gameList(document.getElementById("recent"), s.recent, openGame);
+      const notices = clear(document.getElementById("notices"));
+      for (const n of s.notices) notices.append(el("li", null, n));
+      if (!s.notices.length) notices.append(el("li", "note", "none"));
+    };
+    const onBoards = (b) => {
+      const box = clear(document.getElementById("boards"));
+      for (const game of b.games) box.append(liveBoard(game, b.names));
+      if (!b.games.length) box.append(el("p", "empty", "No game is being played right now."));
+    };
+    const source = new EventSource("/events");
+    source.addEventListener("ladder", (e) => onLadder(JSON.parse(e.data)));
+    source.addEventListener("boards", (e) => onBoards(JSON.parse(e.data)));
+    source.addEventListener("end", () => {
+      source.close();
+      status.textContent += " · the ladder has stopped: this page no longer updates";
+    });
+    source.onerror = () => {
+      if (source.readyState === EventSource.CLOSED) status.textContent = "disconnected";
+    };
+  }
+
+  function bootBot() {
+    const name = document.body.dataset.bot;
+    const status = document.getElementById("status");
+    const viewer = new Viewer(document.getElementById("viewer"), [], { emptyText: "Pick one of the recent games to replay it here." });
+    fetch(`/api/bot/${encodeURIComponent(name)}`).then((r) => (r.ok ? r.json() : Promise.reject(new Error(r.statusText)))).then((b) => {
+      status.textContent = `${b.online ? `online with ${b.slots} slot(s)` : "offline"} · first seen ${b.first_seen} · last seen ${b.last_seen}`;
+      clear(document.getElementById("versions-table")).append(table({
+        headers: ["version", "id_name", "author", "first_seen"],
+        rows: b.versions.map((v) => [v.number, v.id_name, v.author, v.first_seen]),
+      }, "small"));
+      clear(document.getElementById("rating-table")).append(table({
+        headers: ["player", "rating", "margin", "games", "score"],
+        rows: b.rating.map((v) => [v.player, v.rating, v.margin, v.games, v.score]),
+      }, "small"));
+      ratingChart(b.history);
+      clear(document.getElementById("opponents-table")).append(table(b.opponents, "small"));
+      const byId = new Map(b.recent.map((g) => [g.id, g]));
+      gameList(document.getElementById("recent"), b.recent, (g) => {
+        const full = byId.get(g.id);
+        viewer.names = full.names;
+        viewer.show(full.view, 0);
+        document.getElementById("games").scrollIntoView();
+      });
+      if (b.recent.length) {
+        viewer.names = b.recent[0].names;
+        viewer.show(b.recent[0].view);
+      }
+    }).catch((e) => { status.textContent = `cannot load ${name}: ${e.message}`; });
+  }
+
   window.QuartoArena = { Board, Viewer, pieceIcon, states };
   document.addEventListener("DOMContentLoaded", () => {
     const page = document.body.dataset.page;
     if (page === "report") bootReport();
     else if (page === "live") bootLive();
+    else if (page === "ladder") bootLadder();
+    else if (page === "bot") bootBot();
   });
 })();

@@ -1,0 +1,28 @@
+"""quarto_arena.arena.ladder: a standing arena that bots join and leave at will, its ratings kept in a database.
+
+- :mod:`.db`: ``DIR/ladder.db`` (SQLite, WAL): owns every SQL statement; the rest sees plain records;
+- :mod:`.matchmaking`: who plays whom next, a pure function of who is online and what has been played;
+- :mod:`.standings`: the Elo fit of every counted game (the estimator of ``rate``), per version of each bot;
+- :mod:`.service`: :class:`Ladder`, the server (:mod:`..server`) and the games, until stopped;
+- :mod:`.pages`: the ladder's pages, served by :mod:`..web`'s server.
+"""
+
+from .db import DB_NAME, BotRow, LadderDB, LadderDBError, ResultRow, VersionRow
+from .matchmaking import Pairing, next_pairs, pair_key
+from .standings import Standing, Standings, fit, version_label
+
+__all__ = [
+    "DB_NAME",
+    "BotRow",
+    "LadderDB",
+    "LadderDBError",
+    "Pairing",
+    "ResultRow",
+    "Standing",
+    "Standings",
+    "VersionRow",
+    "fit",
+    "next_pairs",
+    "pair_key",
+    "version_label",
+]

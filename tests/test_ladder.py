@@ -1,0 +1,289 @@
+"""The ladder end to end: real `quarto-arena ladder` processes, real bots connecting in over CurveZMQ with real
+key files, a real SQLite database; signals, kill -9 and restarts."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from procs import wait_listening
+from quarto_arena.arena.ladder import LadderDB, LadderDBError
+from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
+from quarto_arena.arena.server import new_key_pair
+from quarto_arena.engines.registry import command
+
+CLI = [sys.executable, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
+
+
+def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def counted(directory: Path, where: str = "1") -> int:
+    """Games counted in the ladder's database, read as any user's sqlite3 would (read-only, alongside the ladder)."""
+    path = directory / "ladder.db"
+    if not path.exists():
+        return 0
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+    try:
+        sql = "SELECT count(*) FROM games g JOIN bots f ON f.id = g.first JOIN bots s ON s.id = g.second WHERE " + where
+        return int(db.execute(sql).fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0  # not created yet
+    finally:
+        db.close()
+
+
+def wait_until(condition: object, timeout: float = 90.0, proc: subprocess.Popen[str] | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():  # type: ignore[operator]
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"the ladder exited with {proc.returncode}: {proc.communicate()[1]}")
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+
+
+def start_ladder(directory: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [*CLI, "ladder", "run", str(directory), "--tc", "st=0.05", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def stop(proc: subprocess.Popen[str], signum: int = signal.SIGTERM) -> tuple[int, str]:
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=60)
+    return proc.returncode, err
+
+
+@contextlib.contextmanager
+def bot(argv: list[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    with log.open("ab") as f:
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=f, start_new_session=True)
+    try:
+        yield proc
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def sdk_bot(engine: str, endpoint: str, keys: Path, name: str, slots: int = 1) -> list[str]:
+    return [
+        *command(engine),
+        "--connect",
+        endpoint,
+        "--name",
+        name,
+        "--key",
+        str(keys / f"{name}.key_secret"),
+        "--server-key",
+        str(keys / "arena.key"),
+        "--slots",
+        str(slots),
+    ]
+
+
+HOUSE = ["--house", "random", "--house", "greedy", "--house", "r2=random", "-j", "2"]
+
+
+def test_a_house_ladder_counts_stops_on_signals_continues_and_agrees_with_rate(tmp_path: Path) -> None:
+    lad = tmp_path / "lad"
+    proc = start_ladder(lad, *HOUSE)
+    try:
+        wait_until(lambda: counted(lad) >= 12, proc=proc)
+        status, err = stop(proc, signal.SIGTERM)
+    finally:
+        proc.kill()
+    assert status == 143, err
+    assert "stopped by SIGTERM; continue with the same command" in err
+    first = counted(lad)
+    # The same command continues: the games counted stay, more come; SIGINT and SIGHUP stop it as cleanly.
+    for signum, code in ((signal.SIGINT, 130), (signal.SIGHUP, 129)):
+        before = counted(lad)
+        proc = start_ladder(lad, *HOUSE)
+        try:
+            wait_until(lambda before=before: counted(lad) >= before + 6, proc=proc)
+            status, err = stop(proc, signum)
+        finally:
+            proc.kill()
+        assert status == code, err
+    assert counted(lad) >= first + 12
+    # Every two house engines met, in colour-swapped pairs from one opening.
+    db = sqlite3.connect(lad / "ladder.db")
+    pairs = db.execute("SELECT pair, first, second, start, opening FROM games ORDER BY id").fetchall()
+    db.close()
+    by_pair: dict[int, list[tuple[int, int, str, str]]] = {}
+    for pair, a, b, start, opening in pairs:
+        by_pair.setdefault(pair, []).append((a, b, start, opening))
+    swapped = [g for g in by_pair.values() if len(g) == 2]
+    assert swapped
+    for (a1, b1, s1, o1), (a2, b2, s2, o2) in swapped:
+        assert (a1, b1) == (b2, a2) and (s1, o1) == (s2, o2)
+    assert len({frozenset(g[0][:2]) for g in by_pair.values()}) == 3
+    # standings and `rate` on the export give the same table.
+    pgn, jsonl = tmp_path / "all.pgn", tmp_path / "all.jsonl"
+    out = cli("ladder", "export", str(lad), "--pgn", str(pgn), "--jsonl", str(jsonl))
+    assert out.returncode == 0, out.stderr
+    n = counted(lad)
+    assert f"{n} games written" in out.stderr
+    assert len(jsonl.read_text().splitlines()) == n
+    table = json.loads(cli("ladder", "standings", str(lad), "--format", "json").stdout)
+    rated = json.loads(cli("rate", str(pgn), "--format", "json").stdout)
+    ours = {row["player"]: (round(row["rating"], 6), round(row["margin"], 6), row["games"]) for row in table}
+    theirs = {row["player"]: (round(row["rating"], 6), round(row["margin"], 6), row["games"]) for row in rated}
+    assert ours == theirs and len(ours) == 3
+    anchored = json.loads(cli("ladder", "standings", str(lad), "--format", "json", "--anchor", "greedy=1500").stdout)
+    assert {row["player"]: row["rating"] for row in anchored}["greedy"] == 1500
+
+
+def test_kill_9_loses_only_games_in_flight_and_never_counts_one_twice(tmp_path: Path) -> None:
+    lad = tmp_path / "lad"
+    seen: list[int] = []
+    for _ in range(3):
+        proc = start_ladder(lad, *HOUSE)
+        try:
+            before = counted(lad)
+            wait_until(lambda before=before: counted(lad) >= before + 4, proc=proc)
+        finally:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+        seen.append(counted(lad))
+    db = sqlite3.connect(lad / "ladder.db")
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    ids = [r[0] for r in db.execute("SELECT id FROM games ORDER BY id")]
+    turns = db.execute("SELECT count(*) FROM games WHERE turns = '[]'").fetchone()[0]
+    db.close()
+    assert ids == list(range(1, len(ids) + 1)) and len(ids) == seen[-1]
+    assert seen == sorted(seen)
+    assert turns == 0  # every counted game was played to its end
+
+
+def test_a_database_that_is_not_a_ladders_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "ladder.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE other (x)")
+    db.commit()
+    db.close()
+    with pytest.raises(LadderDBError, match="not a ladder database"):
+        LadderDB.open(path)
+    out = cli("ladder", "standings", str(tmp_path / "nowhere"))
+    assert out.returncode == 2 and "no ladder here" in out.stderr
+    out = cli("ladder", "run", str(tmp_path), "--house", "random", "--house", "greedy")
+    assert out.returncode == 2 and "not a ladder database" in out.stderr, out.stderr
+
+
+def test_the_database_keeps_every_field_of_a_game_and_its_versions(tmp_path: Path) -> None:
+    db = LadderDB.open(tmp_path / "ladder.db")
+    ident = EngineIdentity("Alice 1", "A. Author", 1, "remote:alice", {"Hash": "16"})
+    record = GameRecord(
+        "alice",
+        "bob",
+        Result.SECOND_WINS,
+        Termination.TIME_FORFEIT,
+        "alice: no turn in 120 ms",
+        time_control="st=0.1",
+        start="startpos",
+        opening=("a1b",),
+        turns=(TurnRecord("a1b", 0), TurnRecord("b2c", 12, "win 3")),
+        started="2026-01-01T00:00:00Z",
+        exit_info={"alice": "disconnected"},
+        engines=(ident, EngineIdentity("Bob", None, 1, "remote:bob")),
+    )
+    number = db.add_game(record, pair=7)
+    newer = replace(record, engines=(EngineIdentity("Alice 2", "A. Author"), record.engines[1]))
+    db.add_game(newer, pair=8)
+    db.close()
+    db = LadderDB.open(tmp_path / "ladder.db", create=False)
+    (back, fv, sv), (_, fv2, sv2) = list(db.games())
+    assert back == replace(record, game_id=number, round=7)
+    assert (fv, sv, fv2, sv2) == (1, 1, 2, 1)
+    bots = {b.name: b for b in db.bots()}
+    assert [(v.number, v.id_name, v.author) for v in bots["alice"].versions] == [
+        (1, "Alice 1", "A. Author"),
+        (2, "Alice 2", "A. Author"),
+    ]
+    # The fit: one player per version once a bot has two; the default table shows the latest.
+    results = db.results()
+    assert [(r.first, r.first_version, r.score) for r in results] == [("alice", 1, 0.0), ("alice", 2, 0.0)]
+    db.close()
+    table = json.loads(cli("ladder", "standings", str(tmp_path), "--format", "json", "--by-version").stdout)
+    assert sorted(row["player"] for row in table) == ["alice#1", "alice#2", "bob"]
+    table = json.loads(cli("ladder", "standings", str(tmp_path), "--format", "json").stdout)
+    assert sorted(row["player"] for row in table) == ["alice#2", "bob"]
+
+
+def test_bots_join_by_key_play_everyone_and_are_cut_when_their_key_goes(tmp_path: Path) -> None:
+    """alice connects with two slots; bob's key is made while the ladder runs, and bob plays; alice's key is removed
+    and she is cut (told why, then refused); every game is counted with who played it."""
+    keys = tmp_path / "keys"
+    for name in ("arena", "alice"):
+        new_key_pair(keys, name)
+    endpoint = f"tcp://127.0.0.1:{free_port()}"
+    lad = tmp_path / "lad"
+    proc = start_ladder(lad, "--listen", endpoint, "--keys", str(keys), "--house", "greedy", "-j", "3")
+    alice_log = tmp_path / "alice.log"
+    try:
+        wait_listening(endpoint, proc)  # type: ignore[arg-type]
+        with bot(sdk_bot("random", endpoint, keys, "alice", slots=2), alice_log) as alice:
+            wait_until(lambda: counted(lad, "'alice' IN (f.name, s.name)") >= 4, proc=proc)
+            new_key_pair(keys, "bob")
+            with bot(sdk_bot("random", endpoint, keys, "bob"), tmp_path / "bob.log"):
+                wait_until(lambda: counted(lad, "'bob' IN (f.name, s.name) AND 'alice' IN (f.name, s.name)") >= 1)
+                wait_until(lambda: counted(lad, "'bob' IN (f.name, s.name) AND 'greedy' IN (f.name, s.name)") >= 1)
+                (keys / "alice.key").unlink()
+                assert alice.wait(60) != 0  # cut, then refused: her key is no longer known
+        status, err = stop(proc, signal.SIGTERM)
+    finally:
+        proc.kill()
+    assert status == 143, err
+    assert "the arena cuts the connection: its key was removed" in alice_log.read_text()
+    assert "key added: bob may connect" in err and "key removed: alice is cut" in err
+    assert "alice" in err and "disconnected by the arena: its key was removed" in err
+    db = sqlite3.connect(lad / "ladder.db")
+    names = {r[0] for r in db.execute("SELECT name FROM bots")}
+    sources = {json.loads(r[0])[0]["source"] for r in db.execute("SELECT engines FROM games")}
+    db.close()
+    assert names == {"alice", "bob", "greedy"}
+    assert "remote:alice" in sources and "remote:bob" in sources
+
+
+def test_a_bot_that_leaves_cleanly_finishes_its_games_and_loses_none_by_disconnect(tmp_path: Path) -> None:
+    keys = tmp_path / "keys"
+    for name in ("arena", "alice"):
+        new_key_pair(keys, name)
+    endpoint = f"tcp://127.0.0.1:{free_port()}"
+    lad = tmp_path / "lad"
+    proc = start_ladder(lad, "--listen", endpoint, "--keys", str(keys), "--house", "greedy", "--house", "random")
+    try:
+        wait_listening(endpoint, proc)  # type: ignore[arg-type]
+        with bot(sdk_bot("random", endpoint, keys, "alice", slots=2), tmp_path / "alice.log") as alice:
+            wait_until(lambda: counted(lad, "'alice' IN (f.name, s.name)") >= 6, proc=proc)
+            alice.send_signal(signal.SIGTERM)
+            assert alice.wait(60) == 0
+        status, err = stop(proc, signal.SIGINT)
+    finally:
+        proc.kill()
+    assert status == 130, err
+    assert counted(lad, "g.termination = 'disconnect'") == 0
