@@ -176,6 +176,46 @@ def test_wrong_number_of_engines_exits_2(tmp_path: Path) -> None:
     assert r.stderr.strip() == "quarto-arena: error: play takes two engines, not 1"
 
 
+def test_an_unquoted_command_is_told_to_be_quoted(tmp_path: Path) -> None:
+    r = cli("play", "greedy", "python3", "./bot.py", "--out", str(tmp_path / "m"))
+    assert (r.returncode, r.stderr.strip()) == (
+        2,
+        "quarto-arena: error: play takes two engines, not 3: an engine command with spaces is one word, quote it"
+        ' ("python3 ./bot.py", "./bot --fast")',
+    )
+
+
+def test_a_script_without_the_execute_bit_is_told_how_to_run(tmp_path: Path) -> None:
+    bot = tmp_path / "bot.py"
+    bot.write_text("print('hello')\n")
+    bot.chmod(0o644)
+    expected = (
+        f"quarto-arena: error: engine '{bot}': {bot} is not an executable file: chmod +x {bot} (its first line a #!"
+        f' line), or run it with its interpreter: "python3 {bot}"'
+    )
+    for args in (["play", "random", str(bot), "--out", str(tmp_path / "m")], ["check", str(bot)]):
+        r = cli(*args)
+        assert (r.returncode, r.stderr.strip()) == (2, expected), args
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["play", "-engine", "cmd=./my_bot", "-engine", "cmd=greedy"], ["-engine", "NAME=./my_bot"]),
+        (["tournament", "a", "b", "-each", "tc=40/60", "-rounds", "3"], ["-each", "--tc", "-rounds", "--rounds N"]),
+        (["play", "a", "b", "-pgnout", "x.pgn"], ["-pgnout", "--out DIR"]),
+        (["play", "a", "b", "-concurrency", "4"], ["-concurrency", "-j N"]),
+    ],
+)
+def test_cutechess_words_are_answered_with_the_equivalent_option(args: list[str], words: list[str]) -> None:
+    r = cli(*args)
+    assert r.returncode == 2 and r.stdout == ""
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "cutechess-cli's or fastchess's option" in r.stderr
+    for word in words:
+        assert word in r.stderr, (word, r.stderr)
+
+
 def test_a_missing_engine_is_the_same_error_in_every_command(tmp_path: Path) -> None:
     missing = str(tmp_path / "missing-bot")
     expected = f"quarto-arena: error: engine '{missing}': {missing} does not exist"

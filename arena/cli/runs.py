@@ -50,6 +50,9 @@ def _default_directory(kind: str) -> Path:
             fail(f"{candidate}: cannot create the run directory: {e.strerror}")
 
 
+_DESCRIPTOR_ROOM = 4096  # open files beyond the engines': the server's pending connections (256), web clients, logs
+
+
 def _check_concurrency(concurrency: int, engines: int) -> None:
     """Refuses a concurrency that would run out of file descriptors or processes; warns above the CPU count."""
     import os
@@ -59,10 +62,14 @@ def _check_concurrency(concurrency: int, engines: int) -> None:
         fail(f"--concurrency must be at least 1, not {concurrency}")
     # Each game holds two engines; each engine about five descriptors on our side (pipes, pidfd, log).
     needed = concurrency * 2 * 5 + 64
+    # Raised at start, with room for what peers can make the arena hold (the server's half-open connections, the
+    # live page's clients), so that its own shortage is not what ends a run (it would stop it: exit 5).
+    wanted = needed + _DESCRIPTOR_ROOM
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft != resource.RLIM_INFINITY and needed > soft:
+    if soft != resource.RLIM_INFINITY and wanted > soft:
         if hard == resource.RLIM_INFINITY or needed <= hard:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (needed if hard == resource.RLIM_INFINITY else hard, hard))
+            ceiling = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (ceiling, hard))
         else:
             fail(
                 f"--concurrency {concurrency} needs about {needed} open files; the limit is {hard} (ulimit -n):"
@@ -278,7 +285,9 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
     import asyncio
     import signal
 
+    from ..errors import ArenaFault, arena_fault
     from ..output import RunView, final_report, parse_progress_every, write_standings
+    from ..records import GameRecord
     from ..run import RunError, Verdict
     from ..web import WebError, parse_address, require_server
 
@@ -343,8 +352,18 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
         except RunError as e:
             view.close()
             fail(str(e), e.status)
+        except ArenaFault as e:
+            view.close()
+            kept = f"game {e.record.game_id} aborted, not counted; " if isinstance(e.record, GameRecord) else ""
+            fail(f"{e}; {kept}continue with: quarto-arena {kind} --resume {run.directory}", e.status)
         except OSError as e:
             view.close()
+            if arena_fault(e):  # a full disk (or quota): the games counted are safe, the run goes on from them
+                fail(
+                    f"{run.directory}: {e.strerror or e}: make room, then continue with:"
+                    f" quarto-arena {kind} --resume {run.directory}",
+                    ArenaFault.status,
+                )
             fail(f"{run.directory}: {e.strerror or e}")
         view.close()
         try:

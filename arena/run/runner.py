@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, Final, TextIO
 
 from ..engine import Deadlines, EngineConfig
+from ..errors import ArenaFault
 from ..journal import JOURNAL_NAME, Journal, JournalContents, JournalError
 from ..pgn import pgn_text
 from ..records import GameRecord, Termination
@@ -315,6 +316,7 @@ class Run:
         aborted: list[GameRecord] = []
         stop = asyncio.Event()
         failure: GameRecord | None = None
+        fault: ArenaFault | None = None
         pgn: TextIO | None = None
         jsonl: TextIO | None = None
         if self.directory is not None:
@@ -337,12 +339,22 @@ class Run:
         committer = Committer(self.journal, counted)
 
         async def worker() -> None:
-            nonlocal failure
+            nonlocal failure, fault
             for game in pending:
                 if stop.is_set():
                     return
                 emit(GameStarted(game))
-                record = await player.play(game, game_spec(game, self.spec), aborted.append)
+                try:
+                    record = await player.play(game, game_spec(game, self.spec), aborted.append)
+                except ArenaFault as e:
+                    # The arena's own failure: no engine is scored for it; the game is kept apart and played again
+                    # on resume, and the run stops.
+                    emit(GameEnded(game))
+                    if isinstance(e.record, GameRecord):
+                        aborted.append(e.record)
+                    fault = fault or e
+                    stop.set()
+                    return
                 emit(GameEnded(game))
                 if stop.is_set():
                     late = "finished after the run stopped: not counted"
@@ -385,6 +397,8 @@ class Run:
                 if records:
                     with open(self.directory / name, "a", encoding="utf-8") as f:
                         f.writelines(json.dumps(r.to_dict()) + "\n" for r in records)
+        if fault is not None:
+            raise fault
         signum = None if interrupt is None else interrupt.signum
         return replace(self.outcome(failure, signum), aborted=tuple(aborted))
 
