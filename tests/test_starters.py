@@ -89,3 +89,13 @@ def test_each_starter_writes_its_templates(tmp_path: Path) -> None:
         assert write_starter(language.upper(), tmp_path / language) is starter
         for name in starter.files:
             assert (tmp_path / language / name).read_bytes() == (templates / language / name).read_bytes(), name
+
+
+def test_the_readme_sdk_example_is_a_whole_bot_that_complies(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    blocks = [b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "run(CarefulBot())" in b]
+    assert len(blocks) == 1, "README.md: the SDK example (CarefulBot) is gone"
+    script = tmp_path / "my_bot.py"
+    script.write_text(blocks[0])
+    report = asyncio.run(run_check(EngineConfig("readme-bot", command=(sys.executable, str(script)))))
+    assert report.complies, "\n".join(format_report(report))
