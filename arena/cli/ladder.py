@@ -257,7 +257,7 @@ def read_standings(directory: str, anchor: tuple[str, float] | None, by_version:
 
     db = _open(directory)
     try:
-        results, bots = db.results(), db.bots()
+        results, bots = db.tallies(), db.bots()
     except LadderDBError as e:
         fail(str(e))
     finally:

@@ -50,6 +50,9 @@ def _default_directory(kind: str) -> Path:
             fail(f"{candidate}: cannot create the run directory: {e.strerror}")
 
 
+_DESCRIPTOR_ROOM = 4096  # open files beyond the engines': the server's pending connections (256), web clients, logs
+
+
 def _check_concurrency(concurrency: int, engines: int) -> None:
     """Refuses a concurrency that would run out of file descriptors or processes; warns above the CPU count."""
     import os
@@ -59,10 +62,14 @@ def _check_concurrency(concurrency: int, engines: int) -> None:
         fail(f"--concurrency must be at least 1, not {concurrency}")
     # Each game holds two engines; each engine about five descriptors on our side (pipes, pidfd, log).
     needed = concurrency * 2 * 5 + 64
+    # Raised at start, with room for what peers can make the arena hold (the server's half-open connections, the
+    # live page's clients), so that its own shortage is not what ends a run (it would stop it: exit 5).
+    wanted = needed + _DESCRIPTOR_ROOM
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft != resource.RLIM_INFINITY and needed > soft:
+    if soft != resource.RLIM_INFINITY and wanted > soft:
         if hard == resource.RLIM_INFINITY or needed <= hard:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (needed if hard == resource.RLIM_INFINITY else hard, hard))
+            ceiling = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (ceiling, hard))
         else:
             fail(
                 f"--concurrency {concurrency} needs about {needed} open files; the limit is {hard} (ulimit -n):"

@@ -78,7 +78,7 @@ CREATE TABLE IF NOT EXISTS games (
 );
 CREATE INDEX IF NOT EXISTS games_first ON games(first);
 CREATE INDEX IF NOT EXISTS games_second ON games(second);
-CREATE INDEX IF NOT EXISTS games_scores ON games(id, first, second, first_version, second_version, result);
+CREATE INDEX IF NOT EXISTS games_tally ON games(first, second, first_version, second_version, result);
 CREATE TABLE IF NOT EXISTS abandoned (
     id INTEGER PRIMARY KEY,
     pair INTEGER NOT NULL,
@@ -154,6 +154,8 @@ class ResultRow:
     """The second bot's version number."""
     score: float
     """The first bot's points: 1, 1/2 or 0."""
+    count: int = 1
+    """How many such games this row stands for (:meth:`LadderDB.tallies`; ``id`` is then the last one's)."""
 
 
 def now() -> str:
@@ -341,6 +343,22 @@ class LadderDB:
         return [
             ResultRow(game_id, names[first], names[second], numbers[fv], numbers[sv], scores[result])
             for game_id, first, second, fv, sv, result in rows
+            if result in scores
+        ]
+
+    def tallies(self) -> list[ResultRow]:
+        """Every counted game, as ratings need them when the order does not matter: one row per two versions, colours
+        and result, with its count (a few thousand rows for a hundred bots, whatever the number of games)."""
+        names = dict(self._read("SELECT id, name FROM bots"))
+        numbers = dict(self._read("SELECT id, number FROM versions"))
+        rows = self._read(
+            "SELECT max(id), first, second, first_version, second_version, result, count(*) FROM games"
+            " GROUP BY first, second, first_version, second_version, result"
+        )
+        scores = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
+        return [
+            ResultRow(last, names[first], names[second], numbers[fv], numbers[sv], scores[result], n)
+            for last, first, second, fv, sv, result, n in rows
             if result in scores
         ]
 

@@ -337,19 +337,20 @@ def fit_database(
     of all), and its bots: what the pages' fitting process does. An anchor that is no player is ignored."""
     db = LadderDB.open(Path(path), create=False)
     try:
-        results, bots = db.results(), db.bots()
+        # One point: the tallies suffice (a few rows); the history's first points need the games in order.
+        results, bots = db.results() if points > 1 else db.tallies(), db.bots()
     finally:
         db.close()
     players = {version_label(b.name, v.number, len(b.versions)) for b in bots for v in b.versions}
     anchored = anchor if anchor is not None and anchor[0] in players else None
-    n = len(results)
-    ks = sorted({n * i // points for i in range(1, points + 1)} | {n})
+    n = len(results) if points > 1 else sum(r.count for r in results)
+    ks = sorted({n * i // points for i in range(1, points + 1)} | {n}) if points > 1 else [n]
     fits = []
     for k in ks:
         try:
-            fits.append((k, fit(results[:k], bots, anchor=anchored)))
+            fits.append((k, fit(results[:k] if points > 1 else results, bots, anchor=anchored)))
         except RatingError:  # the anchor has no game yet among the first k
-            fits.append((k, fit(results[:k], bots)))
+            fits.append((k, fit(results[:k] if points > 1 else results, bots)))
     return fits, bots
 
 

@@ -84,6 +84,8 @@ class ScoredGame:
     """The second player."""
     score: float
     """White's score: 1.0 win, 0.5 draw, 0.0 loss."""
+    count: int = 1
+    """How many such games this stands for (a tally of the same two players, colours and score)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,6 +261,8 @@ def _count(games: Iterable[ScoredGame], players: Iterable[str]) -> _Counts:
             raise RatingError(f"score {game.score!r} of {game.white} v {game.black} is not 0, 0.5 or 1")
         if game.white == game.black:
             raise RatingError(f"{game.white} played itself: a game needs two different players")
+        if not (isinstance(game.count, int) and game.count >= 1):
+            raise RatingError(f"{game.white} v {game.black}: a count of {game.count!r} games")
         i = names.setdefault(game.white, len(names))
         j = names.setdefault(game.black, len(names))
         if len(names) > MAX_PLAYERS:
@@ -266,9 +270,9 @@ def _count(games: Iterable[ScoredGame], players: Iterable[str]) -> _Counts:
         tally = tallies.get((i, j))
         if tally is None:
             tally = tallies[(i, j)] = _Tally()
-        tally.games += 1
-        tally.points += game.score
-        tally.draws += game.score == 0.5
+        tally.games += game.count
+        tally.points += game.score * game.count
+        tally.draws += (game.score == 0.5) * game.count
     for name in players:
         names.setdefault(name, len(names))
     n = len(names)
