@@ -166,7 +166,8 @@ def main() -> None:
         if c == 1:
             arenas.append(quarto(arena_argv, "play", c))
         arenas.append(quarto(arena_argv, "tournament", c))
-    print(f"{args.games} games of {PLIES} plies per run, {args.rounds} interleaved rounds; load {os.getloadavg()[0]:.2f}")
+    load = os.getloadavg()[0]
+    print(f"{args.games} games of {PLIES} plies per run, {args.rounds} interleaved rounds; load {load:.2f}")
     results: dict[str, list[Figures]] = {a.name: [] for a in arenas}
     with tempfile.TemporaryDirectory(prefix="peers-") as scratch:
         engines = build(Path(scratch))
