@@ -240,6 +240,8 @@ def _position(text: str, variant: Variant) -> Position:
 
 
 def _table_format(fmt: str) -> str:
+    if fmt in ("simple", "csv", "json"):
+        return fmt  # the usual ones, known without importing tabulate (a tenth of a short run's start-up)
     from ..output import TABLE_FORMATS
 
     if fmt not in TABLE_FORMATS:
