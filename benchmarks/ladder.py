@@ -301,7 +301,7 @@ def standings(tmp: Path, games: int) -> None:
     made = time.monotonic() - began
     size = (lad / "ladder.db").stat().st_size + sum(p.stat().st_size for p in lad.glob("ladder.db-*"))
     t = time.monotonic()
-    results, bots = db.results(), db.bots()
+    results, bots = db.tallies(), db.bots()  # what `ladder standings` and the pages fit
     read = time.monotonic() - t
     t = time.monotonic()
     fit(results, bots)
@@ -317,7 +317,7 @@ def standings(tmp: Path, games: int) -> None:
     print(f"standings: {games} games between 100 bots written in {made:.1f} s ({size / games:.0f} bytes per game)")
     print(
         f"standings: `quarto-arena ladder standings` {statistics.median(runs):.2f} s (median of 3, goal <= 2 s);"
-        f" in-process read {read:.2f} s + refit {refit:.2f} s"
+        f" in-process: read the tallies {read:.2f} s + fit {refit:.2f} s; load average {os.getloadavg()[0]:.1f}"
     )
 
 

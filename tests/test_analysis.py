@@ -197,3 +197,9 @@ def test_a_bad_game_in_a_worker_is_one_line_too(tmp_path: Path, jobs: str) -> No
     path = tmp_path / "bad.pgn"
     path.write_text(pgn(DRAWN, "1. c16", "*") + "\n" + pgn(DRAWN, "1. c11 c1e", "*"))
     one_line_error(run("analyse", str(path), "-j", jobs), 2, "turn 2 (c1e)", "occupied")
+
+
+def test_a_win_in_one_turn_is_singular() -> None:
+    out = run("analyse", "..../..../.e../012. 3")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0] == "win in 1 turn, for the player to move"

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import typer
 from quarto_arena.protocol.text import SafeFormatter
@@ -110,6 +110,10 @@ def _check_keys(spec: RunSpec) -> None:
         server_for(spec.server, spec.remote)
 
 
+#: What each run command plays, in the words of RunKind.
+_KINDS: Final = {"tournament": "tournament", "play": "match", "sprt": "sprt"}
+
+
 def _open_run(kind: str, ctx: typer.Context, engine_words: list[str], options: RunOptions) -> Run:
     """The run to play: resumed from ``--resume DIR``, or created from the options (in ``--out`` or a new dir)."""
     from ..run import Run, RunError, server_spec
@@ -126,6 +130,13 @@ def _open_run(kind: str, ctx: typer.Context, engine_words: list[str], options: R
                 what = "engines" if engine_words else "--" + given[0].replace("_", "-")
                 fail(f"--resume takes no engines or game options (got {what}): the journal keeps them")
             run = Run.resume(Path(options.resume), transcript=transcript)
+            command = {"tournament": "tournament", "match": "play", "sprt": "sprt"}[run.spec.kind.value]
+            if command != kind:
+                run.close()
+                fail(
+                    f"{options.resume} holds a {run.spec.kind.value}, not a {_KINDS[kind]}: continue it with"
+                    f" quarto-arena {command} --resume {options.resume}"
+                )
             moved = {name for name in _given(ctx, set()) if journal.get(name) is Journal.MOVABLE}
             if moved:
                 kept = run.spec.server
@@ -329,7 +340,8 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
             )
         if run.replaced_unplayed:
             _err(f"quarto-arena: {run.directory} held a run that counted no game: started over in it")
-        _err(header)
+        if not options.quiet:  # --quiet: only warnings and the result
+            _err(header)
         if spec.server is not None:
             _show_server_log(options.quiet)
         view = RunView(
@@ -387,13 +399,12 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
     if interrupted is not None:
         name = signal.Signals(interrupted).name
         fail(f"interrupted by {name} after {len(outcome.records)} games; continue with: {resume}", 128 + interrupted)
-    if outcome.failure is not None:
+    if outcome.failure is not None:  # an SPRT's too: its verdict line says only "engine failure", here on stderr
         r = outcome.failure
-        if spec.sprt is None or r.termination.value == "engine error":
-            fail(
-                f"stopped by game {r.game_id}: {r.termination.value}: {r.detail}; fix the engine, then {resume}",
-                EXIT_ENGINE,
-            )
+        fail(
+            f"stopped by game {r.game_id}: {r.termination.value}: {r.detail}; fix the engine, then {resume}",
+            EXIT_ENGINE,
+        )
     verdict = outcome.verdict
     if verdict is not None:
         raise typer.Exit(

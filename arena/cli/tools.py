@@ -324,7 +324,11 @@ def analyse(
         typer.echo(f"unproven within {seconds:g} s")
         typer.echo(f"best turn found: {best[0]}")
     else:
-        how = "draw" if value.verdict.value == "draw" else f"{value.verdict.value} in {value.turns} turns"
+        how = (
+            "draw"
+            if value.verdict.value == "draw"
+            else f"{value.verdict.value} in {value.turns} turn{'s' if value.turns != 1 else ''}"
+        )
         typer.echo(f"{how}, for the player to move")
         typer.echo(f"best: {' '.join(best)}")
     typer.echo(f"{result.nodes:,} nodes, {result.seconds:.2f} s")
