@@ -108,6 +108,7 @@ def test_same_engine_twice_gets_distinct_names(tmp_path: Path) -> None:
     assert r.stdout.startswith("Score of random vs random-2")
 
 
+@pytest.mark.slow
 def test_default_directories_never_collide_and_a_rerun_says_how_to_go_on(tmp_path: Path) -> None:
     args = ("play", "random", "greedy", "--games", "1", "--tc", "st=0.2", "--quiet")
     first, second = (subprocess.Popen([*CLI, *args], cwd=tmp_path, stderr=subprocess.PIPE, text=True) for _ in "ab")
@@ -176,6 +177,7 @@ def test_wrong_number_of_engines_exits_2(tmp_path: Path) -> None:
     assert r.stderr.strip() == "quarto-arena: error: play takes two engines, not 1"
 
 
+@pytest.mark.slow
 def test_a_missing_engine_is_the_same_error_in_every_command(tmp_path: Path) -> None:
     missing = str(tmp_path / "missing-bot")
     expected = f"quarto-arena: error: engine '{missing}': {missing} does not exist"
@@ -192,6 +194,7 @@ def test_a_missing_engine_is_the_same_error_in_every_command(tmp_path: Path) -> 
     assert "No closing quotation" in unclosed.stderr
 
 
+@pytest.mark.slow
 def test_engine_that_fails_the_handshake_exits_3(tmp_path: Path) -> None:
     # An engine that exits at once: a disconnect during the handshake.
     r = cli("play", "random", f"quiet={sys.executable} -c pass", "--games", "1", "--out", str(tmp_path / "m"))
