@@ -14,8 +14,11 @@ shared by all the games, so later positions reuse what earlier ones proved.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -46,6 +49,7 @@ DEFAULT_FROM: Final = 12
 """Games are analysed from the first position with at most this many empty squares."""
 _RANK: Final = {Verdict.LOSS: 0, Verdict.DRAW: 1, Verdict.WIN: 2}
 _THROWN: Final = {Verdict.WIN: "win thrown away", Verdict.DRAW: "draw thrown away"}
+_OPPOSITE: Final = {Verdict.WIN: Verdict.LOSS, Verdict.LOSS: Verdict.WIN, Verdict.DRAW: Verdict.DRAW}
 
 
 class AnalysisError(ArenaError, ValueError):
@@ -177,6 +181,7 @@ class Analyser:
         solver = self.solver(variant)
         names = (game.tags.get("White", "?"), game.tags.get("Black", "?"))
         analysed: list[TurnAnalysis] = []
+        known: Value | None = None  # the value of ``position``, when the last turn's value told it
         for ply, token in enumerate(tokens):
             try:
                 turn = parse_turn(token)
@@ -185,7 +190,12 @@ class Analyser:
                 raise AnalysisError(f"{where}: turn {ply + 1} ({token}): {e}") from None
             empty = 16 - position.placed
             if empty <= from_empties:
-                analysed.append(self._turn(solver, position, turn, ply, names[ply % 2], empty))
+                t = self._turn(solver, position, turn, ply, names[ply % 2], empty, known)
+                analysed.append(t)
+                # The turn's value for its player is the next position's value for the other one, a turn further
+                # from the end: the position need not be solved again (half the solver's requests).
+                ended = after.is_over
+                known = None if t.after is None or ended else Value(_OPPOSITE[t.after.verdict], t.after.turns - 1)
             position = after
         return GameAnalysis(game, tuple(tokens), comments, tuple(analysed))
 
@@ -203,18 +213,38 @@ class Analyser:
         from_empties: int = DEFAULT_FROM,
         directory: Path | None = None,
         on_game: Callable[[int, GameAnalysis], None] | None = None,
+        *,
+        jobs: int = 1,
+        games: Sequence[PgnGame] | None = None,
     ) -> AnalysedFile:
         """Analyses every game of a PGN file and writes ``NAME.analysis.pgn`` and ``NAME.analysis.jsonl`` into
-        ``directory`` (default: the file's), game by game; ``on_game(index, analysis)`` after each.
+        ``directory`` (default: the file's), game by game in file order; ``on_game(index, analysis)`` after each.
 
+        ``jobs`` > 1 analyses that many games at once in worker processes, each with its own solver: a game's
+        positions share one table, as in one process. ``games``: the file's games, when already read.
         Raises :class:`~.pgn.PgnError`, :class:`AnalysisError` or OSError.
         """
         directory = directory or path.parent
         stem = path.name[: -len(path.suffix)] if path.suffix else path.name
         done = AnalysedFile(directory / f"{stem}.analysis.pgn", directory / f"{stem}.analysis.jsonl", [])
+        source: Iterable[PgnGame] = read_games(path) if games is None else games
         directory.mkdir(parents=True, exist_ok=True)
-        with done.pgn.open("w", encoding="utf-8") as pgn, done.jsonl.open("w", encoding="utf-8") as jsonl:
-            for i, analysis in enumerate(self.games(read_games(path), variant, from_empties)):
+        with (
+            done.pgn.open("w", encoding="utf-8") as pgn,
+            done.jsonl.open("w", encoding="utf-8") as jsonl,
+            contextlib.ExitStack() as stack,
+        ):
+            if jobs > 1:
+                pool = ProcessPoolExecutor(jobs, initializer=_worker_start, initargs=(self.limits,))
+                # On an error or an interrupt, the games not begun are dropped rather than analysed for nothing.
+                stack.callback(pool.shutdown, wait=True, cancel_futures=True)
+                # In file order, each game a task: a worker keeps its solver's table from game to game.
+                analyses: Iterable[GameAnalysis] = pool.map(
+                    functools.partial(_worker_game, variant=variant, from_empties=from_empties), source
+                )
+            else:
+                analyses = self.games(source, variant, from_empties)
+            for i, analysis in enumerate(analyses):
                 pgn.write(("\n" if i else "") + annotated_pgn(analysis))
                 jsonl.write(json.dumps(game_json(analysis)) + "\n")
                 done.games.append(analysis)
@@ -222,14 +252,30 @@ class Analyser:
                     on_game(i, analysis)
         return done
 
-    def _turn(self, solver: Solver, position: Position, turn: Turn, ply: int, player: str, empty: int) -> TurnAnalysis:
-        before = solver.value(position, self.limits).value
+    def _turn(
+        self, solver: Solver, position: Position, turn: Turn, ply: int, player: str, empty: int, known: Value | None
+    ) -> TurnAnalysis:
+        before = known if known is not None else solver.value(position, self.limits).value
         after = solver.turn_value(position, turn, self.limits)
         best: tuple[str, ...] = ()
         if before is not None and after is not None and _RANK[after.verdict] < _RANK[before.verdict]:
             found = solver.analyse(position, self.limits, keep_turns=False)
             best = tuple(str(t) for t in found.best) if found.proven else ()
         return TurnAnalysis(ply, player, str(turn), empty, before, after, best)
+
+
+_WORKER: list[Analyser] = []
+"""The analyser of a worker process (:meth:`Analyser.file` with ``jobs``)."""
+
+
+def _worker_start(limits: Limits | None) -> None:
+    analyser = Analyser()
+    analyser.limits = limits
+    _WORKER.append(analyser)
+
+
+def _worker_game(game: PgnGame, *, variant: Variant, from_empties: int) -> GameAnalysis:
+    return _WORKER[0].game(game, variant, from_empties)
 
 
 def _game_variant(game: PgnGame, default: Variant, where: str) -> Variant:

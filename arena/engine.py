@@ -67,7 +67,10 @@ from quarto_arena.protocol.uqi import (
     parse_reply,
 )
 
-from .errors import ArenaError, ExitStatus
+from .errors import ArenaError, ArenaFault, ExitStatus, arena_fault
+
+RESOURCE_WAIT: Final = 5.0
+"""Seconds an engine's start waits out the arena's own shortage of open files or memory before the run stops."""
 
 __all__ = [
     "Complaints",
@@ -302,8 +305,12 @@ class Handshake(Exchange[EngineId]):
         try:
             reply = parse_reply(line)
         except UqiError as e:
-            self.ignore(line, str(e))
-            return False
+            # SPEC §4.1: only id, option and uqiok lines answer uqi. A line that is no UQI at all ends the handshake
+            # at once, as the compliance check does: a program that does not speak UQI (or prints a banner) is
+            # told within its first line, not at the start-up deadline.
+            raise EngineError(
+                f"does not speak UQI: {_clip(line)!r} in the handshake ({e})", Termination.MALFORMED_REPLY
+            ) from None
         self.replied = self.replied or not isinstance(reply, Info | TurnReply | ReadyOk)
         match reply:
             case IdName(name):
@@ -767,24 +774,42 @@ class EngineSession:
             raise EngineTerminated(f"{cfg.name}: {e.strerror or e}") from None
 
     async def _open(self, transport: Transport | None) -> None:
-        """Starts the engine process, connects to its endpoint, or takes ``transport``; the session is its sink."""
+        """Starts the engine process, connects to its endpoint, or takes ``transport``; the session is its sink.
+
+        The arena's own shortage (open files, memory, processes: :func:`~quarto_arena.arena.errors.arena_fault`) is
+        no fault of the engine's: it is waited out for up to :data:`RESOURCE_WAIT` seconds (a burst of connections
+        being shed), then raised as :class:`~quarto_arena.arena.errors.ArenaFault`, which no game is scored for.
+        """
         cfg = self.config
-        try:
-            if transport is not None:
-                self._transport = transport
-            elif cfg.endpoint is not None:
-                self._transport = await ZmqTransport.start(cfg.name, cfg.endpoint, transcript=self.transcript)
-            else:
-                self._transport = await ProcessTransport.start(
-                    cfg.name,
-                    cfg.command,
-                    cwd=cfg.cwd,
-                    stderr_path=self.stderr_path,
-                    stderr_limit=self.stderr_limit,
-                    transcript=self.transcript,
-                )
-        except OSError as e:
-            raise EngineTerminated(f"{cfg.name}: {e.strerror or e}") from None
+        waited = 0.0
+        while True:
+            try:
+                if transport is not None:
+                    self._transport = transport
+                elif cfg.endpoint is not None:
+                    self._transport = await ZmqTransport.start(cfg.name, cfg.endpoint, transcript=self.transcript)
+                else:
+                    self._transport = await ProcessTransport.start(
+                        cfg.name,
+                        cfg.command,
+                        cwd=cfg.cwd,
+                        stderr_path=self.stderr_path,
+                        stderr_limit=self.stderr_limit,
+                        transcript=self.transcript,
+                    )
+                break
+            except OSError as e:
+                if not arena_fault(e):
+                    raise EngineTerminated(f"{cfg.name}: {e.strerror or e}") from None
+                if waited >= RESOURCE_WAIT:
+                    raise ArenaFault(
+                        f"the arena could not start {cfg.name} for {RESOURCE_WAIT:g} s: {e.strerror or e}"
+                        " (the arena's own limit, not the engine's fault)"
+                    ) from None
+                if not waited:
+                    log.warning("%s: cannot start it: %s (the arena's own limit): waiting", cfg.name, e.strerror or e)
+                await asyncio.sleep(0.2)
+                waited += 0.2
         self._transport.attach(self)
         self.starts += 1
         if self._transport.pid is not None:

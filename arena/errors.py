@@ -27,6 +27,7 @@ the message's text). Where a class shows two of either, the instance chooses (``
         ├── CannotStart                      3       cannot_start                         arena.compliance.checker
         ├── RunError                         2, 3    run                                  arena.run.spec
         │   └── ClusterError                 3, 2    cluster                              arena.cluster.connection
+        ├── ArenaFault                       5       arena_fault                          arena.errors
         ├── JournalError                     2       journal                              arena.journal
         ├── RosterError (ValueError)         2       roster                               arena.roster
         ├── ScheduleError (ValueError)       2       schedule                             arena.schedule
@@ -50,9 +51,12 @@ class, and add its line here.
 
 from __future__ import annotations
 
+import errno
+from typing import Final
+
 from quarto_arena.protocol.errors import ExitStatus, QuartoError
 
-__all__ = ["ArenaError", "ExitStatus", "QuartoError"]
+__all__ = ["RESOURCE_ERRNOS", "ArenaError", "ArenaFault", "ExitStatus", "QuartoError", "arena_fault"]
 
 
 class ArenaError(QuartoError):
@@ -60,3 +64,28 @@ class ArenaError(QuartoError):
 
     status = ExitStatus.USAGE
     reason = "error"
+
+
+RESOURCE_ERRNOS: Final = frozenset(
+    {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOSPC, errno.EDQUOT, errno.ENOBUFS, errno.EAGAIN}
+)
+"""What an OSError of the arena's own call says when the arena, not an engine, is short of something: open files
+(its own or the system's), memory, disk space, buffers, processes (``fork`` says EAGAIN)."""
+
+
+class ArenaFault(ArenaError):
+    """The arena itself failed (out of open files, memory or disk space): no engine is to blame, so the game in
+    flight is aborted, never scored, and the run stops; ``--resume DIR`` plays that game again."""
+
+    status = ExitStatus.RESOURCES
+    reason = "arena_fault"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.record: object | None = None
+        """The game it interrupted as far as it went (a ``GameRecord``, termination ``aborted``), if there was one."""
+
+
+def arena_fault(error: OSError) -> bool:
+    """True when ``error`` (raised by one of the arena's own calls) is the arena running short, not a peer's doing."""
+    return error.errno in RESOURCE_ERRNOS

@@ -51,6 +51,8 @@ _ROSTER: Final = ("Event", "Site", "Date", "Round", "White", "Black", "Result")
 # The PGN standard's placeholders for roster tags whose value is unknown.
 _UNKNOWN: Final = {"Date": "????.??.??"}
 _LINE_WIDTH: Final = 79
+MAX_LINE_BYTES: Final = 1 << 20
+"""Longest line a PGN file may have (its games' lines are far shorter); a longer one is a :class:`PgnError`."""
 # Lenient on purpose: other tools write unescaped quotes inside values, and the last quote before ']' ends it.
 _TAG_LINE: Final = re.compile(r'\[\s*([A-Za-z0-9_][A-Za-z0-9_+#=:-]*)\s+"(.*)"\s*\]$')
 _ESCAPE: Final = re.compile(r'\\(["\\])')
@@ -319,17 +321,32 @@ def _scan(path: str, keep_movetext: bool) -> Iterator[tuple[dict[str, str], list
 
 
 def _decoded_lines(path: str, handle: BinaryIO) -> Iterator[str]:
-    """The file's lines as text (newline kept, byte-order mark dropped), decoded a megabyte at a time."""
+    """The file's lines as text (byte-order mark dropped), decoded a megabyte at a time; a line longer than
+    :data:`MAX_LINE_BYTES` is an error (``/dev/zero`` or a binary file must not be read into memory whole)."""
     number = 0
-    while chunk := handle.readlines(1 << 20):
-        data = b"".join(chunk)
+    rest = b""
+    while True:
+        block = handle.read(1 << 20)
+        data = rest + block
+        if not data:
+            return
+        cut = data.rfind(b"\n") + 1 if block else len(data)
+        if cut == 0:
+            if len(data) > MAX_LINE_BYTES:
+                raise PgnError(path, number + 1, f"a line of more than {MAX_LINE_BYTES >> 20} MiB: this is not PGN")
+            rest = data
+            continue
+        data, rest = data[:cut], data[cut:]
+        chunk = data.split(b"\n")
+        if not chunk[-1]:
+            chunk.pop()
         try:
-            if b"\0" in data:
+            if b"\0" in data or b"\0" in rest:
                 raise ValueError("NUL byte")
             text = data.decode("utf-8")
         except ValueError:  # UnicodeDecodeError included: find the line to name it
-            binary = b"\0" in data  # a NUL anywhere says more than the first undecodable byte
-            for offset, raw in enumerate(chunk, start=number + 1):
+            binary = b"\0" in data or b"\0" in rest  # a NUL anywhere says more than the first undecodable byte
+            for offset, raw in enumerate([*chunk, rest], start=number + 1):
                 if b"\0" in raw:
                     raise PgnError(path, offset, "NUL byte: this is a binary file, not PGN") from None
                 if binary:

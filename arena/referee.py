@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from quarto_arena.arena.engine import EngineError, EngineSession
+from quarto_arena.arena.errors import ArenaFault
 from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
 from quarto_arena.arena.timecontrol import DEFAULT_MARGIN_MS, Clock, TimeControl
 from quarto_arena.protocol.notation import format_attributes, format_position, parse_position, parse_turns
@@ -103,6 +104,11 @@ async def play_game(
         if on_abort is not None:
             on_abort(game.abandoned())
         raise
+    except ArenaFault as e:
+        # The arena's own failure is no engine's: the game is kept apart, as when the run stops.
+        await asyncio.gather(first.kill(), second.kill())
+        e.record = game.abandoned(f"abandoned: {e}")
+        raise
 
 
 class _Game:
@@ -182,12 +188,13 @@ class _Game:
         if value.verdict is Verdict.DRAW:
             return self._record(Result.DRAW, Termination.ADJUDICATED, f"adjudicated at {empty} empty: a draw")
         winner = side if value.verdict is Verdict.WIN else 1 - side
-        detail = f"adjudicated at {empty} empty: {self.names[winner]} wins with perfect play in {value.turns} turns"
+        turns = f"{value.turns} turn{'s' if value.turns != 1 else ''}"
+        detail = f"adjudicated at {empty} empty: {self.names[winner]} wins with perfect play in {turns}"
         return self._record(Result.FIRST_WINS if winner == 0 else Result.SECOND_WINS, Termination.ADJUDICATED, detail)
 
-    def abandoned(self) -> GameRecord:
+    def abandoned(self, detail: str = "abandoned: the run stopped during the game") -> GameRecord:
         """The game as far as it went, when the run stopped during it (not scored; played again on resume)."""
-        return self._record(Result.UNFINISHED, Termination.ABORTED, "abandoned: the run stopped during the game")
+        return self._record(Result.UNFINISHED, Termination.ABORTED, detail)
 
     def finish(self) -> GameRecord:
         if self.position.outcome is Outcome.DRAW:

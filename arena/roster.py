@@ -168,6 +168,17 @@ def _word(word: str, name: str | None = None) -> EngineWord:
     return EngineWord(EngineConfig(name or default_name(argv), command=tuple(argv)), explicit)
 
 
+#: Interpreters of the scripts a bot is often written as, for the hint when a script is not executable.
+_SCRIPT_INTERPRETERS: Final = {
+    ".py": "python3",
+    ".js": "node",
+    ".mjs": "node",
+    ".sh": "sh",
+    ".rb": "ruby",
+    ".pl": "perl",
+}
+
+
 def _resolved_program(word: str, config: EngineConfig, choices: Iterable[str]) -> EngineConfig:
     """Checks that a command's program exists; a path is made absolute so a resume from elsewhere still finds it."""
     program = config.command[0]
@@ -182,8 +193,14 @@ def _resolved_program(word: str, config: EngineConfig, choices: Iterable[str]) -
     exe = Path(program)
     if not exe.exists():
         raise RosterError(f"engine {_shown(word)}: {program} does not exist")
-    if exe.is_dir() or not os.access(exe, os.X_OK):
+    if exe.is_dir():
         raise RosterError(f"engine {_shown(word)}: {program} is not an executable file")
+    if not os.access(exe, os.X_OK):
+        interpreter = _SCRIPT_INTERPRETERS.get(exe.suffix.lower())
+        how = f"chmod +x {program}" + (" (its first line a #! line)" if interpreter else "")
+        if interpreter is not None:
+            how += f', or run it with its interpreter: "{interpreter} {program}"'
+        raise RosterError(f"engine {_shown(word)}: {program} is not an executable file: {how}")
     return replace(config, command=(os.path.abspath(exe), *config.command[1:]))
 
 

@@ -9,12 +9,15 @@ machine is shared: the best and the median round are shown):
 
 - ``local, j=1`` and ``local, j=2``: the runner on this machine, one and two games at once (engines reused);
 - ``cluster, 1 worker`` and ``cluster, 2 workers``: the same games as Dask tasks on a LocalCluster of worker
-  processes with one thread each, on loopback (each game starts and quits its two engines on the worker). The
-  clusters are started, and their engines checked, before the clock starts.
+  processes with one thread each, on loopback (each worker keeps its engines warm between the games of a run, and
+  lets them go when the run is over, as the local runner does). The clusters are started, and their engines
+  checked, before the clock starts; each run takes a lease of its own, so it starts its engines as a local run
+  does.
 
-Then the per-game overhead of Dask: the wall time per game on 1 worker minus the local runner's at j=1, and two of
-its parts measured alone: an empty task's round trip, and starting two engines, one after the other as the referee
-does, and quitting them (what a worker does for every game, and the local runner only once).
+Then the per-game overhead of Dask: the wall time per game on 1 worker minus the local runner's at j=1, and two
+costs measured alone: an empty task's round trip, and starting two engines, one after the other as the referee
+does, and quitting them (what a worker did for every game before it kept its engines warm; now once a run, as the
+local runner).
 """
 
 from __future__ import annotations
@@ -82,14 +85,17 @@ async def main_async(args: argparse.Namespace, bot: Path) -> None:
         Cluster.connect(ClusterAddress(None, 1)) as one,
         Cluster.connect(ClusterAddress(None, 2)) as two,
     ):
-        players = {}
+        checked = {}
         for cluster in (one, two):
             player = ClusterPlayer(cluster, engines)
             await player.start(spec.variant)
-            players[cluster] = player
+            checked[cluster] = player.workers
+            await player.close()
 
         async def on(cluster: Cluster) -> int:
-            player = players[cluster]
+            player = ClusterPlayer(cluster, engines)
+            player.workers = checked[cluster]
+            await player.take_lease()
             with Run.in_memory(spec) as run:
                 outcome = await run.run(player=player, preflight=False, concurrency=player.threads)
             assert outcome.complete

@@ -9,7 +9,13 @@ Prints:
   quiet game's peak in the same run;
 - how long the arena takes to report a dead ZeroMQ endpoint (a closed port, an unknown host, a missing ipc path);
 - how many processes an arena leaves behind when it is stopped by SIGTERM, SIGHUP or SIGKILL in the middle of a
-  tournament (engines that setsid() a child included).
+  tournament (engines that setsid() a child included);
+- with ``--attacks`` only the second round's attacks (SPEC §6), each against a fresh arena process whose peak RSS
+  is read from /proc while it runs: a message that never ends (multipart frames, empty frames, a 1 GiB frame) from
+  an engine's server the arena connects to and from a client of its keyless ``--listen``; 2,000 half-open
+  connections to ``--listen``; 500 clients of the live page's event stream; 1,500 half-open connections at an
+  open-file limit of 1,024 (soft and hard: nothing to raise), counting the games scored against an engine for the
+  arena's own shortage; and the escape bytes that reach the terminal from an engine's strings.
 
 Figures only, no assertions (the tests assert the limits).
 """
@@ -17,14 +23,20 @@ Figures only, no assertions (the tests assert the limits).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
+import resource
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 CLI = [sys.executable, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
 
@@ -74,10 +86,310 @@ def descendants_left(marker: str) -> int:
     return n
 
 
+def watch_peak(proc: subprocess.Popen[Any], during: Callable[[], None] = lambda: None) -> int:
+    """Runs ``during`` (the attack) while reading the process's VmHWM; returns the last value read, in kB."""
+    peak = 0
+    done = threading.Event()
+
+    def poll() -> None:
+        nonlocal peak
+        while not done.is_set() and proc.poll() is None:
+            try:
+                status = Path(f"/proc/{proc.pid}/status").read_text()
+            except OSError:
+                break
+            for line in status.splitlines():
+                if line.startswith("VmHWM:"):
+                    peak = max(peak, int(line.split()[1]))
+            time.sleep(0.02)
+
+    watcher = threading.Thread(target=poll)
+    watcher.start()
+    try:
+        during()
+    finally:
+        done.set()
+        watcher.join()
+    return peak
+
+
+def served_arena(tmp: str, port: int, *extra: str, limit: int | None = None) -> subprocess.Popen[str]:
+    """A keyless ``play remote:alice greedy --listen`` arena (alice never comes: the arena waits for her)."""
+
+    def lower() -> None:
+        if limit is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
+    return subprocess.Popen(
+        [
+            *CLI,
+            "play",
+            "remote:alice",
+            "greedy",
+            "--listen",
+            f"tcp://127.0.0.1:{port}",
+            "--wait",
+            "600",
+            "--games",
+            "2",
+            "--tc",
+            "st=0.1",
+            "--out",
+            f"{tmp}/{time.monotonic_ns()}",
+            "-q",
+            *extra,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lower,
+    )
+
+
+def wait_port(port: int, timeout: float = 30.0) -> None:
+    """Waits until something accepts on the port (one connection, closed at once)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on port {port}")
+
+
+def stop(proc: subprocess.Popen[Any]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def attacks(megabytes: str) -> None:
+    """The second round's attacks (see the module's documentation)."""
+    flood = [sys.executable, "-m", "quarto_arena.engines.testing.zmtp_flood"]
+    print(f"peak arena memory (VmHWM) under each attack, {megabytes} MB sent where it is a flood:")
+    with tempfile.TemporaryDirectory() as tmp:
+        port = free_port()
+        quiet = served_arena(tmp, port)
+        wait_port(port)
+        kb = watch_peak(quiet, lambda: time.sleep(3))
+        stop(quiet)
+        print(f"  {'no attack (an arena waiting for a bot)':<58} {kb / 1024:6.1f} MB")
+        for shape in ("multipart", "tiny", "huge"):
+            port = free_port()
+            server = subprocess.Popen(
+                [*flood, "--listen", f"tcp://127.0.0.1:{port}", megabytes, shape], stderr=subprocess.PIPE, text=True
+            )
+            assert server.stderr is not None and server.stderr.readline() == "listening\n"
+            arena = subprocess.Popen(
+                [
+                    *CLI,
+                    "play",
+                    f"x=tcp://127.0.0.1:{port}",
+                    "greedy",
+                    "--games",
+                    "2",
+                    "--tc",
+                    "st=0.5",
+                    "--out",
+                    f"{tmp}/{time.monotonic_ns()}",
+                    "-q",
+                    "--lenient",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            kb = watch_peak(arena, lambda arena=arena: arena.wait(120))
+            server.kill()
+            server.wait()
+            print(
+                f"  {'engine server sends ' + shape + ' (arena connects out)':<58} {kb / 1024:6.1f} MB,"
+                f" exit {arena.returncode}"
+            )
+        for shape in ("multipart", "tiny", "huge"):
+            port = free_port()
+            arena = served_arena(tmp, port)
+            wait_port(port)
+
+            def attack(port: int = port, shape: str = shape) -> None:
+                subprocess.run(
+                    [*flood, "--connect", f"tcp://127.0.0.1:{port}", megabytes, shape], capture_output=True, timeout=120
+                )
+                time.sleep(1)
+
+            kb = watch_peak(arena, attack)
+            stop(arena)
+            print(f"  {'client sends ' + shape + ' to the keyless --listen':<58} {kb / 1024:6.1f} MB")
+        port = free_port()
+        arena = served_arena(tmp, port)
+        wait_port(port)
+        held: list[socket.socket] = []
+
+        def half_open() -> None:
+            for _ in range(2000):
+                with contextlib.suppress(OSError):
+                    held.append(socket.create_connection(("127.0.0.1", port), timeout=5))
+            time.sleep(2)
+
+        kb = watch_peak(arena, half_open)
+        fds = len(list(Path(f"/proc/{arena.pid}/fd").iterdir()))
+        for s in held:
+            s.close()
+        stop(arena)
+        print(f"  {'2,000 half-open connections to --listen':<58} {kb / 1024:6.1f} MB ({fds} descriptors open after)")
+        web_port = free_port()
+        bot = Path(tmp) / "slow.py"
+        bot.write_text(
+            "import time\nfrom quarto_arena.protocol.bot import run\n"
+            "def choose(p, c):\n    time.sleep(0.05)\n    return p.legal_turns()[0]\nrun(choose, [])\n"
+        )
+        arena = subprocess.Popen(
+            [
+                *CLI,
+                "play",
+                f"s={sys.executable} {bot}",
+                "greedy",
+                "--games",
+                "400",
+                "--tc",
+                "st=1",
+                "--web",
+                f"127.0.0.1:{web_port}",
+                "--out",
+                f"{tmp}/{time.monotonic_ns()}",
+                "-q",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        wait_port(web_port)
+        clients: list[socket.socket] = []
+
+        def sse() -> None:
+            for _ in range(500):
+                with contextlib.suppress(OSError):
+                    c = socket.create_connection(("127.0.0.1", web_port), timeout=5)
+                    c.sendall(f"GET /events HTTP/1.1\r\nHost: 127.0.0.1:{web_port}\r\n\r\n".encode())
+                    clients.append(c)  # never read: the server's writes pile up on its side
+            time.sleep(10)
+
+        kb = watch_peak(arena, sse)
+        for c in clients:
+            c.close()
+        stop(arena)
+        print(f"  {'500 event-stream clients that never read (--web)':<58} {kb / 1024:6.1f} MB")
+
+    print("games scored against an engine for the arena's own shortage (open files 1,024, soft and hard):")
+    with tempfile.TemporaryDirectory() as tmp:
+        port = free_port()
+        out = Path(tmp) / "r"
+
+        def lower() -> None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
+
+        arena = subprocess.Popen(
+            [
+                *CLI,
+                "play",
+                "remote:alice",
+                "greedy",
+                "--listen",
+                f"tcp://127.0.0.1:{port}",
+                "--games",
+                "200",
+                "--tc",
+                "st=0.05",
+                "-j",
+                "2",
+                "--out",
+                str(out),
+                "-q",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=lower,
+        )
+        wait_port(port)
+        alice = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "quarto_arena.engines.greedy",
+                "--connect",
+                f"tcp://127.0.0.1:{port}",
+                "--name",
+                "alice",
+                "--slots",
+                "2",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        held = []
+        time.sleep(2)
+        for _ in range(1500):
+            with contextlib.suppress(OSError):
+                held.append(socket.create_connection(("127.0.0.1", port), timeout=5))
+        try:
+            _, err = arena.communicate(timeout=600)
+        finally:
+            for s in held:
+                s.close()
+            alice.kill()
+            alice.wait()
+        scored = ("open files", "Too many")
+        games = (
+            [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+            if (out / "games.jsonl").exists()
+            else []
+        )
+        blamed = [g for g in games if any(w in str(g.get("detail")) for w in scored)]
+        print(
+            f"  {len(held)} hostile connections held: {len(games)} games counted, {len(blamed)} scored for the"
+            f" arena's shortage, exit {arena.returncode}: {(err.strip().splitlines() or [''])[-1][:150]}"
+        )
+
+    print("escape bytes reaching the terminal from an engine's strings (id name, error, refusals, malformed turns):")
+    total = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for where in ("play", "newgame", "uqi", "malformed"):
+            engine = f"esc={sys.executable} -m quarto_arena.engines.testing.escape_strings {where}"
+            r = subprocess.run(
+                [
+                    *CLI,
+                    "play",
+                    engine,
+                    "greedy",
+                    "--games",
+                    "2",
+                    "--tc",
+                    "st=0.1",
+                    "--lenient",
+                    "--out",
+                    f"{tmp}/{where}",
+                ],
+                capture_output=True,
+                timeout=120,
+            )
+            shown = r.stdout + r.stderr
+            bad = sum(shown.count(b) for b in (b"\x1b", b"\x07", b"\r", b"\xc2\x9b", b"\xe2\x80\xae"))
+            total += bad
+            print(f"  {where:<10} {bad} escape bytes in {len(shown)} bytes shown (exit {r.returncode})")
+    print(f"  in all: {total}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--seconds", default="4", help="how long each flood lasts (default 4)")
+    parser.add_argument("--attacks", action="store_true", help="only the second round's attacks")
+    parser.add_argument("--megabytes", default="1000", help="what each flood of --attacks sends (default 1000)")
     args = parser.parse_args()
+    if args.attacks:
+        attacks(args.megabytes)
+        return
     flood = [sys.executable, "-m", "quarto_arena.engines.testing.flood_lines"]
     print(f"peak arena memory (VmHWM) in one game against a flood of {args.seconds} s:")
     termination, quiet = peak([sys.executable, "-m", "quarto_arena.engines.greedy"])

@@ -1,12 +1,17 @@
-"""Times reading and rating a large PGN: 100,000 generated Quarto games among 8 players.
+"""Times reading and rating a large PGN: 100,000 generated Quarto games among 8 players, then (``--players``,
+default 1,000) the same number of games among that many, in process and as ``quarto-arena rate FILE`` (wall and
+CPU time: on a loaded machine the CPU time is the steadier figure).
 
-Run: ``python benchmarks/rate.py [--games N]``. Prints figures only; nothing here asserts a time.
+Run: ``python benchmarks/rate.py [--games N] [--players N]``. Prints figures only; nothing here asserts a time.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import resource
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -32,13 +37,16 @@ def quarto_turns(rng: random.Random) -> list[str]:
     return turns
 
 
-def write_pgn(path: Path, games: int, seed: int) -> None:
-    """Writes ``games`` games with results drawn from the players' strengths."""
+def write_pgn(path: Path, games: int, seed: int, players: int = 0) -> None:
+    """Writes ``games`` games with results drawn from the players' strengths (``players`` > 0: that many generated
+    players, strengths drawn from a normal law of 200 points, pairs drawn at random)."""
     rng = random.Random(seed)
+    names = PLAYERS if players == 0 else tuple(f"P{n:05d}" for n in range(players))
+    strength = STRENGTH if players == 0 else {name: rng.gauss(0.0, 200.0) for name in names}
     with path.open("w", encoding="utf-8") as out:
         for number in range(1, games + 1):
-            white, black = rng.sample(PLAYERS, 2)
-            expected = 1.0 / (1.0 + 10.0 ** ((STRENGTH[black] - STRENGTH[white]) / 400.0))
+            white, black = rng.sample(names, 2)
+            expected = 1.0 / (1.0 + 10.0 ** ((strength[black] - strength[white]) / 400.0))
             draw = rng.random() < 0.2
             result = "1/2-1/2" if draw else "1-0" if rng.random() < expected else "0-1"
             tags = {
@@ -61,6 +69,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--games", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--players", type=int, default=1000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "games.pgn"
@@ -79,6 +88,29 @@ def main() -> None:
     print(f"read:           {read:.2f} s ({len(results.games) / read:,.0f} games/s, {size / 1e6 / read:.1f} MB/s)")
     print(f"rate:           {rated:.3f} s ({len(table.players)} players)")
     print(f"read + rate:    {read + rated:.2f} s")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "many.pgn"
+        write_pgn(path, args.games, args.seed, args.players)
+        started = time.perf_counter()
+        results = read_results([path])
+        read = time.perf_counter() - started
+        started, cpu = time.perf_counter(), time.process_time()
+        table = rate(results.games)
+        rated, rated_cpu = time.perf_counter() - started, time.process_time() - cpu
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        out = subprocess.run(
+            [sys.executable, "-c", "from quarto_arena.arena.cli import main; main()", "rate", str(path)],
+            capture_output=True,
+            text=True,
+        )
+        wall = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cli_cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    print(f"{args.players:,} players, {len(results.games):,} games ({len(table.pairs) // 2:,} pairs who met):")
+    print(f"  read:         {read:.2f} s")
+    print(f"  rate:         {rated:.2f} s wall, {rated_cpu:.2f} s CPU")
+    print(f"  quarto-arena rate FILE: {wall:.2f} s wall, {cli_cpu:.2f} s CPU, exit {out.returncode}")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
 1. Cost per turn. The C example bot (it answers every ``go`` at once, so a turn costs the arena's work plus the
    round trip) plays itself with the real referee, over stdio and as a remote bot on loopback with CurveZMQ (the
    bridge, ``--connect``, in front of the same binary; one process per player either way), in alternating
-   rounds; then the same with the SDK's greedy bot (stdio against ``--connect`` itself). Printed: wall time per
+   rounds; then the same with the SDK's greedy bot (stdio against ``--connect`` itself). A session lasts one game,
+   on the slot's warm engine, as in a run; only the games' own turns are timed. Printed: wall time per
    turn each way, the difference (the cost of connecting in), and the ratio, from the median round.
 2. Idle connections. An arena process serving ``--idle`` bots (200) with CurveZMQ; as many raw clients connect,
    say hello and stay idle. Printed: the arena's resident memory before and after (per connection), and its CPU
@@ -109,7 +110,7 @@ async def games_per_turn(first: Any, second: Any, games: int) -> float:
         record = await play_game(a, b, spec)
         wall += time.perf_counter() - t0
         turns += len(record.turns)
-        for s in (a, b):  # a remote session lasts one game, as in a run (a fresh engine each game)
+        for s in (a, b):  # a remote session lasts one game, as in a run (on the slot's warm engine)
             if s.config.remote is not None:
                 await s.quit()
     return wall / turns

@@ -10,6 +10,8 @@
  * node, in order:
  *   - a win at once: the piece in hand completes a winning group (a piece "wins" on a board when some group holds
  *     three pieces that share a counted attribute value with it); below the root this never happens;
+ *   - two or three empty squares, below the root and within the depth: the exact score in closed form (see
+ *     endgame);
  *   - the last empty square, or no group left that can still be won (each group is full, or mixed on every
  *     counted attribute, or fewer pieces are left with its common attribute than it has empty squares): a draw;
  *     then the horizon;
@@ -236,6 +238,39 @@ static unsigned live_lines(const Core *c, const Groups *g, unsigned remaining, u
     return out;
 }
 
+/* The exact score of a node below the root with two or three empty squares, without visiting its children (they
+ * are a third of all nodes). Below the root the piece in hand never wins, so at two empty squares a safe gift
+ * draws: the last piece goes on the last square and wins nothing. At three, the opponent then holds the draw when
+ * it has a square where the last piece is safe, and else loses on our next placement. */
+static int endgame(const Core *c, const Groups *g, const uint16_t except[16], unsigned occupied, int hand,
+                   unsigned avail, int empty) {
+    int best = 1 - empty;
+    for (unsigned f = 0xFFFFu & ~occupied; f; f &= f - 1) {
+        int square = lowest(f);
+        unsigned safe = avail & ~winners_after(c, g, except, square, hand);
+        if (!safe)
+            continue;
+        if (empty == 2)
+            return 0;
+        Groups after;
+        uint16_t except_after[16];
+        unsigned occupied2 = occupied | 1u << square;
+        place(c, g, square, hand, &after);
+        threats(c, &after, occupied2, except_after);
+        for (unsigned t = safe; t; t &= t - 1) {
+            int piece = lowest(t);
+            unsigned last = avail & ~(1u << piece);
+            int holds = 0;
+            for (unsigned f2 = 0xFFFFu & ~occupied2; f2 && !holds; f2 &= f2 - 1)
+                holds = (last & ~winners_after(c, &after, except_after, lowest(f2), piece)) != 0;
+            if (!holds)
+                return 1;
+            best = 0;
+        }
+    }
+    return best;
+}
+
 /* Sorts the planes `source[0..n)` by their cell (plane << 1 | hand bit), ties by plane: at most four. */
 static void sort_sources(int *source, const uint32_t *cells, int n) {
     for (int i = 1; i < n; i++) {
@@ -404,6 +439,8 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
         return empty;
     if (empty == 1)
         return 0;
+    if (empty <= 3 && depth >= empty && !root)
+        return endgame(c, g, except, occupied, hand, avail, empty);
     unsigned live_attributes = 0;
     unsigned live = live_lines(c, g, avail | 1u << hand, &live_attributes);
     if (!live || depth <= 0)

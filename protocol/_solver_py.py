@@ -265,6 +265,8 @@ class Core:
             return empty
         if empty == 1:
             return 0
+        if empty <= 3 and depth >= empty and not root:
+            return self._endgame(occupied, planes, hand, avail, empty)
         live, live_attributes = self._live_groups(occupied, planes, avail | 1 << hand)
         if not live or depth <= 0:
             return 0
@@ -371,6 +373,29 @@ class Core:
                         break
         if key is not None:
             self._store(slot, key, depth, best, original_alpha, beta, best_move)
+        return best
+
+    def _endgame(self, occupied: int, planes: int, hand: int, avail: int, empty: int) -> int:
+        """The exact score of a node below the root with two or three empty squares, its children unvisited: at
+        two a safe gift draws (the last piece wins nothing); at three the opponent holds the draw when the last
+        piece is safe on one of its squares, and else loses on our next placement."""
+        best = 1 - empty
+        for square in _bits(0xFFFF & ~occupied):
+            occupied2 = occupied | 1 << square
+            planes2 = planes | _PIECE_PLANES[hand][square]
+            safe = avail & ~self._winning_pieces(occupied2, planes2)
+            if not safe:
+                continue
+            if empty == 2:
+                return 0
+            for piece in _bits(safe):
+                last = avail & ~(1 << piece)
+                if not any(
+                    last & ~self._winning_pieces(occupied2 | 1 << reply, planes2 | _PIECE_PLANES[piece][reply])
+                    for reply in _bits(0xFFFF & ~occupied2)
+                ):
+                    return 1
+                best = 0
         return best
 
     def _store(self, slot: int, key: _Key, depth: int, best: int, alpha: int, beta: int, move: int) -> None:

@@ -100,6 +100,10 @@ OptionValue = bool | int | str | None
 
 DEFAULT_BUDGET: Final = 1.0
 """Seconds a search takes when ``go`` gives no limit at all (SPEC §4.5: the engine chooses)."""
+SAFETY_TIME: Final = 10.0
+"""Seconds within which SPEC §4.5 wants the turn of a ``go`` whose only limits are ``depth`` and ``nodes``."""
+_SAFETY_RESERVE: Final = 0.5
+"""Seconds of the safety time kept back for answering (the search stops this long before it ends)."""
 EXIT_USAGE: Final = 2
 """Exit status for a bad command line or an endpoint that cannot be served."""
 EXIT_REFUSED: Final = 3
@@ -169,9 +173,11 @@ def time_budget(limits: Go, position: Position | None = None) -> float | None:
 
     SPEC §4.5: ``movetime`` minus a move overhead (a quarter of it, at most 25 ms) for the latency between the
     arena's clock and ours; with a clock, the remaining time shared over the turns we still have to play (half
-    the empty squares, from ``position``; 8 when unknown; at most ``movestogo``) plus 80 % of the increment, never
-    more than the clock minus its own overhead (a quarter of it, at most 30 ms); with both, the smaller; with no
-    limit at all, :data:`DEFAULT_BUDGET`. The SDK counts the budget from the moment it reads ``go``.
+    the empty squares rounded up with a piece in hand, one give plus half of them rounded down without; 8 when
+    unknown; at most ``movestogo``) plus 80 % of the increment, never more than the clock minus its own overhead (a
+    quarter of it, at most 30 ms); with both, the smaller; with only ``depth`` or ``nodes``, the safety time less a
+    reserve (:data:`SAFETY_TIME`); with no limit at all, :data:`DEFAULT_BUDGET`. The SDK counts the budget from the
+    moment it reads ``go``.
     """
     if limits.infinite:
         return None
@@ -179,7 +185,7 @@ def time_budget(limits: Go, position: Position | None = None) -> float | None:
     if limits.movetime is not None:
         budget_ms = max(limits.movetime - min(limits.movetime * 0.25, 25.0), 0.5)
     if limits.time is not None:
-        turns_left = 8 if position is None else max(1, (16 - position.placed + 1) // 2)
+        turns_left = 8 if position is None else _turns_left(position)
         if limits.movestogo is not None:  # a moves-per-period control: the clock is credited again after these
             turns_left = min(turns_left, limits.movestogo)
         clock = float(limits.time)
@@ -189,8 +195,15 @@ def time_budget(limits: Go, position: Position | None = None) -> float | None:
     if budget_ms is not None:
         return budget_ms / 1000
     if limits.depth is not None or limits.nodes is not None:
-        return None
+        return SAFETY_TIME - _SAFETY_RESERVE
     return DEFAULT_BUDGET
+
+
+def _turns_left(position: Position) -> int:
+    """The turns the player to move still plays (SPEC §4.5): every other placement from now, or from the
+    opponent's next one plus this give when there is no piece in hand (9 at the opening give)."""
+    empty = 16 - position.placed
+    return (empty + 1) // 2 if position.hand is not None else 1 + empty // 2
 
 
 class SearchContext:
@@ -443,6 +456,10 @@ class _Session:
     def _handshake(self) -> None:
         # A handshake starts the session afresh: forget a search left over from an arena that went away.
         self.close()
+        # SPEC §4.1: a second uqi keeps nothing of the session before, the variant and the position included.
+        self._variant = Variant()
+        self._position = None
+        self._position_problem = "no position was sent"
         try:
             self._bot.reset_options()
         except Exception:

@@ -112,6 +112,7 @@ class EngineSlot:
         self._searches = 0  # go lines sent whose turn (or refusal) has not come back
         self._write: Callable[[str | None], None] | None = None
         self._pending: list[str] = []
+        self._inbox: list[str] = []  # lines for the engine, written once the loop's batch is done
         self._timer: Timer | None = None
         self._exit: str | None = None
         self._failures = 0
@@ -183,8 +184,8 @@ class EngineSlot:
         if proc is None:
             return
         if proc.poll() is None:
-            with contextlib.suppress(OSError):
-                os.write(self._in, b"quit\n")
+            self._inbox.append("quit\n")
+            self._write_in()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(QUIT_GRACE)
         self._kill()
@@ -224,6 +225,7 @@ class EngineSlot:
     def _kill(self) -> None:
         """Kills the process group, reaps the process and closes the pipes."""
         proc, self._proc = self._proc, None
+        self._inbox = []
         if proc is None:
             return
         for fd in (self._out, self._err):
@@ -259,10 +261,20 @@ class EngineSlot:
             self._timer = self.loop.call_later(pause, self._spawn)
 
     def _send(self, data: str) -> None:
+        """Queues ``data`` for the engine's input: what the arena sends in one batch (``position`` and ``go``)
+        reaches the engine in one write, so that it wakes once."""
         if self._in < 0:
             return
+        if not self._inbox:
+            self.loop.call_soon(self._write_in)
+        self._inbox.append(data)
+
+    def _write_in(self) -> None:
+        data, self._inbox = "".join(self._inbox).encode("utf-8"), []
+        if self._in < 0 or not data:
+            return
         with contextlib.suppress(OSError, ValueError):  # the engine is gone: the end of its output follows
-            os.write(self._in, data.encode("utf-8"))
+            os.write(self._in, data)
 
     def _arm(self, seconds: float, callback: Callable[[], None]) -> None:
         self._disarm()

@@ -28,6 +28,9 @@ class ExitStatus(enum.IntEnum):
     """An engine failure: it cannot start, refuses its options or the variant, or fails a game under --strict."""
     NO_DECISION = 4
     """``sprt``: no decision within ``--max-games``."""
+    RESOURCES = 5
+    """The arena itself ran out of a resource (open files, memory, disk space): the game in flight is aborted, not
+    counted, and ``--resume DIR`` continues."""
     INTERNAL = 70
     """A bug in quarto-arena (EX_SOFTWARE)."""
     SIGNAL = 128

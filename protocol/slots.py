@@ -106,6 +106,10 @@ class Loop:
         heapq.heappush(self._timers, (timer.when, next(self._order), timer))
         return timer
 
+    def call_soon(self, callback: Callable[[], None]) -> None:
+        """Runs ``callback`` on the loop's thread once the events at hand are handled (from the loop's thread)."""
+        self._calls.append(callback)
+
     def call_soon_threadsafe(self, callback: Callable[[], None]) -> None:
         """Runs ``callback`` on the loop's thread (from any thread, or a signal handler)."""
         self._calls.append(callback)

@@ -22,17 +22,19 @@ import enum
 import os
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Final, Protocol
 
 from . import _solver_py
 from ._solver_py import EXACT
 from .rules import CLAIM, Outcome, Position, Turn, Variant, turn_of
-from .symmetry import board_maps
+from .symmetry import board_maps, canonical_key
 
 __all__ = [
     "DEFAULT_TT_BITS",
     "EXACT",
+    "PARALLEL_EMPTIES",
     "PURE_ENV",
     "Aim",
     "Analysis",
@@ -49,6 +51,10 @@ PURE_ENV: Final = "QUARTO_ARENA_PURE_SOLVER"
 _BIG: Final = 64
 DEFAULT_TT_BITS: Final = 20
 """log2 of the transposition table's entries (16 bytes each in the C core: 16 MiB)."""
+PARALLEL_EMPTIES: Final = 10
+"""From this many empty squares on, every best turn is searched on two threads (below, a thread costs more than
+it saves)."""
+_WORKERS: Final = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 
 
 class CoreProtocol(Protocol):
@@ -214,22 +220,33 @@ class Solver:
         """The search core (C or pure Python)."""
         self.compiled = core_type is not _solver_py.Core
         """True when the C core is in use."""
+        self._tt_bits = tt_bits
         self._nodes = 0
         self._node_limit: int | None = None
         self._deadline: float | None = None
+        self._stop_requested = False
+        self._twin: Solver | None = None
 
     def stop(self) -> None:
         """Ends the running request as soon as possible (from any thread): it reports its value as unproven, and so
         does every later request, at once, until :meth:`resume`."""
+        self._stop_requested = True
         self.core.stop()
+        if self._twin is not None:
+            self._twin.core.stop()
 
     def resume(self) -> None:
         """Lets requests run again after :meth:`stop`."""
+        self._stop_requested = False
         self.core.reset_stop()
+        if self._twin is not None:
+            self._twin.core.reset_stop()
 
     def clear(self) -> None:
         """Forgets every position searched so far (the transposition table)."""
         self.core.clear()
+        if self._twin is not None:
+            self._twin.core.clear()
 
     # --- requests ------------------------------------------------------------------------------------------------
 
@@ -321,10 +338,7 @@ class Solver:
         started = self._start(limits)
         try:
             value = self._value(position)
-            if every:
-                best = tuple(t for t in position.legal_turns() if self._keeps(position, t, value, keep_turns))
-            else:
-                best = (self._one_best(position, value),)
+            best = self._every_best(position, value, keep_turns) if every else (self._one_best(position, value),)
         except _Unproven:
             return Analysis(None, (self._found(position),), self._nodes, time.monotonic() - started)
         return Analysis(value, best, self._nodes, time.monotonic() - started)
@@ -396,12 +410,65 @@ class Solver:
         occupied, planes, hand = child[1], child[2], child[3]
         empty = 16 - occupied.bit_count()
         if keep_turns:
-            # The child must be worth exactly the opposite value; a window of width 2 around it tells.
+            # No turn is worth more than the position, so the child is worth at least the opposite value: a null
+            # window just above it tells whether it is worth no more (about half the work of proving it exact).
             target = _score_of(Value(_OPPOSITE[value.verdict], value.turns - 1), empty)
-            return self._search(occupied, planes, hand, target - 1, target + 1) == target
+            return self._search(occupied, planes, hand, target, target + 1) <= target
         if value.verdict is Verdict.WIN:
             return self._search(occupied, planes, hand, -1, 0) < 0
         return self._search(occupied, planes, hand, -1, 1) == 0
+
+    def _every_best(self, position: Position, value: Value, keep_turns: bool) -> tuple[Turn, ...]:
+        """Every legal turn that keeps ``value``. Symmetric children have one value, so each is searched once; from
+        PARALLEL_EMPTIES empty squares on, with the C core and no node limit, a twin solver on a second thread
+        takes the children of every other square (the core runs without the GIL), each thread on its own table."""
+        turns = position.legal_turns()
+        keys = [canonical_key(position.apply(turn)) for turn in turns]
+        first: dict[int, Turn] = {}
+        for key, turn in zip(keys, turns, strict=True):
+            first.setdefault(key, turn)
+        distinct = list(first.items())
+        kept: dict[int, bool] = {}
+        if (
+            self.compiled
+            and _WORKERS > 1
+            and self._node_limit is None
+            and 16 - position.placed >= PARALLEL_EMPTIES
+            and len(distinct) > 1
+        ):
+            twin = self._twin_solver()
+            twin._nodes, twin._node_limit, twin._deadline = 0, None, self._deadline
+            # By square: the children of one square share the most subtrees, so they share a table.
+            squares = sorted({turn.place for _, turn in distinct}, key=lambda s: -1 if s is None else s)
+            theirs_squares = set(squares[1::2])
+            mine = [c for c in distinct if c[1].place not in theirs_squares]
+            pool = ThreadPoolExecutor(1)
+            try:
+                theirs = pool.submit(
+                    twin._keeps_each, position, [c for c in distinct if c[1].place in theirs_squares], value, keep_turns
+                )
+                kept.update(self._keeps_each(position, mine, value, keep_turns))
+                kept.update(theirs.result())
+            finally:
+                pool.shutdown()  # the twin ends by itself: it has the same deadline, and stop() reaches it
+                self._nodes += twin._nodes
+        else:
+            kept.update(self._keeps_each(position, distinct, value, keep_turns))
+        return tuple(turn for key, turn in zip(keys, turns, strict=True) if kept[key])
+
+    def _keeps_each(
+        self, position: Position, children: list[tuple[int, Turn]], value: Value, keep_turns: bool
+    ) -> dict[int, bool]:
+        """For each (key, turn): whether the turn keeps ``value``."""
+        return {key: self._keeps(position, turn, value, keep_turns) for key, turn in children}
+
+    def _twin_solver(self) -> Solver:
+        """The solver that takes half of the root's children (made on first use, kept with its table)."""
+        if self._twin is None:
+            self._twin = Solver(self.variant, tt_bits=self._tt_bits, pure=False)
+            if self._stop_requested:
+                self._twin.core.stop()
+        return self._twin
 
     def _one_best(self, position: Position, value: Value) -> Turn:
         """A turn that keeps ``value`` exactly: the core's own best turn when it is one, else the first that does."""

@@ -17,6 +17,7 @@ from .notation import ATTRIBUTE_NAMES, NotationError, format_attributes, format_
 from .rules import Attribute, ClaimMode, Position, Shapes, Turn, Variant
 
 __all__ = [
+    "MAX_GO_VALUE",
     "MAX_LINE_BYTES",
     "MAX_OPTIONS",
     "MAX_VALUE",
@@ -53,6 +54,8 @@ PROTOCOL_VERSION: Final = 1
 MAX_LINE_BYTES: Final = 4096
 MAX_VALUE: Final = 1000
 """The largest ``score value`` (SPEC §5.3): 1000 x (2s - 1) for an expected score s between 0 and 1."""
+MAX_GO_VALUE: Final = 2**63 - 1
+"""The largest value of a ``go`` limit (SPEC §4.5): a signed 64-bit integer; a larger one is malformed."""
 MAX_OPTIONS: Final = 128
 """Most options an engine may declare in its handshake (SPEC §4.1); an arena refuses an engine that declares more."""
 _ANY_BOARD: Final = Variant(claims=ClaimMode.STRICT)
@@ -478,7 +481,7 @@ def _parse_go(w: list[str]) -> Go:
             raise UqiError(f"go: {key} needs a value")
         if key in values:
             raise UqiError(f"go: {key} given twice")
-        values[key] = _int(w[i + 1], f"go {key}", minimum=1 if key in _GO_POSITIVE else 0)
+        values[key] = _int(w[i + 1], f"go {key}", minimum=1 if key in _GO_POSITIVE else 0, maximum=MAX_GO_VALUE)
         i += 2
     return Go(infinite=infinite, **values)
 

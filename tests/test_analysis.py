@@ -175,3 +175,33 @@ def test_missing_and_empty_files(tmp_path: Path) -> None:
     empty = tmp_path / "empty.pgn"
     empty.write_text("")
     one_line_error(run("analyse", str(empty)), 2, "no games")
+
+
+def test_jobs_analyse_in_processes_to_the_same_files_with_a_progress_line(tmp_path: Path) -> None:
+    games = [pgn(DRAWN, "1. c11 d4", "0-1"), pgn(DRAWN, "1. c16", "*", white="bob", black="carol")] * 3
+    path = tmp_path / "games.pgn"
+    path.write_text("\n".join(games))
+    one = run("analyse", str(path), "--out", str(tmp_path / "one"))
+    two = run("analyse", str(path), "-j", "2", "--out", str(tmp_path / "two"), "--progress-every", "1")
+    assert one.returncode == 0 and two.returncode == 0, two.stderr
+    assert one.stdout == two.stdout  # the mistakes in file order, the same table
+    for name in ("games.analysis.pgn", "games.analysis.jsonl"):
+        assert (tmp_path / "one" / name).read_text() == (tmp_path / "two" / name).read_text()
+    # Off a terminal, as runs: a status line every N games (here each), on standard error.
+    progress = [line for line in two.stderr.splitlines() if line.startswith("analysed ")]
+    assert [line.split(",")[0] for line in progress] == [f"analysed {k} of 6 games" for k in range(1, 7)]
+    assert progress[-1].split(", ")[1] == "3 mistakes"
+    assert not any(line.startswith("analysed ") for line in one.stderr.splitlines())  # 6 quick games: no line due
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_bad_game_in_a_worker_is_one_line_too(tmp_path: Path, jobs: str) -> None:
+    path = tmp_path / "bad.pgn"
+    path.write_text(pgn(DRAWN, "1. c16", "*") + "\n" + pgn(DRAWN, "1. c11 c1e", "*"))
+    one_line_error(run("analyse", str(path), "-j", jobs), 2, "turn 2 (c1e)", "occupied")
+
+
+def test_a_win_in_one_turn_is_singular() -> None:
+    out = run("analyse", "..../..../.e../012. 3")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0] == "win in 1 turn, for the player to move"

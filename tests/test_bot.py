@@ -532,12 +532,17 @@ def test_parse_endpoint_defaults_to_loopback() -> None:
 def test_time_budget() -> None:
     start = Position.start()
     assert time_budget(Go(infinite=True)) is None
-    assert time_budget(Go(depth=3)) is None
+    # SPEC §4.5: depth and nodes alone still answer within the safety time (10 s), with a reserve.
+    assert time_budget(Go(depth=3)) == pytest.approx(9.5)
+    assert time_budget(Go(nodes=10**12)) == pytest.approx(9.5)
+    assert time_budget(Go(infinite=True, depth=3)) is None
     assert time_budget(Go()) == 1.0
     assert time_budget(Go(movetime=1000)) == pytest.approx(0.975)
     assert time_budget(Go(movetime=40)) == pytest.approx(0.030)
-    # 16 empty squares: 8 turns of ours left; 60 s / 8 + 80 % of the increment.
-    assert time_budget(Go(time=60000, inc=1000), start) == pytest.approx(7.5 + 0.8)
+    # The opening give: this give and 8 placements, 9 turns of ours left; 60 s / 9 + 80 % of the increment.
+    assert time_budget(Go(time=60000, inc=1000), start) == pytest.approx(60 / 9 + 0.8)
+    # Its answer: 16 empty squares and a piece in hand, 8 placements left.
+    assert time_budget(Go(time=60000, inc=1000), start.apply(turn_of(give=7))) == pytest.approx(7.5 + 0.8)
     # Never more than the clock minus a margin, even with a big increment.
     assert time_budget(Go(time=100, inc=5000), start) == pytest.approx(0.075)
     # SPEC §4.5: with time and movetime both, the smaller limit counts, whichever it is.
@@ -545,7 +550,7 @@ def test_time_budget() -> None:
     assert time_budget(Go(time=60000, movetime=1000), start) == pytest.approx(0.975)
     # A moves-per-period control: the clock is shared over the turns left in the period, when fewer.
     assert time_budget(Go(time=60000, movestogo=2), start) == pytest.approx(30.0)
-    assert time_budget(Go(time=60000, movestogo=40), start) == pytest.approx(7.5)
+    assert time_budget(Go(time=60000, movestogo=40), start) == pytest.approx(60 / 9)  # the 9 turns left count
     ctx = SearchContext(Go(movetime=100), position=start)
     assert ctx.budget == pytest.approx(0.075)
     assert not ctx.stopped

@@ -186,7 +186,7 @@ def wait_for_games(journal: Path, n: int, proc: subprocess.Popen[str], timeout: 
 
 
 def wait_for_engines(worker_pid: int, proc: subprocess.Popen[str], timeout: float = 30) -> list[int]:
-    """The two engines of the game the worker ``worker_pid`` is playing, once both run (between games none do)."""
+    """Two engines of the worker ``worker_pid``, once both run (between games the worker keeps them warm)."""
     deadline = time.monotonic() + timeout
     while len(engines := marked_processes(worker_pid)) < 2:
         assert proc.poll() is None, proc.communicate()
@@ -302,7 +302,8 @@ def test_an_unreachable_scheduler_is_one_line_and_exit_3_within_seconds(tmp_path
 @pytest.mark.slow
 @pytest.mark.extra("dask")
 def test_a_local_cluster_plays_what_the_single_machine_runner_schedules(tmp_path: Path) -> None:
-    spec = build_spec(RunKind.TOURNAMENT, ["random", "greedy", "minimax"], RunOptions(games=2, tc="st=0.5", seed=5))
+    options = RunOptions(games=2, tc="st=0.5", seed=5, option=["random:Seed=3", "greedy:Seed=4", "minimax:Seed=5"])
+    spec = build_spec(RunKind.TOURNAMENT, ["random", "greedy", "minimax"], options)
     with Run.in_memory(spec) as here:
         local = asyncio.run(here.run())
     with Run.create(spec, tmp_path / "c") as run:
@@ -315,9 +316,10 @@ def test_a_local_cluster_plays_what_the_single_machine_runner_schedules(tmp_path
     assert [scheduled(r) for r in outcome.records if r.game_id == 1] == [scheduled(local.records[0])]
     assert {r.game_id: scheduled(r) for r in outcome.records} == {r.game_id: scheduled(r) for r in local.records}
     assert_each_game_once(tmp_path / "c", 6)
-    # The engines' standard error came back from the workers into the run's logs.
+    # The engines' standard error came back from the workers into the run's logs (what they wrote during games:
+    # the SDK logs each option set at a session's start).
     for name in ("random", "greedy", "minimax"):
-        assert b"quit" in (tmp_path / "c" / "logs" / f"{name}.stderr").read_bytes()
+        assert b"option Seed = " in (tmp_path / "c" / "logs" / f"{name}.stderr").read_bytes()
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -482,3 +484,22 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+@pytest.mark.extra("dask")
+def test_workers_keep_engines_warm_between_games_and_let_them_go_with_the_run(
+    shared: DaskCluster, tmp_path: Path
+) -> None:
+    """Each worker keeps one process of an engine for all the games it plays (the check before the games starts one
+    more per worker), and quits them once the run is over."""
+    pidfile = tmp_path / "pids"
+    slow = f"slow={sys.executable} -m quarto_arena.engines.testing.slow_start {pidfile} 0 0"
+    directory = tmp_path / "m"
+    r = run_cli(
+        "play", slow, "random", "--games", "8", "--tc", "st=0.5", "--cluster", shared.address, "--out", str(directory)
+    )
+    assert r.returncode == 0, r.stderr
+    assert_each_game_once(directory, 8)
+    started = pidfile.read_text().split()
+    assert len(started) <= 2 * len(shared.workers), started  # 8 games, and not 8 processes more than the check's
+    assert engines_left([w.pid for w in shared.workers], timeout=5) == []

@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -26,6 +27,7 @@ from quarto_arena.arena.transport import Transcript
 from quarto_arena.engines.registry import command
 from quarto_arena.engines.testing import command as hostile
 
+CLI = [sys.executable, "-c", "from quarto_arena.arena.cli import main; main()"]
 DEADLINES = Deadlines(startup=5.0, ready=2.0, newgame=2.0, quit=0.5, safety=10.0)
 
 # A child arena: plays one game of a hostile engine against another (greedy by default), then prints the
@@ -330,3 +332,93 @@ def test_engines_started_in_several_threads_at_once_share_one_watchdog() -> None
     for _ in range(3):  # the race it guards against is lost often, not always
         out = subprocess.run([sys.executable, "-c", THREADS], capture_output=True, text=True, timeout=60, check=True)
         assert json.loads(out.stdout) == [1, [True] * 4], out.stderr
+
+
+# A child arena connects out to a ZeroMQ endpoint, reads until the connection ends, then prints what it read and its
+# own peak RSS (kB).
+ZMQ_ARENA = """
+import asyncio, sys
+from pathlib import Path
+from quarto_arena.arena.transport import BadLine, PeerGone, ZmqTransport
+
+async def main():
+    t = await ZmqTransport.start("flood", sys.argv[1], connect_timeout=10)
+    seen = []
+    try:
+        t.send_lines(["uqi"])
+    except PeerGone:  # the flood came with the handshake, and the connection is already cut
+        pass
+    while True:
+        try:
+            await asyncio.wait_for(t.read_line(), 60)
+        except BadLine as e:
+            seen.append(str(e))
+        except PeerGone:
+            break
+    await t.close()
+    status = Path("/proc/self/status").read_text()
+    hwm = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:"))
+    print("|".join(seen), t.exit_info(), hwm, sep="#")
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("shape", ["multipart", "tiny", "huge"])
+def test_an_endless_zeromq_message_is_cut_before_the_arena_holds_it(shape: str) -> None:
+    """libzmq buffers a message that never ends, whatever MAXMSGSIZE and RCVHWM say: the arena speaks ZMTP itself
+    and cuts at 1 MiB, so 300 MB sent cost it nothing."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        endpoint = f"tcp://127.0.0.1:{s.getsockname()[1]}"
+    flood = subprocess.Popen(
+        [*hostile("zmtp_flood"), "--listen", endpoint, "300", shape], stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert flood.stderr is not None and flood.stderr.readline() == "listening\n"
+        out = subprocess.run([sys.executable, "-c", ZMQ_ARENA, endpoint], capture_output=True, text=True, timeout=120)
+    finally:
+        flood.kill()
+        flood.wait()
+    assert out.returncode == 0, out.stderr
+    seen, exit_info, hwm = out.stdout.strip().split("#")
+    print(f"{shape}: peak RSS {int(hwm) // 1024} MB, {seen or 'no bad line'}, {exit_info}")
+    assert exit_info == "disconnected"
+    if shape != "huge":
+        assert seen == "a message of several frames (UQI over ZeroMQ is one line per frame)"
+    assert int(hwm) < 100 * 1024, f"peak RSS {int(hwm) // 1024} MB"
+
+
+def test_the_arena_s_own_shortage_of_descriptors_is_never_scored_against_an_engine(tmp_path: Path) -> None:
+    """With its open files used up (a limit of 84, 52 of them taken before it starts), the arena cannot start an
+    engine: that is its own fault. The game is kept apart (aborted.jsonl), nobody loses it, the run stops with exit
+    5 and the resume hint, and --resume (with room again) plays every game."""
+    import resource
+
+    from quarto_arena.arena.journal import read_journal
+
+    out = tmp_path / "run"
+    fds = [os.open("/dev/null", os.O_RDONLY) for _ in range(52)]
+    try:
+        r = subprocess.run(
+            [*CLI, "play", "random", "greedy", "--games", "6", "-j", "2", "--tc", "st=0.1", "--out", str(out), "-q"],
+            capture_output=True,
+            text=True,
+            pass_fds=fds,
+            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (84, 84)),
+            timeout=120,
+        )
+    finally:
+        for fd in fds:
+            os.close(fd)
+    assert r.returncode == 5, r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert "Too many open files (the arena's own limit, not the engine's fault)" in last
+    assert f"continue with: quarto-arena play --resume {out}" in last
+    counted = read_journal(out / "journal.qaj").records.values()
+    assert not [g for g in counted if g.termination is not Termination.NORMAL]
+    aborted = [json.loads(line) for line in (out / "aborted.jsonl").read_text().splitlines()]
+    assert aborted and all(a["termination"] == "aborted" and "open files" in a["detail"] for a in aborted)
+    again = subprocess.run([*CLI, "play", "--resume", str(out), "-q"], capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert len(read_journal(out / "journal.qaj").records) == 6

@@ -1,5 +1,6 @@
 """The ladder's matchmaking, without sockets: a pure function of who is online and what has been played, checked
-alone (hypothesis) and in a simulated ladder where pairs end at random times and bots come and go."""
+alone (hypothesis) and in a simulated ladder where pairs end at random times and bots come and go; and the tallies
+its ratings are fitted from."""
 
 from __future__ import annotations
 
@@ -121,3 +122,30 @@ def test_every_pair_online_together_meets(n: int, k: int, seed: int) -> None:
     slots = {f"b{i}": k for i in range(n)}
     _, met = simulate(slots, 40 * n * n, seed=seed, concurrency=n * k)
     assert all(met.get(pair_key(a, b), 0) >= 1 for a, b in itertools.combinations(slots, 2)), met
+
+
+@settings(deadline=None, max_examples=50)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from("abcd"), st.sampled_from("abcd"), st.sampled_from([0.0, 0.5, 1.0]), st.integers(1, 4)
+        ),
+        min_size=1,
+        max_size=12,
+    ).map(lambda rows: [r for r in rows if r[0] != r[1]])
+)
+def test_a_tally_rates_as_the_games_it_stands_for(rows: list[tuple[str, str, float, int]]) -> None:
+    """The ladder rates tallies (ScoredGame.count): the same table as the games one by one."""
+    from quarto_arena.arena.stats import ScoredGame, rate
+
+    if not rows:
+        return
+    one_by_one = rate([ScoredGame(a, b, s) for a, b, s, n in rows for _ in range(n)])
+    tallied = rate([ScoredGame(a, b, s, n) for a, b, s, n in rows])
+    assert [(p.name, p.games, p.points, p.draws) for p in tallied.players] == [
+        (p.name, p.games, p.points, p.draws) for p in one_by_one.players
+    ]
+    for p, q in zip(tallied.players, one_by_one.players, strict=True):
+        assert (p.rating is None) == (q.rating is None)
+        if p.rating is not None and q.rating is not None:
+            assert abs(p.rating - q.rating) < 1e-6 and abs((p.margin or 0) - (q.margin or 0)) < 1e-6

@@ -28,13 +28,20 @@ def _packages_on_disk() -> set[str]:
 
 
 def _data_folders() -> set[str]:
-    """Folders below a package that hold its data files (the pages' assets): setuptools treats each as a package."""
-    web = ROOT / "arena" / "web"
-    return {
-        ".".join(["quarto_arena.arena.web", *p.parent.relative_to(web).parts])
-        for p in web.rglob("*")
-        if p.is_file() and p.suffix != ".py" and "__pycache__" not in p.parts and p.parent != web
-    }
+    """Folders below a package that hold its data files (the pages' assets, the starter bots' templates):
+    setuptools treats each as a package."""
+    found = set()
+    roots = ((ROOT / "arena" / "web", "quarto_arena.arena.web"), (STARTERS, "quarto_arena.engines.starters"))
+    for root, dotted in roots:
+        found |= {
+            ".".join([dotted, *p.parent.relative_to(root).parts])
+            for p in root.rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts and p.parent != root
+        }
+    return found
+
+
+STARTERS = ROOT / "engines" / "starters"
 
 
 def test_every_data_folder_is_a_listed_package() -> None:
@@ -91,6 +98,21 @@ def test_every_file_the_web_pages_need_is_package_data() -> None:
     assert not missing, f"add to [tool.setuptools.package-data] (the file's folder as a package): {missing}"
 
 
+def test_every_starter_template_is_package_data() -> None:
+    # quarto-arena new-bot copies these from the installed package: one left out works here and breaks in the wheel.
+    from quarto_arena.engines.starters import STARTERS as LANGUAGES
+
+    files = {STARTERS / language / name for language, starter in LANGUAGES.items() for name in starter.files}
+    assert all(f.is_file() for f in files), sorted(str(f) for f in files if not f.is_file())
+    shipped = {f for f in files if f.suffix == ".py"}  # modules of a listed package ship as code
+    for package, globs in _package_data().items():
+        if package.startswith("quarto_arena.engines.starters."):
+            where = STARTERS.joinpath(*package.split(".")[3:])
+            shipped |= {p for g in globs for p in where.glob(g)}
+    missing = sorted(p.relative_to(STARTERS).as_posix() for p in files - shipped)
+    assert not missing, f"add to [tool.setuptools.package-data] (the file's folder as a package): {missing}"
+
+
 def test_the_charting_library_ships_with_its_licences() -> None:
     vendor = ROOT / "arena" / "web" / "static" / "vendor"
     for script, licence in (
@@ -120,8 +142,8 @@ def test_every_c_module_is_an_optional_extension_with_a_stub() -> None:
     extensions = _extensions()
     for folder, dotted in FOLDERS.items():
         for source in (ROOT / folder).rglob("*.c"):
-            if source.parent == ROOT / "engines" / "c":
-                continue
+            if source.parent == ROOT / "engines" / "c" or STARTERS in source.parents:
+                continue  # bots' sources, not extensions
             rel = source.relative_to(ROOT / folder)
             module = ".".join([dotted, *rel.parent.parts, source.stem])
             assert module in extensions, f"setup.py builds no extension {module} from {source.relative_to(ROOT)}"

@@ -37,7 +37,8 @@ def test_play_two_games_prints_the_summary_and_keeps_the_games(tmp_path: Path) -
     finished = [line for line in r.stderr.splitlines() if line.startswith("Finished game")]
     assert len(finished) == 2
     for line in finished:
-        assert re.fullmatch(r"Finished game \d \(\w+ vs \w+\): (1-0|0-1|1/2-1/2) \{(draw|QUARTO! by \w+)\}", line), line
+        comment = r"draw: the board is full|\w+ completes an alignment"  # as the PGN's last comment says it
+        assert re.fullmatch(rf"Finished game \d \(\w+ vs \w+\): (1-0|0-1|1/2-1/2) \{{({comment})\}}", line), line
     # The match is kept like a tournament: journal, PGN, JSON Lines, logs, the configuration and the standings.
     assert sorted(read_journal(out / JOURNAL_NAME).records) == [1, 2]
     assert len(list(read_games(out / "games.pgn"))) == 2
@@ -115,6 +116,7 @@ def test_default_directories_never_collide_and_a_rerun_says_how_to_go_on(tmp_pat
     assert first.wait(60) == 0 and second.wait(60) == 0
     runs = sorted((tmp_path / "out").iterdir())
     assert len(runs) == 2 and all(d.name.startswith("play-") for d in runs)
+    assert first.stderr is not None and first.stderr.read() == ""  # --quiet: no "Match in ..." line, no progress
     assert all((d / JOURNAL_NAME).exists() for d in runs)
     again = cli(*args, "--out", str(runs[0]))
     assert again.returncode == 2
@@ -122,8 +124,8 @@ def test_default_directories_never_collide_and_a_rerun_says_how_to_go_on(tmp_pat
     forced = cli(*args, "--out", str(runs[0]), "--force")
     assert forced.returncode == 0, forced.stderr
     assert len(read_journal(runs[0] / JOURNAL_NAME).records) == 1
-    # --quiet: nothing but the header line on stderr.
-    assert forced.stderr.count("\n") == 1, forced.stderr
+    # --quiet: nothing on stderr (not even the header line): only the result, on stdout.
+    assert forced.stderr == "", forced.stderr
 
 
 def test_interrupted_play_prints_the_score_so_far_and_resumes(tmp_path: Path) -> None:
@@ -175,6 +177,58 @@ def test_wrong_number_of_engines_exits_2(tmp_path: Path) -> None:
     r = cli("play", "random", "--out", str(tmp_path / "m"))
     assert r.returncode == 2
     assert r.stderr.strip() == "quarto-arena: error: play takes two engines, not 1"
+
+
+def test_resume_is_refused_by_another_commands_run(tmp_path: Path) -> None:
+    out = str(tmp_path / "t")
+    r = cli("tournament", "random", "greedy", "--games", "2", "--tc", "st=0.1", "-q", "--out", out)
+    assert r.returncode == 0, r.stderr
+    r = cli("play", "--resume", out)
+    assert (r.returncode, r.stderr.strip()) == (
+        2,
+        f"quarto-arena: error: {out} holds a tournament, not a match: continue it with quarto-arena tournament"
+        f" --resume {out}",
+    )
+
+
+def test_an_unquoted_command_is_told_to_be_quoted(tmp_path: Path) -> None:
+    r = cli("play", "greedy", "python3", "./bot.py", "--out", str(tmp_path / "m"))
+    assert (r.returncode, r.stderr.strip()) == (
+        2,
+        "quarto-arena: error: play takes two engines, not 3: an engine command with spaces is one word, quote it"
+        ' ("python3 ./bot.py", "./bot --fast")',
+    )
+
+
+def test_a_script_without_the_execute_bit_is_told_how_to_run(tmp_path: Path) -> None:
+    bot = tmp_path / "bot.py"
+    bot.write_text("print('hello')\n")
+    bot.chmod(0o644)
+    expected = (
+        f"quarto-arena: error: engine '{bot}': {bot} is not an executable file: chmod +x {bot} (its first line a #!"
+        f' line), or run it with its interpreter: "python3 {bot}"'
+    )
+    for args in (["play", "random", str(bot), "--out", str(tmp_path / "m")], ["check", str(bot)]):
+        r = cli(*args)
+        assert (r.returncode, r.stderr.strip()) == (2, expected), args
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["play", "-engine", "cmd=./my_bot", "-engine", "cmd=greedy"], ["-engine", "NAME=./my_bot"]),
+        (["tournament", "a", "b", "-each", "tc=40/60", "-rounds", "3"], ["-each", "--tc", "-rounds", "--rounds N"]),
+        (["play", "a", "b", "-pgnout", "x.pgn"], ["-pgnout", "--out DIR"]),
+        (["play", "a", "b", "-concurrency", "4"], ["-concurrency", "-j N"]),
+    ],
+)
+def test_cutechess_words_are_answered_with_the_equivalent_option(args: list[str], words: list[str]) -> None:
+    r = cli(*args)
+    assert r.returncode == 2 and r.stdout == ""
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "cutechess-cli's or fastchess's option" in r.stderr
+    for word in words:
+        assert word in r.stderr, (word, r.stderr)
 
 
 @pytest.mark.slow

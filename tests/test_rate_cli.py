@@ -53,3 +53,34 @@ def test_bad_anchor_and_bad_files_are_one_line_errors(tmp_path: Path) -> None:
     for path in (bad, tmp_path / "missing.pgn"):
         out = run("rate", str(path))
         assert out.returncode == 2 and str(path) in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+def test_endless_input_and_too_many_players_are_one_line_errors_before_the_memory_is_taken(tmp_path: Path) -> None:
+    from quarto_arena.arena.stats.rating import MAX_PLAYERS
+
+    out = run("rate", "/dev/zero")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert "/dev/zero:1: a line of more than 1 MiB: this is not PGN" in out.stderr
+    many = tmp_path / "many.pgn"
+    games = [f'[White "w{n}"]\n[Black "b{n}"]\n[Result "1-0"]\n\n1-0\n\n' for n in range(MAX_PLAYERS // 2 + 1)]
+    many.write_text("".join(games))
+    out = run("rate", str(many))
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert f"more than {MAX_PLAYERS:,} players: rate at most that many at once" in out.stderr
+
+
+def test_a_large_table_leaves_the_crosstable_out(tmp_path: Path) -> None:
+    pgn = tmp_path / "big.pgn"
+    names = [f"p{n}" for n in range(50)]
+    pgn.write_text(
+        "".join(
+            f'[White "{a}"]\n[Black "{b}"]\n[Result "{"1-0" if (i + j) % 3 else "0-1"}"]\n\n*\n\n'.replace("*", "1-0")
+            for i, a in enumerate(names)
+            for j, b in enumerate(names)
+            if a != b
+        )
+    )
+    out = run("rate", str(pgn))
+    assert out.returncode == 0, out.stderr
+    assert "crosstable of 50 players is left out" in out.stderr
+    assert len(ratings(out.stdout)) == 50

@@ -89,6 +89,21 @@ ALLOWED = {
         "typer.echo(f\"best: {' '.join(best)}\")",
         'typer.echo(f"{result.nodes:,} nodes, {result.seconds:.2f} s")',
         'typer.echo(f"wrote {done.pgn} and {done.jsonl}", err=True)',
+        'sys.stderr.write("\\r\\x1b[K" + self.text())',  # analyse's progress line: counts and times only
+        'sys.stderr.write("\\r\\x1b[K")',
+    ],
+    # new-bot: our own templates, the directory the user named, commands built from them
+    "arena/cli/newbot.py": [
+        "typer.echo(f\"Wrote a {starter.title} bot to {directory}: {', '.join(starter.files)}\")",
+        "typer.echo(f\"Building and running it needs {', '.join(missing)}, which is not on this machine's PATH.\")",
+        'typer.echo("")',
+        'typer.echo("Build it:")',
+        'typer.echo(f"  cd {shlex.quote(str(directory))} && {step}")',
+        "typer.echo(\"Run it (it speaks UQI on standard input and output; type 'uqi', then 'quit'):\")",
+        'typer.echo(f"  {command}")',
+        'typer.echo("Then check that it follows the protocol, and play it against the random bot:")',
+        'typer.echo(f"  quarto-arena check {engine}")',
+        'typer.echo(f"  quarto-arena play {engine} random --games 40 --tc st=0.05")',
     ],
 }
 SINK = re.compile(

@@ -310,7 +310,7 @@ def test_an_endless_message_is_cut_before_it_fills_memory(caplog: pytest.LogCapt
         before = rss_mb()
         attacker = threading.Thread(target=attack, args=(int(server.endpoint.rsplit(":", 1)[1]),))
         attacker.start()
-        cut = "MB sent that never made a whole message"
+        cut = "MiB sent that never made a whole message"
         await until(lambda: any(cut in r.getMessage() for r in caplog.records), timeout=15)
         await until(lambda: not attacker.is_alive(), timeout=15)
         assert ended, f"never cut: {sent >> 20} MB sent"
@@ -319,3 +319,41 @@ def test_an_endless_message_is_cut_before_it_fills_memory(caplog: pytest.LogCapt
 
     with caplog.at_level("WARNING", logger="quarto_arena.arena.server"):
         run(test, limits=Limits())
+
+
+def test_connections_that_never_say_hello_are_capped_per_address_and_in_all(caplog: pytest.LogCaptureFixture) -> None:
+    """Half-open connections cost the arena a descriptor each until the hello deadline: beyond a few per address
+    (and in all) a new one is shut down at once, and a bot that says hello still gets in once they are gone."""
+    limits = Limits(hello=5.0, pending=6, pending_per_address=4)
+
+    async def test(server: Server, context: zmq.Context[Any]) -> None:
+        port = int(server.endpoint.rsplit(":", 1)[1])
+        hostile = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(20)]
+        closed: list[socket.socket] = []
+
+        def shut() -> bool:
+            for s in hostile:
+                if s in closed:
+                    continue
+                s.setblocking(False)
+                try:
+                    if s.recv(4096) == b"":
+                        closed.append(s)
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    closed.append(s)
+            return len(closed) >= 16
+
+        await until(shut, timeout=10)
+        assert len(closed) >= 16  # at most four wait for their hello deadline; the rest were shut at once
+        assert any("connections from 127.0.0.1 already wait for their hello" in r.getMessage() for r in caplog.records)
+        for s in hostile:
+            s.close()
+        await until(lambda: not [c for c in server._conns.values() if c.peer is None and not c.closing], timeout=10)
+        client = await hello(server, context)
+        assert server.connected() == {"alice": 2}
+        client.close()
+
+    with caplog.at_level("WARNING", logger="quarto_arena.arena.server"):
+        run(test, limits=limits)

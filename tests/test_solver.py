@@ -27,6 +27,7 @@ except ImportError:  # no C core: the tests that need it skip
     _solver = None  # type: ignore[assignment]
 from quarto_arena.protocol import _solver_py
 from quarto_arena.protocol.solver import (
+    PARALLEL_EMPTIES,
     PURE_ENV,
     Aim,
     Analysis,
@@ -233,6 +234,37 @@ def test_deep_vectors(vector: dict[str, Any]) -> None:
     analysis = Solver(position.variant, pure=False).analyse(position, keep_turns=False)
     assert analysis.value is not None and analysis.value.verdict is verdict
     assert set(analysis.best) == best
+
+
+@needs_compiled
+def test_every_best_turn_on_two_threads_is_each_turn_valued_alone() -> None:
+    """From PARALLEL_EMPTIES on, a twin solver takes half of the root's children: the best turns, exact turn counts
+    included, are those whose own value (each from a fresh solver) is the position's."""
+    vector = next(v for v in DEEP if 16 - vector_case(v)[0].placed == PARALLEL_EMPTIES)
+    position = vector_case(vector)[0]
+    analysis = Solver(position.variant, pure=False).analyse(position)
+    assert analysis.value is not None
+    values = {t: Solver(position.variant, pure=False).turn_value(position, t) for t in position.legal_turns()}
+    assert analysis.best == tuple(t for t, v in values.items() if v == analysis.value)
+    assert 0 < len(analysis.best) < len(values)
+
+
+@needs_compiled
+def test_stop_reaches_both_threads_of_every_best_turn() -> None:
+    position = parse_position(HARD)
+    solver = Solver(Variant(), pure=False)
+    assert solver.value(position).proven  # the value is now in the table: analyse goes on to the best turns at once
+    results: list[Analysis] = []
+    worker = threading.Thread(target=lambda: results.append(solver.analyse(position)))
+    worker.start()
+    time.sleep(0.2)
+    solver.stop()
+    worker.join(5.0)
+    assert not worker.is_alive()
+    assert results and not results[0].proven
+    solver.resume()
+    easy = parse_position("2fcd/46../53.9/8.1. 0")
+    assert solver.analyse(easy).proven
 
 
 @needs_compiled

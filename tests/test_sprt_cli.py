@@ -98,7 +98,10 @@ def test_no_decision_within_max_games(c_bot: Path, tmp_path: Path) -> None:
 def test_a_crashing_engine_is_an_engine_failure(c_bot: Path, tmp_path: Path) -> None:
     r = sprt(tmp_path / "s", CRASH, f"base={c_bot}")
     assert r.returncode == 3, r.stderr
-    assert "engine failure" in r.stdout and "crash" in r.stdout
+    # What stopped it is the command's error line, on standard error; standard output keeps the result so far.
+    assert "engine failure" not in r.stdout and "LLR " in r.stdout
+    (line,) = [x for x in r.stderr.splitlines() if x.startswith("quarto-arena: error: stopped by game")]
+    assert "disconnect" in line and "crash" in line.lower() and "--resume" in line, line
     # Lenient: the crashes are losses and the test goes on (here until --max-games), restarting the engine.
     lenient = sprt(tmp_path / "l", CRASH, f"base={c_bot}", "--lenient", "--max-games", "4")
     assert lenient.returncode == 4, lenient.stderr

@@ -561,3 +561,26 @@ def test_llr_grows_with_wins_and_is_antisymmetric(wins: int, losses: int, draws:
     assert llr_trinomial(wins + 5, losses, draws, -2.0, 2.0, model) > llr
     # Swapping the hypotheses negates the ratio.
     assert llr_trinomial(wins, losses, draws, 2.0, -2.0, model) == pytest.approx(-llr, abs=1e-9)
+
+
+def test_a_large_pool_s_approximate_margins_are_close_to_the_exact_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    from quarto_arena.arena.stats import rating as rating_module
+
+    rng = random.Random(7)
+    players = [f"p{n}" for n in range(rating_module.EXACT_PLAYERS + 30)]
+    strength = {p: rng.gauss(0.0, 150.0) for p in players}
+    games = []
+    for _ in range(40 * len(players)):
+        a, b = rng.sample(players, 2)
+        e = score_from_elo(strength[a] - strength[b])
+        u = rng.random()
+        games.append(ScoredGame(a, b, 0.5 if u < 0.2 else 1.0 if rng.random() < e else 0.0))
+    sparse = rate(games)
+    monkeypatch.setattr(rating_module, "EXACT_PLAYERS", len(players))
+    exact = rate(games)
+    for p in exact.players:
+        q = sparse.player(p.name)
+        assert q.rating == pytest.approx(p.rating, abs=1e-6)  # the same fit
+        assert q.margin == pytest.approx(p.margin, rel=0.03)  # the approximation of the covariance
+    for p, q in zip(exact.players, exact.players[1:], strict=False):
+        assert sparse.los(p.name, q.name) == pytest.approx(exact.los(p.name, q.name), abs=0.02)

@@ -265,6 +265,12 @@ BAD_COMMANDS = [
     ("go nodes 0", "go nodes 0 is below 1"),
     ("go depth 0", "go depth 0 is below 1"),
     ("go time +5", "go time '+5' is not an integer"),
+    # SPEC §4.5: at most 2^63 - 1, a signed 64-bit integer.
+    ("go nodes 9223372036854775808", "go nodes 9223372036854775808 is above 9223372036854775807"),
+    ("uqi 0", "uqi version 0 is below 1"),
+    ("uqi one", "uqi version 'one' is not an integer"),
+    ("uqi 1 extra", "uqi takes at most one argument"),
+    ("position STARTPOS", "position needs the board and the piece in hand"),
     ("go time 1_000", "go time '1_000' is not an integer"),
     ("go time \uff15", "go time '\uff15' is not an integer"),  # a full-width digit
     ("go\u00a0infinite", "unknown command 'go\\xa0infinite'"),  # words are split on spaces and tabs only
@@ -580,3 +586,13 @@ def test_equivalent_form_tells_lines_apart() -> None:
     assert equivalent_form("setoption name Book value") != equivalent_form("setoption name Book")
     assert equivalent_form("info score win 3 depth 2 pv a1") == equivalent_form("info depth 2 score win 3 pv A1")
     assert equivalent_form("info score draw depth 2") == equivalent_form("info depth 2 score draw")
+
+
+def test_spec_settles_the_borderline_commands() -> None:
+    """SPEC §4.3-§4.5 (issue 22): each of these is valid, not a guess."""
+    assert parse_command("go nodes 9223372036854775807") == Go(nodes=2**63 - 1)
+    assert parse_command("position startpos turns") == parse_command("position startpos")
+    reordered = parse_command("newgame claims strict shapes advanced attributes fill,color")
+    assert reordered == parse_command("newgame shapes advanced attributes color,fill claims strict")
+    assert parse_command("setoption name ClearHash value") == SetOption("ClearHash", "")
+    assert parse_command("uqi") == Uqi(1)

@@ -269,3 +269,27 @@ def test_engine_log_keeps_the_engines_stderr_apart(tmp_path: Path) -> None:
         finally:
             driven.close()
     assert "quarto_arena.protocol.bot: quit" in engine_log.read_text()
+
+
+def test_fresh_process_starts_one_per_session(tmp_path: Path) -> None:
+    """--fresh-process: every session after the first gets a new process, as before warm engines."""
+    pidfile = tmp_path / "pids"
+    driven = Driven(testing.command("slow_start", str(pidfile), "0", "0"), fresh_process=True)
+    try:
+        for n in (1, 2, 3):
+            driven.session("uqi 1", until="uqiok")
+            assert len(pids(pidfile)) == n
+            driven.end()
+    finally:
+        driven.close()
+
+
+def test_an_engine_log_that_cannot_be_opened_is_a_usage_error(tmp_path: Path) -> None:
+    r = subprocess.run(
+        [*BRIDGE, "--listen", "tcp://127.0.0.1:1", "--engine-log", str(tmp_path / "no" / "such" / "dir"), "--", "true"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert r.returncode == 2
+    assert r.stderr.startswith("error: --engine-log") and len(r.stderr.splitlines()) == 1

@@ -4,10 +4,11 @@
 - :mod:`.runs`: ``tournament``, ``play``, ``sprt``;
 - :mod:`.check`: ``check``;
 - :mod:`.ladder`: ``ladder run``, ``ladder standings``, ``ladder export``;
+- :mod:`.newbot`: ``new-bot``;
 - :mod:`.tools`: ``show``, ``perft``, ``engines``, ``keys new``, ``rate``, ``report``, ``serve``, ``analyse``.
 """
 
-from . import check, ladder, runs, tools
+from . import check, ladder, newbot, runs, tools
 from .app import DEFAULT_MARGIN_MS, EXIT_ENGINE, EXIT_INTERNAL, EXIT_USAGE, app, fail, main
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "fail",
     "ladder",
     "main",
+    "newbot",
     "runs",
     "tools",
 ]

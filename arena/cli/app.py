@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 import typer
 from quarto_arena.protocol.errors import ExitStatus, QuartoError  # two small classes: no cost at start-up
@@ -119,13 +120,47 @@ def main(argv: list[str] | None = None) -> None:
             logging.getLogger(__name__).debug("internal error", exc_info=True)
             echo_err(f"quarto-arena: internal error (please report it): {type(e).__name__}: {_one_line(str(e))}")
             sys.exit(EXIT_INTERNAL)
-        message = _one_line(str(format_message()))
+        message = _chess_words(sys.argv[1:] if argv is None else argv) or _one_line(str(format_message()))
         if message:  # empty when help was shown for a bare command
             echo_err(f"quarto-arena: error: {message}")
         sys.exit(int(getattr(e, "exit_code", EXIT_USAGE)))
     if code == 130 and not _REPORTED:  # typer turns Ctrl-C inside a command into Exit(130)
         echo_err("quarto-arena: interrupted")
     sys.exit(code if isinstance(code, int) else 0)
+
+
+#: cutechess-cli's and fastchess's options, and what quarto-arena says instead (a usage error names them).
+_CHESS_WORDS: Final = {
+    "-engine": "engines are words here: quarto-arena play NAME=./my_bot greedy (-engine cmd=./my_bot name=NAME)",
+    "-each": "options for every engine: --tc 60+0.5, -o ID=VALUE (-each tc=... option.ID=VALUE)",
+    "-rounds": "--rounds N (each round repeats every encounter) with --games N per encounter",
+    "-games": "--games N (games per encounter: even for whole colour-swapped pairs)",
+    "-pgnout": "--out DIR: every run writes DIR/games.pgn (and games.jsonl, the journal, standings)",
+    "-concurrency": "-j N, --concurrency N",
+    "-openings": "--openings FILE (one opening a line) or --random-openings K",
+    "-sprt": "quarto-arena sprt NEW BASE --elo0 0 --elo1 10",
+    "-tournament": "quarto-arena tournament (round-robin) or tournament --gauntlet",
+    "-recover": "--lenient (the default of play and tournament): an engine failure is a lost game",
+    "-resume": "--resume DIR",
+    "-repeat": "games always come in colour-swapped pairs from the same opening",
+    "-draw": "--adjudicate EMPTIES: the solver ends games by perfect play",
+    "-config": "--engines FILE (a TOML engines file)",
+}
+
+
+def _chess_words(args: Sequence[str]) -> str | None:
+    """A usage error's message when the command line holds cutechess's or fastchess's words: their equivalents."""
+    found = []
+    for word in args:
+        if word == "--":
+            break
+        key = word.split("=", 1)[0].lower()
+        if key in _CHESS_WORDS and key not in found:
+            found.append(key)
+    if not found:
+        return None
+    shown = "; ".join(f"{w} -> {_CHESS_WORDS[w]}" for w in found)
+    return f"{', '.join(found)}: cutechess-cli's or fastchess's option{'s' if len(found) > 1 else ''}; here: {shown}"
 
 
 def _one_line(text: str) -> str:

@@ -39,6 +39,9 @@ def check(
         1.0, "--timeout-scale", metavar="X", min=0.01, help="Multiply every deadline (e.g. 3 on a slow machine)."
     ),
     verbose: bool = typer.Option(False, "--verbose", help="Print every step's I/O, not only a failed step's."),
+    transcript: str | None = typer.Option(
+        None, "--transcript", metavar="FILE", help="Write every line of the whole exchange, with time stamps, to FILE."
+    ),
     listen: str | None = ListenOpt,
     keys: str | None = KeysOpt,
     wait: float = WaitOpt,
@@ -80,9 +83,23 @@ def check(
             fail(str(e), e.status)
     if not report.started:
         fail(report.steps[0].reason, EXIT_ENGINE)
+    if transcript is not None:
+        _write_transcript(transcript, report)
     for line in format_report(report, verbose=verbose):
         echo_out(line)
     raise typer.Exit(0 if report.complies else 1)
+
+
+def _write_transcript(path: str, report: CheckReport) -> None:
+    """``--transcript FILE``: the whole exchange; a file that cannot be written is a usage error."""
+    from pathlib import Path
+
+    from ..compliance import format_transcript
+
+    try:
+        Path(path).write_text("\n".join(format_transcript(report)) + "\n", encoding="utf-8")
+    except OSError as e:
+        fail(f"--transcript {path}: {e.strerror or e}")
 
 
 async def _check_remote(

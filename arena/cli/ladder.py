@@ -125,6 +125,8 @@ def run(
         spec = GameSpec(variant=the_variant, margin_ms=timemargin, adjudicate=adjudicate)
     except (RosterError, ScheduleError, ValueError) as e:
         fail(str(e))
+    if listen is None and len(configs) < 2:
+        fail("a ladder of house engines only needs two of them at least (or --listen for bots that connect in)")
     if any(c.remote is not None for c in configs):
         fail("--house engines run here; bots that connect in need no --house (their key lets them in)")
     address = None
@@ -154,9 +156,9 @@ def run(
     )
     _show_log()
     ladder = Ladder(Path(directory), settings, on_event=_printer(), transcript=transcript)
-    echo_err(
-        f"Ladder in {directory}: {len(configs)} house engine(s); " + (f"bots connect to {listen}" if listen else "")
-    )
+    house_names = ", ".join(c.name for c in configs) or "none"
+    where = f"; bots connect to {listen} with a key in {keys}" if listen else ""
+    echo_err(f"Ladder in {directory}: house engines {house_names}{where}; {concurrency} games at once, --tc {tc}")
     try:
         from .runs import fast_event_loop
 
@@ -259,7 +261,7 @@ def read_standings(directory: str, anchor: tuple[str, float] | None, by_version:
 
     db = _open(directory)
     try:
-        results, bots = db.results(), db.bots()
+        results, bots = db.tallies(), db.bots()
     except LadderDBError as e:
         fail(str(e))
     finally:

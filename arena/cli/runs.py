@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import typer
 from quarto_arena.protocol.text import SafeFormatter
@@ -50,6 +50,9 @@ def _default_directory(kind: str) -> Path:
             fail(f"{candidate}: cannot create the run directory: {e.strerror}")
 
 
+_DESCRIPTOR_ROOM = 4096  # open files beyond the engines': the server's pending connections (256), web clients, logs
+
+
 def _check_concurrency(concurrency: int, engines: int) -> None:
     """Refuses a concurrency that would run out of file descriptors or processes; warns above the CPU count."""
     import os
@@ -59,10 +62,14 @@ def _check_concurrency(concurrency: int, engines: int) -> None:
         fail(f"--concurrency must be at least 1, not {concurrency}")
     # Each game holds two engines; each engine about five descriptors on our side (pipes, pidfd, log).
     needed = concurrency * 2 * 5 + 64
+    # Raised at start, with room for what peers can make the arena hold (the server's half-open connections, the
+    # live page's clients), so that its own shortage is not what ends a run (it would stop it: exit 5).
+    wanted = needed + _DESCRIPTOR_ROOM
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft != resource.RLIM_INFINITY and needed > soft:
+    if soft != resource.RLIM_INFINITY and wanted > soft:
         if hard == resource.RLIM_INFINITY or needed <= hard:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (needed if hard == resource.RLIM_INFINITY else hard, hard))
+            ceiling = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (ceiling, hard))
         else:
             fail(
                 f"--concurrency {concurrency} needs about {needed} open files; the limit is {hard} (ulimit -n):"
@@ -103,6 +110,10 @@ def _check_keys(spec: RunSpec) -> None:
         server_for(spec.server, spec.remote)
 
 
+#: What each run command plays, in the words of RunKind.
+_KINDS: Final = {"tournament": "tournament", "play": "match", "sprt": "sprt"}
+
+
 def _open_run(kind: str, ctx: typer.Context, engine_words: list[str], options: RunOptions) -> Run:
     """The run to play: resumed from ``--resume DIR``, or created from the options (in ``--out`` or a new dir)."""
     from ..run import Run, RunError, server_spec
@@ -119,6 +130,13 @@ def _open_run(kind: str, ctx: typer.Context, engine_words: list[str], options: R
                 what = "engines" if engine_words else "--" + given[0].replace("_", "-")
                 fail(f"--resume takes no engines or game options (got {what}): the journal keeps them")
             run = Run.resume(Path(options.resume), transcript=transcript)
+            command = {"tournament": "tournament", "match": "play", "sprt": "sprt"}[run.spec.kind.value]
+            if command != kind:
+                run.close()
+                fail(
+                    f"{options.resume} holds a {run.spec.kind.value}, not a {_KINDS[kind]}: continue it with"
+                    f" quarto-arena {command} --resume {options.resume}"
+                )
             moved = {name for name in _given(ctx, set()) if journal.get(name) is Journal.MOVABLE}
             if moved:
                 kept = run.spec.server
@@ -278,7 +296,9 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
     import asyncio
     import signal
 
+    from ..errors import ArenaFault, arena_fault
     from ..output import RunView, final_report, parse_progress_every, write_standings
+    from ..records import GameRecord
     from ..run import RunError, Verdict
     from ..web import WebError, parse_address, require_server
 
@@ -320,7 +340,8 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
             )
         if run.replaced_unplayed:
             echo_err(f"quarto-arena: {run.directory} held a run that counted no game: started over in it")
-        echo_err(header)
+        if not options.quiet:  # --quiet: only warnings and the result
+            echo_err(header)
         if spec.server is not None:
             show_server_log(options.quiet)
         view = RunView(
@@ -343,8 +364,18 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
         except RunError as e:
             view.close()
             fail(str(e), e.status)
+        except ArenaFault as e:
+            view.close()
+            kept = f"game {e.record.game_id} aborted, not counted; " if isinstance(e.record, GameRecord) else ""
+            fail(f"{e}; {kept}continue with: quarto-arena {kind} --resume {run.directory}", e.status)
         except OSError as e:
             view.close()
+            if arena_fault(e):  # a full disk (or quota): the games counted are safe, the run goes on from them
+                fail(
+                    f"{run.directory}: {e.strerror or e}: make room, then continue with:"
+                    f" quarto-arena {kind} --resume {run.directory}",
+                    ArenaFault.status,
+                )
             fail(f"{run.directory}: {e.strerror or e}")
         view.close()
         try:
@@ -370,13 +401,12 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
     if interrupted is not None:
         name = signal.Signals(interrupted).name
         fail(f"interrupted by {name} after {len(outcome.records)} games; continue with: {resume}", 128 + interrupted)
-    if outcome.failure is not None:
+    if outcome.failure is not None:  # an SPRT's too: its verdict line says only "engine failure", here on stderr
         r = outcome.failure
-        if spec.sprt is None or r.termination.value == "engine error":
-            fail(
-                f"stopped by game {r.game_id}: {r.termination.value}: {r.detail}; fix the engine, then {resume}",
-                EXIT_ENGINE,
-            )
+        fail(
+            f"stopped by game {r.game_id}: {r.termination.value}: {r.detail}; fix the engine, then {resume}",
+            EXIT_ENGINE,
+        )
     verdict = outcome.verdict
     if verdict is not None:
         raise typer.Exit(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -121,6 +121,9 @@ def keys_new(
 
 # --- rate --------------------------------------------------------------------------------------------------------
 
+_MAX_NAME = 256  # characters of a player's name in a PGN file that rate takes
+_CROSSTABLE_PLAYERS = 40  # players up to which rate prints the crosstable (one column each)
+
 
 @app.command()
 def rate(
@@ -138,6 +141,7 @@ def rate(
     from ..records import Termination
     from ..stats import ScoredGame, crosstable_rows, rating_rows
     from ..stats import rate as fit
+    from ..stats.rating import MAX_GAMES, MAX_PLAYERS
 
     table_format_option(fmt)
     anchored = None
@@ -152,12 +156,21 @@ def rate(
     scored: list[ScoredGame] = []
     forfeits: dict[str, Counter[Termination]] = {}
     failures = {t.value: t for t in Termination if t.is_failure}
+    players: set[str] = set()
     try:
         for path in files:
             for g in read_games(path):
                 white, black, score = g.tags.get("White", "?"), g.tags.get("Black", "?"), g.white_score
                 if score is None:
                     continue
+                # Bounded before the memory is taken: what a file can make the fit hold (and cost) is capped.
+                if len(scored) == MAX_GAMES:
+                    fail(f"{g.path}:{g.line}: more than {MAX_GAMES:,} finished games: rate at most that many at once")
+                players.update((white, black))
+                if len(players) > MAX_PLAYERS:
+                    fail(f"{g.path}:{g.line}: more than {MAX_PLAYERS:,} players: rate at most that many at once")
+                if max(len(white), len(black)) > _MAX_NAME:
+                    fail(f"{g.path}:{g.line}: a player's name is longer than {_MAX_NAME} characters")
                 scored.append(ScoredGame(white, black, score))
                 reason = failures.get(g.tags.get("Termination", ""))
                 if reason is not None and score != 0.5:
@@ -175,6 +188,12 @@ def rate(
     echo_out(format_table(results_table(rating_rows(table), forfeits), fmt))
     if fmt not in ("csv", "json"):
         echo_out(MARGIN_NOTE)
+        rated = sum(p.rating is not None for p in table.players)
+        if rated > _CROSSTABLE_PLAYERS:
+            echo_err(
+                f"quarto-arena: the crosstable of {rated} players is left out (it is shown up to {_CROSSTABLE_PLAYERS})"
+            )
+            return
         typer.echo("")
         echo_out(format_table(crosstable_rows(table), fmt))
 
@@ -259,6 +278,14 @@ def analyse(
     out: str | None = typer.Option(
         None, "--out", help="PGN: directory for NAME.analysis.pgn and NAME.analysis.jsonl (default: the input's)."
     ),
+    jobs: int = typer.Option(1, "--jobs", "-j", metavar="N", min=1, help="PGN: games analysed at once (processes)."),
+    progress_every: str | None = typer.Option(
+        None,
+        "--progress-every",
+        metavar="N|Ns",
+        help="PGN, off a terminal: a status line every N games or seconds (default: every 60 s and every tenth).",
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="PGN: no progress line."),
 ) -> None:
     """Solve a position (value, turns to the end, every best turn), or find the mistakes in the games of a PGN file.
 
@@ -269,7 +296,7 @@ def analyse(
 
     v = variant_option(variant, attributes, claim)
     if target.lower().endswith(".pgn") or Path(target).is_file():
-        _analyse_games(target, v, seconds, from_empties, out, as_json)
+        _analyse_games(target, v, seconds, from_empties, out, as_json, jobs, progress_every, quiet)
         return
     from ..analysis import Analyser
 
@@ -297,27 +324,102 @@ def analyse(
         typer.echo(f"unproven within {seconds:g} s")
         typer.echo(f"best turn found: {best[0]}")
     else:
-        how = "draw" if value.verdict.value == "draw" else f"{value.verdict.value} in {value.turns} turns"
+        how = (
+            "draw"
+            if value.verdict.value == "draw"
+            else f"{value.verdict.value} in {value.turns} turn{'s' if value.turns != 1 else ''}"
+        )
         typer.echo(f"{how}, for the player to move")
         typer.echo(f"best: {' '.join(best)}")
     typer.echo(f"{result.nodes:,} nodes, {result.seconds:.2f} s")
 
 
+class _AnalyseProgress:
+    """``analyse FILE.pgn``'s status on standard error, as runs show theirs: redrawn in place on a terminal; else a
+    line every so many games or seconds (by default every 60 s and at every tenth of the games)."""
+
+    def __init__(self, total: int, every: Any, quiet: bool) -> None:
+        import time
+
+        self.total, self.every, self.quiet = total, every, quiet
+        self.live = sys.stderr.isatty()
+        self.done = self.mistakes = self._since = self._tenth = 0
+        self.t0 = self._last = time.monotonic()
+
+    def text(self) -> str:
+        import time
+
+        elapsed = time.monotonic() - self.t0
+        rate = f", {self.done / elapsed:.2f} games/s" if elapsed > 0 else ""
+        return f"analysed {self.done} of {self.total} games, {self.mistakes} mistakes{rate}, {elapsed:.0f} s"
+
+    def game(self, analysis: Any) -> None:
+        import time
+
+        self.done += 1
+        self.mistakes += sum(t.mistake is not None for t in analysis.analysed)
+        if self.quiet:
+            return
+        if self.live:
+            sys.stderr.write("\r\x1b[K" + self.text())
+            sys.stderr.flush()
+            return
+        self._since += 1
+        now = time.monotonic()
+        e = self.every
+        due = (e.games is not None and self._since >= e.games) or (
+            e.seconds is not None and now - self._last >= e.seconds
+        )
+        tenth = 10 * self.done // self.total if self.total else 0
+        if e.games is None and tenth > self._tenth and now - self._last >= 5.0:  # not for a file done in seconds
+            due, self._tenth = True, tenth
+        if due:
+            echo_err(self.text())
+            self._since, self._last = 0, now
+
+    def close(self) -> None:
+        if self.live and not self.quiet and self.done:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
 def _analyse_games(
-    target: str, variant: Variant, seconds: float | None, from_empties: int, out: str | None, as_json: bool
+    target: str,
+    variant: Variant,
+    seconds: float | None,
+    from_empties: int,
+    out: str | None,
+    as_json: bool,
+    jobs: int = 1,
+    progress_every: str | None = None,
+    quiet: bool = False,
 ) -> None:
     """``analyse FILE.pgn``: annotated PGN and JSON Lines written, mistakes and the per-engine summary printed."""
     from pathlib import Path
 
     from ..analysis import Analyser, AnalysisError, GameAnalysis, summarize, summary_rows
-    from ..output import format_table
-    from ..pgn import PgnError
+    from ..output import ProgressEvery, format_table, parse_progress_every
+    from ..pgn import PgnError, read_games
 
     path = Path(target)
     if not path.is_file():
         fail(f"{path}: no such file")
+    every = ProgressEvery()
+    if progress_every is not None:
+        try:
+            every = parse_progress_every(progress_every)
+        except ValueError as e:
+            fail(str(e))
+    try:
+        games = list(read_games(path))
+    except PgnError as e:
+        fail(str(e))
+    except OSError as e:
+        fail(f"{path}: {e.strerror or e}")
+    progress = _AnalyseProgress(len(games), every, quiet)
 
     def report(index: int, game: GameAnalysis) -> None:
+        progress.game(game)
         for t in game.analysed:
             if t.mistake is not None and not as_json:
                 echo_out(
@@ -326,11 +428,16 @@ def _analyse_games(
                 )
 
     try:
-        done = Analyser(seconds).file(path, variant, from_empties, None if out is None else Path(out), report)
+        done = Analyser(seconds).file(
+            path, variant, from_empties, None if out is None else Path(out), report, jobs=jobs, games=games
+        )
     except (PgnError, AnalysisError) as e:
+        progress.close()
         fail(str(e))
     except OSError as e:
+        progress.close()
         fail(f"{e.filename or path}: {e.strerror or e}")
+    progress.close()
     if not done.games:
         fail(f"{path}: no games")
     echo_out(format_table(summary_rows(summarize(done.games)), "json" if as_json else "simple"))

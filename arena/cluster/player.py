@@ -13,8 +13,11 @@ Faults:
 - The run stops (interrupt, ``--strict`` failure, the SPRT decided): no new game is submitted; games running are
   cancelled on their workers (the worker kills their engines within a fraction of a second), listed in
   ``aborted.jsonl`` without their turns, not counted, and played again on resume.
-- The coordinator dies: the scheduler drops its tasks and the workers kill those games' engines likewise;
-  ``--resume`` against the same cluster plays exactly the games the journal lacks.
+- The coordinator dies: the scheduler drops its tasks and the workers kill those games' engines likewise, and drops
+  its lease, so the workers quit its idle engines too; ``--resume`` against the same cluster plays exactly the games
+  the journal lacks.
+
+Engines are kept warm on the workers between games (arena/cluster/warm.py), as the local runner keeps them.
 - A game whose workers keep dying (Dask's ``allowed-failures``), a lost scheduler, or a worker that cannot run the
   task stops the run with one line (:class:`ClusterError`, exit status 3).
 """
@@ -67,6 +70,7 @@ class ClusterPlayer:
         """The workers found by :meth:`start`."""
         self._token = secrets.token_hex(4)  # task keys of this coordinator only: never confused with a dead one's
         self._submitted: set[Any] = set()
+        self._lease: Any = None  # while held, the workers keep this run's engines warm between games (.warm)
 
     @property
     def threads(self) -> int:
@@ -85,6 +89,13 @@ class ClusterPlayer:
                 engine=False,
             )
         self.workers = workers
+        await self.take_lease()
+
+    async def take_lease(self) -> None:
+        """Scatters the lease: data on every worker, dropped by the scheduler when :meth:`close` releases it or this
+        process goes away, whereupon the workers quit this run's idle engines (arena/cluster/warm.py)."""
+        if self._lease is None:
+            self._lease = await self.cluster.client.scatter(self._token, broadcast=True, hash=False)
 
     async def play(self, game: ScheduledGame, spec: GameSpec, on_abort: Callable[[GameRecord], None]) -> GameRecord:
         """Submits the game and waits for its record; when cancelled, hands ``on_abort`` the game without its turns
@@ -96,6 +107,7 @@ class ClusterPlayer:
             self.configs[game.second],
             deadlines=self.deadlines,
             log_limit=self.log_limit,
+            lease=None if self._lease is None else str(self._lease.key),
         )
         key = f"quarto-arena-game-{game.game_id}-{self._token}"
         future = self.cluster.client.submit(play_game_on_worker, task, key=key, pure=False)
@@ -122,8 +134,12 @@ class ClusterPlayer:
         return record
 
     async def close(self) -> None:
-        """Cancels every task submitted and not collected: their workers kill those games' engines."""
+        """Cancels every task submitted and not collected (their workers kill those games' engines) and releases the
+        lease (the workers quit this run's idle engines)."""
         left, self._submitted = list(self._submitted), set()
+        lease, self._lease = self._lease, None
+        if lease is not None:
+            left.append(lease)
         if left:
             await self.cluster.client.cancel(left)
 

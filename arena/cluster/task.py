@@ -1,7 +1,8 @@
 """What a Dask worker runs: a pure description in (plain dicts and strings), plain values out.
 
 A game task names its two engines as config dicts, the game as the referee's :class:`GameSpec` fields, the deadlines
-and the log limit; the worker starts both engines itself, plays the game with the referee, quits them and returns the
+and the log limit; the worker takes both engines from its pool (started there, kept warm for its next games: see
+:mod:`.warm`), plays the game with the referee, gives them back and returns the
 :class:`GameRecord` as a dict. Nothing here imports Dask at module level: the functions run in a worker's thread
 (one game per thread), and ask the worker only who it is and whether the coordinator still wants the game.
 
@@ -14,8 +15,8 @@ Engines on a worker:
 - An engine that cannot be started at all on a worker (no such program, no permission) is the worker's fault, not
   the engine's: the game comes back as an ``engine error`` naming the worker, which stops the run (not counted;
   replayed on resume), instead of a forfeit that would score the engine for a broken machine.
-- Its standard error is kept in a temporary file, up to :data:`SHIPPED_STDERR` bytes per game, and shipped back
-  with the record for the coordinator's ``logs/NAME.stderr``.
+- Its standard error is kept in a temporary file of the pool; what the engine wrote during a game, up to
+  :data:`SHIPPED_STDERR` bytes, is shipped back with the record for the coordinator's ``logs/NAME.stderr``.
 """
 
 from __future__ import annotations
@@ -26,10 +27,8 @@ import datetime
 import os
 import socket
 import sys
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from pathlib import Path
 from typing import Any, Final
 
 from quarto_arena.engines.registry import BUILTIN
@@ -37,13 +36,14 @@ from quarto_arena.protocol.notation import parse_variant
 from quarto_arena.protocol.rules import Variant
 
 from ..compliance import CheckReport, CheckTimeouts, run_check
-from ..engine import Deadlines, EngineConfig, EngineSession
+from ..engine import Deadlines, EngineConfig
 from ..records import GameRecord, Result, Termination
 from ..referee import GameSpec, play_game, variant_text
 from ..roster import config_from_dict, config_to_dict
 from ..run import EnginePool, RunError
 from ..schedule import ScheduledGame
 from ..timecontrol import TimeControl
+from .warm import WorkerEngines, worker_engines
 
 __all__ = [
     "SHIPPED_STDERR",
@@ -98,11 +98,14 @@ def game_task(
     *,
     deadlines: Deadlines | None = None,
     log_limit: int = SHIPPED_STDERR,
+    lease: str | None = None,
 ) -> dict[str, Any]:
-    """One game as plain data: its two engines (first, second), the :class:`GameSpec` fields, the deadlines."""
+    """One game as plain data: its two engines (first, second), the :class:`GameSpec` fields, the deadlines, and
+    the key of the coordinator's lease (:mod:`.warm`: its idle engines are let go when the lease is)."""
     task = _common([first, second], deadlines)
     task["game"] = spec_to_dict(replace(spec, game_id=game.game_id))
     task["stderr_limit"] = min(log_limit, SHIPPED_STDERR)
+    task["lease"] = lease
     return task
 
 
@@ -166,10 +169,16 @@ def abandoned_record(game: ScheduledGame, spec: GameSpec) -> GameRecord:
 
 def play_game_on_worker(task: Mapping[str, Any]) -> dict[str, Any]:
     """Runs on a worker: plays the game and returns ``{"record": dict, "worker": address, "stderr": {name: bytes}}``,
-    ``{"cancelled": True}`` when the coordinator gave it up meanwhile, or ``{"error": line}``."""
+    ``{"cancelled": True}`` when the coordinator gave it up meanwhile, or ``{"error": line}``. The engines come
+    from the worker's pool (:mod:`~quarto_arena.arena.cluster.warm`) and go back to it after the game."""
     where = _where()
     try:
-        return asyncio.run(_play(task, where, _cancellation_probe()))
+        pool = worker_engines()
+        tasks = _worker_tasks()
+        if tasks is not None:
+            pool.watch_leases(tasks)
+        cancelled = _cancellation_probe()
+        return pool.run(lambda: _play(task, where, cancelled, pool))
     except Exception as e:  # a broken task or a bug: one line naming the worker, never a remote traceback
         return {"error": f"on worker {where}: {type(e).__name__}: {e}", "worker": where}
 
@@ -197,16 +206,20 @@ def check_on_worker(task: Mapping[str, Any]) -> dict[str, Any]:
     return {"worker": where, "version": package_version(), "report": report}
 
 
-async def _play(task: Mapping[str, Any], where: str, cancelled: Callable[[], bool]) -> dict[str, Any]:
+async def _play(
+    task: Mapping[str, Any], where: str, cancelled: Callable[[], bool], pool: WorkerEngines
+) -> dict[str, Any]:
     first, second = _configs(task)
     spec = spec_from_dict(task["game"])
     deadlines = Deadlines(**task["deadlines"])
-    with tempfile.TemporaryDirectory(prefix="quarto-arena-") as tmp:
-        logs = {c.name: Path(tmp) / f"{side}.stderr" for side, c in enumerate((first, second))}
-        sessions = [
-            EngineSession(c, deadlines=deadlines, stderr_path=logs[c.name], stderr_limit=int(task["stderr_limit"]))
-            for c in (first, second)
-        ]
+    lease = task.get("lease")
+    lent = [pool.borrow(c, deadlines, None if lease is None else str(lease)) for c in (first, second)]
+    sessions = [b.session for b in lent]
+    # What each engine was before the game: a failure of one that was not running and could not be started here
+    # is the machine's, not the engine's.
+    before = [(s.alive, s.starts) for s in sessions]
+    offsets = [b.log_size() for b in lent]
+    try:
         game = asyncio.create_task(play_game(sessions[0], sessions[1], spec))
         watch = asyncio.create_task(_wait_until(cancelled))
         try:
@@ -218,12 +231,19 @@ async def _play(task: Mapping[str, Any], where: str, cancelled: Callable[[], boo
             record = game.result()
         finally:
             watch.cancel()
-            await asyncio.gather(*(s.quit() for s in sessions), return_exceptions=True)
-        stderr = {name: path.read_bytes() for name, path in logs.items() if path.exists() and path.stat().st_size}
+        limit = int(task["stderr_limit"])
+        stderr = {}
+        for config, borrowed, offset in zip((first, second), lent, offsets, strict=True):
+            data = borrowed.read_log(offset, limit)
+            if data:
+                stderr[config.name] = data
+    finally:
+        await asyncio.gather(*(pool.give_back(b) for b in lent), return_exceptions=True)
     if record.termination.is_failure:
-        loser = sessions[0] if record.result is Result.SECOND_WINS else sessions[1]
+        side = 0 if record.result is Result.SECOND_WINS else 1
+        loser, (was_alive, starts) = sessions[side], before[side]
         record = replace(record, detail=f"{record.detail} (on worker {where})")
-        if loser.starts == 0:
+        if not was_alive and loser.starts == starts:
             # It never ran here: the machine lacks it, which says nothing about the engine. Stop, do not score.
             record = replace(record, termination=Termination.ENGINE_ERROR)
     return {"record": record.to_dict(), "worker": where, "stderr": stderr}
@@ -278,6 +298,16 @@ def _cores() -> int:
         return int(CPU_COUNT)
     except ImportError:
         return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _worker_tasks() -> Mapping[Any, Any] | None:
+    """The task states of the worker running this task (where a coordinator's lease shows), or None outside one."""
+    try:
+        from distributed import get_worker
+
+        return get_worker().state.tasks
+    except (ImportError, ValueError, AttributeError):
+        return None
 
 
 def _cancellation_probe() -> Callable[[], bool]:

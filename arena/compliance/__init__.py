@@ -13,13 +13,14 @@ before ``stop``, a search that overran its time, an unsupported variant, a malfo
 warning. Like any conformance tester (SPEC §4.9), the check sends lines an arena never sends: an unknown command,
 malformed ones, and commands during a search.
 
-The subpackage: :mod:`.checker` (deadlines, the recorded link, the Checker, what a step is), :mod:`.steps` (the
-numbered steps and :func:`run_check`) and :mod:`.report` (the verdicts and the lines the CLI prints).
+The subpackage: :mod:`.checker` (deadlines, the recorded link, the Checker, what a step is), :mod:`.steps` (steps
+1-12, the conversation), :mod:`.games` (steps 13-19, the game's rules and what a bot must survive), :mod:`.run`
+(:data:`STEPS` and :func:`run_check`) and :mod:`.report` (the verdicts and the lines the CLI prints).
 """
 
 from .checker import Checker, CheckTimeouts, Step, StepFailed, StepSkipped
-from .report import CheckReport, IoLine, Status, StepResult, format_report
-from .steps import STEPS, run_check
+from .report import CheckReport, IoLine, Status, StepResult, format_report, format_transcript
+from .run import STEPS, run_check
 
 __all__ = [
     "STEPS",
@@ -33,5 +34,6 @@ __all__ = [
     "StepResult",
     "StepSkipped",
     "format_report",
+    "format_transcript",
     "run_check",
 ]

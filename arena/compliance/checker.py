@@ -384,6 +384,8 @@ class Checker:
         warnings = self.warnings[:_MAX_WARNINGS]
         if len(self.warnings) > _MAX_WARNINGS:
             warnings.append(f"... and {len(self.warnings) - _MAX_WARNINGS} more warnings")
+        if status is Status.FAIL and step.spec and "SPEC" not in reason:
+            reason = f"{reason} (SPEC {step.spec})"
         return StepResult(
             step.number,
             step.name,
@@ -422,3 +424,5 @@ class Step:
     """The step: returns when the engine passes, raises StepFailed or StepSkipped."""
     needs_session: bool = True
     """The step runs on a live, handshaken session (restarted first after a failed step)."""
+    spec: str = ""
+    """The sections of SPEC.md the step tests (``§4.4``), named with a failure."""

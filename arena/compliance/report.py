@@ -98,6 +98,35 @@ class CheckReport:
         return tuple(s.number for s in self.steps if s.status is Status.FAIL)
 
 
+def _exchange(step: StepResult) -> list[str]:
+    """What a failed step sent last and what came back after it (or that nothing did), for its failure message."""
+    lines = step.transcript
+    sent = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].direction == ">"), None)
+    if sent is None:
+        return []
+    # The block of lines sent together, and everything the engine said after them.
+    first = sent
+    while first > 0 and lines[first - 1].direction == ">":
+        first -= 1
+    got = [line.text for line in lines[sent + 1 :] if line.direction != ">"]
+    out = [f"sent: {lines[i].text}" for i in range(first, sent + 1)][-4:]
+    out += [f"got:  {text}" for text in got[-6:]] or ["got:  nothing"]
+    return out
+
+
+def format_transcript(report: CheckReport) -> list[str]:
+    """Every line of every step, both directions, with time stamps: what ``check --transcript FILE`` writes."""
+    ident = f" ({report.engine_id})" if report.engine_id else ""
+    out = [f"# quarto-arena check {report.engine}{ident}: {report.target}"]
+    for s in report.steps:
+        verdict = s.status.value if not s.reason else f"{s.status.value}: {s.reason}"
+        out.append(f"## step {s.number} {s.name}: {verdict}")
+        out.extend(f"# warning: {w}" for w in s.warnings)
+        out.extend(str(line) for line in s.transcript)
+        out.extend(f"# stderr | {line}" for line in s.stderr)
+    return out
+
+
 def format_report(report: CheckReport, *, verbose: bool = False) -> list[str]:
     """The lines ``quarto-arena check`` prints: one per step, the failing steps' I/O, and a summary."""
     ident = f" ({report.engine_id})" if report.engine_id else ""
@@ -107,10 +136,13 @@ def format_report(report: CheckReport, *, verbose: bool = False) -> list[str]:
         verdict = s.status.value if not s.reason else f"{s.status.value}: {s.reason}"
         out.append(f"{s.number:3d} {s.name} {dots} {verdict}")
         out.extend(f"      warning: {w}" for w in s.warnings)
+        if s.status is Status.FAIL:
+            out.extend(f"      {line}" for line in _exchange(s))
         if s.status is Status.FAIL or verbose:
-            shown = s.transcript[-_SHOWN_LINES:]
+            # --verbose shows every line; without it, a failed step's last lines are enough.
+            shown = s.transcript if verbose else s.transcript[-_SHOWN_LINES:]
             if len(s.transcript) > len(shown):
-                out.append(f"      ... {len(s.transcript) - len(shown)} earlier lines")
+                out.append(f"      ... {len(s.transcript) - len(shown)} earlier lines (--verbose shows them)")
             out.extend(f"      {line}" for line in shown)
         if s.status is Status.FAIL and s.stderr:
             out.append("      standard error (last lines):")

@@ -1,4 +1,5 @@
-"""The numbered steps of the check (:data:`STEPS`) and :func:`run_check`, which runs them against an engine."""
+"""Steps 1-12 of the check, the protocol's conversation (handshake, options, searches, stop, quit), and the exchanges
+every step shares."""
 
 from __future__ import annotations
 
@@ -26,14 +27,10 @@ from quarto_arena.protocol.uqi import (
     parse_command,
 )
 
-from ..engine import Connector, EngineConfig
 from ..transport import ProcessTransport
 from .checker import (
     BARE_GO_SECONDS,
-    CannotStart,
     Checker,
-    CheckTimeouts,
-    Step,
     StepDeadline,
     StepFailed,
     StepSkipped,
@@ -41,7 +38,6 @@ from .checker import (
     quoted,
     read_reply,
 )
-from .report import CheckReport, Status, StepResult
 
 log = logging.getLogger("quarto_arena.arena.compliance")
 
@@ -77,7 +73,8 @@ async def _readyok(ck: Checker, when: str) -> list[str]:
                 fail_step(f"unexpected {quoted(line)} while waiting for readyok {when}")
 
 
-async def _new_game(ck: Checker, variant: Variant) -> None:
+async def start_new_game(ck: Checker, variant: Variant) -> None:
+    """``newgame`` for ``variant``, then the ``isready`` ping: any error reply fails the step."""
     line = format_command(NewGame(variant))
     errors = await _ping(ck, [line], quoted(line))
     if errors:
@@ -109,7 +106,7 @@ def _check_turn(position: Position, turn: Turn, line: str, context: str) -> None
 
 
 @dataclass(frozen=True, slots=True)
-class _Probe:
+class Probe:
     """A position the searches step sends: a label, its variant and its ``position`` line."""
 
     label: str
@@ -126,15 +123,15 @@ _AUTO: Final = Variant()
 _STRICT: Final = parse_variant("standard", "all", "strict")
 _ADVANCED: Final = parse_variant("advanced", "all", "auto")
 
-PROBES: Final[tuple[_Probe, ...]] = (
-    _Probe("the start position (give only)", _AUTO, "position startpos"),
-    _Probe("a mid-game position", _AUTO, "position ..8./.3../..9./1... 7"),
-    _Probe("a position with an immediate win", _AUTO, "position ..../..../..../012. 3"),
-    _Probe("a full board but one square", _AUTO, "position 91eb/.4d5/f630/8ac7 2"),
-    _Probe("startpos plus turns", _AUTO, "position startpos turns 3 c47 d4e"),
-    _Probe("a position string plus turns", _AUTO, "position ..8./.3../..9./1... 7 turns b1e"),
-    _Probe("a strict game with a claim available", _STRICT, "position ..../..../..../012. 3 turns d14"),
-    _Probe("an advanced game with a 2x2 win", _ADVANCED, "position ..../..../2.../01.. 3"),
+PROBES: Final[tuple[Probe, ...]] = (
+    Probe("the start position (give only)", _AUTO, "position startpos"),
+    Probe("a mid-game position", _AUTO, "position ..8./.3../..9./1... 7"),
+    Probe("a position with an immediate win", _AUTO, "position ..../..../..../012. 3"),
+    Probe("a full board but one square", _AUTO, "position 91eb/.4d5/f630/8ac7 2"),
+    Probe("startpos plus turns", _AUTO, "position startpos turns 3 c47 d4e"),
+    Probe("a position string plus turns", _AUTO, "position ..8./.3../..9./1... 7 turns b1e"),
+    Probe("a strict game with a claim available", _STRICT, "position ..../..../..../012. 3 turns d14"),
+    Probe("an advanced game with a 2x2 win", _ADVANCED, "position ..../..../2.../01.. 3"),
 )
 """The positions of step 6, chosen to exercise every form of turn: give, place+give, win, fill, claim."""
 
@@ -167,7 +164,7 @@ VARIANTS: Final[tuple[Variant, ...]] = tuple(
 """The ``newgame`` variants of step 5: both shapes, all attributes or a subset, both claim rules."""
 
 
-async def _search(ck: Checker, probe: _Probe, position: Position, go: Go, *, end: str = "") -> Turn:
+async def search_probe(ck: Checker, probe: Probe, position: Position, go: Go, *, end: str = "") -> Turn:
     """``position`` + ``go`` -> ``info``... -> exactly one legal ``turn`` within the deadline.
 
     ``end`` is sent at the end of both lines, before the transport's ``\n`` (``\r`` for step 10).
@@ -300,12 +297,12 @@ async def step_searches(ck: Checker) -> None:
             continue
         position = probe.position()
         for go in LIMITS:
-            await _new_game(ck, probe.variant)
-            await _search(ck, probe, position, go)
+            await start_new_game(ck, probe.variant)
+            await search_probe(ck, probe, position, go)
     probe = PROBES[1]
-    await _new_game(ck, probe.variant)
+    await start_new_game(ck, probe.variant)
     t0 = time.monotonic()
-    await _search(ck, probe, probe.position(), Go())
+    await search_probe(ck, probe, probe.position(), Go())
     if (seconds := time.monotonic() - t0) > BARE_GO_SECONDS:
         ck.warn(f"took {seconds:.1f} s for a bare 'go' (SPEC §4.5: answer within a few seconds)")
     await ck.session.send(probe.line, MALFORMED_GO, "isready")
@@ -340,7 +337,7 @@ async def step_infinite(ck: Checker) -> None:
     link = ck.session
     probe = PROBES[1]
     position = probe.position()
-    await _new_game(ck, probe.variant)
+    await start_new_game(ck, probe.variant)
     await link.send(probe.line, "go infinite")
     t0 = time.monotonic()
     turns: list[tuple[str, Turn, float]] = []
@@ -411,7 +408,7 @@ async def step_during_search(ck: Checker) -> None:
     link = ck.session
     probe = PROBES[1]
     position = probe.position()
-    await _new_game(ck, probe.variant)
+    await start_new_game(ck, probe.variant)
     await link.send(probe.line, "go infinite")
     if await _hold(ck, position) is not None:
         return
@@ -470,8 +467,8 @@ async def step_one_reply(ck: Checker) -> None:
     """9. After a search's ``turn``, no second ``turn`` comes."""
     probe = PROBES[1]
     position = probe.position()
-    await _new_game(ck, probe.variant)
-    first = await _search(ck, probe, position, Go(movetime=100))
+    await start_new_game(ck, probe.variant)
+    first = await search_probe(ck, probe, position, Go(movetime=100))
     async for line in ck.session.lines_within(ck.timeouts.quiet):
         match read_reply(ck, line, "after the turn"):
             case None:
@@ -501,8 +498,8 @@ async def step_crlf(ck: Checker) -> None:
     errors += await _readyok(ck, "to 'newgame ...\\r\\n'")
     if errors:
         fail_step(f"answered a command ending in \\r\\n with {quoted(errors[0])}")
-    crlf = _Probe(probe.label + " (lines ending in \\r\\n)", probe.variant, probe.line)
-    await _search(ck, crlf, probe.position(), Go(depth=1), end="\r")
+    crlf = Probe(probe.label + " (lines ending in \\r\\n)", probe.variant, probe.line)
+    await search_probe(ck, crlf, probe.position(), Go(depth=1), end="\r")
 
 
 async def step_quit(ck: Checker) -> None:
@@ -543,7 +540,7 @@ async def step_end_of_input(ck: Checker) -> None:
     link = await ck.open()
     await ck.handshake(deadline)
     probe = PROBES[1]
-    await _new_game(ck, probe.variant)
+    await start_new_game(ck, probe.variant)
     await link.send(probe.line, "go infinite")
     await asyncio.sleep(ck.timeouts.infinite)
     proc = link.transport
@@ -560,61 +557,3 @@ async def step_end_of_input(ck: Checker) -> None:
         fail_step(
             f"still running {ck.timeouts.quit:.3g} s after its standard input was closed (SPEC §3.2: exit on EOF)"
         )
-
-
-STEPS: Final[tuple[Step, ...]] = (
-    Step(1, "start-up", step_startup, needs_session=False),
-    Step(2, "isready", step_isready),
-    Step(3, "unknown command", step_unknown_command),
-    Step(4, "options", step_options),
-    Step(5, "new games", step_new_games),
-    Step(6, "searches", step_searches),
-    Step(7, "infinite + stop", step_infinite),
-    Step(8, "during a search", step_during_search),
-    Step(9, "exactly one reply", step_one_reply),
-    Step(10, "\\r\\n line ends", step_crlf),
-    Step(11, "quit", step_quit),
-    Step(12, "end of input", step_end_of_input, needs_session=False),
-)
-"""Every step, in order."""
-
-
-async def run_check(
-    config: EngineConfig,
-    *,
-    timeouts: CheckTimeouts | None = None,
-    keep_going: bool = False,
-    steps: Sequence[Step] = STEPS,
-    connector: Connector | None = None,
-) -> CheckReport:
-    """Checks the engine ``config`` step by step and returns the report; never raises for an engine fault.
-
-    Without ``keep_going`` the check stops at the first failed step. Every process it started is killed and
-    reaped before this returns, also when it is cancelled (Ctrl-C). ``connector`` gives the sessions of a remote
-    bot (``remote:NAME``).
-    """
-    ck = Checker(config, timeouts or CheckTimeouts(), connector)
-    results: list[StepResult] = []
-    started = True
-    try:
-        for step in steps:
-            try:
-                result = await ck.run_step(step)
-            except CannotStart as e:
-                started = not (step.number == steps[0].number and not results)
-                result = StepResult(step.number, step.name, Status.FAIL, str(e))
-            results.append(result)
-            if result.status is Status.FAIL and (not keep_going or not started):
-                break
-    finally:
-        # Shielded so that a second interrupt during the clean-up cannot leave a process behind.
-        await asyncio.shield(ck.close())
-    return CheckReport(
-        config.name,
-        config.describe(),
-        ck.engine_id,
-        tuple(results),
-        len(steps),
-        started,
-        tuple(ck.pids),
-    )

@@ -78,6 +78,7 @@ CREATE TABLE IF NOT EXISTS games (
 );
 CREATE INDEX IF NOT EXISTS games_first ON games(first);
 CREATE INDEX IF NOT EXISTS games_second ON games(second);
+CREATE INDEX IF NOT EXISTS games_tally ON games(first, second, first_version, second_version, result);
 CREATE TABLE IF NOT EXISTS abandoned (
     id INTEGER PRIMARY KEY,
     pair INTEGER NOT NULL,
@@ -89,6 +90,11 @@ CREATE TABLE IF NOT EXISTS abandoned (
 );
 """
 
+_INSERT_GAME: Final = (
+    "INSERT INTO games (pair, first, second, first_version, second_version, result, termination, detail,"
+    " started, finished, variant, time_control, start, opening, turns, exit_info, engines)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 _GAME_COLUMNS: Final = (
     "g.id, g.pair, fb.name, sb.name, g.result, g.termination, g.detail, g.started, g.variant, g.time_control,"
     " g.start, g.opening, g.turns, g.exit_info, g.engines"
@@ -148,6 +154,8 @@ class ResultRow:
     """The second bot's version number."""
     score: float
     """The first bot's points: 1, 1/2 or 0."""
+    count: int = 1
+    """How many such games this row stands for (:meth:`LadderDB.tallies`; ``id`` is then the last one's)."""
 
 
 def now() -> str:
@@ -184,7 +192,9 @@ class LadderDB:
             tables = connection.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0]
             if version == 0 and tables == 0:
                 connection.executescript(f"BEGIN; {_SCHEMA} PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
-            elif version != SCHEMA_VERSION:
+            elif version == SCHEMA_VERSION:
+                connection.executescript(_SCHEMA)  # what a later release of the same schema added (indexes)
+            else:
                 raise LadderDBError(
                     f"{path}: not a ladder database of this quarto-arena (schema {version}, this one reads"
                     f" {SCHEMA_VERSION})"
@@ -272,59 +282,35 @@ class LadderDB:
 
     # --- games
 
-    def _version(self, bot: int, ident: EngineIdentity | None, when: str) -> tuple[int, list[Any]]:
-        """The id of the bot's version ``ident`` and the statement that adds it when it is new (else [])."""
+    def _version(self, bot: int, ident: EngineIdentity | None, when: str) -> int:
+        """The id of the bot's version ``ident``, added (its own transaction: games refer to it) when new."""
         id_name = (ident.id_name if ident else None) or ""
         author = (ident.author if ident else None) or ""
         key = (bot, id_name, author)
         known = self._versions.get(key)
-        if known is not None:
-            return known, []
-        sql = (
-            "INSERT INTO versions (bot, number, id_name, author, first_seen)"
-            " VALUES (?, (SELECT count(*) + 1 FROM versions WHERE bot = ?), ?, ?, ?)"
-        )
-        return 0, [(sql, (bot, bot, id_name, author, when))]
+        if known is None:
+            sql = (
+                "INSERT INTO versions (bot, number, id_name, author, first_seen)"
+                " VALUES (?, (SELECT count(*) + 1 FROM versions WHERE bot = ?), ?, ?, ?)"
+            )
+            known = self._versions[key] = self._write([(sql, (bot, bot, id_name, author, when))])[0]
+        return known
 
     def add_game(self, record: GameRecord, pair: int) -> int:
         """Counts a finished game (one transaction, on disk when this returns); returns its number."""
+        return self.add_games([(record, pair)])[0]
+
+    def add_games(self, games: list[tuple[GameRecord, int]]) -> list[int]:
+        """Counts finished games (record, pair) in one transaction, on disk when this returns; their numbers."""
         when = now()
-        first, second = self.bot(record.first), self.bot(record.second)
-        idents = [*list(record.engines), None, None]
-        versions = []
-        for bot, ident in ((first, idents[0]), (second, idents[1])):
-            version, statements = self._version(bot, ident, when)
-            if statements:
-                new_id = self._write(statements)[0]  # its own transaction: the game refers to it
-                id_name, author = (ident.id_name or "", ident.author or "") if ident else ("", "")
-                self._versions[(bot, id_name, author)] = version = new_id
-            versions.append(version)
-        sql = (
-            "INSERT INTO games (pair, first, second, first_version, second_version, result, termination, detail,"
-            " started, finished, variant, time_control, start, opening, turns, exit_info, engines)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        )
-        args = (
-            pair,
-            first,
-            second,
-            versions[0],
-            versions[1],
-            record.result.value,
-            record.termination.value,
-            record.detail,
-            record.started,
-            when,
-            record.variant,
-            record.time_control,
-            record.start,
-            json.dumps(list(record.opening)),
-            json.dumps([[t.token, t.ms, t.score] for t in record.turns], separators=(",", ":")),
-            json.dumps(record.exit_info),
-            json.dumps([e.to_dict() for e in record.engines], separators=(",", ":")),
-        )
-        bumps = [("UPDATE bots SET last_seen = ? WHERE id IN (?, ?)", (when, first, second))]
-        return self._write([(sql, args), *bumps])[0]
+        statements: list[tuple[str, tuple[Any, ...]]] = []
+        for record, pair in games:
+            first, second = self.bot(record.first), self.bot(record.second)
+            idents = [*list(record.engines), None, None]
+            versions = [self._version(bot, ident, when) for bot, ident in ((first, idents[0]), (second, idents[1]))]
+            statements.append((_INSERT_GAME, (pair, first, second, *versions, *_game_fields(record, when))))
+            statements.append(("UPDATE bots SET last_seen = ? WHERE id IN (?, ?)", (when, first, second)))
+        return self._write(statements)[::2]
 
     def add_abandoned(self, record: GameRecord, pair: int, reason: str) -> None:
         """Keeps a game abandoned in flight (not counted)."""
@@ -346,17 +332,33 @@ class LadderDB:
 
     def results(self, since: int = 0) -> list[ResultRow]:
         """Every counted game after number ``since``, in order, as the ratings see it (scored games only)."""
+        # The games table alone, with the few bots and versions looked up here: a join per row costs more.
+        names = dict(self._read("SELECT id, name FROM bots"))
+        numbers = dict(self._read("SELECT id, number FROM versions"))
         rows = self._read(
-            "SELECT g.id, fb.name, sb.name, fv.number, sv.number, g.result FROM games g"
-            " JOIN bots fb ON fb.id = g.first JOIN bots sb ON sb.id = g.second"
-            " JOIN versions fv ON fv.id = g.first_version JOIN versions sv ON sv.id = g.second_version"
-            " WHERE g.id > ? ORDER BY g.id",
+            "SELECT id, first, second, first_version, second_version, result FROM games WHERE id > ? ORDER BY id",
             (since,),
         )
         scores = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
         return [
-            ResultRow(game_id, first, second, fv, sv, scores[result])
+            ResultRow(game_id, names[first], names[second], numbers[fv], numbers[sv], scores[result])
             for game_id, first, second, fv, sv, result in rows
+            if result in scores
+        ]
+
+    def tallies(self) -> list[ResultRow]:
+        """Every counted game, as ratings need them when the order does not matter: one row per two versions, colours
+        and result, with its count (a few thousand rows for a hundred bots, whatever the number of games)."""
+        names = dict(self._read("SELECT id, name FROM bots"))
+        numbers = dict(self._read("SELECT id, number FROM versions"))
+        rows = self._read(
+            "SELECT max(id), first, second, first_version, second_version, result, count(*) FROM games"
+            " GROUP BY first, second, first_version, second_version, result"
+        )
+        scores = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
+        return [
+            ResultRow(last, names[first], names[second], numbers[fv], numbers[sv], scores[result], n)
+            for last, first, second, fv, sv, result, n in rows
             if result in scores
         ]
 
@@ -395,6 +397,24 @@ class LadderDB:
             for row in rows:
                 yield _record(row[:-2]), int(row[-2]), int(row[-1])
             last = rows[-1][0]
+
+
+def _game_fields(record: GameRecord, finished: str) -> tuple[Any, ...]:
+    """The columns of a game from ``result`` on."""
+    return (
+        record.result.value,
+        record.termination.value,
+        record.detail,
+        record.started,
+        finished,
+        record.variant,
+        record.time_control,
+        record.start,
+        json.dumps(list(record.opening)),
+        json.dumps([[t.token, t.ms, t.score] for t in record.turns], separators=(",", ":")),
+        json.dumps(record.exit_info),
+        json.dumps([e.to_dict() for e in record.engines], separators=(",", ":")),
+    )
 
 
 def _record(row: tuple[Any, ...]) -> GameRecord:

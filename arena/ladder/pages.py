@@ -5,7 +5,7 @@ Served by :class:`~quarto_arena.arena.web.server.PageServer`, the live page's se
 the Content Security Policy, Server-Sent Events), with the live page's script and game viewer; what is shown is
 built here as plain JSON values. Engines' strings travel as JSON and are put into the page as text only.
 
-Ratings are refitted from the database in a thread of their own when games have been counted, at most once a
+Ratings are refitted from the database in a process of their own when games have been counted, at most once a
 second and never more than a tenth of the time (a fit that took 0.3 s waits 3 s for the next), so the arena's loop
 stays responsive at any size; each refit adds a point to every bot's rating history.
 """
@@ -17,6 +17,7 @@ import collections
 import concurrent.futures
 import html
 import json
+import multiprocessing
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from ..output import game_comment
 from ..records import GameRecord, TurnRecord
 from ..run import GameEnded, GameStarted, Notice, TurnPlayed
 from ..schedule import ScheduledGame
+from ..stats import RatingError
 from ..web.model import game_view, replay
 from ..web.report import asset
 from ..web.server import BOARDS_EVERY, SUMMARY_EVERY, PageServer, game_number
@@ -77,6 +79,8 @@ class LadderView:
         self.notices: collections.deque[str] = collections.deque(maxlen=_NOTICES)
         self._db: LadderDB | None = None
         self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="ladder-pages")
+        self._fitter: concurrent.futures.ProcessPoolExecutor | None = None
+        self._path = Path(DB_NAME)
 
     async def call(self, fn: Callable[..., T], *args: Any) -> T:
         """Runs ``fn`` on the view's own thread (its database connection is used there only)."""
@@ -110,30 +114,32 @@ class LadderView:
 
     async def start(self, directory: Path) -> None:
         """Opens its own connection to the database, and fits the history so far (a few points)."""
-        self._db = await self.call(LadderDB.open, directory / DB_NAME)
+        self._path = directory / DB_NAME
+        self._db = await self.call(LadderDB.open, self._path)
         recent = await self.call(self._db.recent, _RECENT)
         self.recent.extend(recent)
-        await self.call(self._first_history)
+        await self._refit(_START_POINTS)
 
     async def close(self) -> None:
-        """Closes its connection and its thread."""
+        """Closes its connection, its thread and its fitting process."""
         if self._db is not None:
             await self.call(self._db.close)
         self._thread.shutdown(wait=True)
+        if self._fitter is not None:
+            self._fitter.shutdown(wait=False, cancel_futures=True)
 
-    def _first_history(self) -> None:
-        assert self._db is not None
-        results, bots = self._db.results(), self._db.bots()
-        n = len(results)
-        for k in sorted({n * i // _START_POINTS for i in range(1, _START_POINTS + 1)} - {0}):
-            self._note(fit(results[:k], bots, anchor=self._anchor(bots)), k)
-        self._refit_now(results, bots)
-
-    def _anchor(self, bots: list[BotRow]) -> tuple[str, float] | None:
-        if self.anchor is None:
-            return None
-        players = {version_label(b.name, v.number, len(b.versions)) for b in bots for v in b.versions}
-        return self.anchor if self.anchor[0] in players else None
+    async def _refit(self, points: int = 1) -> None:
+        """Refits in a process of its own (the fit is pure Python: in a thread it would hold the arena's loop)."""
+        if self._fitter is None:
+            self._fitter = concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+        began = time.monotonic()
+        fits, bots = await asyncio.get_running_loop().run_in_executor(
+            self._fitter, fit_database, str(self._path), self.anchor, points
+        )
+        for games, standings in fits:
+            self._note(standings, games)
+        self.standings, self.bots = fits[-1][1], bots
+        self.fit_seconds = (time.monotonic() - began) / len(fits)  # one fit's share (the first call makes several)
 
     def _note(self, standings: Standings, games: int) -> None:
         for line in standings.lines:
@@ -149,16 +155,6 @@ class LadderView:
                     thinned.append(points[-1])
                 points[:] = thinned
 
-    def _refit_now(self, results: Any = None, bots: Any = None) -> None:
-        assert self._db is not None
-        began = time.monotonic()
-        results = self._db.results() if results is None else results
-        bots = self._db.bots() if bots is None else bots
-        standings = fit(results, bots, anchor=self._anchor(bots))
-        self.standings, self.bots = standings, bots
-        self._note(standings, len(results))
-        self.fit_seconds = time.monotonic() - began
-
     async def refresh(self, stop: asyncio.Event) -> None:
         """Refits whenever games were counted, at most once a second and a tenth of the time."""
         last = time.monotonic()
@@ -172,7 +168,7 @@ class LadderView:
                     pass
             if self.counted != self.fitted:
                 self.fitted = self.counted
-                await self.call(self._refit_now)
+                await self._refit()
                 self.version += 1
             last = time.monotonic()
 
@@ -332,6 +328,30 @@ class LadderView:
                 for r in recent
             ],
         }
+
+
+def fit_database(
+    path: str, anchor: tuple[str, float] | None, points: int
+) -> tuple[list[tuple[int, Standings]], list[BotRow]]:
+    """The fits of the first N/points, 2N/points... N counted games of the ladder at ``path`` (the last is the fit
+    of all), and its bots: what the pages' fitting process does. An anchor that is no player is ignored."""
+    db = LadderDB.open(Path(path), create=False)
+    try:
+        # One point: the tallies suffice (a few rows); the history's first points need the games in order.
+        results, bots = db.results() if points > 1 else db.tallies(), db.bots()
+    finally:
+        db.close()
+    players = {version_label(b.name, v.number, len(b.versions)) for b in bots for v in b.versions}
+    anchored = anchor if anchor is not None and anchor[0] in players else None
+    n = len(results) if points > 1 else sum(r.count for r in results)
+    ks = sorted({n * i // points for i in range(1, points + 1)} | {n}) if points > 1 else [n]
+    fits = []
+    for k in ks:
+        try:
+            fits.append((k, fit(results[:k] if points > 1 else results, bots, anchor=anchored)))
+        except RatingError:  # the anchor has no game yet among the first k
+            fits.append((k, fit(results[:k] if points > 1 else results, bots)))
+    return fits, bots
 
 
 def _brief(r: GameRecord) -> dict[str, Any]:

@@ -41,7 +41,7 @@ from ..schedule import STARTPOS, OpeningBook, ScheduledGame
 from ..server import KeysError, Server, ServerError, load_keys_directory
 from ..timecontrol import TimeControl
 from ..transport import DEFAULT_STDERR_LIMIT, Transcript
-from .db import LadderDB, ResultRow
+from .db import LadderDB, LadderDBError, ResultRow
 from .matchmaking import Pairing, next_pairs, pair_key
 
 __all__ = ["HOUSE_SLOTS", "KEYS_POLL", "BotsChanged", "GameCounted", "Ladder", "LadderError", "LadderSettings"]
@@ -158,6 +158,7 @@ class Ladder:
         self._wake = asyncio.Event()
         self._house = {e.name for e in settings.house}
         self._player: LocalPlayer | None = None
+        self._failure: Exception | None = None
         self.ready = asyncio.Event()
         """Set once the database is open and the server listens (the games begin)."""
         self.counted = 0
@@ -179,7 +180,7 @@ class Ladder:
             (self.directory / "logs").mkdir(exist_ok=True)
         except OSError as e:
             raise LadderError(f"{self.directory}: cannot create it: {e.strerror or e}") from None
-        from .db import DB_NAME, LadderDBError
+        from .db import DB_NAME
 
         try:
             db = self.db = await self._db(LadderDB.open, self.directory / DB_NAME)
@@ -358,6 +359,10 @@ class Ladder:
                     w.cancel()
                 if watcher is not None and watcher.done():
                     watcher.result()  # its error, if it failed
+                if self._failure is not None:
+                    if isinstance(self._failure, LadderDBError):
+                        raise LadderError(f"{self._failure}; the ladder stops (the games counted are safe)")
+                    raise self._failure
         finally:
             stopper.cancel()
             if watcher is not None:
@@ -418,6 +423,8 @@ class Ladder:
                     await self._abandon(record, pair.number)
                     return
                 await asyncio.shield(self._count(record, pair.number))
+        except Exception as e:  # the database cannot be written, or a bug: the ladder stops (the games are safe)
+            self._failure = self._failure or e
         finally:
             self._pairs.pop(pair.number, None)
             self._wake.set()

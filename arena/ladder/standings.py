@@ -72,10 +72,11 @@ def _labels(bots: Sequence[BotRow]) -> dict[tuple[str, int], str]:
 
 
 def scored(results: Iterable[ResultRow], bots: Sequence[BotRow]) -> list[ScoredGame]:
-    """The games as the rating fit sees them, each player one version."""
+    """The games as the rating fit sees them, each player one version (a tally stays one row, with its count)."""
     labels = _labels(bots)
     return [
-        ScoredGame(labels[(r.first, r.first_version)], labels[(r.second, r.second_version)], r.score) for r in results
+        ScoredGame(labels[(r.first, r.first_version)], labels[(r.second, r.second_version)], r.score, r.count)
+        for r in results
     ]
 
 
@@ -115,4 +116,4 @@ def fit(
             lines.append(Standing(None, b.name, b.name, 0, "", None, None, 0, 0.0, b.house, b.last_seen))
     lines.sort(key=lambda s: (s.rating is None, -(s.rating or 0.0), s.player))
     ranked = tuple(replace(s, rank=i + 1 if s.rating is not None else None) for i, s in enumerate(lines))
-    return Standings(ranked, table, len(games))
+    return Standings(ranked, table, sum(g.count for g in games))

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any, Final, TextIO
 
 from ..engine import Deadlines, EngineConfig
+from ..errors import ArenaFault
 from ..journal import JOURNAL_NAME, Journal, JournalContents, JournalError
 from ..pgn import pgn_text
 from ..records import GameRecord, Termination
@@ -333,6 +334,8 @@ class Run:
                     watcher.cancel()
                 playing.close()
         playing.keep_apart()
+        if playing.fault is not None:
+            raise playing.fault
         signum = None if interrupt is None else interrupt.signum
         return replace(self.outcome(playing.failure, signum), aborted=tuple(playing.aborted))
 
@@ -351,7 +354,7 @@ class Run:
 class Playing:
     """One call of :meth:`Run.run`: what its workers share, and what becomes of each game that ends (cutechess's
     ``onGameFinished``): it is :meth:`counted`, :meth:`abandoned`, or it is the :meth:`failed` game that stops the
-    run, and :meth:`decide` stops an SPRT.
+    run (:meth:`faulted` when the arena itself failed), and :meth:`decide` stops an SPRT.
 
     The ordering guarantees, each enforced where it is written: a game is counted only once the journal holds it
     (:class:`~.commit.Committer`, which waits up to :data:`~.commit.WINDOW_S` for other games to share the sync);
@@ -369,6 +372,8 @@ class Playing:
         """Set when no more game may start or count: an interrupt, a failure under ``strict``, the SPRT's decision."""
         self.failure: GameRecord | None = None
         """The failed game that stopped the run (``strict``, or an engine that refuses to play on)."""
+        self.fault: ArenaFault | None = None
+        """The arena's own failure that stopped the run (raised by :meth:`Run.run` once everything is closed)."""
         self.aborted: list[GameRecord] = []
         """Games abandoned: cut short by the stop, or finished after it."""
         self.updates: dict[int, SprtProgress] = {}
@@ -386,7 +391,12 @@ class Playing:
             if self.stop.is_set():
                 return
             self.emit(GameStarted(game))
-            record = await self.player.play(game, game_spec(game, self.run.spec), self.aborted.append)
+            try:
+                record = await self.player.play(game, game_spec(game, self.run.spec), self.aborted.append)
+            except ArenaFault as e:
+                self.emit(GameEnded(game))
+                self.faulted(e)
+                return
             self.emit(GameEnded(game))
             if not self.game_ended(record):
                 return
@@ -425,6 +435,14 @@ class Playing:
     def failed(self, record: GameRecord) -> None:
         """A failed game stops the run (the first one is reported; it is kept in ``failures.jsonl``)."""
         self.failure = self.failure or record
+        self.stop.set()
+
+    def faulted(self, fault: ArenaFault) -> None:
+        """The arena's own failure: no engine is scored for it; the game is kept apart and played again on resume,
+        and the run stops."""
+        if isinstance(fault.record, GameRecord):
+            self.aborted.append(fault.record)
+        self.fault = self.fault or fault
         self.stop.set()
 
     def abandoned(self, record: GameRecord, why: str) -> None:

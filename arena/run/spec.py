@@ -276,10 +276,17 @@ def build_spec(kind: RunKind, engine_words: Sequence[str], options: RunOptions |
         if o.openings is not None and o.random_openings is not None:
             raise RunError("give --openings FILE or --random-openings K, not both")
         variant = parse_variant(o.variant, o.attributes, o.claim)
+        what = "play" if kind is RunKind.MATCH else "sprt"
+        if kind is not RunKind.TOURNAMENT and o.engines_file is None and len(engine_words) > 2:
+            # Most often a command with arguments left unquoted: each of its words would be an engine. Said before
+            # the words are looked up, which would only complain about the first that is no program.
+            raise RunError(
+                f"{what} takes two engines, not {len(engine_words)}: an engine command with spaces is one word,"
+                f' quote it ("python3 ./bot.py", "./bot --fast")'
+            )
         roster = resolve_roster(engine_words, None if o.engines_file is None else Path(o.engines_file))
         configs = apply_options([w.config for w in roster], o.option)
         if kind is not RunKind.TOURNAMENT and len(configs) != 2:
-            what = "play" if kind is RunKind.MATCH else "sprt"
             raise RunError(f"{what} takes two engines, not {len(configs)}")
         control = TimeControl.parse(o.tc)
         if o.openings is not None:

@@ -22,7 +22,11 @@ What the server promises:
   lines that belong to no session are dropped, and what is kept about a cut connection goes with its connection.
   ZeroMQ holds the frames of a message that never ends without any limit (a peer writing ZMTP by hand can send
   one), and delivers nothing of it: a connection that has sent more than :data:`UNSEEN` bytes beyond the whole
-  messages read from it (as the kernel counts them, on TCP) is cut too.
+  messages read from it (as the kernel counts them, on TCP) is cut too, looked at every 10 ms (libzmq reads in a
+  thread of its own, so the cut comes within what a peer can send in that time, not at the byte).
+- Admission. Connections that have not said ``hello`` are capped per address and in all (:class:`Limits`); one
+  more is shut down as soon as the monitor reports it. libzmq accepts a connection (and takes its descriptor)
+  before the arena hears of it, so that is as early as a ROUTER allows.
 
 A ROUTER cannot close one peer's connection, so the server shuts that connection's socket down itself: the descriptor
 comes with every message (``ZMQ_SRCFD``) and the socket monitor reports when it closes, so a descriptor since reused
@@ -91,8 +95,10 @@ HEARTBEAT_MS: Final = 1000
 ZAP_DOMAIN: Final = "quarto-arena"
 _BATCH: Final = 256  # messages read per wake-up, so that a flood cannot hold off the games' deadlines
 _TICK: Final = 0.1  # s between checks of the deadlines and of what each connection has sent
-UNSEEN: Final = 8 << 20
-"""Bytes a connection may have sent beyond the whole messages the arena has read from it (its queue's worth)."""
+UNSEEN: Final = 1 << 20
+"""Bytes a connection may have sent beyond the whole messages the arena has read from it: its queue of lines (64 of
+at most 4 KiB) several times over. libzmq keeps about 64 bytes per frame, so even empty frames cost at most 32 MiB."""
+_WATCH: Final = 0.01  # s between looks at what each connection has sent
 _WIRE: Final = 256  # bytes of ZMTP and CurveZMQ framing allowed per message read, and per second (heartbeats)
 _GOODBYE_LINGER_MS: Final = 300  # ms the goodbyes of a server that stops may take to leave
 _BYE_DELAY: Final = 0.2  # s between telling a peer bye (or refused) and shutting its connection down
@@ -123,6 +129,10 @@ class Limits:
     """Lines per slot above the rate that may come at once."""
     hello: float = 10.0
     """Seconds from connecting to ``hello``."""
+    pending: int = 256
+    """Connections that have not said ``hello`` yet, in all; one more is shut down at once."""
+    pending_per_address: int = 32
+    """Connections from one address that have not said ``hello`` yet; one more is shut down at once."""
     ready: float = 10.0
     """Seconds from the end of a session to its slot's ``ready``."""
 
@@ -146,13 +156,15 @@ class _Slot:
 class _Conn:
     """One accepted connection, known by its descriptor until the monitor reports it closed."""
 
-    __slots__ = ("accepted", "closing", "fd", "inode", "messages", "peer", "received")
+    __slots__ = ("accepted", "closing", "fd", "host", "inode", "messages", "peer", "received")
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.inode = _inode(fd)
         """The socket's inode: what tells this connection from a later one on the same descriptor number."""
         self.accepted = time.monotonic()
+        self.host = ""
+        """The peer's address without its port (for the per-address cap)."""
         self.peer: _Peer | None = None
         self.closing = False
         self.messages = 0
@@ -355,6 +367,7 @@ class Server:
         self._monitor: Any = None
         self._gate: _Gate | None = None
         self._tick: asyncio.TimerHandle | None = None
+        self._watcher: asyncio.TimerHandle | None = None
         self._draining = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._peers_said_goodbye = False
@@ -413,6 +426,7 @@ class Server:
         loop.add_reader(self._monitor.getsockopt(zmq.FD), self._on_monitor)
         loop.add_reader(sock.getsockopt(zmq.FD), self.drain)
         self._tick = loop.call_later(_TICK, self._check_deadlines)
+        self._watcher = loop.call_later(_WATCH, self._watch)
         secure = "CurveZMQ" if self.keys is not None else "plain ZeroMQ, no keys"
         log.info("server: listening on %s (%s) for %s", self.endpoint, secure, ", ".join(self._bots))
 
@@ -430,6 +444,8 @@ class Server:
             self._drop(peer, f"{peer.name}: the arena stopped serving", "the arena stopped serving")
         if self._tick is not None:
             self._tick.cancel()
+        if self._watcher is not None:
+            self._watcher.cancel()
         assert self._loop is not None and self._context is not None
         with contextlib.suppress(ValueError, zmq.ZMQError):
             self._loop.remove_reader(sock.getsockopt(zmq.FD))
@@ -775,7 +791,8 @@ class Server:
             message = parse_monitor_message(mon.recv_multipart(zmq.NOBLOCK))
             event, value = message["event"], int(message["value"])
             if event == zmq.EVENT_ACCEPTED:
-                self._conns[value] = _Conn(value)
+                accepted = self._conns[value] = _Conn(value)
+                self._admit(accepted)
             elif event == zmq.EVENT_DISCONNECTED:
                 conn = self._conns.pop(value, None)
                 if conn is not None:
@@ -806,6 +823,43 @@ class Server:
         if len(self._gone) > _GONE:
             del self._gone[next(iter(self._gone))]
 
+    def _watch(self) -> None:
+        """libzmq delivers only whole messages, and holds the frames of one that never ends (each frame under
+        MAXMSGSIZE) without limit, in its own thread: what the kernel counts as received tells such a connection.
+        Looked at every :data:`_WATCH` seconds, so a connection is cut within that time of passing :data:`UNSEEN`."""
+        if self._sock is None:
+            return
+        assert self._loop is not None
+        self._watcher = self._loop.call_later(_WATCH, self._watch)
+        for conn in list(self._conns.values()):
+            if conn.closing:
+                continue
+            unseen = conn.unseen()
+            if unseen > UNSEEN:
+                why = f"{unseen / (1 << 20):.1f} MiB sent that never made a whole message (at most {UNSEEN >> 20} MiB)"
+                if conn.peer is not None:
+                    self._cut_peer(conn.peer, why)
+                else:
+                    self.complaints.warn(f"closed a connection from {_peer_address(conn.fd)}: {why}")
+                    self._shutdown(conn)
+
+    def _admit(self, conn: _Conn) -> None:
+        """Connections that have not said hello (nor shown a key, without keys) are capped per address and in all:
+        past a cap, a new one is shut down at once, before it can hold its descriptor until the hello deadline."""
+        pending = [c for c in self._conns.values() if c.peer is None and not c.closing]
+        address = _peer_address(conn.fd)
+        host = address.rpartition(":")[0] or address
+        if len(pending) > self.limits.pending:
+            why = f"{len(pending) - 1} connections already wait for their hello (at most {self.limits.pending})"
+        elif sum(1 for c in pending if c.host == host) >= self.limits.pending_per_address:
+            why = f"{self.limits.pending_per_address} connections from {host} already wait for their hello"
+        else:
+            conn.host = host
+            return
+        conn.host = host
+        self.complaints.warn(f"refused a connection from {address}: {why}")
+        self._shutdown(conn)
+
     def _check_deadlines(self) -> None:
         if self._sock is None:
             return
@@ -816,17 +870,7 @@ class Server:
         for conn in list(self._conns.values()):
             if conn.closing:
                 continue
-            # libzmq delivers only whole messages, and holds the frames of one that never ends (each frame under
-            # MAXMSGSIZE) without limit: what the kernel counts as received tells such a connection.
-            unseen = conn.unseen()
-            if unseen > UNSEEN:
-                why = f"{unseen >> 20} MB sent that never made a whole message"
-                if conn.peer is not None:
-                    self._cut_peer(conn.peer, why)
-                else:
-                    self.complaints.warn(f"closed a connection from {_peer_address(conn.fd)}: {why}")
-                    self._shutdown(conn)
-            elif conn.peer is None and now - conn.accepted > self.limits.hello:
+            if conn.peer is None and now - conn.accepted > self.limits.hello:
                 address = _peer_address(conn.fd)
                 self.complaints.warn(f"closed a connection from {address}: no hello within {self.limits.hello:g} s")
                 self._shutdown(conn)

@@ -31,17 +31,37 @@ players is ``Phi((r_a - r_b) / sd(r_a - r_b))`` with the same covariance.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+import operator
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 from ..errors import ArenaError, ExitStatus
 from .elo import ELO_SCALE, Z95, normal_cdf
 
-__all__ = ["PairRecord", "PlayerRating", "RatingError", "RatingTable", "ScoredGame", "rate"]
+__all__ = [
+    "EXACT_PLAYERS",
+    "MAX_GAMES",
+    "MAX_PLAYERS",
+    "PairRecord",
+    "PlayerRating",
+    "RatingError",
+    "RatingTable",
+    "ScoredGame",
+    "rate",
+]
 
 # Newton's method on the rating likelihood: stop when no rating moves by more than this many points.
-_NEWTON_TOLERANCE: Final = 1e-10
+_NEWTON_TOLERANCE: Final = 1e-9
+# Each Newton step is solved by conjugate gradients to this relative residual.
+_CG_TOLERANCE: Final = 1e-10
+EXACT_PLAYERS: Final = 120
+"""Pools of up to this many players get the exact covariance (a dense inverse, O(players^3)); larger pools an
+O(games) approximation (see :func:`_approximate_covariance`)."""
+MAX_PLAYERS: Final = 10_000
+"""Players :func:`rate` takes; more is a :class:`RatingError` (a fit's memory and time grow with them)."""
+MAX_GAMES: Final = 1_000_000
+"""Games :func:`rate` takes; more is a :class:`RatingError`."""
 # A pool whose exact fit has not converged by then has no finite maximum (its ratings run away).
 _NEWTON_MAX_ITERATIONS: Final = 200
 _VALID_SCORES: Final = (0.0, 0.5, 1.0)
@@ -64,6 +84,8 @@ class ScoredGame:
     """The second player."""
     score: float
     """White's score: 1.0 win, 0.5 draw, 0.0 loss."""
+    count: int = 1
+    """How many such games this stands for (a tally of the same two players, colours and score)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,9 +125,9 @@ class PlayerRating:
         return self.draws / self.games if self.games else None
 
 
-@dataclass(frozen=True, slots=True)
-class PairRecord:
-    """What one player did against one opponent, both colours together."""
+class PairRecord(NamedTuple):
+    """What one player did against one opponent, both colours together (a named tuple: a large crosstable is
+    built fast)."""
 
     player: str
     """The player whose points are counted."""
@@ -136,7 +158,8 @@ class RatingTable:
     first_player_advantage_margin: float | None
     """Half-width of the 95% interval of ``first_player_advantage``."""
     covariance: Mapping[tuple[str, str], float]
-    """Covariance of the ratings of two players of the same pool (both orders present), for :meth:`los`."""
+    """Covariance of the ratings of two players of the same pool (both orders present), for :meth:`los`: every pair
+    in a pool of up to :data:`EXACT_PLAYERS`, the pairs who met (and each player with itself) in a larger one."""
 
     def player(self, name: str) -> PlayerRating:
         """The line of the player called ``name``; raises :class:`KeyError` when there is none."""
@@ -148,9 +171,9 @@ class RatingTable:
     def los(self, a: str, b: str) -> float | None:
         """Likelihood that ``a`` is stronger than ``b``; ``None`` when they are in different pools or unrated."""
         pa, pb = self.player(a), self.player(b)
-        if pa.rating is None or pb.rating is None or (a, b) not in self.covariance:
+        if pa.rating is None or pb.rating is None or pa.pool != pb.pool or a == b:
             return None
-        variance = self.covariance[(a, a)] + self.covariance[(b, b)] - 2.0 * self.covariance[(a, b)]
+        variance = self.covariance[(a, a)] + self.covariance[(b, b)] - 2.0 * self.covariance.get((a, b), 0.0)
         if variance <= 0.0:
             return None
         return normal_cdf((pa.rating - pb.rating) / math.sqrt(variance))
@@ -231,19 +254,25 @@ def _count(games: Iterable[ScoredGame], players: Iterable[str]) -> _Counts:
     """Checks and counts the games; ``players`` adds names with no game."""
     names: dict[str, int] = {}
     tallies: dict[tuple[int, int], _Tally] = {}
-    for game in games:
+    for number, game in enumerate(games, start=1):
+        if number > MAX_GAMES:
+            raise RatingError(f"more than {MAX_GAMES:,} games: rate at most that many at once")
         if game.score not in _VALID_SCORES:
             raise RatingError(f"score {game.score!r} of {game.white} v {game.black} is not 0, 0.5 or 1")
         if game.white == game.black:
             raise RatingError(f"{game.white} played itself: a game needs two different players")
+        if not (isinstance(game.count, int) and game.count >= 1):
+            raise RatingError(f"{game.white} v {game.black}: a count of {game.count!r} games")
         i = names.setdefault(game.white, len(names))
         j = names.setdefault(game.black, len(names))
+        if len(names) > MAX_PLAYERS:
+            raise RatingError(f"more than {MAX_PLAYERS:,} players: rate at most that many at once")
         tally = tallies.get((i, j))
         if tally is None:
             tally = tallies[(i, j)] = _Tally()
-        tally.games += 1
-        tally.points += game.score
-        tally.draws += game.score == 0.5
+        tally.games += game.count
+        tally.points += game.score * game.count
+        tally.draws += (game.score == 0.5) * game.count
     for name in players:
         names.setdefault(name, len(names))
     n = len(names)
@@ -285,10 +314,11 @@ def _fit_pools(
         fit = _fit_pool(members, pool_tallies, pinned, fit_advantage, scale)
         for k, i in enumerate(members):
             ratings[i] = fit.ratings[k]
-            margins[i] = Z95 * math.sqrt(max(fit.covariance[k][k], 0.0))
+            margins[i] = Z95 * math.sqrt(max(fit.variances[k], 0.0))
             regularized[i] = fit.regularized
-            for m, j in enumerate(members):
-                covariance[(counts.names[i], counts.names[j])] = fit.covariance[k][m]
+            covariance[(counts.names[i], counts.names[i])] = fit.variances[k]
+        for (a, b), value in fit.covariances.items():
+            covariance[(counts.names[members[a]], counts.names[members[b]])] = value
         if pool_index == 0 and fit.advantage is not None:
             advantage = fit.advantage
             advantage_margin = Z95 * math.sqrt(max(fit.advantage_variance, 0.0))
@@ -309,7 +339,7 @@ def _ranked_lines(counts: _Counts, fit: _Ratings) -> tuple[PlayerRating, ...]:
         if position + 1 < len(rated) and pool_of[rated[position + 1]] == pool_of[i]:
             j = rated[position + 1]
             a, b = names[i], names[j]
-            variance = fit.covariance[(a, a)] + fit.covariance[(b, b)] - 2.0 * fit.covariance[(a, b)]
+            variance = fit.covariance[(a, a)] + fit.covariance[(b, b)] - 2.0 * fit.covariance.get((a, b), 0.0)
             ri, rj = ratings[i], ratings[j]
             if variance > 0.0 and ri is not None and rj is not None:
                 los_next = normal_cdf((ri - rj) / math.sqrt(variance))
@@ -343,9 +373,13 @@ def _pair_records(counts: _Counts) -> tuple[PairRecord, ...]:
         backward[1] += t.games - t.points
         backward[2] += t.draws
     names = counts.names
+    rank = [0] * len(names)
+    for position, i in enumerate(sorted(range(len(names)), key=names.__getitem__)):
+        rank[i] = position
+    n = len(names)
     return tuple(
         PairRecord(names[i], names[j], int(g), p, int(d))
-        for (i, j), (g, p, d) in sorted(totals.items(), key=lambda kv: (names[kv[0][0]], names[kv[0][1]]))
+        for (i, j), (g, p, d) in sorted(totals.items(), key=lambda kv: rank[kv[0][0]] * n + rank[kv[0][1]])
     )
 
 
@@ -376,7 +410,9 @@ class _PoolFit:
     """Ratings and covariance of one pool, in the order of its members."""
 
     ratings: list[float]
-    covariance: list[list[float]]
+    variances: list[float]
+    covariances: dict[tuple[int, int], float]
+    """Between members (both orders): all of them up to :data:`EXACT_PLAYERS`, those who met beyond."""
     advantage: float | None
     advantage_variance: float
     regularized: bool
@@ -391,7 +427,9 @@ def _fit_pool(
 ) -> _PoolFit:
     """Fits one pool exactly, or with virtual draws when the exact maximum is not finite."""
     local = {player: k for k, player in enumerate(members)}
-    pairs = [(local[i], local[j], t.games, t.points) for (i, j), t in tallies.items()]
+    pairs: list[tuple[int, int, float, float]] = [
+        (local[i], local[j], t.games, t.points) for (i, j), t in tallies.items()
+    ]
     m = len(members)
     met = sorted({(min(i, j), max(i, j)) for i, j, _, _ in pairs})
     group = _dominance_groups(m, pairs)
@@ -405,20 +443,53 @@ def _fit_pool(
     if solution is None:
         # A virtual draw is split over both colours so that it says nothing about the first-player advantage.
         prior = [(i, j, 0.5, 0.25) for i, j in needs_prior or met] + [(j, i, 0.5, 0.25) for i, j in needs_prior or met]
-        solution = _newton(m, pairs + prior, fit_advantage, scale)
+        pairs = pairs + prior
+        solution = _newton(m, pairs, fit_advantage, scale)
         if solution is None:
             raise AssertionError("the rating fit with virtual draws is strictly concave and must converge")
-    params, cov = solution
+    params = solution
     # The fit holds member 0 at 0; move to the anchor or to the pool average 0.
-    if anchor_rating is not None:
-        shift = anchor_rating
-    else:
-        shift = -sum(params[:m]) / m
-        cov = _centre(cov, m)
+    shift = anchor_rating if anchor_rating is not None else -sum(params[:m]) / m
     ratings = [params[k] + shift for k in range(m)]
     advantage = params[m] if fit_advantage else None
-    advantage_variance = cov[m][m] if fit_advantage else 0.0
-    return _PoolFit(ratings, [row[:m] for row in cov[:m]], advantage, advantage_variance, regularized)
+    diagonal, off = _information(m, pairs, params, fit_advantage, scale)
+    if m <= EXACT_PLAYERS:
+        cov = _exact_covariance(len(diagonal), diagonal, off)
+        if anchor_rating is None:
+            cov = _centre(cov, m)
+        variances = [cov[a][a] for a in range(m)]
+        covariances = {(a, b): cov[a][b] for a in range(m) for b in range(m) if a != b}
+        advantage_variance = cov[m][m] if fit_advantage else 0.0
+    else:
+        variances, covariances = _approximate_covariance(m, diagonal, off, anchored=anchor_rating is not None)
+        advantage_variance = 1.0 / diagonal[m] if fit_advantage and diagonal[m] > 0.0 else 0.0
+    return _PoolFit(ratings, variances, covariances, advantage, advantage_variance, regularized)
+
+
+def _approximate_covariance(
+    m: int, diagonal: Sequence[float], off: Mapping[tuple[int, int], float], *, anchored: bool
+) -> tuple[list[float], dict[tuple[int, int], float]]:
+    """The covariance of a large pool's ratings in O(pairs): the information is a weighted graph Laplacian
+    ``D - W``, whose pseudo-inverse is ``D^-1 + D^-1 W D^-1 + D^-1 W D^-1 W D^-1 + ...``; the first terms give each
+    variance (``1/d_i + sum_j w_ij^2 / (d_i^2 d_j)``) and the covariance of two players who met (``w_ij/(d_i d_j)``).
+    Close to exact in a well-mixed pool (a round robin of 1,000: within 0.1%); an underestimate where players meet
+    only a few neighbours (a chain). With an anchor (member 0) everything is taken relative to it."""
+    d = [diagonal[a] if diagonal[a] > 0.0 else 1e-300 for a in range(m)]
+    variances = [1.0 / d[a] for a in range(m)]
+    covariances: dict[tuple[int, int], float] = {}
+    for (a, b), value in off.items():
+        if a < m and b < m:
+            w = -value
+            variances[a] += w * w / (d[a] * d[a] * d[b])
+            covariances[(a, b)] = w / (d[a] * d[b])
+    if anchored:
+        v0 = variances[0]
+        c0 = [covariances.get((a, 0), 0.0) for a in range(m)]
+        variances = [variances[a] + v0 - 2.0 * c0[a] for a in range(m)]
+        covariances = {(a, b): c - c0[a] - c0[b] + v0 for (a, b), c in covariances.items()}
+        variances[0] = 0.0
+        covariances = {key: (0.0 if 0 in key else c) for key, c in covariances.items()}
+    return variances, covariances
 
 
 def _dominance_groups(m: int, pairs: Sequence[tuple[int, int, float, float]]) -> list[int]:
@@ -475,62 +546,185 @@ def _advantage_bounded(pairs: Sequence[tuple[int, int, float, float]]) -> bool:
 
 def _newton(
     m: int, pairs: Sequence[tuple[int, int, float, float]], fit_advantage: bool, scale: float
-) -> tuple[list[float], list[list[float]]] | None:
-    """Maximizes the log-likelihood with member 0 held at 0.
+) -> list[float] | None:
+    """Maximizes the log-likelihood with member 0 held at 0: Newton's method whose steps are solved by conjugate
+    gradients on the information matrix, which is applied row by row from each player's opponents and never formed.
+    Every pass over the pairs costs O(pairs), and pairs are at most the games: the whole fit costs O(games x passes).
 
-    Returns all parameters (m ratings, then the advantage when fitted) and their covariance (zero row and column
-    for member 0), or ``None`` when the iteration does not converge.
+    Returns all parameters (m ratings, then the advantage when fitted), or ``None`` when the iteration does not
+    converge.
     """
     k = math.log(10.0) / scale
     size = m + (1 if fit_advantage else 0)
     params = [0.0] * size
+    whites = [i for i, _, _, _ in pairs]
+    blacks = [j for _, j, _, _ in pairs]
+    counts = [g for _, _, g, _ in pairs]
+    scores = [p for _, _, _, p in pairs]
+    # Each player's opponents, and the pair of each: the rows of the information matrix.
+    opponents: list[list[int]] = [[] for _ in range(m)]
+    row_pairs: list[list[int]] = [[] for _ in range(m)]
+    as_white: list[list[int]] = [[] for _ in range(m)]
+    as_black: list[list[int]] = [[] for _ in range(m)]
+    for n, (i, j) in enumerate(zip(whites, blacks, strict=True)):
+        opponents[i].append(j)
+        row_pairs[i].append(n)
+        opponents[j].append(i)
+        row_pairs[j].append(n)
+        as_white[i].append(n)
+        as_black[j].append(n)
 
-    def predict(i: int, j: int, values: Sequence[float]) -> float:
-        return values[i] - values[j] + (values[m] if fit_advantage else 0.0)
+    def predictions(values: Sequence[float]) -> list[float]:
+        bonus = values[m] if fit_advantage else 0.0
+        return [k * (values[i] - values[j] + bonus) for i, j in zip(whites, blacks, strict=True)]
 
-    def log_likelihood(values: Sequence[float]) -> float:
-        total = 0.0
-        for i, j, g, p in pairs:
-            x = k * predict(i, j, values)
-            total -= p * _softplus(-x) + (g - p) * _softplus(x)
-        return total
+    exp, log1p = math.exp, math.log1p
 
-    current = log_likelihood(params)
+    def log_likelihood(xs: Sequence[float]) -> float:
+        # -(p * softplus(-x) + (g - p) * softplus(x)), with softplus(-x) = softplus(x) - x (softplus inlined)
+        return sum(
+            p * x - g * ((x if x > 0.0 else 0.0) + log1p(exp(-x if x > 0.0 else x)))
+            for x, g, p in zip(xs, counts, scores, strict=True)
+        )
+
+    # Start from each player's own score against the field: most of the way in a well-mixed pool.
+    played = [0.5 + sum(map(counts.__getitem__, row)) for row in row_pairs]
+    points = [
+        0.25 + sum(map(scores.__getitem__, as_white[a])) + sum(counts[n] - scores[n] for n in as_black[a])
+        for a in range(m)
+    ]
+    start = [math.log(w / (g - w)) / k for w, g in zip(points, played, strict=True)]
+    params[:m] = [r - start[0] for r in start]
+    xs = predictions(params)
+    current = log_likelihood(xs)
     for _ in range(_NEWTON_MAX_ITERATIONS):
-        gradient = [0.0] * size
-        information = [[0.0] * size for _ in range(size)]
-        for i, j, g, p in pairs:
-            e = _logistic(k * predict(i, j, params))
-            slope = k * (p - g * e)
-            curvature = k * k * g * e * (1.0 - e)
-            # d(prediction)/d(param) is +1 for i (and the advantage), -1 for j.
-            signs = [(i, 1.0), (j, -1.0)] + ([(m, 1.0)] if fit_advantage else [])
-            for a, sa in signs:
-                gradient[a] += sa * slope
-                for b, sb in signs:
-                    information[a][b] += sa * sb * curvature
-        free = list(range(1, size))
-        reduced = _inverse([[information[a][b] for b in free] for a in free])
-        if reduced is None:
+        expected = [1.0 / (1.0 + exp(-x)) if x > -700.0 else 0.0 for x in xs]
+        slopes = [k * (p - g * e) for p, g, e in zip(scores, counts, expected, strict=True)]
+        curvature = [k * k * g * e * (1.0 - e) for g, e in zip(counts, expected, strict=True)]
+        gradient = [
+            sum(map(slopes.__getitem__, as_white[a])) - sum(map(slopes.__getitem__, as_black[a])) for a in range(m)
+        ]
+        weights = [list(map(curvature.__getitem__, row)) for row in row_pairs]
+        diagonal = [sum(row) for row in weights]
+        coupling: list[float] = []
+        if fit_advantage:
+            gradient.append(sum(slopes))
+            coupling = [
+                sum(map(curvature.__getitem__, as_white[a])) - sum(map(curvature.__getitem__, as_black[a]))
+                for a in range(m)
+            ]
+            diagonal.append(sum(curvature))
+        gradient[0] = 0.0
+        # How far the ratings still are from the maximum, about, in rating points; Newton converges quadratically
+        # when each step is solved the more exactly the closer it is (Dembo-Eisenstat-Steihaug).
+        distance = (
+            max(abs(g) / d for g, d in zip(gradient[1:], diagonal[1:], strict=True) if d > 0.0) if size > 1 else 0.0
+        )
+        if distance < _NEWTON_TOLERANCE:
+            return params
+
+        def apply(
+            v: Sequence[float],
+            weights: list[list[float]] = weights,
+            coupling: list[float] = coupling,
+            diagonal: list[float] = diagonal,
+        ) -> list[float]:
+            get = v.__getitem__
+            out = [diagonal[a] * v[a] - sum(map(operator.mul, weights[a], map(get, opponents[a]))) for a in range(m)]
+            if fit_advantage:
+                bonus = v[m]
+                out = [o + c * bonus for o, c in zip(out, coupling, strict=True)]
+                out.append(sum(map(operator.mul, coupling, v)) + diagonal[m] * bonus)
+            out[0] = 0.0  # member 0 is held
+            return out
+
+        step = _conjugate_gradients(apply, gradient, diagonal, max(_CG_TOLERANCE, min(0.1, distance)))
+        if step is None:
             return None
-        step = [sum(reduced[r][c] * gradient[free[c]] for c in range(len(free))) for r in range(len(free))]
         factor = 1.0
         while True:
-            trial = params[:]
-            for r, a in enumerate(free):
-                trial[a] += factor * step[r]
-            value = log_likelihood(trial)
+            trial = [a + factor * b for a, b in zip(params, step, strict=True)]
+            xs = predictions(trial)
+            value = log_likelihood(xs)
             if value >= current - 1e-12 * abs(current) or factor < 1e-6:
                 break
             factor /= 2.0
         params, current = trial, value
-        if max((abs(factor * s) for s in step), default=0.0) < _NEWTON_TOLERANCE:
-            covariance = [[0.0] * size for _ in range(size)]
-            for r, a in enumerate(free):
-                for c, b in enumerate(free):
-                    covariance[a][b] = reduced[r][c]
-            return params, covariance
     return None
+
+
+def _conjugate_gradients(
+    apply: Callable[[Sequence[float]], list[float]], b: Sequence[float], diagonal: Sequence[float], tolerance: float
+) -> list[float] | None:
+    """Solves ``A x = b`` to the relative residual ``tolerance`` for the symmetric positive definite ``A`` that
+    ``apply`` multiplies by, with component 0 held at 0, preconditioned by ``A``'s diagonal; ``None`` when ``A`` is
+    singular there."""
+    n = len(b)
+    if n <= 1:
+        return [0.0] * n
+    inverse = [0.0] + [1.0 / d if d > 1e-300 else 0.0 for d in diagonal[1:]]
+    if any(d <= 1e-300 for d in diagonal[1:]):
+        return None
+    x = [0.0] * n
+    r = list(b)
+    z = [a * c for a, c in zip(inverse, r, strict=True)]
+    d = list(z)
+    rz = sum(a * c for a, c in zip(r, z, strict=True))
+    target = (tolerance * max(abs(v) for v in b)) ** 2
+    for _ in range(max(4 * n, 50)):
+        if rz <= target * 1e-30 or max(abs(v) for v in r) ** 2 <= target:
+            return x
+        ad = apply(d)
+        dad = sum(a * c for a, c in zip(d, ad, strict=True))
+        if dad <= 0.0:
+            return None
+        alpha = rz / dad
+        x = [a + alpha * c for a, c in zip(x, d, strict=True)]
+        r = [a - alpha * c for a, c in zip(r, ad, strict=True)]
+        z = [a * c for a, c in zip(inverse, r, strict=True)]
+        rz_next = sum(a * c for a, c in zip(r, z, strict=True))
+        d = [a + (rz_next / rz) * c for a, c in zip(z, d, strict=True)]
+        rz = rz_next
+    return x
+
+
+def _information(
+    m: int, pairs: Sequence[tuple[int, int, float, float]], params: Sequence[float], fit_advantage: bool, scale: float
+) -> tuple[list[float], dict[tuple[int, int], float]]:
+    """The information matrix at ``params`` in sparse form: its diagonal, and its off-diagonal entries (both
+    orders) between players who met and between each player and the advantage."""
+    k = math.log(10.0) / scale
+    size = m + (1 if fit_advantage else 0)
+    bonus = params[m] if fit_advantage else 0.0
+    diagonal = [0.0] * size
+    off: dict[tuple[int, int], float] = {}
+    for i, j, g, _ in pairs:
+        e = _logistic(k * (params[i] - params[j] + bonus))
+        c = k * k * g * e * (1.0 - e)
+        diagonal[i] += c
+        diagonal[j] += c
+        off[(i, j)] = off.get((i, j), 0.0) - c
+        off[(j, i)] = off.get((j, i), 0.0) - c
+        if fit_advantage:
+            diagonal[m] += c
+            off[(i, m)] = off.get((i, m), 0.0) + c
+            off[(m, i)] = off.get((m, i), 0.0) + c
+            off[(j, m)] = off.get((j, m), 0.0) - c
+            off[(m, j)] = off.get((m, j), 0.0) - c
+    return diagonal, off
+
+
+def _exact_covariance(size: int, diagonal: Sequence[float], off: Mapping[tuple[int, int], float]) -> list[list[float]]:
+    """The inverse of the information with parameter 0 held (a zero row and column for it): O(size^3)."""
+    matrix = [[diagonal[a] if a == b else off.get((a, b), 0.0) for b in range(1, size)] for a in range(1, size)]
+    reduced = _inverse(matrix)
+    covariance = [[0.0] * size for _ in range(size)]
+    if reduced is None:
+        return covariance
+    for r in range(size - 1):
+        for c in range(size - 1):
+            covariance[r + 1][c + 1] = reduced[r][c]
+    return covariance
 
 
 def _centre(cov: Sequence[Sequence[float]], m: int) -> list[list[float]]:

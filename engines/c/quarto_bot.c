@@ -437,7 +437,7 @@ static void cmd_position(char **w, int n) {
     const char *why = NULL;
     char msg[200];
     pos_ok = 0;
-    if (n >= 2 && eq_nocase(w[1], "startpos")) {
+    if (n >= 2 && strcmp(w[1], "startpos") == 0) { /* a keyword: lower case only (SPEC 2.3) */
         pos_start(&pos);
         i = 2;
     } else if (n >= 3) {
@@ -486,7 +486,12 @@ static void cmd_go(char **w, int n) {
             send("error go %s needs a whole number", limits[k]);
             return;
         }
-        if (k >= 4 && strspn(v, "0") == strlen(v)) { /* movestogo, movetime, depth, nodes */
+        v += strspn(v, "0");
+        if (strlen(v) > 19 || (strlen(v) == 19 && strcmp(v, "9223372036854775807") > 0)) {
+            send("error go %s is above 2^63 - 1", limits[k]); /* SPEC 4.5 */
+            return;
+        }
+        if (k >= 4 && !*v) { /* movestogo, movetime, depth, nodes */
             send("error go %s needs at least 1", limits[k]);
             return;
         }
@@ -529,6 +534,10 @@ int main(void) {
         if (n == 0) continue; /* empty lines are ignored */
         if (strcmp(w[0], "uqi") == 0) {
             held[0] = '\0'; /* a new session abandons a held search without its turn (SPEC 4.10) */
+            /* A new session keeps nothing of the last (SPEC 4.1): the standard game, no position. The Seed option
+             * needs no reset: its default, 0, only means "seed from the clock", which this process has done. */
+            set_variant(0, 0xF, 0);
+            pos_ok = 0;
             cmd_uqi();
         } else if (strcmp(w[0], "isready") == 0) {
             send("%s", "readyok");

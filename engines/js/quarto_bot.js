@@ -279,7 +279,7 @@ function cmdPosition(w) {
   positionOk = false;
   let i;
   try {
-    if (w.length >= 2 && w[1].toLowerCase() === 'startpos') {
+    if (w.length >= 2 && w[1] === 'startpos') { // a keyword: lower case only (SPEC 2.3)
       position = startPosition();
       i = 2;
     } else if (w.length >= 3) {
@@ -315,6 +315,7 @@ function cmdGo(w) {
     if (key === 'infinite') continue;
     const value = w[++i] ?? '';
     if (!/^\d+$/.test(value)) return send(`error go ${key} needs a whole number`);
+    if (BigInt(value) > 9223372036854775807n) return send(`error go ${key} is above 2^63 - 1`); // SPEC 4.5
     if (['movestogo', 'movetime', 'depth', 'nodes'].includes(key) && Number(value) < 1) {
       return send(`error go ${key} needs at least 1`);
     }
@@ -336,6 +337,8 @@ function handle(line) {
   switch (w[0]) {
     case 'uqi':
       held = null; // a new session abandons a held search without its turn (SPEC 4.10)
+      setVariant(false, 0xf, false); // and keeps nothing of the last (SPEC 4.1): the standard game, no position
+      positionOk = false;
       send('id name Greedy JS 1.0');
       send('id author quarto-arena');
       send('option name Seed type spin min 0 max 2147483647 default 0');

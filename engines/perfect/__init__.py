@@ -29,7 +29,7 @@ import math
 import random
 import time
 
-from quarto_arena.protocol.bot import OptionValue, SearchContext
+from quarto_arena.protocol.bot import SAFETY_TIME, OptionValue, SearchContext
 from quarto_arena.protocol.rules import Position, Turn, Variant, turn_of
 from quarto_arena.protocol.solver import EXACT, Aim, Limits, Search, Solver, Verdict
 from quarto_arena.protocol.uqi import Go, OptionSpec, OptionType, Score
@@ -62,8 +62,9 @@ PREPASS_SHARE = 0.25
 """Share of the turn's time the deepening before MCTS may take."""
 MCTS_ABOVE = 12
 """With ``Search mcts``, positions with more empty squares than this are searched by MCTS, the rest as usual."""
-NO_CLOCK_SECONDS = 20.0
-"""Time allowed to a search limited only by depth or nodes, well inside an arena's usual 60 s safety deadline."""
+NO_CLOCK_SECONDS = SAFETY_TIME - 1.0
+"""Time allowed to a search limited only by depth or nodes: SPEC §4.5's safety time (10 s) less a second's reserve
+for a loaded machine."""
 
 
 def time_budget(limits: Go, position: Position) -> float | None:

@@ -7,6 +7,7 @@ from its one fault it speaks correct UQI. :data:`BROKEN` says what each one does
 
 ``ignores_quit`` plays correctly: its games end ``normal``, and the fault is that it must be killed afterwards.
 
+:data:`NONCOMPLIANT` lists bots whose fault only ``quarto-arena check`` (or a game in another variant) shows.
 :data:`HOSTILE` lists bots that attack the arena itself rather than break one rule of a game: floods meant to
 exhaust its memory, processes that escape its supervision, a closed output, answers at the last millisecond. Some
 take arguments; their tests drive them one by one.
@@ -17,7 +18,7 @@ from __future__ import annotations
 import sys
 from typing import Final
 
-__all__ = ["BROKEN", "EXPECTED_TERMINATION", "HOSTILE", "command"]
+__all__ = ["BROKEN", "EXPECTED_TERMINATION", "HOSTILE", "NONCOMPLIANT", "command"]
 
 BROKEN: Final[dict[str, str]] = {
     "crash_on_go": "exits with status 3 on the first go, without a turn",
@@ -54,6 +55,16 @@ EXPECTED_TERMINATION: Final[dict[str, str]] = {
 """Bot name -> the termination reason of a game it spoils (a ``Termination`` value)."""
 
 
+NONCOMPLIANT: Final[dict[str, str]] = {
+    "omits_call": "plays a strict game's winning placement bare ('d1', not 'd1!') and never claims",
+    "ignores_attributes": "counts all four attributes whatever newgame said",
+    "crash_on_invalid_position": "dies with a traceback on a position it cannot build",
+    "never_resets": "keeps its position from one game to the next when a position line repeats the last",
+}
+"""Bot name -> a fault that a game in the default variant never shows, but ``quarto-arena check`` finds (SPEC's
+rules for strict claims, attribute subsets, invalid positions, a second game on one process)."""
+
+
 HOSTILE: Final[dict[str, str]] = {
     "flood_lines": "floods info, error, garbage or stderr lines on go, or option lines in the handshake",
     "escapes_session": "leaves a setsid() child and a double-forked daemon behind (pids written to a file)",
@@ -62,13 +73,14 @@ HOSTILE: Final[dict[str, str]] = {
     "hang_once": "hangs on the first go once (a marker file), then plays correctly in every later process",
     "slow_start": "takes 1.5 s to start and 80 ms longer over its first search in a process (pids to a file)",
     "escape_strings": "puts terminal escape sequences in id name, error lines, refusals and turns",
+    "zmtp_flood": "a ZeroMQ peer (server or client) that sends an endless multipart message or a huge frame",
 }
 """Bot name -> how it attacks the arena (resources, supervision, the clock)."""
 
 
 def command(name: str, *args: str) -> list[str]:
     """The command line that runs broken or hostile bot ``name`` with this Python interpreter."""
-    if name not in BROKEN and name not in HOSTILE:
-        choices = ", ".join(sorted((*BROKEN, *HOSTILE)))
+    if name not in BROKEN and name not in HOSTILE and name not in NONCOMPLIANT:
+        choices = ", ".join(sorted((*BROKEN, *HOSTILE, *NONCOMPLIANT)))
         raise ValueError(f"no broken bot {name!r}; choose from {choices}")
     return [sys.executable, "-m", f"{__name__}.{name}", *args]

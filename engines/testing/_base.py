@@ -64,6 +64,8 @@ class MinimalBot:
         try:
             cmd = parse_command(line)
         except UqiError as e:
+            if line.split()[0] == "position":
+                self.position = None  # SPEC §4.4: after an invalid position, none is held
             self.send(f"error {e}")
             return
         if self.held is not None and isinstance(cmd, SetOption | NewGame | PositionCommand | Go):

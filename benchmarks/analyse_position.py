@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""What a user waits for: ``quarto-arena analyse POSITION --json`` (the value and every best turn), start-up included.
+
+Positions are fresh: random games of safe turns (never handing over a piece that wins at once, when another does
+not) from a seed, by default one drawn from the clock and printed, so each run meets positions no table or cache
+of the project has seen. Each position is analysed once per command, the commands interleaved position by position
+so that a busy machine slows them alike; the script prints each command's median and worst wall time, and with two
+commands the ratio of their medians, and checks that they agree on the value and the best turns.
+
+    python benchmarks/analyse_position.py [--empties 12] [--positions 9] [--seed N] [--variant standard]
+                                 [--command "quarto-arena"] [--command "/other/venv/bin/quarto-arena"]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+from quarto_arena.engines.greedy import safe_turns
+from quarto_arena.protocol.notation import format_position, parse_variant
+from quarto_arena.protocol.rules import Position, Variant
+
+
+def sample_positions(variant: Variant, empties: int, count: int, seed: int) -> list[Position]:
+    """``count`` unfinished positions with ``empties`` empty squares and a piece in hand, from random safe games."""
+    rng = random.Random(seed)
+    out: list[Position] = []
+    while len(out) < count:
+        p = Position.start(variant)
+        while not p.is_over and 16 - p.placed > empties:
+            p = p.apply(rng.choice(safe_turns(p) or p.legal_turns()))
+        if not p.is_over and 16 - p.placed == empties and p.hand is not None:
+            out.append(p)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--empties", type=int, default=12)
+    parser.add_argument("--positions", type=int, default=9)
+    parser.add_argument("--seed", type=int, default=None, help="default: drawn from the clock, and printed")
+    parser.add_argument("--variant", default="standard", help="standard or advanced")
+    parser.add_argument(
+        "--command", action="append", default=None, help="the CLI to time (repeatable; default: quarto-arena)"
+    )
+    args = parser.parse_args()
+    seed = args.seed if args.seed is not None else time.time_ns() % 1_000_000_007
+    commands = args.command or [shutil.which("quarto-arena") or f"{sys.executable} -m quarto_arena.arena.cli"]
+    variant = parse_variant(args.variant)
+    positions = sample_positions(variant, args.empties, args.positions, seed)
+    print(f"{args.positions} positions, {args.empties} empty squares, {variant.describe()}, seed {seed}")
+    times: list[list[float]] = [[] for _ in commands]
+    for position in positions:
+        text = format_position(position)
+        answers = []
+        for i, command in enumerate(commands):
+            argv = [*shlex.split(command), "analyse", text, "--json", "--variant", args.variant]
+            started = time.perf_counter()
+            done = subprocess.run(argv, capture_output=True, text=True, check=False)
+            times[i].append(time.perf_counter() - started)
+            if done.returncode != 0:
+                sys.exit(f"{command} failed on {text!r}: {done.stderr.strip()}")
+            answers.append(json.loads(done.stdout))
+        first = answers[0]
+        line = f"  {text:<24} {first['value']} {first['turns']:>2}, {len(first['best']):>3} best turns  "
+        line += "  ".join(f"{t[-1]:6.2f} s" for t in times)
+        if any((a["value"], a["turns"], a["best"]) != (first["value"], first["turns"], first["best"]) for a in answers):
+            line += "  DISAGREE"
+        print(line)
+    for command, t in zip(commands, times, strict=True):
+        print(f"{command}: median {statistics.median(t):.2f} s, worst {max(t):.2f} s (wall, start-up included)")
+    if len(commands) > 1:
+        base = statistics.median(times[-1])
+        for command, t in zip(commands[:-1], times[:-1], strict=True):
+            print(f"median ratio {command} / {commands[-1]}: {statistics.median(t) / base:.2f}")
+
+
+if __name__ == "__main__":
+    main()

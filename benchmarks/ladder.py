@@ -1,0 +1,400 @@
+"""The ladder's figures: a ladder of many simulated bots, standings on a large database, and kill -9 with restarts.
+
+    python benchmarks/ladder.py [--bots 100] [--slots 2] [--seconds 600] [--tc st=0.02] [--standings 100000]
+                                [--kills 20] [--kill-bots 10] [--skip live,standings,kills]
+
+1. Live. ``--bots`` simulated bots (SDK bots that pick a random legal turn, several per process, each with its own
+   key and connection, ``--slots`` each, ``--stay``) on a ladder with ``-j`` = bots x slots / 2 (every slot can
+   play), for ``--seconds`` after all are online. Printed: games/s, the ladder process's CPU per turn, its peak
+   RSS, database bytes per game, games per bot in the window (mean, min, max, the largest deviation from the
+   mean), and halfway a key added for a new bot: the time from the key file to the bot connected (its process
+   started at the same moment, so its start-up is included) and to its first game counted.
+2. Standings. A ladder database of ``--standings`` games between 100 bots (random results, one transaction);
+   printed: ``quarto-arena ladder standings DIR`` wall time (the goal: at most 2 s) and one refit in-process.
+3. Kills. ``--kill-bots`` bots playing; ``--kills`` times the ladder is killed with SIGKILL at a random moment and
+   restarted with the same command. Printed: games the ladder reported counted (its ``game N`` lines, printed after
+   each commit) missing from the database (lost), games found twice (the same pair and colours), and the check of
+   the database's integrity.
+
+Figures only, no assertions. The machine may be shared and noisy: say what ran (the first line prints it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import random
+import re
+import signal
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+CLI = [sys.executable, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
+PER_PROCESS = 25  # simulated bots per swarm process
+
+
+def free_endpoint() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"tcp://127.0.0.1:{s.getsockname()[1]}"
+
+
+def make_keys(directory: Path, names: list[str]) -> None:
+    from quarto_arena.arena.server import new_key_pair
+
+    for name in names:
+        new_key_pair(directory, name)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The swarm: many SDK bots in one process, each its own client (own connection, own key, warm slots)
+
+
+def swarm(endpoint: str, keys: Path, names: list[str], slots: int) -> None:
+    """Serves ``names`` until killed (the benchmark's child process)."""
+    from quarto_arena.protocol.bot import Bot, BotSlot
+    from quarto_arena.protocol.client import Client, ConnectOptions, serve_connected
+    from zmq.auth import load_certificate
+
+    class Quick(Bot):
+        name = "Quick 1.0"
+        author = "benchmarks/ladder.py"
+
+        def search(self, position, ctx):  # type: ignore[no-untyped-def]
+            return random.choice(position.legal_turns())
+
+    server, _ = load_certificate(keys / "arena.key")
+    threads = []
+    for name in names:
+        public, secret = load_certificate(keys / f"{name}.key_secret")
+        options = ConnectOptions(endpoint, name, slots, public, secret, server, stay=True)
+
+        def make_slot(loop, _number):  # type: ignore[no-untyped-def]
+            return BotSlot(Quick(), loop)
+
+        client = Client(make_slot, options)
+        t = threading.Thread(target=serve_connected, args=(make_slot, options, client), daemon=True)
+        threads.append(t)
+        t.start()
+    for t in threads:
+        t.join()
+
+
+@contextlib.contextmanager
+def swarms(
+    endpoint: str, keys: Path, names: list[str], slots: int, log: Path
+) -> Iterator[list[subprocess.Popen[bytes]]]:
+    procs = []
+    with log.open("ab") as f:
+        for i in range(0, len(names), PER_PROCESS):
+            chunk = names[i : i + PER_PROCESS]
+            argv = [sys.executable, __file__, "--swarm", endpoint, str(keys), str(slots), ",".join(chunk)]
+            procs.append(subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=f, start_new_session=True))
+    try:
+        yield procs
+    finally:
+        for p in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Reading the ladder
+
+
+def query(directory: Path, sql: str, args: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    try:
+        db = sqlite3.connect(f"file:{directory / 'ladder.db'}?mode=ro", uri=True, timeout=30)
+    except sqlite3.OperationalError:
+        return []  # not made yet
+    try:
+        return db.execute(sql, args).fetchall()
+    except sqlite3.OperationalError:
+        return []
+    finally:
+        db.close()
+
+
+def count(directory: Path) -> int:
+    rows = query(directory, "SELECT count(*) FROM games")
+    return int(rows[0][0]) if rows else 0  # type: ignore[arg-type]
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def start_ladder(directory: Path, endpoint: str, keys: Path, tc: str, j: int) -> subprocess.Popen[str]:
+    argv = [*CLI, "ladder", "run", str(directory), "--listen", endpoint, "--keys", str(keys), "--tc", tc]
+    return subprocess.Popen(
+        [*argv, "-j", str(j), "--random-openings", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def wait(condition: object, timeout: float, what: str) -> float:
+    began = time.monotonic()
+    while not condition():  # type: ignore[operator]
+        if time.monotonic() - began > timeout:
+            sys.exit(f"timed out waiting for {what}")
+        time.sleep(0.05)
+    return time.monotonic() - began
+
+
+def drain(proc: subprocess.Popen[str], into: list[str]) -> threading.Thread:
+    """Reads the ladder's stderr in a thread (a full pipe would stop it)."""
+
+    def read() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            into.append(line)
+
+    t = threading.Thread(target=read, daemon=True)
+    t.start()
+    return t
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# 1. Live
+
+
+def live(tmp: Path, bots: int, slots: int, seconds: float, tc: str) -> None:
+    names = [f"bot{i:03}" for i in range(bots)]
+    keys = tmp / "keys"
+    make_keys(keys, ["arena", *names])
+    endpoint = free_endpoint()
+    lad = tmp / "live"
+    j = max(1, bots * slots // 2)
+    proc = start_ladder(lad, endpoint, keys, tc, j)
+    lines: list[str] = []
+    drain(proc, lines)
+    try:
+        with swarms(endpoint, keys, names, slots, tmp / "swarm.log"):
+            took = wait(
+                lambda: len(query(lad, "SELECT name FROM bots WHERE house = 0")) >= bots, 300, "every bot online"
+            )
+            print(f"live: {bots} bots x {slots} slots online in {took:.1f} s; -j {j}; tc {tc}; window {seconds:g} s")
+            t0, c0, g0 = time.monotonic(), cpu_seconds(proc.pid), count(lad)
+            first_id = g0
+            key_added = connected = first_game = None
+            late = "late000"
+            late_proc = None
+            while time.monotonic() - t0 < seconds:
+                time.sleep(0.05)
+                now = time.monotonic() - t0
+                if key_added is None and now >= seconds / 2:
+                    make_keys(keys, [late])
+                    key_added = time.monotonic()
+                    argv = [sys.executable, __file__, "--swarm", endpoint, str(keys), str(slots), late]
+                    late_proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                if (
+                    key_added is not None
+                    and connected is None
+                    and query(lad, "SELECT 1 FROM bots WHERE name=?", (late,))
+                ):
+                    connected = time.monotonic() - key_added
+                if connected is not None and first_game is None:
+                    found = query(
+                        lad,
+                        "SELECT 1 FROM games g JOIN bots b ON b.id IN (g.first, g.second) WHERE b.name = ? LIMIT 1",
+                        (late,),
+                    )
+                    if found:
+                        first_game = time.monotonic() - key_added
+            elapsed = time.monotonic() - t0
+            c1, g1 = cpu_seconds(proc.pid), count(lad)
+            peak = peak_rss_mb(proc.pid)
+            if late_proc is not None:
+                late_proc.kill()
+                late_proc.wait()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    games = g1 - g0
+    turns = (
+        query(
+            lad,
+            "SELECT sum(json_array_length(turns) - json_array_length(opening)) FROM games WHERE id > ? AND id <= ?",
+            (g0, g1),
+        )[0][0]
+        or 0
+    )
+    size = sum(p.stat().st_size for p in lad.iterdir() if p.name.startswith("ladder.db"))
+    total = count(lad)
+    per_bot = dict.fromkeys(names, 0)
+    for name, n in query(
+        lad,
+        "SELECT b.name, count(*) FROM games g JOIN bots b ON b.id IN (g.first, g.second)"
+        " WHERE g.id > ? AND g.id <= ? GROUP BY b.name",
+        (first_id, g1),
+    ):
+        if name in per_bot:
+            per_bot[str(name)] = int(n)  # type: ignore[call-overload]
+    mean = statistics.mean(per_bot.values())
+    worst = max(abs(v - mean) for v in per_bot.values()) / mean if mean else float("nan")
+    print(f"live: {games} games in {elapsed:.1f} s = {games / elapsed:.1f} games/s, {turns} engine turns")
+    print(
+        f"live: ladder CPU {c1 - c0:.1f} s = {1e6 * (c1 - c0) / max(1, turns):.0f} µs per turn; peak RSS {peak:.0f} MB"
+    )
+    print(f"live: database {size / 1e6:.1f} MB for {total} games = {size / max(1, total):.0f} bytes per game")
+    print(
+        f"live: games per bot in the window: mean {mean:.1f}, min {min(per_bot.values())},"
+        f" max {max(per_bot.values())}, largest deviation {100 * worst:.1f}% of the mean"
+    )
+    show = lambda v: "not seen" if v is None else f"{v:.2f} s"  # noqa: E731
+    print(f"live: key added -> bot connected {show(connected)}, -> its first game counted {show(first_game)}")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# 2. Standings on a large database
+
+
+def standings(tmp: Path, games: int) -> None:
+    from quarto_arena.arena.ladder import LadderDB, fit
+    from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
+
+    lad = tmp / "big"
+    lad.mkdir()
+    db = LadderDB.open(lad / "ladder.db")
+    rng = random.Random(1)
+    strength = {f"bot{i:03}": rng.gauss(0, 200) for i in range(100)}
+    names = list(strength)
+    turns = tuple(TurnRecord(t, 5) for t in ("a1b", "b2c", "c3d", "d4e", "a2f", "b3g", "c4h", "d1i", "a3j"))
+    batch: list[tuple[GameRecord, int]] = []
+    began = time.monotonic()
+    for k in range(games):
+        a, b = rng.sample(names, 2)
+        p = 1 / (1 + 10 ** ((strength[b] - strength[a]) / 400))
+        x = rng.random()
+        result = Result.FIRST_WINS if x < p * 0.9 else Result.DRAW if x < p * 0.9 + 0.1 else Result.SECOND_WINS
+        ident = (EngineIdentity(a.upper(), "x"), EngineIdentity(b.upper(), "x"))
+        batch.append((GameRecord(a, b, result, Termination.NORMAL, turns=turns, engines=ident), k // 2 + 1))
+        if len(batch) == 5000:
+            db.add_games(batch)
+            batch.clear()
+    if batch:
+        db.add_games(batch)
+    made = time.monotonic() - began
+    size = (lad / "ladder.db").stat().st_size + sum(p.stat().st_size for p in lad.glob("ladder.db-*"))
+    t = time.monotonic()
+    results, bots = db.tallies(), db.bots()  # what `ladder standings` and the pages fit
+    read = time.monotonic() - t
+    t = time.monotonic()
+    fit(results, bots)
+    refit = time.monotonic() - t
+    db.close()
+    runs = []
+    for _ in range(3):
+        t = time.monotonic()
+        out = subprocess.run([*CLI, "ladder", "standings", str(lad)], capture_output=True, text=True, check=False)
+        runs.append(time.monotonic() - t)
+        if out.returncode != 0:
+            sys.exit(out.stderr)
+    print(f"standings: {games} games between 100 bots written in {made:.1f} s ({size / games:.0f} bytes per game)")
+    print(
+        f"standings: `quarto-arena ladder standings` {statistics.median(runs):.2f} s (median of 3, goal <= 2 s);"
+        f" in-process: read the tallies {read:.2f} s + fit {refit:.2f} s; load average {os.getloadavg()[0]:.1f}"
+    )
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# 3. kill -9 and restart
+
+
+def kills(tmp: Path, times: int, bots: int, tc: str) -> None:
+    names = [f"k{i:02}" for i in range(bots)]
+    keys = tmp / "kkeys"
+    make_keys(keys, ["arena", *names])
+    endpoint = free_endpoint()
+    lad = tmp / "kill"
+    reported: dict[int, tuple[str, str]] = {}
+    rng = random.Random(7)
+    pattern = re.compile(r"^game (\d+): (\S+) - (\S+) ")
+    with swarms(endpoint, keys, names, 2, tmp / "kswarm.log"):
+        for k in range(times + 1):
+            proc = start_ladder(lad, endpoint, keys, tc, bots)
+            lines: list[str] = []
+            reader = drain(proc, lines)
+            before = count(lad)
+            wait(lambda before=before: count(lad) > before, 120, "games after a restart")
+            if k < times:
+                time.sleep(rng.uniform(0.0, 3.0))
+                os.killpg(proc.pid, signal.SIGKILL)
+            else:
+                proc.send_signal(signal.SIGTERM)
+            proc.wait(120)
+            reader.join(10)
+            for line in lines:
+                if m := pattern.match(line):
+                    reported[int(m.group(1))] = (m.group(2), m.group(3))
+    rows = query(
+        lad,
+        "SELECT g.id, f.name, s.name, g.pair FROM games g JOIN bots f ON f.id = g.first JOIN bots s ON s.id = g.second",
+    )
+    stored = {int(r[0]): (str(r[1]), str(r[2])) for r in rows}  # type: ignore[call-overload]
+    lost = [g for g, who in reported.items() if stored.get(g) != who]
+    keys_seen: dict[tuple[object, ...], int] = {}
+    for _, first, second, pair in rows:
+        keys_seen[(pair, first, second)] = keys_seen.get((pair, first, second), 0) + 1
+    twice = sum(n - 1 for n in keys_seen.values() if n > 1)
+    integrity = query(lad, "PRAGMA integrity_check")[0][0]
+    print(
+        f"kills: {times} SIGKILLs with {bots} bots playing, each followed by the same command: {len(stored)} games"
+        f" counted, {len(reported)} reported; lost {len(lost)}, counted twice {twice}; integrity {integrity}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bots", type=int, default=100)
+    parser.add_argument("--slots", type=int, default=2)
+    parser.add_argument("--seconds", type=float, default=600.0)
+    parser.add_argument("--tc", default="st=0.02")
+    parser.add_argument("--standings", type=int, default=100_000)
+    parser.add_argument("--kills", type=int, default=20)
+    parser.add_argument("--kill-bots", type=int, default=10)
+    parser.add_argument("--skip", default="", help="parts to skip: live, standings, kills (comma-separated)")
+    parser.add_argument("--swarm", nargs=4, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.swarm:
+        endpoint, keys, slots, names = args.swarm
+        swarm(endpoint, Path(keys), names.split(","), int(slots))
+        return
+    skip = set(args.skip.split(",")) - {""}
+    print(f"benchmarks/ladder.py on {os.cpu_count()} cores: {' '.join(sys.argv[1:]) or '(defaults)'}")
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        if "live" not in skip:
+            live(tmp, args.bots, args.slots, args.seconds, args.tc)
+        if "standings" not in skip:
+            standings(tmp, args.standings)
+        if "kills" not in skip:
+            kills(tmp, args.kills, args.kill_bots, args.tc)
+
+
+if __name__ == "__main__":
+    main()

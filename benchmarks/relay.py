@@ -1,0 +1,185 @@
+"""Where a turn of a bot that connects in goes: the bridge's relay profiled, next to the same games over stdio.
+
+    python benchmarks/relay.py [--games 20] [--rounds 3] [--bridge-path DIR]... [--top 12] [--no-profile]
+
+The C example bot plays itself with the real referee, over stdio and connected in with CurveZMQ on loopback
+through a bridge (``--connect``, two slots: one per player), in interleaved rounds. The bridge runs under
+cProfile; once the games are over it gets SIGTERM (it finishes and exits), and the functions that took most of its
+own time are printed, with the arena's (this process's) during the remote games.
+
+``--bridge-path DIR`` adds a bridge with DIR first on its PYTHONPATH, in the same rounds: an older
+``quarto_arena/protocol`` unpacked there (``git archive COMMIT protocol | tar -x -C DIR/quarto_arena``), for a
+before and after measured under the same load.
+Figures only; the machine may be shared: compare the figures of one run with each other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import cProfile
+    import pstats
+
+ROOT = Path(__file__).resolve().parent.parent
+# benchmarks/profile.py would shadow the standard library's profile module, which cProfile imports.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+
+def free_endpoint() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"tcp://127.0.0.1:{s.getsockname()[1]}"
+
+
+async def per_turn(first: Any, second: Any, games: int, profile: cProfile.Profile | None = None) -> float:
+    """Wall seconds per turn of ``games`` games between two sessions (a remote session lasts one game, as in a run)."""
+    from quarto_arena.arena.referee import GameSpec, play_game
+    from quarto_arena.arena.timecontrol import TimeControl
+
+    spec = GameSpec(time_control=TimeControl.parse("st=10"))
+    turns, wall = 0, 0.0
+    for g in range(games):
+        a, b = (first, second) if g % 2 == 0 else (second, first)
+        for s in (a, b):
+            if not s.alive:
+                await s.start()
+        if profile is not None:
+            profile.enable()
+        t0 = time.perf_counter()
+        record = await play_game(a, b, spec)
+        wall += time.perf_counter() - t0
+        if profile is not None:
+            profile.disable()
+        turns += len(record.turns)
+        for s in (a, b):
+            if s.config.remote is not None:
+                await s.quit()
+    return wall / turns
+
+
+def top(stats: pstats.Stats, n: int) -> str:
+    out = io.StringIO()
+    stats.stream = out  # type: ignore[attr-defined]
+    stats.sort_stats("tottime").print_stats(n)
+    lines = out.getvalue().splitlines()
+    start = next((i for i, line in enumerate(lines) if line.lstrip().startswith("ncalls")), 0)
+    return "\n".join(lines[start : start + n + 1])
+
+
+async def main_async(args: argparse.Namespace, directory: Path, c_bot: str) -> None:
+    import cProfile
+    import pstats
+
+    from quarto_arena.arena.engine import EngineConfig, EngineSession
+    from quarto_arena.arena.server import Server, load_server_keys, new_key_pair
+
+    variants = {"this checkout": None, **{path: path for path in args.bridge_path}}
+    names = [f"bot{k}" for k in range(len(variants))]
+    keys = directory / "keys"
+    for name in ("arena", *names):
+        new_key_pair(keys, name)
+    endpoint = free_endpoint()
+    server = Server(endpoint, names, keys=load_server_keys(keys, names))
+    await server.start()
+    bridges: list[subprocess.Popen[bytes]] = []
+    profiles: list[Path] = []
+    for name, path in zip(names, variants.values(), strict=True):
+        env = dict(os.environ)
+        if path is not None:
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (path, env.get("PYTHONPATH")) if p)
+        identity = ["--name", name, "--key", str(keys / f"{name}.key_secret"), "--server-key", str(keys / "arena.key")]
+        profiles.append(directory / f"{name}.prof")
+        profiled = [sys.executable, "-m", "cProfile", "-o", str(profiles[-1]), "-m", "quarto_arena.protocol.bridge"]
+        if args.no_profile:
+            profiled = [sys.executable, "-m", "quarto_arena.protocol.bridge"]
+        bridges.append(
+            subprocess.Popen(
+                [*profiled, "--connect", endpoint, *identity, "--slots", "2", "--", c_bot],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,
+            )
+        )
+    arena_profile = cProfile.Profile()
+    rounds: dict[str, list[float]] = {"stdio": [], **{label: [] for label in variants}}
+    try:
+        if await server.wait_for(60):
+            raise SystemExit("a bridge did not connect")
+        local = [EngineSession(EngineConfig(f"l{i}", command=(c_bot,))) for i in (1, 2)]
+        remote = {
+            label: [EngineSession(EngineConfig(f"{name}-{i}", remote=name), connector=server.lease) for i in (1, 2)]
+            for label, name in zip(variants, names, strict=True)
+        }
+        for _ in range(args.rounds):
+            rounds["stdio"].append(await per_turn(*local, args.games))
+            for label, sessions in remote.items():
+                rounds[label].append(await per_turn(*sessions, args.games))
+        await per_turn(*remote["this checkout"], args.games, arena_profile)  # profiled apart: not in the figures
+        for s in (*local, *(s for pair in remote.values() for s in pair)):
+            await s.quit()
+    finally:
+        # One signal: a bridge takes no new game and leaves, writing its profile (an older one may just die).
+        for bridge in bridges:
+            bridge.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        while any(b.poll() is None for b in bridges) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        for bridge in bridges:
+            if bridge.poll() is None:
+                bridge.kill()
+                bridge.wait()
+        await server.close()
+    stdio = statistics.median(rounds["stdio"]) * 1e6
+    print(f"per turn, C bot against itself, {args.rounds} interleaved rounds of {args.games} games each way (median):")
+    print(f"  stdio {stdio:.0f} us")
+    for label in variants:
+        b = statistics.median(rounds[label]) * 1e6
+        print(f"  connected in with CurveZMQ through the bridge of {label}: {b:.0f} us, {b / stdio:.2f}x stdio")
+    for label, path in zip(variants, profiles, strict=True):
+        if path.exists() and path.stat().st_size:
+            print(f"the bridge of {label}: its own time, top {args.top} (cProfile, its whole life):")
+            print(top(pstats.Stats(str(path)), args.top))
+    print(f"the arena's own time in one more round through this checkout's bridge (not timed), top {args.top}:")
+    print(top(pstats.Stats(arena_profile), args.top))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--games", type=int, default=20, help="games per round and way")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds")
+    parser.add_argument(
+        "--bridge-path",
+        action="append",
+        default=[],
+        help="also a bridge with this directory first on its PYTHONPATH (an older version); may be repeated",
+    )
+    parser.add_argument("--top", type=int, default=12, help="functions shown per profile")
+    parser.add_argument("--no-profile", action="store_true", help="time the bridges without cProfile")
+    args = parser.parse_args()
+    cc = shutil.which("cc")
+    if cc is None:
+        sys.exit("benchmarks/relay.py needs a C compiler (cc) for the C example bot")
+    with tempfile.TemporaryDirectory(prefix="quarto-relay-") as tmp:
+        directory = Path(tmp)
+        c_bot = str(directory / "quarto_bot")
+        subprocess.run([cc, "-O2", "-o", c_bot, str(ROOT / "engines" / "c" / "quarto_bot.c")], check=True)
+        asyncio.run(main_async(args, directory, c_bot))
+
+
+if __name__ == "__main__":
+    main()
