@@ -305,8 +305,12 @@ class Handshake(Exchange[EngineId]):
         try:
             reply = parse_reply(line)
         except UqiError as e:
-            self.ignore(line, str(e))
-            return False
+            # SPEC §4.1: only id, option and uqiok lines answer uqi. A line that is no UQI at all ends the handshake
+            # at once, as the compliance check does: a program that does not speak UQI (or prints a banner) is
+            # told within its first line, not at the start-up deadline.
+            raise EngineError(
+                f"does not speak UQI: {_clip(line)!r} in the handshake ({e})", Termination.MALFORMED_REPLY
+            ) from None
         self.replied = self.replied or not isinstance(reply, Info | TurnReply | ReadyOk)
         match reply:
             case IdName(name):

@@ -160,16 +160,21 @@ def standings_table(records: Sequence[GameRecord], names: Sequence[str]) -> Tabl
 
 
 def game_comment(record: GameRecord) -> str:
-    """The brace comment of a finished game: the reason it ended, e.g. ``time forfeit`` or ``QUARTO! by greedy``.
+    """The brace comment of a finished game: the reason it ended, e.g. ``time forfeit`` or ``greedy completes an
+    alignment``.
 
-    The same words as the ``play`` lines, the PGN Termination tag and the JSON Lines ``termination`` field.
+    The same words as the PGN Termination tag and the JSON Lines ``termination`` field; a game that ended on the
+    board says it as the PGN's last comment and the JSON Lines ``detail`` do (who completed or claimed the
+    alignment, or that the board filled: no "QUARTO!", which only strict claims call).
     """
     if record.termination is not Termination.NORMAL:
         return str(record.termination.value)
+    if record.detail:
+        return record.detail
     if record.result is Result.DRAW:
-        return "draw"
+        return "draw: the board is full"
     winner = record.first if record.result is Result.FIRST_WINS else record.second
-    return f"QUARTO! by {winner}"
+    return f"{winner} completes an alignment"
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -559,7 +564,9 @@ def final_report(outcome: RunOutcome, fmt: str = "simple") -> str:
     else:
         parts.append("\n".join(match_lines(summarize(records, *names))))
     if spec.kind is RunKind.SPRT and outcome.sprt is not None:
-        parts.append(outcome.sprt.line() + "\n" + verdict_line(outcome))
+        # A run stopped by an engine failure says so on standard error (the command's error line), not here.
+        decided = "" if outcome.verdict is Verdict.ENGINE_FAILURE else "\n" + verdict_line(outcome)
+        parts.append(outcome.sprt.line() + decided)
     return "\n\n".join(parts)
 
 

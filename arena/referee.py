@@ -188,7 +188,8 @@ class _Game:
         if value.verdict is Verdict.DRAW:
             return self._record(Result.DRAW, Termination.ADJUDICATED, f"adjudicated at {empty} empty: a draw")
         winner = side if value.verdict is Verdict.WIN else 1 - side
-        detail = f"adjudicated at {empty} empty: {self.names[winner]} wins with perfect play in {value.turns} turns"
+        turns = f"{value.turns} turn{'s' if value.turns != 1 else ''}"
+        detail = f"adjudicated at {empty} empty: {self.names[winner]} wins with perfect play in {turns}"
         return self._record(Result.FIRST_WINS if winner == 0 else Result.SECOND_WINS, Termination.ADJUDICATED, detail)
 
     def abandoned(self, detail: str = "abandoned: the run stopped during the game") -> GameRecord:

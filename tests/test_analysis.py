@@ -66,6 +66,7 @@ def test_position_json_agrees_with_the_solver() -> None:
     assert data["best"] == [str(t) for t in analysis.best]
 
 
+@pytest.mark.slow
 def test_position_variant_options() -> None:
     out = run("analyse", "..../..../..e./0123 4", "--claim", "strict", "--json", "--time", "5")
     assert out.returncode == 0, out.stderr
@@ -150,6 +151,7 @@ def test_a_win_thrown_away(tmp_path: Path) -> None:
     assert summarize(analyses)[1].wins_thrown == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("text", "words"),
     [
@@ -197,3 +199,9 @@ def test_a_bad_game_in_a_worker_is_one_line_too(tmp_path: Path, jobs: str) -> No
     path = tmp_path / "bad.pgn"
     path.write_text(pgn(DRAWN, "1. c16", "*") + "\n" + pgn(DRAWN, "1. c11 c1e", "*"))
     one_line_error(run("analyse", str(path), "-j", jobs), 2, "turn 2 (c1e)", "occupied")
+
+
+def test_a_win_in_one_turn_is_singular() -> None:
+    out = run("analyse", "..../..../.e../012. 3")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0] == "win in 1 turn, for the player to move"

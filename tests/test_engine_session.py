@@ -89,6 +89,7 @@ def session(argv: list[str], name: str = "greedy", **options: str) -> EngineSess
 # --- real engines ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_handshake_ping_and_quit_reaps_the_engine(greedy_argv: list[str]) -> None:
     async def main() -> None:
         s = session(greedy_argv)
@@ -268,7 +269,7 @@ def test_handshake_exchange() -> None:
     assert h.lines() == ["uqi 1"]
     assert not h.feed("id name Bot 2")
     assert not h.feed("option name Depth type spin min 1 max 9 default 3")
-    assert not h.feed("what is this")  # logged and ignored outside a search
+    assert not h.feed("info string a stale line of an earlier session")  # a UQI reply, not one of the handshake
     assert h.feed("uqiok 1")
     ident = h.result()
     assert ident.name == "Bot 2" and ident.options["depth"].max == 9
@@ -276,6 +277,14 @@ def test_handshake_exchange() -> None:
         Handshake("bot").feed("uqiok 2")
     with pytest.raises(EngineError, match="answered uqi with an error: uqi not today"):
         Handshake("bot").feed("error uqi not today")
+    # A line that is no UQI at all ends the handshake at once (as the compliance check does), not at the deadline.
+    for before in ([], ["id name Bot"]):
+        garbage = Handshake("bot")
+        for line in before:
+            garbage.feed(line)
+        with pytest.raises(EngineError, match=r"does not speak UQI: 'hello, I am a bot' in the handshake") as e:
+            garbage.feed("hello, I am a bot")
+        assert e.value.termination is Termination.MALFORMED_REPLY
 
 
 def test_ready_ping_exchange() -> None:

@@ -179,6 +179,7 @@ def _parent(entry: Path) -> int:
         return -1
 
 
+@pytest.mark.serial
 def test_an_engine_that_closes_its_output_is_a_disconnect_at_once() -> None:
     closer = EngineConfig("closer", command=tuple(hostile("closes_stdout")))
     greedy = EngineConfig("greedy", command=tuple(command("greedy")))
@@ -237,6 +238,8 @@ def late_answers(log_dir: Path, name: str) -> tuple[int, int]:
     return late, max(0, len(gos) - len(answers))
 
 
+@pytest.mark.serial
+@pytest.mark.slow
 def test_the_arena_s_own_delay_is_never_charged_to_an_engine(tmp_path: Path) -> None:
     """The arena wakes up to 90 ms late, past the deadline, with the turn already waiting: no forfeit."""
     records = asyncio.run(late_pair(4, arena_stalls=True, log_dir=tmp_path))
@@ -257,6 +260,7 @@ def assert_fair(records: list[GameRecord], log_dir: Path) -> None:
     assert max(t.ms for r in records for t in r.turns) <= 100  # charged at most the deadline
 
 
+@pytest.mark.serial
 @pytest.mark.slow
 def test_no_time_forfeit_at_the_last_millisecond_on_a_loaded_machine(tmp_path: Path) -> None:
     """Every core busy with CPU hogs while both engines answer at movetime minus 1 ms: no game is lost on time
@@ -323,6 +327,7 @@ for loop, session in started:
 """
 
 
+@pytest.mark.slow
 def test_engines_started_in_several_threads_at_once_share_one_watchdog() -> None:
     for _ in range(3):  # the race it guards against is lost often, not always
         out = subprocess.run([sys.executable, "-c", THREADS], capture_output=True, text=True, timeout=60, check=True)

@@ -287,3 +287,34 @@ def test_a_bot_that_leaves_cleanly_finishes_its_games_and_loses_none_by_disconne
         proc.kill()
     assert status == 130, err
     assert counted(lad, "g.termination = 'disconnect'") == 0
+
+
+def test_a_bot_back_with_another_engine_is_a_new_version_and_rate_agrees_on_the_export(tmp_path: Path) -> None:
+    keys = tmp_path / "keys"
+    for name in ("arena", "alice"):
+        new_key_pair(keys, name)
+    endpoint = f"tcp://127.0.0.1:{free_port()}"
+    lad = tmp_path / "lad"
+    proc = start_ladder(lad, "--listen", endpoint, "--keys", str(keys), "--house", "greedy", "--house", "random")
+    alice = "'alice' IN (f.name, s.name)"
+    try:
+        wait_listening(endpoint, proc)  # type: ignore[arg-type]
+        for engine, games in (("random", 4), ("greedy", 8)):
+            with bot(sdk_bot(engine, endpoint, keys, "alice"), tmp_path / f"{engine}.log"):
+                wait_until(lambda games=games: counted(lad, alice) >= games, proc=proc)
+        status, err = stop(proc, signal.SIGTERM)
+    finally:
+        proc.kill()
+    assert status == 143, err
+    by_version = json.loads(cli("ladder", "standings", str(lad), "--format", "json", "--by-version").stdout)
+    assert {(r["player"], r["id_name"]) for r in by_version if r["bot"] == "alice"} == {
+        ("alice#1", "Random 1.0"),
+        ("alice#2", "Greedy 1.0"),
+    }
+    latest = json.loads(cli("ladder", "standings", str(lad), "--format", "json").stdout)
+    assert [r["player"] for r in latest if r["bot"] == "alice"] == ["alice#2"]
+    pgn = tmp_path / "all.pgn"
+    assert cli("ladder", "export", str(lad), "--pgn", str(pgn)).returncode == 0
+    rated = json.loads(cli("rate", str(pgn), "--format", "json").stdout)
+    ours = {r["player"]: (round(r["rating"], 6), r["games"]) for r in by_version}
+    assert ours == {r["player"]: (round(r["rating"], 6), r["games"]) for r in rated}

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import math
+from dataclasses import replace
 
 import pytest
 from quarto_arena.arena import output
@@ -90,10 +91,13 @@ def test_one_line_per_game_in_the_style_of_cutechess() -> None:
     view.close()
     assert out.getvalue().splitlines() == [
         "Finished game 17 (random vs greedy): 0-1 {time forfeit}",
-        "Finished game 18 (random vs greedy): 0-1 {QUARTO! by greedy}",
-        "Finished game 19 (random vs greedy): 1/2-1/2 {draw}",
+        "Finished game 18 (random vs greedy): 0-1 {greedy completes an alignment}",
+        "Finished game 19 (random vs greedy): 1/2-1/2 {draw: the board is full}",
     ]
-    assert game_comment(record(1, Result.FIRST_WINS)) == "QUARTO! by random"
+    assert game_comment(record(1, Result.FIRST_WINS)) == "random completes an alignment"
+    # A record says what ended it, as its PGN's last comment and its JSON Lines detail do: the same words here.
+    claimed = replace(record(2, Result.SECOND_WINS), detail="greedy claims the missed alignment")
+    assert game_comment(claimed) == "greedy claims the missed alignment"
 
 
 def test_status_lines_every_n_games_say_score_rate_and_eta() -> None:

@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -24,6 +26,7 @@ def examples() -> str:
     return m.group(1)
 
 
+@pytest.mark.slow
 def test_the_readme_examples_run_in_order(tmp_path: Path) -> None:
     script = examples()
     assert script.startswith(". .venv/bin/activate")
@@ -48,6 +51,10 @@ def test_the_readme_examples_run_in_order(tmp_path: Path) -> None:
     for run in ("m1", "z1", "r1", "t1", "s1"):
         assert (tmp_path / "out" / run / "journal.qaj").exists(), run
     assert "Traceback" not in r.stderr
+    # Secret keys go where nothing is committed (out/ is in .gitignore), not into a keys/ folder of the checkout.
+    assert (tmp_path / "out" / "keys" / "mine.key_secret").is_file() and not (tmp_path / "keys").exists()
+    ignored = (Path(__file__).resolve().parent.parent / ".gitignore").read_text().splitlines()
+    assert "/out/" in ignored and "/my_bot" in ignored
     # The bridge the examples put in the background was stopped by their own `kill %1`, and no engine is left.
     left = []
     for entry in Path("/proc").iterdir():

@@ -5,7 +5,7 @@ these values, so the live page and ``report.html`` cannot disagree.
 A game for the viewer (``game_view``) is compact, because a report holds every game of a run::
 
     {"id": 12, "round": 1, "players": [0, 2],          indexes into the run's names (first, second)
-     "result": "1-0", "reason": "QUARTO! by greedy", "termination": "normal", "detail": "...",
+     "result": "1-0", "reason": "greedy completes an alignment", "termination": "normal", "detail": "...",
      "variant": "standard color,shape,height,fill auto", "tc": "st=1",
      "board": [-1, 5, ...], "hand": -1,                the start: 16 squares a1..d4 (-1 empty), the piece in hand
      "opening": 2,                                     turns played from the opening book
