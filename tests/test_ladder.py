@@ -318,3 +318,18 @@ def test_a_bot_back_with_another_engine_is_a_new_version_and_rate_agrees_on_the_
     rated = json.loads(cli("rate", str(pgn), "--format", "json").stdout)
     ours = {r["player"]: (round(r["rating"], 6), r["games"]) for r in by_version}
     assert ours == {r["player"]: (round(r["rating"], 6), r["games"]) for r in rated}
+
+
+def test_a_full_disk_is_the_arenas_fault_not_a_database_error(tmp_path: Path) -> None:
+    """SQLite's "database or disk is full" is an ArenaFault (exit 5: no engine is to blame, the same command
+    continues); the database's own page limit stands in for a full disk."""
+    from quarto_arena.arena.errors import ArenaFault
+
+    db = LadderDB.open(tmp_path / "ladder.db")
+    pages = db._db.execute("PRAGMA page_count").fetchone()[0]  # a full disk, made small
+    db._db.execute(f"PRAGMA max_page_count = {pages}")
+    record = GameRecord("a", "b", Result.DRAW, Termination.NORMAL, turns=(TurnRecord("a1b", 1),) * 200)
+    with pytest.raises(ArenaFault, match="the disk is full"):
+        for pair in range(1, 50):
+            db.add_game(record, pair)
+    db.close()

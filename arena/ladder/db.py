@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from ..errors import ArenaError
+from ..errors import ArenaError, ArenaFault
 from ..records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
 
 __all__ = ["DB_NAME", "BotRow", "LadderDB", "LadderDBError", "ResultRow", "VersionRow"]
@@ -226,9 +226,12 @@ class LadderDB:
                     ids.append(int(self._db.execute(sql, args).lastrowid or 0))
                 self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:  # SQLite rolls back by itself after some errors (a full disk)
+                    self._db.execute("ROLLBACK")
                 raise
         except sqlite3.Error as e:
+            if getattr(e, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+                raise ArenaFault(f"{self.path}: the disk is full: {e}") from None
             raise LadderDBError(f"{self.path}: cannot write: {e}") from None
         return ids
 

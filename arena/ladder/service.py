@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import logging
 import os
@@ -33,7 +34,7 @@ from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from ..engine import Deadlines, EngineConfig
-from ..errors import ArenaError
+from ..errors import ArenaError, ArenaFault
 from ..records import GameRecord, Termination
 from ..referee import GameSpec
 from ..run import EnginePool, Event, GameEnded, GameStarted, LocalPlayer, Notice
@@ -423,6 +424,11 @@ class Ladder:
                     await self._abandon(record, pair.number)
                     return
                 await asyncio.shield(self._count(record, pair.number))
+        except ArenaFault as e:  # the arena is short of files, memory or disk: no engine's fault, the ladder stops
+            if isinstance(e.record, GameRecord):
+                with contextlib.suppress(Exception):  # the disk may be what is full
+                    await asyncio.shield(self._abandon(e.record, pair.number))
+            self._failure = self._failure or e
         except Exception as e:  # the database cannot be written, or a bug: the ladder stops (the games are safe)
             self._failure = self._failure or e
         finally:
