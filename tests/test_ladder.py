@@ -212,13 +212,15 @@ def test_the_database_keeps_every_field_of_a_game_and_its_versions(tmp_path: Pat
         engines=(ident, EngineIdentity("Bob", None, 1, "remote:bob")),
     )
     number = db.add_game(record, pair=7)
-    newer = replace(record, engines=(EngineIdentity("Alice 2", "A. Author"), record.engines[1]))
+    newer = replace(record, engines=(EngineIdentity("Alice 2", "A. Author", 1), record.engines[1]))
     db.add_game(newer, pair=8)
+    # An engine that never finished its handshake said nothing of itself: its game is the bot's latest version's.
+    db.add_game(replace(record, engines=(EngineIdentity(None, None, None, "remote:alice"), record.engines[1])), 9)
     db.close()
     db = LadderDB.open(tmp_path / "ladder.db", create=False)
-    (back, fv, sv), (_, fv2, sv2) = list(db.games())
+    (back, fv, sv), (_, fv2, sv2), (_, fv3, _) = list(db.games())
     assert back == replace(record, game_id=number, round=7)
-    assert (fv, sv, fv2, sv2) == (1, 1, 2, 1)
+    assert (fv, sv, fv2, sv2, fv3) == (1, 1, 2, 1, 2)
     bots = {b.name: b for b in db.bots()}
     assert [(v.number, v.id_name, v.author) for v in bots["alice"].versions] == [
         (1, "Alice 1", "A. Author"),
@@ -226,7 +228,11 @@ def test_the_database_keeps_every_field_of_a_game_and_its_versions(tmp_path: Pat
     ]
     # The fit: one player per version once a bot has two; the default table shows the latest.
     results = db.results()
-    assert [(r.first, r.first_version, r.score) for r in results] == [("alice", 1, 0.0), ("alice", 2, 0.0)]
+    assert [(r.first, r.first_version, r.score) for r in results] == [
+        ("alice", 1, 0.0),
+        ("alice", 2, 0.0),
+        ("alice", 2, 0.0),
+    ]
     db.close()
     table = json.loads(cli("ladder", "standings", str(tmp_path), "--format", "json", "--by-version").stdout)
     assert sorted(row["player"] for row in table) == ["alice#1", "alice#2", "bob"]

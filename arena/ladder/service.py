@@ -420,7 +420,7 @@ class Ladder:
                     raise
                 finally:
                     self.on_event(GameEnded(game))
-                if record.termination is Termination.ABORTED:
+                if record.termination is Termination.ABORTED or self._gone_before(record):
                     await self._abandon(record, pair.number)
                     return
                 await asyncio.shield(self._count(record, pair.number))
@@ -434,6 +434,18 @@ class Ladder:
         finally:
             self._pairs.pop(pair.number, None)
             self._wake.set()
+
+    def _gone_before(self, record: GameRecord) -> bool:
+        """True for a game a bot never began: it left between the pair's check and its session (no handshake, and
+        not connected now). Such a game is abandoned, not lost: the bot was not in it."""
+        if not record.termination.is_failure:
+            return False
+        idents = list(record.engines)
+        for side, name in enumerate((record.first, record.second)):
+            shook = side < len(idents) and idents[side].protocol is not None
+            if not shook and name not in self._house and not self._online_now(name):
+                return True
+        return False
 
     async def _count(self, record: GameRecord, pair: int) -> None:
         assert self.db is not None
