@@ -389,6 +389,7 @@ def test_an_endless_zeromq_message_is_cut_before_the_arena_holds_it(shape: str) 
     assert int(hwm) < 100 * 1024, f"peak RSS {int(hwm) // 1024} MB"
 
 
+@pytest.mark.slow
 def test_the_arena_s_own_shortage_of_descriptors_is_never_scored_against_an_engine(tmp_path: Path) -> None:
     """With its open files used up (a limit of 84, 52 of them taken before it starts), the arena cannot start an
     engine: that is its own fault. The game is kept apart (aborted.jsonl), nobody loses it, the run stops with exit
@@ -424,6 +425,7 @@ def test_the_arena_s_own_shortage_of_descriptors_is_never_scored_against_an_engi
     assert len(read_journal(out / "journal.qaj").records) == 6
 
 
+@pytest.mark.slow
 def test_a_full_disk_stops_the_run_with_its_own_status_and_the_resume_hint(tmp_path: Path) -> None:
     """A run directory on a 300 KiB file system fills up: exit 5 (not a usage error), the --resume line, nothing
     counted lost; with room again, --resume plays the rest."""
