@@ -194,6 +194,7 @@ public final class QuartoBot {
                 return;
             }
             if (win && !v.strict()) {
+                if (give >= 0 && (avail >> give & 1) == 0) throw new Invalid("the given piece is not available"); // SPEC 1.1
                 over = true; // auto: the placement wins; a piece given with it is ignored
                 return;
             }
