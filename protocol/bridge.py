@@ -111,6 +111,7 @@ class EngineSlot:
         self._changed: dict[str, None] = {}
         self._searches = 0  # go lines sent whose turn (or refusal) has not come back
         self._write: Callable[[str | None], None] | None = None
+        self._greeted = False  # the session's uqi has been answered
         self._pending: list[str] = []
         self._inbox: list[str] = []  # lines for the engine, written once the loop's batch is done
         self._timer: Timer | None = None
@@ -130,6 +131,7 @@ class EngineSlot:
 
     def open(self, write: Callable[[str | None], None]) -> None:
         self._write = write
+        self._greeted = False
         self._pending = []
         self._exit = None
         if self.state == "idle":
@@ -144,9 +146,17 @@ class EngineSlot:
         if word == "go":
             self._searches += 1
         elif word == "uqi":
-            assert self._write is not None
+            write = self._write
+            assert write is not None
+            if self._greeted:
+                # A second uqi: another arena on the same connection starts a session (SPEC §4.10). The engine is
+                # made clean first (its search stopped, its lines dropped); the handshake follows.
+                self.finish()
+                self.open(write)
+                return self.handle(line)
+            self._greeted = True
             for reply in self._handshake:
-                self._write(reply)
+                write(reply)
             return True
         elif word == "quit":
             return False
