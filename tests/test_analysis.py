@@ -66,6 +66,7 @@ def test_position_json_agrees_with_the_solver() -> None:
     assert data["best"] == [str(t) for t in analysis.best]
 
 
+@pytest.mark.slow
 def test_position_variant_options() -> None:
     out = run("analyse", "..../..../..e./0123 4", "--claim", "strict", "--json", "--time", "5")
     assert out.returncode == 0, out.stderr
@@ -150,6 +151,7 @@ def test_a_win_thrown_away(tmp_path: Path) -> None:
     assert summarize(analyses)[1].wins_thrown == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("text", "words"),
     [

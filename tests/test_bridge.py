@@ -74,6 +74,7 @@ def served(kind: str, stdio_bots: dict[str, list[str]]) -> Iterator[str]:
         proc.wait()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("a", "b"), [("python", "c"), ("python", "js"), ("c", "js"), ("c", "c")])
 def test_pairs_play_full_games_over_zeromq(stdio_bots: dict[str, list[str]], a: str, b: str) -> None:
     with served(a, stdio_bots) as ea, served(b, stdio_bots) as eb:
@@ -137,6 +138,7 @@ def bridged(argv: list[str]) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
         proc.wait()
 
 
+@pytest.mark.slow
 def test_a_bridged_engine_that_hangs_once_loses_one_game_only(tmp_path: Path) -> None:
     hang = [sys.executable, "-m", "quarto_arena.engines.testing.hang_once", str(tmp_path / "hung")]
     with bridged(hang) as (endpoint, proc):
@@ -199,6 +201,7 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize(
     "endpoint", ["tcp://127.0.0.1:{port}", "tcp://no-such-host.invalid:5555", "ipc:///nonexistent/dir/bot.sock"]
 )

@@ -138,7 +138,7 @@ def test_seed_reproduces_and_zero_means_unseeded() -> None:
     assert draws(17) != draws(18)
 
 
-@pytest.mark.parametrize("variant", [v for v in VARIANTS if v.attributes == ALL_ATTRIBUTES], ids=str)
+@pytest.mark.parametrize("variant", [v for v in VARIANTS if v.attributes == ALL_ATTRIBUTES], ids=lambda v: v.describe())
 def test_minimax_keeps_greedys_promises(variant: Variant) -> None:
     bot = MinimaxBot()
     bot.set_option("Seed", 2)

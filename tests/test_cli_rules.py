@@ -25,6 +25,7 @@ def _vectors() -> list[dict[str, object]]:
     return [v for v in vectors if int(str(v["nodes"])) <= 25_000]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("vector", _vectors(), ids=lambda v: f"{v['position']}-{v.get('claims', 'auto')}-{v['depth']}")
 def test_perft_command_reproduces_vectors(vector: dict[str, object]) -> None:
     attributes = ",".join(vector["attributes"])  # type: ignore[arg-type]
@@ -67,6 +68,7 @@ def test_show_reports_the_end_of_a_game() -> None:
     assert "game over: the last player to move won (a4-b4-c4-d4)" in out.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -260,6 +260,7 @@ def test_every_field_of_a_game_travels_to_the_workers() -> None:
     assert spec_from_dict(json.loads(json.dumps(spec_to_dict(sample)))) == sample
 
 
+@pytest.mark.slow
 @pytest.mark.extra("dask")
 def test_without_dask_cluster_is_one_line_naming_the_extra(tmp_path: Path) -> None:
     # The import of distributed fails as it does where the extra is not installed.
@@ -279,6 +280,8 @@ def test_without_dask_cluster_is_one_line_naming_the_extra(tmp_path: Path) -> No
     assert not (tmp_path / "p").exists()
 
 
+@pytest.mark.serial
+@pytest.mark.slow
 @pytest.mark.extra("dask")
 def test_an_unreachable_scheduler_is_one_line_and_exit_3_within_seconds(tmp_path: Path) -> None:
     started = time.monotonic()
@@ -296,6 +299,7 @@ def test_an_unreachable_scheduler_is_one_line_and_exit_3_within_seconds(tmp_path
 # A LocalCluster
 
 
+@pytest.mark.slow
 @pytest.mark.extra("dask")
 def test_a_local_cluster_plays_what_the_single_machine_runner_schedules(tmp_path: Path) -> None:
     options = RunOptions(games=2, tc="st=0.5", seed=5, option=["random:Seed=3", "greedy:Seed=4", "minimax:Seed=5"])
@@ -322,6 +326,7 @@ def test_a_local_cluster_plays_what_the_single_machine_runner_schedules(tmp_path
 # A real scheduler and workers
 
 
+@pytest.mark.slow
 @pytest.mark.extra("dask")
 def test_check_runs_on_every_worker_and_names_the_one_without_the_engine(shared: DaskCluster, qbot_dir: Path) -> None:
     env = {**os.environ, "PATH": f"{qbot_dir}:{os.environ['PATH']}"}
@@ -334,6 +339,7 @@ def test_check_runs_on_every_worker_and_names_the_one_without_the_engine(shared:
     assert any(line.startswith(lacks) and "could not be started" in line for line in lines), r.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.extra("dask")
 def test_an_engine_missing_on_a_worker_fails_with_a_reason_naming_the_worker(
     shared: DaskCluster, qbot_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -363,6 +369,7 @@ def test_an_engine_missing_on_a_worker_fails_with_a_reason_naming_the_worker(
     assert failure.detail == f"qbot: cannot start 'qbot': No such file or directory (on worker tcp://127.0.0.1:{lacks})"
 
 
+@pytest.mark.slow
 @pytest.mark.extra("dask")
 def test_the_coordinator_sigkilled_then_resumed_plays_exactly_the_missing_games(
     shared: DaskCluster, tmp_path: Path
@@ -400,6 +407,7 @@ def test_the_coordinator_sigkilled_then_resumed_plays_exactly_the_missing_games(
     assert {k: after[k] for k in before} == before  # nothing played twice: the journal's games are untouched
 
 
+@pytest.mark.slow
 @pytest.mark.extra("dask")
 def test_a_worker_sigkilled_mid_game_its_game_is_played_again_elsewhere_and_counted_once(tmp_path: Path) -> None:
     path = os.environ["PATH"]
@@ -431,6 +439,7 @@ def test_a_worker_sigkilled_mid_game_its_game_is_played_again_elsewhere_and_coun
     assert_each_game_once(directory, 4)
 
 
+@pytest.mark.slow
 @pytest.mark.extra("dask")
 def test_adjudication_on_the_workers(shared: DaskCluster, tmp_path: Path) -> None:
     out = tmp_path / "a"
@@ -441,6 +450,7 @@ def test_adjudication_on_the_workers(shared: DaskCluster, tmp_path: Path) -> Non
     assert ends[Termination.ADJUDICATED] >= 1 and sum(ends.values()) == 2, ends
 
 
+@pytest.mark.slow
 @pytest.mark.extra("dask")
 def test_sprt_on_a_cluster_stops_submitting_once_it_decides(shared: DaskCluster, c_bot: Path, tmp_path: Path) -> None:
     out = tmp_path / "s"

@@ -94,6 +94,7 @@ def assert_complies(report: CheckReport, skipped: tuple[int, ...] = ()) -> None:
 # --- the example bots ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BUILTIN))
 def test_builtin_engine_complies(name: str) -> None:
     report = check(engine_config(name))
@@ -106,6 +107,7 @@ def test_c_bot_complies(c_bot: Path) -> None:
     assert_complies(check(EngineConfig("c-bot", command=(str(c_bot),))))
 
 
+@pytest.mark.slow
 def test_js_bot_complies() -> None:
     node = shutil.which("node")
     if node is None:
@@ -156,6 +158,7 @@ def test_the_table_covers_every_broken_bot() -> None:
     assert set(EXPECTED_STEP) == set(BROKEN) | set(NONCOMPLIANT)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bot", sorted((*BROKEN, *NONCOMPLIANT)))
 def test_broken_bot_fails_its_step(bot: str) -> None:
     report = check(EngineConfig(bot, command=tuple(broken_command(bot))), SHORT)
@@ -246,6 +249,7 @@ BENT: dict[str, tuple[int, str, str]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", sorted(BENT))
 def test_each_rule_can_fail(fault: str, tmp_path: Path) -> None:
     step, hook, reason = BENT[fault]
@@ -355,6 +359,7 @@ def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.mark.slow
 def test_cli_passing_engine() -> None:
     r = cli("check", "greedy")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -371,6 +376,7 @@ def test_cli_passing_engine() -> None:
     assert r.stderr == ""
 
 
+@pytest.mark.slow
 def test_cli_failing_engine_prints_the_failed_steps_io() -> None:
     bot = " ".join(broken_command("malformed_reply"))
     r = cli("check", f"bad={bot}", "--timeout-scale", "0.3")
@@ -400,8 +406,12 @@ def test_cli_verbose_never_truncates_and_transcript_writes_every_line(tmp_path: 
     r = cli("check", "greedy", "--transcript", str(tmp_path / "no" / "such" / "dir"))
     assert r.returncode == 2
     assert r.stderr.startswith("quarto-arena: error: --transcript")
+    r = cli("check", "greedy", "--cluster", "local:1", "--transcript", str(out_file))
+    assert r.returncode == 2
+    assert "with --cluster, use --verbose" in r.stderr
 
 
+@pytest.mark.slow
 def test_cli_exit_statuses_for_usage_and_start_errors() -> None:
     # A program that does not exist is a usage error, worded as in play, tournament and sprt.
     r = cli("check", "/nonexistent/quarto-bot")
@@ -421,6 +431,7 @@ def test_cli_exit_statuses_for_usage_and_start_errors() -> None:
     assert r.stderr.startswith("quarto-arena: error: engine")
 
 
+@pytest.mark.slow
 def test_cli_ctrl_c_kills_the_engine() -> None:
     token = "4711.5"  # slow_handshake's delay argument: marks this very process in /proc
     bot = " ".join([*broken_command("slow_handshake"), token])

@@ -89,6 +89,7 @@ def session(argv: list[str], name: str = "greedy", **options: str) -> EngineSess
 # --- real engines ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_handshake_ping_and_quit_reaps_the_engine(greedy_argv: list[str]) -> None:
     async def main() -> None:
         s = session(greedy_argv)

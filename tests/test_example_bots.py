@@ -306,6 +306,7 @@ def test_commands_during_a_search_are_refused(bot: list[str]) -> None:
         raw.ready()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "line",
     [

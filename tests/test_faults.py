@@ -44,6 +44,7 @@ def test_the_table_covers_every_broken_bot() -> None:
     assert {Termination(v) for v in EXPECTED_TERMINATION.values()} <= set(Termination)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bot", sorted(BROKEN))
 def test_broken_bot(bot: str, tmp_path: Path, pgids: set[int]) -> None:
     expected = Termination(EXPECTED_TERMINATION[bot])

@@ -52,6 +52,7 @@ def test_trinomial_figures_match_the_vectors(vector: dict[str, float]) -> None:
     assert f"Elo difference: {vector['elo']:+.1f} +/- {vector['elo_pm']:.1f} (95% CI, trinomial)" in lines[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("vector", [v for v in VECTORS["elo"] if "penta" in v and "los" in v], ids=str)
 def test_pentanomial_pairs_and_nelo_match_the_vectors(vector: dict[str, object]) -> None:
     ll, ld, wl_dd, wd, ww = vector["penta"]  # type: ignore[misc]

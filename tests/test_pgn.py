@@ -102,6 +102,7 @@ TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=30)
 COMMENT = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp"), blacklist_characters="}"), max_size=30)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(
     st.lists(TOKEN, max_size=20),

@@ -109,6 +109,7 @@ def test_same_engine_twice_gets_distinct_names(tmp_path: Path) -> None:
     assert r.stdout.startswith("Score of random vs random-2")
 
 
+@pytest.mark.slow
 def test_default_directories_never_collide_and_a_rerun_says_how_to_go_on(tmp_path: Path) -> None:
     args = ("play", "random", "greedy", "--games", "1", "--tc", "st=0.2", "--quiet")
     first, second = (subprocess.Popen([*CLI, *args], cwd=tmp_path, stderr=subprocess.PIPE, text=True) for _ in "ab")
@@ -230,6 +231,7 @@ def test_cutechess_words_are_answered_with_the_equivalent_option(args: list[str]
         assert word in r.stderr, (word, r.stderr)
 
 
+@pytest.mark.slow
 def test_a_missing_engine_is_the_same_error_in_every_command(tmp_path: Path) -> None:
     missing = str(tmp_path / "missing-bot")
     expected = f"quarto-arena: error: engine '{missing}': {missing} does not exist"
@@ -246,6 +248,7 @@ def test_a_missing_engine_is_the_same_error_in_every_command(tmp_path: Path) -> 
     assert "No closing quotation" in unclosed.stderr
 
 
+@pytest.mark.slow
 def test_engine_that_fails_the_handshake_exits_3(tmp_path: Path) -> None:
     # An engine that exits at once: a disconnect during the handshake.
     r = cli("play", "random", f"quiet={sys.executable} -c pass", "--games", "1", "--out", str(tmp_path / "m"))

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SMALL = Path(__file__).parent / "data" / "rating" / "small.pgn"
 CLI = [sys.executable, "-c", "from quarto_arena.arena.cli import main; main()"]
 
@@ -38,6 +40,7 @@ def test_anchor_shifts_every_rating_by_the_same_amount() -> None:
     assert shifts == {round(0 - plain["Random"], 0)}
 
 
+@pytest.mark.slow
 def test_bad_anchor_and_bad_files_are_one_line_errors(tmp_path: Path) -> None:
     bad = tmp_path / "bad.pgn"
     bad.write_bytes(b"\xff\xfe garbage\n")

@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -24,6 +26,7 @@ def examples() -> str:
     return m.group(1)
 
 
+@pytest.mark.slow
 def test_the_readme_examples_run_in_order(tmp_path: Path) -> None:
     script = examples()
     assert script.startswith(". .venv/bin/activate")

@@ -322,6 +322,7 @@ def quiet_game(n: int) -> tuple[list[list[str]], list[list[str]]]:
     return [[f"turn {t}"] for t in tokens[0::2]], [[f"turn {t}"] for t in tokens[1::2]]
 
 
+@pytest.mark.slow
 def test_every_go_carries_the_movers_clock_then_the_opponents_through_a_whole_game() -> None:
     """time/otime follow the game: the mover's clock runs down by what it used, plus its increment."""
     tc = TimeControl.parse("3+0.1")

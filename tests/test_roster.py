@@ -228,6 +228,7 @@ def test_option_settings_per_engine_and_for_every_engine() -> None:
             apply_options([a, b], [bad])
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=400) | st.text(max_size=400).map(str.encode))
 def test_fuzzed_engines_files_load_or_fail_in_one_line(tmp_path_factory: pytest.TempPathFactory, data: bytes) -> None:
@@ -248,6 +249,7 @@ _ENTRY = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(_ENTRY, max_size=4))
 def test_fuzzed_engine_tables(tmp_path_factory: pytest.TempPathFactory, entries: list[dict[str, object]]) -> None:

@@ -87,6 +87,7 @@ def test_perft_vectors_cover_every_kind() -> None:
     assert any(len(v["attributes"]) < 4 for v in PERFT)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("vector", PERFT_CLAIMS, ids=vector_id)
 def test_perft_vectors_of_both_claim_rules(vector: dict[str, Any]) -> None:
     # SPEC.md §2.5: strict claims count b3! and every missed b3X, both c2! and c2 on the last square, and !.

@@ -6,6 +6,7 @@ import itertools
 import random
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import HEX, SQUARE_NAMES, Oracle, aligned, completes, oracle_lines, same_state
@@ -242,6 +243,7 @@ def test_strict_games(variant: Variant, rng: random.Random) -> None:
 # --- symmetry invariance --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @FEW
 @given(games(SOME_VARIANTS, 3, 14))
 def test_turn_counts_invariant_under_every_symmetry(game: Game) -> None:
@@ -279,6 +281,7 @@ def test_perft_invariant_under_symmetry(game: Game, data: st.DataObject) -> None
         assert [perft(transform(p, g), 1), perft(transform(p, g), 2)] == expected
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(games(SOME_VARIANTS), st.data())
 def test_canonical_invariant_under_the_group(game: Game, data: st.DataObject) -> None:
@@ -292,6 +295,7 @@ def test_canonical_invariant_under_the_group(game: Game, data: st.DataObject) ->
         assert canonical_key(image) == key
 
 
+@pytest.mark.slow
 @FEW
 @given(games(SOME_VARIANTS, 1, 16))
 def test_canonical_invariant_under_every_element(game: Game) -> None:

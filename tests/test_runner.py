@@ -97,6 +97,7 @@ def test_advanced_variant_games_through_the_runner(c_bot: Path) -> None:
     assert squares_only >= 1
 
 
+@pytest.mark.slow
 def test_an_engine_that_refuses_newgame_mid_run_stops_it_with_exit_3(tmp_path: Path) -> None:
     bot = tmp_path / "moody.py"
     bot.write_text(REFUSES_LATER)
@@ -110,6 +111,7 @@ def test_an_engine_that_refuses_newgame_mid_run_stops_it_with_exit_3(tmp_path: P
     assert [f["termination"] for f in failures] == ["engine error"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("command", "signum", "again"),
     [
@@ -212,6 +214,7 @@ def test_an_internal_error_is_exit_70_and_one_line(
     assert err == "quarto-arena: internal error (please report it): RuntimeError: a bug over two lines\n"
 
 
+@pytest.mark.slow
 def test_concurrency_above_the_cpus_is_a_warning_and_beyond_the_descriptors_an_error(tmp_path: Path) -> None:
     cpus = len(os.sched_getaffinity(0))
     r = run_cli(
@@ -236,6 +239,7 @@ def test_concurrency_above_the_cpus_is_a_warning_and_beyond_the_descriptors_an_e
     assert not (tmp_path / "n" / JOURNAL_NAME).exists()
 
 
+@pytest.mark.slow
 def test_log_limit_caps_each_engines_stderr_log(tmp_path: Path) -> None:
     flood = f"chatty={sys.executable} -m quarto_arena.engines.testing.flood_lines stderr 0.5"
     out = tmp_path / "m"
@@ -317,6 +321,8 @@ def test_a_run_not_asked_for_turns_reports_none(c_bot: Path) -> None:
     assert len([e for e in events if isinstance(e, GameFinished)]) == 2
 
 
+@pytest.mark.serial
+@pytest.mark.slow
 def test_an_unreachable_unnamed_zeromq_engine_fails_at_once(tmp_path: Path) -> None:
     import socket
 

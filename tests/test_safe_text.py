@@ -66,11 +66,11 @@ def test_check_shows_the_engine_s_name_safely() -> None:
 
 
 # Where text leaves the arena for a terminal or a log: each such line is here, with why it is safe. A new one fails
-# this test until it goes through safe_text (or _err/_out, which apply it) and is added.
+# this test until it goes through safe_text (or echo_err/echo_out, which apply it) and is added.
 ALLOWED = {
     "arena/cli/app.py": [
-        "typer.echo(_safe_lines(text), err=True)",  # _err: every line through safe_text
-        "typer.echo(_safe_lines(text))",  # _out: likewise
+        "typer.echo(_safe_lines(text), err=True)",  # echo_err: every line through safe_text
+        "typer.echo(_safe_lines(text))",  # echo_out: likewise
         'typer.echo(f"quarto-arena {_version()}")',  # our own version
     ],
     "arena/cli/tools.py": [

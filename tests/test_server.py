@@ -126,6 +126,7 @@ def journal_games(out: Path) -> int:
 # --- keys ----------------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_keys_new_writes_a_zmq_auth_pair_and_never_overwrites_one(tmp_path: Path) -> None:
     directory = tmp_path / "k"
     r = cli("keys", "new", "alice", "--dir", str(directory))
@@ -145,6 +146,7 @@ def test_keys_new_writes_a_zmq_auth_pair_and_never_overwrites_one(tmp_path: Path
 # --- a tournament with remote bots, and the clients that are turned away -------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_tournament_with_two_remote_bots_and_a_local_engine(tmp_path: Path, keys: Path, endpoint: str) -> None:
     """alice: the bridge in front of a built-in engine (2 slots); bob: an SDK bot; greedy: local. Meanwhile a wrong
     key, no key, another bot's name and a wrong server key all knock; each is refused and the tournament is not
@@ -215,6 +217,7 @@ def test_a_tournament_with_two_remote_bots_and_a_local_engine(tmp_path: Path, ke
     assert "alice" in stdout and "bob" in stdout  # the standings
 
 
+@pytest.mark.slow
 def test_a_bot_killed_mid_game_loses_it_by_disconnect_and_plays_on_when_back(
     tmp_path: Path, keys: Path, endpoint: str
 ) -> None:
@@ -246,6 +249,7 @@ def test_a_bot_killed_mid_game_loses_it_by_disconnect_and_plays_on_when_back(
     assert "disconnected" in str(games[0]["exit_info"])
 
 
+@pytest.mark.slow
 def test_a_frozen_bot_is_noticed_by_heartbeats_not_by_its_clock(tmp_path: Path, keys: Path, endpoint: str) -> None:
     """SIGSTOP: the TCP connection stays up, only the heartbeats stop. With 30 s a turn, a time forfeit would
     need 30 s; the heartbeats end the game as a disconnect long before."""
@@ -286,6 +290,7 @@ def session_overlap(log: Path) -> int:
     return most
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("slots", [2, 1])
 def test_slots_let_a_bot_play_games_at_once(tmp_path: Path, keys: Path, endpoint: str, slots: int) -> None:
     """With --slots 2 at -j 2 a bot plays two games at once; with one slot its games wait for it, one at a time."""
@@ -413,6 +418,7 @@ def peak_memory(pid: int) -> int:
     raise AssertionError("no VmHWM")
 
 
+@pytest.mark.slow
 def test_junk_huge_frames_and_floods_forfeit_the_game_and_memory_stays_bounded(
     tmp_path: Path, keys: Path, endpoint: str
 ) -> None:
@@ -454,6 +460,7 @@ def test_junk_huge_frames_and_floods_forfeit_the_game_and_memory_stays_bounded(
 # --- resume, absence, usage ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_resumed_run_waits_for_its_remote_bots_again(tmp_path: Path, keys: Path, endpoint: str) -> None:
     """Stopped by SIGTERM mid-run and resumed with --resume DIR and a new --wait: the journal knows where the bots
     connect and with which keys, and what is not given again stays as it was."""
@@ -480,6 +487,7 @@ def test_a_resumed_run_waits_for_its_remote_bots_again(tmp_path: Path, keys: Pat
     assert all(g["termination"] == "normal" for g in records(out))
 
 
+@pytest.mark.slow
 def test_a_run_without_remote_bots_takes_no_listen_on_resume(tmp_path: Path) -> None:
     out = tmp_path / "m"
     assert cli("play", "random", "greedy", "--games", "2", "--tc", "st=0.1", "--out", str(out)).returncode == 0
@@ -516,6 +524,7 @@ def test_an_absent_bot_stops_the_run_before_any_game_with_exit_3(tmp_path: Path,
     assert journal_games(tmp_path / "m") == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -537,6 +546,7 @@ def test_usage_errors_exit_2(tmp_path: Path, keys: Path, endpoint: str, args: li
     assert message in r.stderr and r.stderr.count("\n") == 1, r.stderr
 
 
+@pytest.mark.slow
 def test_a_remote_bot_can_be_checked_and_plain_zeromq_serves_loopback(tmp_path: Path, endpoint: str) -> None:
     """``check remote:NAME`` without keys: plain ZeroMQ on 127.0.0.1, an SDK bot that connects in."""
     bot = [*command("greedy"), "--connect", endpoint, "--name", "greedy-bot"]
@@ -547,6 +557,7 @@ def test_a_remote_bot_can_be_checked_and_plain_zeromq_serves_loopback(tmp_path: 
     assert "skipped" in r.stdout  # the steps only a process can take (\r\n, end of input)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -569,3 +580,33 @@ def test_client_usage_errors_exit_2(argv: list[str], message: str) -> None:
     r = subprocess.run(argv, capture_output=True, text=True, timeout=30)
     assert r.returncode == 2, r.stderr
     assert message in r.stderr
+
+
+def test_a_bot_that_claims_another_bots_name_is_refused_and_the_real_one_plays(
+    tmp_path: Path, keys: Path, endpoint: str
+) -> None:
+    """bob's own key, saying it is alice: refused before it can take alice's games (exit 3, naming both)."""
+    out = tmp_path / "m"
+    arena = subprocess.Popen(
+        [*CLI, "play", "remote:alice", "remote:bob", "--tc", "st=0.05", *serving(endpoint, keys, out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        impostor = [*command("random"), "--connect", endpoint, "--name", "alice", *identity(keys, "bob")[2:]]
+        # An impostor let in would serve alice's games until killed: the timeout is then the failure.
+        refused = subprocess.run(impostor, capture_output=True, text=True, timeout=60)
+        assert refused.returncode == 3, refused.stderr
+        assert "refused alice: it says it is 'alice', but it holds the key of 'bob'" in refused.stderr
+        with (
+            started(bridge(endpoint, identity(keys, "alice"), command("greedy")), tmp_path / "a.log"),
+            started([*command("random"), "--connect", endpoint, *identity(keys, "bob")], tmp_path / "b.log"),
+        ):
+            _, stderr = arena.communicate(timeout=120)
+    finally:
+        arena.kill()
+        arena.wait()
+    assert arena.returncode == 0, stderr
+    assert "but it holds the key of 'bob'" in stderr
+    assert {e["source"] for g in records(out) for e in g["engines"]} == {"remote:alice", "remote:bob"}  # type: ignore[attr-defined]

@@ -102,6 +102,7 @@ def vector_case(v: dict[str, Any]) -> tuple[Position, Verdict, set[Turn]]:
 # --- against the oracle, and the two cores against each other ----------------------------------------------------
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(variant=variants, seed=st.integers(0, 2**32), empties=st.integers(1, 5), give_only=st.booleans())
 def test_pure_core_agrees_with_the_oracle(variant: Variant, seed: int, empties: int, give_only: bool) -> None:
@@ -116,6 +117,7 @@ def test_pure_core_agrees_with_the_oracle(variant: Variant, seed: int, empties: 
     )
 
 
+@pytest.mark.slow
 @needs_compiled
 @settings(max_examples=200, deadline=None)
 @given(
@@ -152,6 +154,7 @@ def rank(value: Value | None) -> int:
     return value.rank
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(variant=variants, seed=st.integers(0, 2**32), empties=st.integers(1, 5), give_only=st.booleans())
 def test_searches_prove_what_they_aim_at(variant: Variant, seed: int, empties: int, give_only: bool) -> None:
@@ -185,6 +188,7 @@ def test_searches_prove_what_they_aim_at(variant: Variant, seed: int, empties: i
                 assert got.verdict is not Verdict.LOSS or got.turns > depth
 
 
+@pytest.mark.slow
 @needs_compiled
 @settings(max_examples=40, deadline=None)
 @given(variant=variants, seed=st.integers(0, 2**32), empties=st.integers(2, 10), tt_bits=st.sampled_from([4, 8, 16]))
@@ -222,6 +226,7 @@ def test_solved_vectors(vector: dict[str, Any], pure: bool) -> None:
     assert set(analysis.best) == best
 
 
+@pytest.mark.slow
 @needs_compiled
 @pytest.mark.parametrize("vector", DEEP, ids=vector_id)
 def test_deep_vectors(vector: dict[str, Any]) -> None:
@@ -328,6 +333,7 @@ def test_node_limit_reports_unproven_with_a_legal_turn(pure: bool) -> None:
     assert 5_000 <= result.nodes < 5_000 + 1024
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize("pure", CORES)
 def test_time_limit(pure: bool) -> None:
     if not pure and not compiled_core_available():

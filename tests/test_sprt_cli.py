@@ -45,6 +45,7 @@ def test_the_progress_line_gives_bounds_when_every_pair_is_won() -> None:
     assert line.endswith(" | elo > +75.5 (95% bound, trinomial), nelo > -259.0 (95% bound, pentanomial)")
 
 
+@pytest.mark.slow
 def test_a_stronger_new_engine_passes_at_the_first_pair_past_the_bound(c_bot: Path, tmp_path: Path) -> None:
     r = sprt(tmp_path / "s", f"new={c_bot}", "base=random")
     assert r.returncode == 0, r.stderr
@@ -71,6 +72,7 @@ def test_a_stronger_new_engine_passes_at_the_first_pair_past_the_bound(c_bot: Pa
     assert html.escape(f"elo {elo}, nelo {nelo}", quote=False) in report
 
 
+@pytest.mark.slow
 def test_a_regression_fails_the_build(c_bot: Path, tmp_path: Path) -> None:
     r = sprt(tmp_path / "s", "new=random", f"base={c_bot}")
     assert r.returncode == 1, r.stderr
@@ -92,6 +94,7 @@ def test_no_decision_within_max_games(c_bot: Path, tmp_path: Path) -> None:
     assert r.stderr.count("Finished game") == 4
 
 
+@pytest.mark.slow
 def test_a_crashing_engine_is_an_engine_failure(c_bot: Path, tmp_path: Path) -> None:
     r = sprt(tmp_path / "s", CRASH, f"base={c_bot}")
     assert r.returncode == 3, r.stderr
@@ -106,12 +109,14 @@ def test_a_crashing_engine_is_an_engine_failure(c_bot: Path, tmp_path: Path) -> 
     assert lenient.stderr.count("disconnect") >= 4
 
 
+@pytest.mark.slow
 def test_an_engine_that_cannot_start(tmp_path: Path) -> None:
     r = sprt(tmp_path / "s", "dead=sh -c 'exit 5'", "random")
     assert r.returncode == 3
     assert "dead" in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -145,6 +150,7 @@ def record(game_id: int, first: str, second: str, result: Result, termination: T
     )
 
 
+@pytest.mark.slow
 def test_rate_reads_our_pgn_and_counts_forfeits(tmp_path: Path) -> None:
     games = [
         record(1, "a", "b", Result.FIRST_WINS, Termination.NORMAL),
@@ -171,6 +177,7 @@ def test_rate_reads_our_pgn_and_counts_forfeits(tmp_path: Path) -> None:
     assert text.returncode == 0 and text.stdout.startswith("| rank")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("content", "message"),
     [
@@ -190,6 +197,7 @@ def test_rate_bad_pgn_is_a_one_line_error(tmp_path: Path, content: bytes, messag
     assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
 
 
+@pytest.mark.slow
 def test_rate_missing_file_and_no_games(tmp_path: Path) -> None:
     r = run("rate", str(tmp_path / "none.pgn"))
     assert r.returncode == 2 and "none.pgn" in r.stderr and "Traceback" not in r.stderr

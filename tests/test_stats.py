@@ -436,6 +436,7 @@ def compositions(total: int, parts: int) -> Iterator[tuple[int, ...]]:
             yield (first, *rest)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("support", "slack"), [(GAME_SCORES, 1e-9), (PAIR_SCORES, 0.1)])
 @pytest.mark.parametrize("mean_low", [0.1, 0.3, 0.45, 0.5, 0.6, 0.9])
 def test_t_value_floor_is_reached(support: tuple[float, ...], slack: float, mean_low: float) -> None:

@@ -108,6 +108,7 @@ def test_standard_maps_are_the_known_ones() -> None:
     assert inner_outer not in board_maps(Shapes.ADVANCED) and middle not in board_maps(Shapes.ADVANCED)
 
 
+@pytest.mark.slow
 def test_search_is_exhaustive_on_small_hypergraphs() -> None:
     """Against all n! permutations, on random line sets over up to 7 points (including empty and degenerate)."""
     rng = random.Random(2024)
@@ -137,6 +138,7 @@ def test_attribute_orders() -> None:
     assert len(attribute_orders(ALL_ATTRIBUTES)) == 24
 
 
+@pytest.mark.slow
 def test_group_orders() -> None:
     sizes = {
         (shapes.value, len(subset)): group_order(Variant(shapes=shapes, attributes=subset))
@@ -234,6 +236,7 @@ def test_strict_state_survives() -> None:
 # --- canonical forms -------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("variant", "count"),
     [

@@ -153,7 +153,8 @@ def test_gauntlet_and_interim_tables(c_bot: Path, tmp_path: Path) -> None:
 
 
 def test_a_crashing_engine_forfeits_is_restarted_and_the_tournament_goes_on(c_bot: Path, tmp_path: Path) -> None:
-    crash = f"crash={sys.executable} -m quarto_arena.engines.testing.crash_on_go"
+    # The bot ignores the argument: it marks this test's engines apart from those of tests running alongside.
+    crash = f"crash={sys.executable} -m quarto_arena.engines.testing.crash_on_go {tmp_path}"
     spec = spec_of(crash, f"bot={c_bot}", games=4)
     _, outcome = play(spec, tmp_path / "t")
     records = outcome.records  # type: ignore[attr-defined]
@@ -164,9 +165,10 @@ def test_a_crashing_engine_forfeits_is_restarted_and_the_tournament_goes_on(c_bo
     assert row[table.headers.index("forfeits")] == 4
     assert row[table.headers.index("disconnect")] == 4
     assert "disconnect" in format_table(table, "simple")
-    assert not wait_until_gone("quarto_arena.engines.testing.crash_on_go")
+    assert not wait_until_gone(str(tmp_path))
 
 
+@pytest.mark.slow
 def test_strict_stops_at_the_first_failure_and_resume_replays_it(c_bot: Path, tmp_path: Path) -> None:
     crash = f"crash={sys.executable} -m quarto_arena.engines.testing.crash_on_go"
     directory = tmp_path / "t"
@@ -184,6 +186,7 @@ def test_strict_stops_at_the_first_failure_and_resume_replays_it(c_bot: Path, tm
     assert read_journal(directory / JOURNAL_NAME).records == {}
 
 
+@pytest.mark.slow
 def test_an_engine_that_cannot_start_stops_the_tournament_before_any_game(tmp_path: Path) -> None:
     r = run_cli("tournament", "dead=sh -c 'exit 7'", "random", "--tc", "st=1", "--out", str(tmp_path / "t"))
     assert r.returncode == 3, r.stderr
@@ -226,6 +229,7 @@ def frame_ends(data: bytes) -> list[int]:
     return ends
 
 
+@pytest.mark.slow
 def test_resume_refuses_flags_foreign_and_corrupt_journals(tmp_path: Path) -> None:
     r = run_cli("tournament", "--resume", str(tmp_path / "nope"))
     assert r.returncode == 2 and "no such run directory" in r.stderr
@@ -257,6 +261,7 @@ def test_a_second_arena_on_the_same_directory_is_refused(c_bot: Path, tmp_path: 
         assert again.replaced_unplayed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -303,6 +308,7 @@ def test_build_spec_from_engines_file_and_openings_file(tmp_path: Path, c_bot: P
     assert RunSpec.from_dict(sprt.to_dict()) == sprt
 
 
+@pytest.mark.slow
 def test_sigkill_mid_game_then_resume_finds_every_game_exactly_once(c_bot: Path, tmp_path: Path) -> None:
     """The crash-safety promise, with a real arena process killed by SIGKILL while games are running."""
     slow = tmp_path / "slow_bot.py"

@@ -154,6 +154,7 @@ replies: st.SearchStrategy[Reply] = st.one_of(
 # --- round trips -----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @given(commands)
 def test_every_command_round_trips(cmd: Command) -> None:
     line = format_command(cmd)
@@ -161,6 +162,7 @@ def test_every_command_round_trips(cmd: Command) -> None:
     assert parse_command(line) == cmd
 
 
+@pytest.mark.slow
 @given(replies)
 def test_every_reply_round_trips(reply: Reply) -> None:
     line = format_reply(reply)
@@ -168,6 +170,7 @@ def test_every_reply_round_trips(reply: Reply) -> None:
     assert parse_reply(line) == reply
 
 
+@pytest.mark.slow
 @given(commands)
 def test_commands_survive_extra_white_space(cmd: Command) -> None:
     # Leading and trailing white space (and a \r from a \r\n line end) is not part of the message.
@@ -536,6 +539,7 @@ def random_case(text: str) -> st.SearchStrategy[str]:
     return flips.map(lambda fs: "".join(c.swapcase() if f else c for c, f in zip(text, fs, strict=True)))
 
 
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None)
 @given(st.one_of(mutated_lines(), st.text(max_size=60)))
 def test_what_parses_re_formats_to_an_equivalent_line(line: str) -> None:
@@ -550,6 +554,7 @@ def test_what_parses_re_formats_to_an_equivalent_line(line: str) -> None:
         assert equivalent_form(formatted) == equivalent_form(line), (line, formatted)
 
 
+@pytest.mark.slow
 def test_the_fuzz_reaches_both_verdicts() -> None:
     # The bent lines must both pass and fail often, or the test above would check little of either.
     outcomes: list[bool] = []

@@ -176,6 +176,7 @@ def start_live(args: list[str], out: Path) -> tuple[subprocess.Popen[str], str]:
 # The live page
 
 
+@pytest.mark.slow
 def test_the_live_page_fills_and_its_boards_move_during_a_real_tournament(
     browser: Any, bots: dict[str, str], tmp_path: Path
 ) -> None:
@@ -244,6 +245,7 @@ def offline_page(browser: Any, *, javascript: bool = True) -> tuple[Any, Any, li
     return context, context.new_page(), refused
 
 
+@pytest.mark.slow
 def test_the_report_opens_offline_and_steps_through_a_game_with_the_keyboard(browser: Any, tournament: Path) -> None:
     context, page, refused = offline_page(browser)
     watch = Watch(page)
@@ -287,6 +289,7 @@ def test_the_report_opens_offline_and_steps_through_a_game_with_the_keyboard(bro
     context.close()
 
 
+@pytest.mark.slow
 def test_an_engine_named_in_html_is_shown_as_text_in_the_report(browser: Any, tournament: Path, tmp_path: Path) -> None:
     # The tables are HTML written by Python; the viewer's texts are set by the script. An engine-supplied detail
     # line (a malformed reply is quoted in it) goes through the script: give every game a hostile one.
@@ -320,6 +323,7 @@ def test_the_reports_tables_are_readable_without_javascript(browser: Any, tourna
     context.close()
 
 
+@pytest.mark.slow
 def test_the_viewer_marks_the_turn_where_the_value_changed_hands(browser: Any, tournament: Path) -> None:
     records = [json.loads(line) for line in (tournament / "games.jsonl").read_text().splitlines()]
     game = next(r for r in records if len(r["turns"]) >= 8)
@@ -378,6 +382,7 @@ def test_the_viewer_marks_the_turn_where_the_value_changed_hands(browser: Any, t
         (tournament / "games.analysis.jsonl").unlink()
 
 
+@pytest.mark.slow
 def test_an_sprt_report_plots_the_llr_against_its_bounds(browser: Any, tmp_path: Path) -> None:
     out = tmp_path / "s"
     args = ["sprt", "greedy", "random", "--elo0", "0", "--elo1", "200", "--model", "logistic", "--max-games", "60"]
@@ -410,6 +415,7 @@ def firefox() -> Iterator[Firefox]:
     browser.close()
 
 
+@pytest.mark.slow
 def test_firefox_steps_through_the_report_offline_and_shows_html_names_as_text(
     firefox: Firefox, tournament: Path
 ) -> None:
@@ -447,6 +453,7 @@ def test_firefox_steps_through_the_report_offline_and_shows_html_names_as_text(
     assert all(u.startswith(("file://", "data:")) for u in firefox.requests()), firefox.requests()
 
 
+@pytest.mark.slow
 def test_firefox_follows_the_live_page_of_a_real_tournament(
     firefox: Firefox, bots: dict[str, str], tmp_path: Path
 ) -> None:

@@ -109,6 +109,7 @@ def test_the_rating_history_is_thinned_and_ends_at_the_full_fit(played: tuple[Ru
         assert s["rating"][-1] == round(player.rating, 1) and s["margin"][-1] == round(player.margin, 1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("copies", [1, 8, 17, 34, 67])  # 12 to 804 games (804: 100 points of 8, plus 4)
 def test_a_history_told_the_number_of_games_draws_the_same_points(
     played: tuple[RunSpec, list[GameRecord]], copies: int
@@ -323,6 +324,7 @@ def run_cli(*args: str, timeout: float = 120, env: dict[str, str] | None = None)
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, env=env)
 
 
+@pytest.mark.slow
 def test_every_run_writes_its_report_and_report_rewrites_it_with_the_analysis(tmp_path: Path) -> None:
     out = tmp_path / "m"
     done = run_cli("play", "greedy", "random", "--games", "4", "--tc", "st=1", "--out", str(out), "-q")
@@ -342,6 +344,7 @@ def test_every_run_writes_its_report_and_report_rewrites_it_with_the_analysis(tm
     assert games[0]["values"] is None
 
 
+@pytest.mark.slow
 def test_report_and_serve_refuse_what_is_not_a_run_in_one_line(tmp_path: Path) -> None:
     for args in (("report", str(tmp_path / "none")), ("serve", str(tmp_path), "--web", "127.0.0.1:0")):
         done = run_cli(*args)
@@ -349,6 +352,7 @@ def test_report_and_serve_refuse_what_is_not_a_run_in_one_line(tmp_path: Path) -
         assert done.stderr.count("\n") == 1 and done.stderr.startswith("quarto-arena: error: "), done.stderr
 
 
+@pytest.mark.slow
 def test_web_refuses_a_bad_address_or_a_missing_extra_before_the_run(tmp_path: Path) -> None:
     out = tmp_path / "r"
     done = run_cli("play", "greedy", "random", "--out", str(out), "--web", "localhost:http")
@@ -362,6 +366,7 @@ def test_web_refuses_a_bad_address_or_a_missing_extra_before_the_run(tmp_path: P
     assert not out.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.extra("web")
 def test_web_on_a_port_in_use_is_one_line_and_the_run_can_be_resumed(tmp_path: Path) -> None:
     import socket
@@ -421,6 +426,7 @@ def http(url: str, *, method: str = "GET", host: str | None = None) -> tuple[int
         return e.code, dict(e.headers), e.read()
 
 
+@pytest.mark.slow
 @pytest.mark.extra("web")
 def test_serve_follows_a_run_another_process_is_writing(tmp_path: Path) -> None:
     bot = tmp_path / "slow.py"
@@ -524,3 +530,35 @@ def test_malformed_requests_get_a_4xx_and_at_most_one_log_line_a_second(
     lines = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert 1 <= len(lines) <= 1 + elapsed / LOG_EVERY, [r.getMessage() for r in lines]
     assert all(r.exc_info is None and "\n" not in r.getMessage() and "\x1b" not in r.getMessage() for r in lines)
+
+
+@pytest.mark.extra("web")
+def test_open_pages_are_capped_and_a_closed_one_frees_its_place(
+    played: tuple[RunSpec, list[GameRecord]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from quarto_arena.arena.web import server as web_server
+
+    monkeypatch.setattr(web_server, "MAX_STREAMS", 3)
+    spec, records = played
+
+    async def status_of(port: int) -> tuple[int, asyncio.StreamWriter]:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(f"GET /events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        await writer.drain()
+        line = await reader.readline()
+        return int(line.split()[1]), writer
+
+    async def pages() -> list[int]:
+        statuses = []
+        async with web_server.LiveServer(RunModel(RunInfo.of(spec, 12), records), "127.0.0.1", 0) as server:
+            opened = [await status_of(server.port) for _ in range(4)]
+            statuses += [s for s, _ in opened]
+            opened[0][1].close()
+            await asyncio.sleep(0.5)  # the server sees the closed page at its next write
+            status, writer = await status_of(server.port)
+            statuses.append(status)
+            for _, w in [*opened[1:], (status, writer)]:
+                w.close()
+        return statuses
+
+    assert asyncio.run(pages()) == [200, 200, 200, 503, 200]

@@ -51,17 +51,17 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """Prints one line on stderr and exits with ``code``."""
     line = f"quarto-arena: error: {_one_line(message)}"
     _REPORTED.append(line)
-    _err(line)
+    echo_err(line)
     raise typer.Exit(code)
 
 
-def _err(text: str) -> None:
+def echo_err(text: str) -> None:
     """Prints ``text`` on stderr, each line made safe for a terminal (it may quote what an engine said)."""
     with contextlib.suppress(OSError):  # a closed terminal (SIGHUP) must not turn into a traceback
         typer.echo(_safe_lines(text), err=True)
 
 
-def _out(text: str) -> None:
+def echo_out(text: str) -> None:
     """Prints ``text`` on stdout, each line made safe for a terminal (it may quote what an engine said)."""
     typer.echo(_safe_lines(text))
 
@@ -108,24 +108,24 @@ def main(argv: list[str] | None = None) -> None:
     try:
         code = app(args=argv, prog_name="quarto-arena", standalone_mode=False)
     except (KeyboardInterrupt, typer.Abort):
-        _err("quarto-arena: interrupted")
+        echo_err("quarto-arena: interrupted")
         sys.exit(130)
     except QuartoError as e:  # any error of the tree (arena/errors.py) carries its own status
-        _err(f"quarto-arena: error: {_one_line(str(e))}")
+        echo_err(f"quarto-arena: error: {_one_line(str(e))}")
         sys.exit(int(e.status))
     except Exception as e:
         # Usage errors come from the click that typer bundles; duck typing keeps us off its private module path.
         format_message = getattr(e, "format_message", None)
         if not callable(format_message):
             logging.getLogger(__name__).debug("internal error", exc_info=True)
-            _err(f"quarto-arena: internal error (please report it): {type(e).__name__}: {_one_line(str(e))}")
+            echo_err(f"quarto-arena: internal error (please report it): {type(e).__name__}: {_one_line(str(e))}")
             sys.exit(EXIT_INTERNAL)
         message = _chess_words(sys.argv[1:] if argv is None else argv) or _one_line(str(format_message()))
         if message:  # empty when help was shown for a bare command
-            _err(f"quarto-arena: error: {message}")
+            echo_err(f"quarto-arena: error: {message}")
         sys.exit(int(getattr(e, "exit_code", EXIT_USAGE)))
     if code == 130 and not _REPORTED:  # typer turns Ctrl-C inside a command into Exit(130)
-        _err("quarto-arena: interrupted")
+        echo_err("quarto-arena: interrupted")
     sys.exit(code if isinstance(code, int) else 0)
 
 
@@ -213,7 +213,7 @@ KeysOpt = run_option("keys")
 WaitOpt = run_option("wait")
 
 
-def _size(text: str) -> int:
+def size_option(text: str) -> int:
     """``16M`` -> bytes (K, M and G are powers of 1024); a usage error otherwise."""
     try:
         return parse_size(text, "--log-limit")
@@ -221,7 +221,8 @@ def _size(text: str) -> int:
         fail(str(e))
 
 
-def _variant(variant: str, attributes: str, claim: str) -> Variant:
+def variant_option(variant: str, attributes: str, claim: str) -> Variant:
+    """``--variant``, ``--attributes`` and ``--claim`` as a Variant; a usage error naming a bad one."""
     from quarto_arena.protocol.notation import NotationError, parse_variant
 
     try:
@@ -230,7 +231,8 @@ def _variant(variant: str, attributes: str, claim: str) -> Variant:
         fail(str(e))
 
 
-def _position(text: str, variant: Variant) -> Position:
+def position_option(text: str, variant: Variant) -> Position:
+    """A position argument; a usage error (``bad position: ...``) otherwise."""
     from quarto_arena.protocol.notation import NotationError, parse_position
 
     try:
@@ -239,7 +241,8 @@ def _position(text: str, variant: Variant) -> Position:
         fail(f"bad position: {e}")
 
 
-def _table_format(fmt: str) -> str:
+def table_format_option(fmt: str) -> str:
+    """``--format``, checked against the table formats there are; a usage error naming them otherwise."""
     if fmt in ("simple", "csv", "json"):
         return fmt  # the usual ones, known without importing tabulate (a tenth of a short run's start-up)
     from ..output import TABLE_FORMATS

@@ -17,11 +17,11 @@ from .app import (
     KeysOpt,
     ListenOpt,
     WaitOpt,
-    _out,
     app,
+    echo_out,
     fail,
 )
-from .runs import _cluster, _show_server_log
+from .runs import cluster_option, show_server_log
 
 # --- check ---------------------------------------------------------------------------------------------------------
 
@@ -68,15 +68,17 @@ def check(
     except (RosterError, RunError) as e:
         fail(str(e))
     timeouts = CheckTimeouts().scaled(timeout_scale)
-    address = _cluster(cluster)
+    address = cluster_option(cluster)
     if address is not None:
         if served is not None:
             fail("remote:NAME bots connect in to this machine; --cluster checks on the workers")
+        if transcript is not None:
+            fail("--transcript writes one engine's exchange; with --cluster, use --verbose (every worker's lines)")
         _check_on_cluster(address, config, timeouts, keep_going, verbose)
     if served is None:
         report = asyncio.run(run_check(config, timeouts=timeouts, keep_going=keep_going))
     else:
-        _show_server_log(quiet=False)
+        show_server_log(quiet=False)
         try:
             report = asyncio.run(_check_remote(config, served, timeouts, keep_going))
         except RunError as e:
@@ -86,7 +88,7 @@ def check(
     if transcript is not None:
         _write_transcript(transcript, report)
     for line in format_report(report, verbose=verbose):
-        _out(line)
+        echo_out(line)
     raise typer.Exit(0 if report.complies else 1)
 
 
@@ -147,7 +149,7 @@ def _check_on_cluster(address: Any, config: Any, timeouts: Any, keep_going: bool
         if not r.report.started:
             lines = [f"{lines[-1]}: {r.report.steps[0].reason}"]
         shown = lines if verbose or not r.report.complies else lines[-1:]
-        _out(f"worker {r.worker}: " + "\n".join(shown))
+        echo_out(f"worker {r.worker}: " + "\n".join(shown))
     if not all(r.report.started for r in results):
         raise typer.Exit(EXIT_ENGINE)
     raise typer.Exit(0 if all(r.report.complies for r in results) else 1)

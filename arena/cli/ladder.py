@@ -24,12 +24,12 @@ from .app import (
     TimeMarginOpt,
     VariantOpt,
     WebOpt,
-    _err,
-    _out,
-    _size,
-    _table_format,
     app,
+    echo_err,
+    echo_out,
     fail,
+    size_option,
+    table_format_option,
 )
 
 if TYPE_CHECKING:
@@ -90,12 +90,13 @@ def run(
     """Run a ladder in DIR until stopped (SIGINT, SIGTERM, SIGHUP); the same command continues it."""
     import asyncio
 
+    from ..errors import ArenaFault
     from ..ladder.service import Ladder, LadderError, LadderSettings
     from ..referee import GameSpec
     from ..roster import RosterError, apply_options, resolve_engines
     from ..schedule import STARTPOS, OpeningBook, ScheduleError, load_openings
     from ..timecontrol import TimeControl
-    from .app import _variant
+    from .app import variant_option
 
     if listen is None and not house:
         fail("a ladder needs players: --listen ENDPOINT --keys DIR for bots that connect in, or --house ENGINE")
@@ -105,7 +106,7 @@ def run(
         fail("--keys is for bots that connect in: give --listen tcp://HOST:PORT too")
     if concurrency < 1:
         fail(f"-j must be at least 1, not {concurrency}")
-    the_variant = _variant(variant, attributes, claim)
+    the_variant = variant_option(variant, attributes, claim)
     try:
         control = TimeControl.parse(tc)
     except ValueError as e:
@@ -141,9 +142,9 @@ def run(
     anchored = _anchor(anchor)
     transcript = None
     if debug is not None:
-        from .runs import _debug
+        from .runs import debug_option
 
-        transcript = _debug(Path(debug))
+        transcript = debug_option(Path(debug))
     settings = LadderSettings(
         house=tuple(configs),
         endpoint=listen,
@@ -152,20 +153,22 @@ def run(
         time_control=control,
         spec=spec,
         book=book,
-        log_limit=_size(log_limit),
+        log_limit=size_option(log_limit),
     )
     _show_log()
     ladder = Ladder(Path(directory), settings, on_event=_printer(), transcript=transcript)
     house_names = ", ".join(c.name for c in configs) or "none"
     where = f"; bots connect to {listen} with a key in {keys}" if listen else ""
-    _err(f"Ladder in {directory}: house engines {house_names}{where}; {concurrency} games at once, --tc {tc}")
+    echo_err(f"Ladder in {directory}: house engines {house_names}{where}; {concurrency} games at once, --tc {tc}")
     try:
-        from .runs import _fast_event_loop
+        from .runs import fast_event_loop
 
-        _fast_event_loop()
+        fast_event_loop()
         signum = asyncio.run(_serve(ladder, address, anchored))
     except LadderError as e:
         fail(str(e))
+    except ArenaFault as e:
+        fail(f"{e}; the ladder stopped (every counted game is safe): continue with the same command", int(e.status))
     except Exception as e:
         from ..web import WebError
 
@@ -174,7 +177,7 @@ def run(
         fail(f"{e}; the ladder in {directory} has not started")
     except OSError as e:
         fail(f"{directory}: {e.strerror or e}")
-    _err(f"ladder stopped: {ladder.counted} games counted, {ladder.abandoned} abandoned in flight (not counted)")
+    echo_err(f"ladder stopped: {ladder.counted} games counted, {ladder.abandoned} abandoned in flight (not counted)")
     if signum is not None:
         import signal
 
@@ -204,9 +207,9 @@ def _printer() -> Any:
     def on_event(e: object) -> None:
         if isinstance(e, GameCounted):
             r = e.record
-            _err(f"game {r.game_id}: {r.first} - {r.second} {r.result.value} ({game_comment(r)})")
+            echo_err(f"game {r.game_id}: {r.first} - {r.second} {r.result.value} ({game_comment(r)})")
         elif isinstance(e, Notice):
-            _err(f"quarto-arena: {e.text}")
+            echo_err(f"quarto-arena: {e.text}")
 
     return on_event
 
@@ -237,7 +240,7 @@ async def _serve(ladder: Any, address: tuple[str, int] | None, anchor: tuple[str
         else:
             from ..ladder.pages import serve_ladder
 
-            await serve_ladder(ladder, stop, address, anchor, announce=lambda url: _err(f"ladder page: {url}"))
+            await serve_ladder(ladder, stop, address, anchor, announce=lambda url: echo_err(f"ladder page: {url}"))
     finally:
         for signum in handled:
             loop.remove_signal_handler(signum)
@@ -283,14 +286,14 @@ def standings(
     from ..output import format_table
     from ..stats import TableRows
 
-    _table_format(fmt)
+    table_format_option(fmt)
     table = read_standings(directory, _anchor(anchor), by_version)
     headers = ("rank", "player", "bot", "version", "id_name", "rating", "margin", "games", "points", "score", "house")
     rows = tuple(
         (s.rank, s.player, s.bot, s.version, s.id_name, s.rating, s.margin, s.games, s.points, s.score, s.house)
         for s in table.lines
     )
-    _out(format_table(TableRows(headers, rows), fmt))
+    echo_out(format_table(TableRows(headers, rows), fmt))
 
 
 @ladder_app.command("export")
@@ -331,4 +334,4 @@ def export(
         fail(f"{e.filename or pgn}: {e.strerror or e}")
     finally:
         db.close()
-    _err(f"{n} games written")
+    echo_err(f"{n} games written")

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ..run import Run, RunOutcome, RunSpec
 
 from ..options import Journal, RunOptions, option_fields
-from .app import EXIT_ENGINE, _err, _out, _table_format, app, fail, run_option
+from .app import EXIT_ENGINE, app, echo_err, echo_out, fail, run_option, table_format_option
 
 # --- runs: tournament, play, sprt ------------------------------------------------------------------------------
 
@@ -80,7 +80,7 @@ def _check_concurrency(concurrency: int, engines: int) -> None:
         fail(f"--concurrency {concurrency} would start {2 * concurrency} engines; the process limit is {nproc}")
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if concurrency > cpus:
-        _err(
+        echo_err(
             f"quarto-arena: warning: --concurrency {concurrency} on {cpus} CPUs: engines will share cores and their"
             " clocks keep running (fair only for engines that do not search)"
         )
@@ -120,7 +120,7 @@ def _open_run(kind: str, ctx: typer.Context, engine_words: list[str], options: R
 
     transcript = None
     if options.debug is not None:
-        transcript = _debug(Path(options.debug))
+        transcript = debug_option(Path(options.debug))
     try:
         if options.resume is not None:
             # What the journal keeps, and how a new run is made, cannot be given again (RunOptions' journal forms).
@@ -163,7 +163,7 @@ def _open_run(kind: str, ctx: typer.Context, engine_words: list[str], options: R
         fail(str(e), e.status)
 
 
-def _cluster(address: str | None) -> Any:
+def cluster_option(address: str | None) -> Any:
     """The ``--cluster`` address (a ClusterAddress), None without one; a usage error (exit 2) when it is malformed or
     Dask is not installed."""
     if address is None:
@@ -185,7 +185,7 @@ def _cluster(address: str | None) -> Any:
     return parsed
 
 
-def _debug(directory: Path) -> Any:
+def debug_option(directory: Path) -> Any:
     """The ``--debug`` transcript and log, both in ``directory``."""
     import logging
 
@@ -202,7 +202,7 @@ def _debug(directory: Path) -> Any:
     return transcript
 
 
-def _show_server_log(quiet: bool) -> None:
+def show_server_log(quiet: bool) -> None:
     """Shows what the server reports (bots connecting, refusals, cuts) on stderr; only warnings with ``--quiet``."""
     import logging
 
@@ -214,7 +214,7 @@ def _show_server_log(quiet: bool) -> None:
     logger.setLevel(min(logger.getEffectiveLevel(), logging.INFO))  # --debug may have asked for more
 
 
-def _fast_event_loop() -> None:
+def fast_event_loop() -> None:
     """Runs the games on uvloop where it is installed (it is a dependency where it builds): measured in one run of
     ``benchmarks/tournament.py --loops asyncio,uvloop``, 13-22% less arena CPU per turn. ``QUARTO_ARENA_LOOP=asyncio``
     keeps the standard loop."""
@@ -275,7 +275,7 @@ async def _play(
         from ..web.server import run_live
 
         return await run_live(
-            run, view, web, interrupt=interrupt, announce=lambda url: _err(f"live page: {url}"), player=player
+            run, view, web, interrupt=interrupt, announce=lambda url: echo_err(f"live page: {url}"), player=player
         )
     finally:
         await shutdown()  # whatever is left of any engine, and the watchdog, killed and reaped (a signal hurries it)
@@ -302,8 +302,8 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
     from ..run import RunError, Verdict
     from ..web import WebError, parse_address, require_server
 
-    _table_format(options.fmt)
-    cluster = _cluster(options.cluster)
+    table_format_option(options.fmt)
+    cluster = cluster_option(options.cluster)
     if cluster is not None and options.debug is not None:
         fail("--debug records the UQI lines of engines on this machine; with --cluster they run on the workers")
     if cluster is not None and options.web is not None:
@@ -339,11 +339,11 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
                 f" LLR bounds ({lower:.3f}, {upper:.3f})"
             )
         if run.replaced_unplayed:
-            _err(f"quarto-arena: {run.directory} held a run that counted no game: started over in it")
+            echo_err(f"quarto-arena: {run.directory} held a run that counted no game: started over in it")
         if not options.quiet:  # --quiet: only warnings and the result
-            _err(header)
+            echo_err(header)
         if spec.server is not None:
-            _show_server_log(options.quiet)
+            show_server_log(options.quiet)
         view = RunView(
             sys.stderr,
             spec.kind,
@@ -356,7 +356,7 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
             interval=spec.rating_interval,
         )
         try:
-            _fast_event_loop()
+            fast_event_loop()
             outcome = asyncio.run(_play(run, view, web, cluster, options.oversubscribe))
         except WebError as e:
             view.close()
@@ -381,18 +381,20 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
         try:
             write_standings(run.directory, outcome)
         except OSError as e:
-            _err(f"quarto-arena: warning: cannot write the standings into {run.directory}: {e.strerror or e}")
+            echo_err(f"quarto-arena: warning: cannot write the standings into {run.directory}: {e.strerror or e}")
         if _LATE_SIGNALS:  # a signal during the shutdown: hurry, the report can be made later (quarto-arena report)
-            _err(f"quarto-arena: report.html not written (stopped); make it with: quarto-arena report {run.directory}")
+            echo_err(
+                f"quarto-arena: report.html not written (stopped); make it with: quarto-arena report {run.directory}"
+            )
         else:
             _write_report(run.directory, outcome)
         report = final_report(outcome, spec.table_format)
         with contextlib.suppress(OSError):
-            _out(report)
+            echo_out(report)
     resume = f"quarto-arena {kind} --resume {run.directory}"
     if outcome.aborted:
         n = len(outcome.aborted)
-        _err(
+        echo_err(
             f"{n} game{'s' if n > 1 else ''} in progress abandoned (in {run.directory / 'aborted.jsonl'}): not counted"
         )
     interrupted = outcome.interrupted if outcome.interrupted is not None else next(iter(_LATE_SIGNALS), None)
@@ -417,9 +419,9 @@ def _write_report(directory: Path, outcome: RunOutcome) -> None:
     from ..web.report import write_report
 
     try:
-        write_report(directory, outcome, warn=lambda text: _err(f"quarto-arena: warning: {text}"))
+        write_report(directory, outcome, warn=lambda text: echo_err(f"quarto-arena: warning: {text}"))
     except OSError as e:
-        _err(f"quarto-arena: warning: cannot write the report into {directory}: {e.strerror or e}")
+        echo_err(f"quarto-arena: warning: cannot write the report into {directory}: {e.strerror or e}")
 
 
 def _run_options(kind: str) -> Callable[[Callable[..., None]], Callable[..., None]]:

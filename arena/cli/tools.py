@@ -18,13 +18,13 @@ from .app import (
     ClaimOpt,
     FormatOpt,
     VariantOpt,
-    _err,
-    _out,
-    _position,
-    _table_format,
-    _variant,
     app,
+    echo_err,
+    echo_out,
     fail,
+    position_option,
+    table_format_option,
+    variant_option,
 )
 
 # --- rules: show, perft ---------------------------------------------------------------------------------------
@@ -45,8 +45,8 @@ def show(
 
     from ..display import render
 
-    v = _variant(variant, attributes, claim)
-    pos = _position(position, v)
+    v = variant_option(variant, attributes, claim)
+    pos = position_option(position, v)
     try:
         pos = pos.play(parse_turns(turns))
     except (NotationError, IllegalTurn) as e:
@@ -66,8 +66,8 @@ def perft(
     """Count turn sequences of DEPTH turns, every legal token once (SPEC.md §2.5); the count is the last line."""
     from quarto_arena.protocol import rules
 
-    v = _variant(variant, attributes, claim)
-    pos = _position(position, v)
+    v = variant_option(variant, attributes, claim)
+    pos = position_option(position, v)
     if divide and depth > 0 and not pos.is_over:
         total = 0
         for turn in pos.legal_turns():
@@ -143,7 +143,7 @@ def rate(
     from ..stats import rate as fit
     from ..stats.rating import MAX_GAMES, MAX_PLAYERS
 
-    _table_format(fmt)
+    table_format_option(fmt)
     anchored = None
     if anchor is not None:
         name, sep, elo = anchor.rpartition("=")
@@ -185,17 +185,17 @@ def rate(
         fail(str(e))
     for p in table.players:
         forfeits.setdefault(p.name, Counter())
-    _out(format_table(results_table(rating_rows(table), forfeits), fmt))
+    echo_out(format_table(results_table(rating_rows(table), forfeits), fmt))
     if fmt not in ("csv", "json"):
-        _out(MARGIN_NOTE)
+        echo_out(MARGIN_NOTE)
         rated = sum(p.rating is not None for p in table.players)
         if rated > _CROSSTABLE_PLAYERS:
-            _err(
+            echo_err(
                 f"quarto-arena: the crosstable of {rated} players is left out (it is shown up to {_CROSSTABLE_PLAYERS})"
             )
             return
         typer.echo("")
-        _out(format_table(crosstable_rows(table), fmt))
+        echo_out(format_table(crosstable_rows(table), fmt))
 
 
 # --- report, serve ---------------------------------------------------------------------------------------------------
@@ -214,7 +214,7 @@ def report(
     from ..web.report import write_directory_report
 
     try:
-        path = write_directory_report(Path(directory), warn=lambda text: _err(f"quarto-arena: warning: {text}"))
+        path = write_directory_report(Path(directory), warn=lambda text: echo_err(f"quarto-arena: warning: {text}"))
     except WebError as e:
         fail(str(e))
     except OSError as e:
@@ -247,8 +247,8 @@ def serve(
             serve_directory(
                 Path(directory),
                 address,
-                announce=lambda url: _err(f"serving {directory} at {url} (Ctrl-C stops)"),
-                warn=lambda text: _err(f"quarto-arena: warning: {text}"),
+                announce=lambda url: echo_err(f"serving {directory} at {url} (Ctrl-C stops)"),
+                warn=lambda text: echo_err(f"quarto-arena: warning: {text}"),
             )
         )
     except WebError as e:
@@ -294,13 +294,13 @@ def analyse(
     import json
     from pathlib import Path
 
-    v = _variant(variant, attributes, claim)
+    v = variant_option(variant, attributes, claim)
     if target.lower().endswith(".pgn") or Path(target).is_file():
         _analyse_games(target, v, seconds, from_empties, out, as_json, jobs, progress_every, quiet)
         return
     from ..analysis import Analyser
 
-    position = _position(target, v)
+    position = position_option(target, v)
     if position.is_over:
         fail("the game is over in this position: there is nothing to analyse")
     result = Analyser(seconds).position(position)
@@ -374,7 +374,7 @@ class _AnalyseProgress:
         if e.games is None and tenth > self._tenth and now - self._last >= 5.0:  # not for a file done in seconds
             due, self._tenth = True, tenth
         if due:
-            _err(self.text())
+            echo_err(self.text())
             self._since, self._last = 0, now
 
     def close(self) -> None:
@@ -422,7 +422,7 @@ def _analyse_games(
         progress.game(game)
         for t in game.analysed:
             if t.mistake is not None and not as_json:
-                _out(
+                echo_out(
                     f"game {index + 1} ({game.white} vs {game.black}): turn {t.ply + 1} {t.turn} by {t.player}, "
                     f"{t.empty} empty: {t.mistake} (was {t.before}, now {t.after})"
                 )
@@ -440,5 +440,5 @@ def _analyse_games(
     progress.close()
     if not done.games:
         fail(f"{path}: no games")
-    _out(format_table(summary_rows(summarize(done.games)), "json" if as_json else "simple"))
+    echo_out(format_table(summary_rows(summarize(done.games)), "json" if as_json else "simple"))
     typer.echo(f"wrote {done.pgn} and {done.jsonl}", err=True)

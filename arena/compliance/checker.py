@@ -40,7 +40,7 @@ log = logging.getLogger("quarto_arena.arena.compliance")
 _MAX_WARNINGS: Final = 5
 _STDERR_TAIL: Final = 10
 _CLIP: Final = 120
-_BARE_GO_SECONDS: Final = 5.0
+BARE_GO_SECONDS: Final = 5.0
 """A bare ``go`` that takes longer passes with a warning (SPEC §4.5: the engine should answer within seconds)."""
 
 
@@ -112,12 +112,12 @@ def _visible(text: str) -> str:
     return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
 
 
-def _q(line: str) -> str:
+def quoted(line: str) -> str:
     """A line quoted for a reason."""
     return repr(_clip(line))
 
 
-class _Deadline:
+class StepDeadline:
     """A point on the monotonic clock, with the budget it was made from (for messages)."""
 
     def __init__(self, seconds: float) -> None:
@@ -125,6 +125,7 @@ class _Deadline:
         self.at = time.monotonic() + seconds
 
     def left(self) -> float:
+        """Seconds until the deadline (negative once past)."""
         return self.at - time.monotonic()
 
 
@@ -163,9 +164,9 @@ class _Link:
             self.transport.send_lines(lines)
         except PeerGone as e:
             self.recorder.add("#", str(e))
-            raise StepFailed(f"cannot send {_q(lines[0])}: {e}") from None
+            raise StepFailed(f"cannot send {quoted(lines[0])}: {e}") from None
 
-    async def read(self, deadline: _Deadline, waiting_for: str) -> str:
+    async def read(self, deadline: StepDeadline, waiting_for: str) -> str:
         """The next line, or :class:`StepFailed` naming what was awaited when time runs out or the engine is gone."""
         left = deadline.left()
         try:
@@ -174,7 +175,7 @@ class _Link:
             line = await asyncio.wait_for(self.transport.read_line(), left)
         except TimeoutError:
             last = self.transport.last_line
-            tail = "" if last is None else f" (last line from the engine: {_q(last)})"
+            tail = "" if last is None else f" (last line from the engine: {quoted(last)})"
             raise _Silence(f"no {waiting_for} within {deadline.seconds:.3g} s{tail}") from None
         except PeerGone as e:
             self.recorder.add("#", str(e))
@@ -188,13 +189,13 @@ class _Link:
     async def read_quiet(self, seconds: float) -> str | None:
         """The next line if one comes within ``seconds``, else None (for lines that must not come)."""
         try:
-            return await self.read(_Deadline(seconds), "line")
+            return await self.read(StepDeadline(seconds), "line")
         except _Silence:
             return None
 
     async def lines_within(self, seconds: float) -> AsyncIterator[str]:
         """Every line that comes within ``seconds`` (a window in which lines may come, or must not)."""
-        wait = _Deadline(seconds)
+        wait = StepDeadline(seconds)
         while (left := wait.left()) > 0:
             line = await self.read_quiet(left)
             if line is None:
@@ -216,22 +217,23 @@ def _parse(line: str, where: str) -> Reply:
     try:
         return parse_reply(line)
     except UqiError as e:
-        raise StepFailed(f"malformed line {_q(line)} {where}: {e}") from None
+        raise StepFailed(f"malformed line {quoted(line)} {where}: {e}") from None
 
 
-def _reply(ck: Checker, line: str, where: str) -> Reply | None:
+def read_reply(ck: Checker, line: str, where: str) -> Reply | None:
     """The reply on ``line``; None for a malformed ``info`` line, which an arena logs and ignores (SPEC §5.3): a
     warning here. Any other malformed line fails the step."""
     try:
         return parse_reply(line)
     except UqiError as e:
         if line.split()[0] != "info":
-            raise StepFailed(f"malformed line {_q(line)} {where}: {e}") from None
-        ck.warn(f"malformed info line {_q(line)} {where}: {e} (an arena ignores it)")
+            raise StepFailed(f"malformed line {quoted(line)} {where}: {e}") from None
+        ck.warn(f"malformed info line {quoted(line)} {where}: {e} (an arena ignores it)")
         return None
 
 
-def _fail(reason: str) -> NoReturn:
+def fail_step(reason: str) -> NoReturn:
+    """Fails the running step with ``reason`` (one line)."""
     raise StepFailed(reason)
 
 
@@ -315,7 +317,7 @@ class Checker:
         if link is not None:
             await link.close(self.timeouts.quit)
 
-    async def handshake(self, deadline: _Deadline, *, abandoning: bool = False) -> None:
+    async def handshake(self, deadline: StepDeadline, *, abandoning: bool = False) -> None:
         """``uqi 1`` -> ``id``/``option`` lines -> ``uqiok 1`` within ``deadline``, every line checked (§4.1).
 
         ``abandoning``: the ``uqi`` interrupts a search (step 8), whose ``info`` lines may still be on their way.
@@ -336,16 +338,18 @@ class Checker:
                     pass
                 case OptionSpec():
                     if reply.name.lower() in options:
-                        _fail(f"option {reply.name} is declared twice: {_q(line)}")
+                        fail_step(f"option {reply.name} is declared twice: {quoted(line)}")
                     options[reply.name.lower()] = reply
                 case UqiOk(version):
                     if version != PROTOCOL_VERSION:
-                        _fail(f"{_q(line)}: the engine speaks UQI {version}, the check speaks {PROTOCOL_VERSION}")
+                        fail_step(
+                            f"{quoted(line)}: the engine speaks UQI {version}, the check speaks {PROTOCOL_VERSION}"
+                        )
                     break
                 case _:
-                    _fail(f"{_q(line)} before uqiok: only 'id' and 'option' lines may come before it")
+                    fail_step(f"{quoted(line)} before uqiok: only 'id' and 'option' lines may come before it")
         if name is None:
-            _fail("no 'id name' line before uqiok")
+            fail_step("no 'id name' line before uqiok")
         self.engine_id = name
         self.options = list(options.values())
 
@@ -353,7 +357,7 @@ class Checker:
         """Starts the engine afresh with a handshake; StepSkipped when that fails (its own step reported why)."""
         try:
             await self.open()
-            await self.handshake(_Deadline(self.timeouts.startup))
+            await self.handshake(StepDeadline(self.timeouts.startup))
         except (StepFailed, CannotStart) as e:
             raise StepSkipped(f"the engine could not be restarted for this step: {e}") from None
         self.dirty = False

@@ -15,8 +15,8 @@ from quarto_arena.protocol.notation import parse_variant
 from quarto_arena.protocol.rules import Position, Variant
 from quarto_arena.protocol.uqi import MAX_GO_VALUE, ErrorReply, Go, Info, ReadyOk, TurnReply, format_command
 
-from .checker import Checker, StepSkipped, _Deadline, _fail, _q, _reply
-from .steps import _new_game, _Probe, _search
+from .checker import Checker, StepDeadline, StepSkipped, fail_step, quoted, read_reply
+from .steps import Probe, search_probe, start_new_game
 
 _STRICT: Final = parse_variant("standard", "all", "strict")
 _AUTO: Final = Variant()
@@ -30,24 +30,24 @@ _SQUARE: Final = "..../..../2.../01.. 3"
 _SQUARE_2: Final = "..../..../.2../.01. 3"
 """The same one square to the right: c2 completes b1 c1 b2 c2."""
 
-STRICT_PROBES: Final[tuple[_Probe, ...]] = (
-    _Probe("a strict game where d1 wins (called 'd1!', or played with a give)", _STRICT, f"position {_ROW}"),
-    _Probe(
+STRICT_PROBES: Final[tuple[Probe, ...]] = (
+    Probe("a strict game where d1 wins (called 'd1!', or played with a give)", _STRICT, f"position {_ROW}"),
+    Probe(
         "a strict game where the opponent missed d1 (the claim '!' wins)",
         _STRICT,
         f"position {_ROW} turns d14",
     ),
-    _Probe(
+    Probe(
         "a strict game where the missed d1 is dead ('!' is a false claim)",
         _STRICT,
         f"position {_ROW} turns d14 a45 b46",
     ),
-    _Probe(
+    Probe(
         "a strict game where the last square may win (called or not)",
         _STRICT,
         "position 91eb/.4d5/f630/8ac7 2",
     ),
-    _Probe(
+    Probe(
         "a strict advanced game where b2 completes a 2x2 square",
         parse_variant("advanced", "all", "strict"),
         f"position {_SQUARE}",
@@ -55,26 +55,26 @@ STRICT_PROBES: Final[tuple[_Probe, ...]] = (
 )
 """Step 13: a strict game's calls and claims (SPEC §1.1)."""
 
-VARIANT_PROBES: Final[tuple[_Probe, ...]] = (
+VARIANT_PROBES: Final[tuple[Probe, ...]] = (
     # No line repeats or extends the one before it: step 18 is where one game's position follows another's.
-    _Probe(
+    Probe(
         "attributes height,fill: d1 completes no group (a give is due)",
         parse_variant("standard", "height,fill", "auto"),
         f"position {_ROW}",
     ),
-    _Probe(
+    Probe(
         "standard shapes: b2 completes a 2x2 square, which does not count (a give is due)",
         _AUTO,
         f"position {_SQUARE}",
     ),
-    _Probe("attributes color: d1 wins", parse_variant("standard", "color", "auto"), f"position {_ROW}"),
-    _Probe("advanced shapes: c2 wins", parse_variant("advanced", "all", "auto"), f"position {_SQUARE_2}"),
-    _Probe(
+    Probe("attributes color: d1 wins", parse_variant("standard", "color", "auto"), f"position {_ROW}"),
+    Probe("advanced shapes: c2 wins", parse_variant("advanced", "all", "auto"), f"position {_SQUARE_2}"),
+    Probe(
         "advanced shapes, attributes height,fill: the 2x2 square does not count (a give is due)",
         parse_variant("advanced", "height,fill", "auto"),
         f"position {_SQUARE}",
     ),
-    _Probe(
+    Probe(
         "advanced shapes, strict claims, attributes shape: c2 is called or played with a give",
         parse_variant("advanced", "shape", "strict"),
         f"position {_SQUARE_2}",
@@ -85,13 +85,13 @@ VARIANT_PROBES: Final[tuple[_Probe, ...]] = (
 _MOVETIME: Final = Go(movetime=200)
 
 
-async def _probe_searches(ck: Checker, probes: tuple[_Probe, ...]) -> None:
+async def _probe_searches(ck: Checker, probes: tuple[Probe, ...]) -> None:
     for probe in probes:
         if probe.variant in ck.unsupported:
             ck.warn(f"{probe.label} not searched: the engine does not support {probe.variant.describe()}")
             continue
-        await _new_game(ck, probe.variant)
-        await _search(ck, probe, probe.position(), _MOVETIME)
+        await start_new_game(ck, probe.variant)
+        await search_probe(ck, probe, probe.position(), _MOVETIME)
 
 
 async def step_strict_claims(ck: Checker) -> None:
@@ -127,6 +127,7 @@ INVALID: Final[tuple[_Refused, ...]] = (
     _Refused("position startpos turns 3 a1e a1f", "a turn on an occupied square", "position"),
     _Refused("position startpos turns 3 a1e zz", "a token that is not a turn", "position"),
     _Refused("position STARTPOS", "'startpos' in capitals (a keyword is lower case)", "position"),
+    _Refused("position ..../..../..../012. 3 turns d10", "a winning placement giving a piece on the board", "position"),
     _Refused(
         "position ..../..../..../012. 3 turns d1", "a bare winning placement under strict claims", "position", _STRICT
     ),
@@ -141,40 +142,42 @@ FINISHED: Final[tuple[_Refused, ...]] = (
 )
 """Step 16: finished games, where there is no turn to play (SPEC §2.3)."""
 
-_SERVED: Final = _Probe("a valid position after the refused ones", _AUTO, "position startpos turns 3 a1e")
+_SERVED: Final = Probe("a valid position after the refused ones", _AUTO, "position startpos turns 3 a1e")
 
 
 async def _refuse(ck: Checker, case: _Refused, section: str) -> None:
     """``position`` + ``go`` + ``isready``: an ``error`` for the command SPEC names, no ``turn``, then ``readyok``."""
     go = format_command(Go(movetime=100))
     await ck.session.send(case.line, go, "isready")
-    deadline = _Deadline(ck.timeouts.ready + 0.1)
+    deadline = StepDeadline(ck.timeouts.ready + 0.1)
     errors: list[str] = []
     while True:
-        line = await ck.session.read(deadline, f"readyok after {_q(case.line)} ({case.why}), {_q(go)} and 'isready'")
-        match _reply(ck, line, f"after {_q(case.line)}"):
+        line = await ck.session.read(
+            deadline, f"readyok after {quoted(case.line)} ({case.why}), {quoted(go)} and 'isready'"
+        )
+        match read_reply(ck, line, f"after {quoted(case.line)}"):
             case ReadyOk():
                 break
             case ErrorReply():
                 errors.append(line)
             case TurnReply():
-                _fail(
-                    f"sent {_q(case.line)} ({case.why}) and {_q(go)}, got {_q(line)}: there is no position to "
-                    f"search, so the go is refused with 'error go ...' and no turn (SPEC {section})"
+                fail_step(
+                    f"sent {quoted(case.line)} ({case.why}) and {quoted(go)}, got {quoted(line)}: there is no position"
+                    f" to search, so the go is refused with 'error go ...' and no turn (SPEC {section})"
                 )
             case Info() | None:
                 pass
             case _:
-                _fail(f"sent {_q(case.line)} ({case.why}), got the unexpected {_q(line)}")
+                fail_step(f"sent {quoted(case.line)} ({case.why}), got the unexpected {quoted(line)}")
     words = [e.split()[1].rstrip(":") if len(e.split()) > 1 else "" for e in errors]
     if case.command not in words:
-        got = _q(errors[0]) if errors else "no error line"
-        _fail(
-            f"sent {_q(case.line)} ({case.why}) and {_q(go)}, got {got}: SPEC {section} prescribes "
+        got = quoted(errors[0]) if errors else "no error line"
+        fail_step(
+            f"sent {quoted(case.line)} ({case.why}) and {quoted(go)}, got {got}: SPEC {section} prescribes "
             f"'error {case.command} ...'"
         )
     if "go" not in words:
-        ck.warn(f"no 'error go ...' for {_q(go)} after {_q(case.line)}: a go that is not searched is refused")
+        ck.warn(f"no 'error go ...' for {quoted(go)} after {quoted(case.line)}: a go that is not searched is refused")
 
 
 async def step_invalid_positions(ck: Checker) -> None:
@@ -183,12 +186,12 @@ async def step_invalid_positions(ck: Checker) -> None:
     for case in INVALID:
         if case.variant in ck.unsupported:
             continue
-        await _new_game(ck, case.variant)
+        await start_new_game(ck, case.variant)
         await _refuse(ck, case, "§4.4")
-    await _new_game(ck, _SERVED.variant)
-    await _search(ck, _SERVED, _SERVED.position(), _MOVETIME)
-    empty = _Probe("'position startpos turns' (no turns: the start)", _AUTO, "position startpos turns")
-    await _search(ck, empty, empty.position(), _MOVETIME)
+    await start_new_game(ck, _SERVED.variant)
+    await search_probe(ck, _SERVED, _SERVED.position(), _MOVETIME)
+    empty = Probe("'position startpos turns' (no turns: the start)", _AUTO, "position startpos turns")
+    await search_probe(ck, empty, empty.position(), _MOVETIME)
 
 
 async def step_finished_positions(ck: Checker) -> None:
@@ -197,18 +200,18 @@ async def step_finished_positions(ck: Checker) -> None:
     for case in FINISHED:
         if case.variant in ck.unsupported:
             continue
-        await _new_game(ck, case.variant)
+        await start_new_game(ck, case.variant)
         await _refuse(ck, case, "§2.3")
-    await _new_game(ck, _SERVED.variant)
-    await _search(ck, _SERVED, _SERVED.position(), _MOVETIME)
+    await start_new_game(ck, _SERVED.variant)
+    await search_probe(ck, _SERVED, _SERVED.position(), _MOVETIME)
 
 
 # --- 17: no clock -------------------------------------------------------------------------------------------
 
 
-NO_CLOCK: Final[tuple[tuple[_Probe, Go], ...]] = (
-    (_Probe("the start position (a whole solve)", _AUTO, "position startpos"), Go(depth=17)),
-    (_Probe("the opening placement", _AUTO, "position startpos turns 3"), Go(nodes=MAX_GO_VALUE)),
+NO_CLOCK: Final[tuple[tuple[Probe, Go], ...]] = (
+    (Probe("the start position (a whole solve)", _AUTO, "position startpos"), Go(depth=17)),
+    (Probe("the opening placement", _AUTO, "position startpos turns 3"), Go(nodes=MAX_GO_VALUE)),
 )
 """Step 17: searches bounded only by depth or nodes, far beyond what can be searched in time."""
 
@@ -217,24 +220,22 @@ async def step_safety_time(ck: Checker) -> None:
     """17. ``go depth N`` and ``go nodes N`` with no clock, as deep as the game: a legal turn within the safety time,
     10 s (SPEC §4.5)."""
     for probe, go in NO_CLOCK:
-        await _new_game(ck, probe.variant)
-        await _search(ck, probe, probe.position(), go)
+        await start_new_game(ck, probe.variant)
+        await search_probe(ck, probe, probe.position(), go)
 
 
 # --- 18: a second game --------------------------------------------------------------------------------------
 
 
-GAMES: Final[tuple[_Probe, ...]] = (
-    _Probe("game 1 (auto claims): d1 wins", _AUTO, f"position {_ROW}"),
-    _Probe(
-        "game 2 (strict claims), the same position: d1 is called or played with a give", _STRICT, f"position {_ROW}"
-    ),
-    _Probe(
+GAMES: Final[tuple[Probe, ...]] = (
+    Probe("game 1 (auto claims): d1 wins", _AUTO, f"position {_ROW}"),
+    Probe("game 2 (strict claims), the same position: d1 is called or played with a give", _STRICT, f"position {_ROW}"),
+    Probe(
         "game 3 (attributes height,fill), the same position: d1 completes nothing",
         parse_variant("standard", "height,fill", "auto"),
         f"position {_ROW}",
     ),
-    _Probe("game 4 (auto claims), a fresh start: piece 5 on an empty board", _AUTO, "position startpos turns 5"),
+    Probe("game 4 (auto claims), a fresh start: piece 5 on an empty board", _AUTO, "position startpos turns 5"),
 )
 """Step 18: games one after another on the same process, each changing what a turn from the last game means."""
 
@@ -245,8 +246,8 @@ async def step_second_game(ck: Checker) -> None:
     for probe in GAMES:
         if probe.variant in ck.unsupported:
             continue
-        await _new_game(ck, probe.variant)
-        await _search(ck, probe, probe.position(), _MOVETIME)
+        await start_new_game(ck, probe.variant)
+        await search_probe(ck, probe, probe.position(), _MOVETIME)
         # The next game's search comes right after this one, without even a pause.
 
 
@@ -260,12 +261,12 @@ async def step_long_line(ck: Checker) -> None:
     """19. A line over 4096 bytes gets one ``error`` line and is otherwise ignored; a valid line of exactly 4096
     bytes (white space around a ``position``) is read as usual (SPEC §3.1)."""
     await ck.session.send(_LONG, "isready")
-    deadline = _Deadline(ck.timeouts.ready)
+    deadline = StepDeadline(ck.timeouts.ready)
     errors: list[str] = []
-    shown = f"a line of {len(_LONG)} bytes ({_q(_LONG)})"
+    shown = f"a line of {len(_LONG)} bytes ({quoted(_LONG)})"
     while True:
         line = await ck.session.read(deadline, f"readyok after {shown}")
-        match _reply(ck, line, f"after {shown}"):
+        match read_reply(ck, line, f"after {shown}"):
             case ReadyOk():
                 break
             case ErrorReply():
@@ -273,16 +274,16 @@ async def step_long_line(ck: Checker) -> None:
             case Info() | None:
                 pass
             case _:
-                _fail(f"sent {shown}, got the unexpected {_q(line)}")
+                fail_step(f"sent {shown}, got the unexpected {quoted(line)}")
     if not errors:
-        _fail(f"sent {shown}, got no error line (SPEC §3.1: answer 'error line too long' and carry on)")
+        fail_step(f"sent {shown}, got no error line (SPEC §3.1: answer 'error line too long' and carry on)")
     if len(errors) > 1:
-        _fail(f"sent {shown}, got {len(errors)} error lines, first {_q(errors[0])} (SPEC §3.1: exactly one)")
+        fail_step(f"sent {shown}, got {len(errors)} error lines, first {quoted(errors[0])} (SPEC §3.1: exactly one)")
     base = "position startpos turns 3 a1e"
     # Spaces and tabs around a line are not part of it (SPEC §3.1), but they count towards its 4096 bytes.
     padded = base + " \t" * ((4096 - len(base)) // 2)
     padded += " " * (4096 - len(padded))
-    probe = _Probe("a position line of exactly 4096 bytes (white space at its end)", _AUTO, padded)
-    await _new_game(ck, _AUTO)
+    probe = Probe("a position line of exactly 4096 bytes (white space at its end)", _AUTO, padded)
+    await start_new_game(ck, _AUTO)
     position: Position = _SERVED.position()
-    await _search(ck, probe, position, _MOVETIME)
+    await search_probe(ck, probe, position, _MOVETIME)

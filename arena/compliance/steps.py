@@ -29,14 +29,14 @@ from quarto_arena.protocol.uqi import (
 
 from ..transport import ProcessTransport
 from .checker import (
-    _BARE_GO_SECONDS,
+    BARE_GO_SECONDS,
     Checker,
+    StepDeadline,
     StepFailed,
     StepSkipped,
-    _Deadline,
-    _fail,
-    _q,
-    _reply,
+    fail_step,
+    quoted,
+    read_reply,
 )
 
 log = logging.getLogger("quarto_arena.arena.compliance")
@@ -56,11 +56,11 @@ async def _ping(ck: Checker, before: Sequence[str], what: str) -> list[str]:
 
 async def _readyok(ck: Checker, when: str) -> list[str]:
     """Reads up to ``readyok`` for an ``isready`` already sent; returns the ``error`` lines before it."""
-    deadline = _Deadline(ck.timeouts.ready)
+    deadline = StepDeadline(ck.timeouts.ready)
     errors: list[str] = []
     while True:
         line = await ck.session.read(deadline, f"readyok {when}")
-        match _reply(ck, line, f"while waiting for readyok {when}"):
+        match read_reply(ck, line, f"while waiting for readyok {when}"):
             case ReadyOk():
                 return errors
             case ErrorReply():
@@ -68,16 +68,17 @@ async def _readyok(ck: Checker, when: str) -> list[str]:
             case Info() | None:
                 pass
             case TurnReply():
-                _fail(f"{_q(line)} when no search runs (a second turn for one go?), waiting for readyok {when}")
+                fail_step(f"{quoted(line)} when no search runs (a second turn for one go?), waiting for readyok {when}")
             case _:
-                _fail(f"unexpected {_q(line)} while waiting for readyok {when}")
+                fail_step(f"unexpected {quoted(line)} while waiting for readyok {when}")
 
 
-async def _new_game(ck: Checker, variant: Variant) -> None:
+async def start_new_game(ck: Checker, variant: Variant) -> None:
+    """``newgame`` for ``variant``, then the ``isready`` ping: any error reply fails the step."""
     line = format_command(NewGame(variant))
-    errors = await _ping(ck, [line], _q(line))
+    errors = await _ping(ck, [line], quoted(line))
     if errors:
-        _fail(f"answered {_q(line)} with {_q(errors[0])}")
+        fail_step(f"answered {quoted(line)} with {quoted(errors[0])}")
 
 
 def _check_info(ck: Checker, info: Info, line: str, position: Position) -> None:
@@ -87,13 +88,13 @@ def _check_info(ck: Checker, info: Info, line: str, position: Position) -> None:
     # Every turn but a first give-only one places a piece, and a claim ends the game.
     turns_left = 16 - position.placed + (position.hand is None)
     if score is not None and score.kind in ("win", "loss") and score.value is not None and score.value > turns_left:
-        ck.warn(f"{_q(line)}: the game can last at most {turns_left} more turns, so N cannot be {score.value}")
+        ck.warn(f"{quoted(line)}: the game can last at most {turns_left} more turns, so N cannot be {score.value}")
     if not info.pv:
         return
     try:
         position.play(info.pv)
     except IllegalTurn as e:
-        ck.warn(f"{_q(line)}: the pv is not legal from the searched position: {e}")
+        ck.warn(f"{quoted(line)}: the pv is not legal from the searched position: {e}")
 
 
 def _check_turn(position: Position, turn: Turn, line: str, context: str) -> None:
@@ -101,11 +102,11 @@ def _check_turn(position: Position, turn: Turn, line: str, context: str) -> None
         position.apply(turn)
     except IllegalTurn as e:
         kind = "false claim" if e.false_claim else "illegal turn"
-        _fail(f"{kind} {_q(line)} {context}: {e}")
+        fail_step(f"{kind} {quoted(line)} {context}: {e}")
 
 
 @dataclass(frozen=True, slots=True)
-class _Probe:
+class Probe:
     """A position the searches step sends: a label, its variant and its ``position`` line."""
 
     label: str
@@ -122,15 +123,15 @@ _AUTO: Final = Variant()
 _STRICT: Final = parse_variant("standard", "all", "strict")
 _ADVANCED: Final = parse_variant("advanced", "all", "auto")
 
-PROBES: Final[tuple[_Probe, ...]] = (
-    _Probe("the start position (give only)", _AUTO, "position startpos"),
-    _Probe("a mid-game position", _AUTO, "position ..8./.3../..9./1... 7"),
-    _Probe("a position with an immediate win", _AUTO, "position ..../..../..../012. 3"),
-    _Probe("a full board but one square", _AUTO, "position 91eb/.4d5/f630/8ac7 2"),
-    _Probe("startpos plus turns", _AUTO, "position startpos turns 3 c47 d4e"),
-    _Probe("a position string plus turns", _AUTO, "position ..8./.3../..9./1... 7 turns b1e"),
-    _Probe("a strict game with a claim available", _STRICT, "position ..../..../..../012. 3 turns d14"),
-    _Probe("an advanced game with a 2x2 win", _ADVANCED, "position ..../..../2.../01.. 3"),
+PROBES: Final[tuple[Probe, ...]] = (
+    Probe("the start position (give only)", _AUTO, "position startpos"),
+    Probe("a mid-game position", _AUTO, "position ..8./.3../..9./1... 7"),
+    Probe("a position with an immediate win", _AUTO, "position ..../..../..../012. 3"),
+    Probe("a full board but one square", _AUTO, "position 91eb/.4d5/f630/8ac7 2"),
+    Probe("startpos plus turns", _AUTO, "position startpos turns 3 c47 d4e"),
+    Probe("a position string plus turns", _AUTO, "position ..8./.3../..9./1... 7 turns b1e"),
+    Probe("a strict game with a claim available", _STRICT, "position ..../..../..../012. 3 turns d14"),
+    Probe("an advanced game with a 2x2 win", _ADVANCED, "position ..../..../2.../01.. 3"),
 )
 """The positions of step 6, chosen to exercise every form of turn: give, place+give, win, fill, claim."""
 
@@ -163,7 +164,7 @@ VARIANTS: Final[tuple[Variant, ...]] = tuple(
 """The ``newgame`` variants of step 5: both shapes, all attributes or a subset, both claim rules."""
 
 
-async def _search(ck: Checker, probe: _Probe, position: Position, go: Go, *, end: str = "") -> Turn:
+async def search_probe(ck: Checker, probe: Probe, position: Position, go: Go, *, end: str = "") -> Turn:
     """``position`` + ``go`` -> ``info``... -> exactly one legal ``turn`` within the deadline.
 
     ``end`` is sent at the end of both lines, before the transport's ``\n`` (``\r`` for step 10).
@@ -174,12 +175,12 @@ async def _search(ck: Checker, probe: _Probe, position: Position, go: Go, *, end
     budget = ck.timeouts.search_safety if limit_ms is None else limit_ms / 1000 + ck.timeouts.search_slack
     link = ck.session
     await link.send(probe.line + end, go_line + end)
-    deadline = _Deadline(budget)
+    deadline = StepDeadline(budget)
     t0 = time.monotonic()
-    where = f"after {_q(go_line)} in {probe.label}"
+    where = f"after {quoted(go_line)} in {probe.label}"
     while True:
         line = await link.read(deadline, f"turn {where}")
-        reply = _reply(ck, line, f"during a search ({where})")
+        reply = read_reply(ck, line, f"during a search ({where})")
         match reply:
             case None:
                 pass
@@ -188,13 +189,13 @@ async def _search(ck: Checker, probe: _Probe, position: Position, go: Go, *, end
             case Info():
                 _check_info(ck, reply, line, position)
             case ErrorReply():
-                _fail(f"answered {_q(probe.line)} / {_q(go_line)} with {_q(line)}")
+                fail_step(f"answered {quoted(probe.line)} / {quoted(go_line)} with {quoted(line)}")
             case _:
-                _fail(f"unexpected {_q(line)} during a search ({where})")
+                fail_step(f"unexpected {quoted(line)} during a search ({where})")
     ms = (time.monotonic() - t0) * 1000
     _check_turn(position, turn, line, where)
     if limit_ms is not None and ms > limit_ms + ck.timeouts.margin * 1000:
-        ck.warn(f"took {ms:.0f} ms for {_q(go_line)} (a game would be lost on time)")
+        ck.warn(f"took {ms:.0f} ms for {quoted(go_line)} (a game would be lost on time)")
     return turn
 
 
@@ -203,7 +204,7 @@ async def _search(ck: Checker, probe: _Probe, position: Position, go: Go, *, end
 
 async def step_startup(ck: Checker) -> None:
     """1. The process starts (or the endpoint connects) and completes the handshake within the start-up deadline."""
-    deadline = _Deadline(ck.timeouts.startup)
+    deadline = StepDeadline(ck.timeouts.startup)
     link = await ck.open()
     try:
         await ck.handshake(deadline)
@@ -218,16 +219,18 @@ async def step_isready(ck: Checker) -> None:
     """2. ``isready`` -> ``readyok``."""
     errors = await _ping(ck, [], "'isready'")
     if errors:
-        _fail(f"answered 'isready' with {_q(errors[0])}")
+        fail_step(f"answered 'isready' with {quoted(errors[0])}")
 
 
 async def step_unknown_command(ck: Checker) -> None:
     """3. An unknown command gets an ``error`` line (§4.9) and the engine still answers ``isready``."""
     errors = await _ping(ck, ["frobnicate"], "'frobnicate'")
     if not errors:
-        _fail("no error line in answer to the unknown command 'frobnicate' (SPEC §4.9: answer it with 'error')")
+        fail_step("no error line in answer to the unknown command 'frobnicate' (SPEC §4.9: answer it with 'error')")
     if errors[0].split()[1:3] != ["unknown", "command"]:
-        ck.warn(f"answered 'frobnicate' with {_q(errors[0])}; SPEC §5.4 suggests 'error unknown command frobnicate'")
+        ck.warn(
+            f"answered 'frobnicate' with {quoted(errors[0])}; SPEC §5.4 suggests 'error unknown command frobnicate'"
+        )
 
 
 async def step_options(ck: Checker) -> None:
@@ -236,26 +239,28 @@ async def step_options(ck: Checker) -> None:
     refused."""
     for spec in ck.options:
         line = format_command(SetOption(spec.name, spec.default))
-        errors = await _ping(ck, [line], _q(line))
+        errors = await _ping(ck, [line], quoted(line))
         if errors:
-            _fail(f"refused its own default: {_q(line)} -> {_q(errors[0])}")
+            fail_step(f"refused its own default: {quoted(line)} -> {quoted(errors[0])}")
         if spec.default is not None and spec.type in (OptionType.CHECK, OptionType.COMBO, OptionType.STRING):
             other = "" if spec.type is OptionType.STRING else spec.default.swapcase()
             if other != spec.default:
                 bad = format_command(SetOption(spec.name, other))
-                errors = await _ping(ck, [bad, line], _q(bad))  # then the default again
+                errors = await _ping(ck, [bad, line], quoted(bad))  # then the default again
                 if errors:
-                    _fail(f"refused {_q(bad)}: {_q(errors[0])} (SPEC §4.2: a valid value of a {spec.type.value})")
+                    fail_step(
+                        f"refused {quoted(bad)}: {quoted(errors[0])} (SPEC §4.2: a valid value of a {spec.type.value})"
+                    )
         if spec.type is OptionType.SPIN:
             assert spec.max is not None and spec.min is not None
             bad = format_command(SetOption(spec.name, str(spec.max + 1)))
-            if not await _ping(ck, [bad], _q(bad)):
-                _fail(f"no error line for the out-of-range value {_q(bad)} (declared {spec.min}..{spec.max})")
+            if not await _ping(ck, [bad], quoted(bad)):
+                fail_step(f"no error line for the out-of-range value {quoted(bad)} (declared {spec.min}..{spec.max})")
     declared = {s.name.lower() for s in ck.options}
     unknown = next(n for n in ("NoSuchOption", "NoSuchOption_2", "NoSuchOption_3") if n.lower() not in declared)
     bad = format_command(SetOption(unknown, "1"))
-    if not await _ping(ck, [bad], _q(bad)):
-        _fail(f"no error line for the unknown option {_q(bad)} (SPEC §4.2)")
+    if not await _ping(ck, [bad], quoted(bad)):
+        fail_step(f"no error line for the unknown option {quoted(bad)} (SPEC §4.2)")
 
 
 async def step_new_games(ck: Checker) -> None:
@@ -263,21 +268,24 @@ async def step_new_games(ck: Checker) -> None:
     ``newgame`` and one with an unknown value get an ``error`` line (§4.3)."""
     for variant in VARIANTS:
         line = format_command(NewGame(variant))
-        errors = await _ping(ck, [line], _q(line))
+        errors = await _ping(ck, [line], quoted(line))
         if not errors:
             continue
         if variant == _AUTO:
-            _fail(f"refused the standard game: {_q(line)} -> {_q(errors[0])}")
+            fail_step(f"refused the standard game: {quoted(line)} -> {quoted(errors[0])}")
         if not all(e.split()[1:3] == ["newgame", "unsupported"] for e in errors):
-            _fail(f"answered {_q(line)} with {_q(errors[0])} (an unsupported variant is 'error newgame unsupported')")
+            fail_step(
+                f"answered {quoted(line)} with {quoted(errors[0])}"
+                " (an unsupported variant is 'error newgame unsupported')"
+            )
         ck.unsupported.add(variant)
-        ck.warn(f"does not support {variant.describe()}: {_q(errors[0])}")
+        ck.warn(f"does not support {variant.describe()}: {quoted(errors[0])}")
     for line in (*MALFORMED_NEWGAMES, UNKNOWN_VARIANT):
-        errors = await _ping(ck, [line], _q(line))
+        errors = await _ping(ck, [line], quoted(line))
         if not errors:
-            _fail(f"no error line for {_q(line)} (SPEC §4.3: refuse it with 'error newgame ...')")
+            fail_step(f"no error line for {quoted(line)} (SPEC §4.3: refuse it with 'error newgame ...')")
         if line == UNKNOWN_VARIANT and errors[0].split()[1:3] != ["newgame", "unsupported"]:
-            ck.warn(f"answered {_q(line)} with {_q(errors[0])}; SPEC §4.3 says 'error newgame unsupported ...'")
+            ck.warn(f"answered {quoted(line)} with {quoted(errors[0])}; SPEC §4.3 says 'error newgame unsupported ...'")
 
 
 async def step_searches(ck: Checker) -> None:
@@ -289,32 +297,35 @@ async def step_searches(ck: Checker) -> None:
             continue
         position = probe.position()
         for go in LIMITS:
-            await _new_game(ck, probe.variant)
-            await _search(ck, probe, position, go)
+            await start_new_game(ck, probe.variant)
+            await search_probe(ck, probe, position, go)
     probe = PROBES[1]
-    await _new_game(ck, probe.variant)
+    await start_new_game(ck, probe.variant)
     t0 = time.monotonic()
-    await _search(ck, probe, probe.position(), Go())
-    if (seconds := time.monotonic() - t0) > _BARE_GO_SECONDS:
+    await search_probe(ck, probe, probe.position(), Go())
+    if (seconds := time.monotonic() - t0) > BARE_GO_SECONDS:
         ck.warn(f"took {seconds:.1f} s for a bare 'go' (SPEC §4.5: answer within a few seconds)")
     await ck.session.send(probe.line, MALFORMED_GO, "isready")
-    deadline = _Deadline(ck.timeouts.ready)
+    deadline = StepDeadline(ck.timeouts.ready)
     errors = 0
     while True:
-        line = await ck.session.read(deadline, f"readyok after {_q(MALFORMED_GO)} and 'isready'")
-        match _reply(ck, line, f"after {_q(MALFORMED_GO)}"):
+        line = await ck.session.read(deadline, f"readyok after {quoted(MALFORMED_GO)} and 'isready'")
+        match read_reply(ck, line, f"after {quoted(MALFORMED_GO)}"):
             case ReadyOk():
                 break
             case ErrorReply():
                 errors += 1
             case TurnReply():
-                _fail(f"answered the malformed {_q(MALFORMED_GO)} with {_q(line)} (SPEC §4.5: refuse it, no search)")
+                fail_step(
+                    f"answered the malformed {quoted(MALFORMED_GO)} with {quoted(line)}"
+                    " (SPEC §4.5: refuse it, no search)"
+                )
             case Info() | None:
                 pass
             case _:
-                _fail(f"unexpected {_q(line)} after {_q(MALFORMED_GO)}")
+                fail_step(f"unexpected {quoted(line)} after {quoted(MALFORMED_GO)}")
     if not errors:
-        _fail(f"no error line for the malformed {_q(MALFORMED_GO)} (SPEC §4.5: refuse it with 'error go ...')")
+        fail_step(f"no error line for the malformed {quoted(MALFORMED_GO)} (SPEC §4.5: refuse it with 'error go ...')")
 
 
 async def step_infinite(ck: Checker) -> None:
@@ -326,30 +337,30 @@ async def step_infinite(ck: Checker) -> None:
     link = ck.session
     probe = PROBES[1]
     position = probe.position()
-    await _new_game(ck, probe.variant)
+    await start_new_game(ck, probe.variant)
     await link.send(probe.line, "go infinite")
     t0 = time.monotonic()
     turns: list[tuple[str, Turn, float]] = []
 
     def take(line: str, stage: str) -> None:
-        match _reply(ck, line, f"during 'go infinite' ({stage})"):
+        match read_reply(ck, line, f"during 'go infinite' ({stage})"):
             case None:
                 pass
             case TurnReply(turn):
                 if turns:
-                    _fail(f"a second turn {_q(line)} for one 'go infinite' (first: {_q(turns[0][0])})")
+                    fail_step(f"a second turn {quoted(line)} for one 'go infinite' (first: {quoted(turns[0][0])})")
                 turns.append((line, turn, time.monotonic() - t0))
             case Info() as info:
                 _check_info(ck, info, line, position)
             case ReadyOk() if stage == "isready":
                 pass
             case _:
-                _fail(f"unexpected {_q(line)} during 'go infinite' ({stage})")
+                fail_step(f"unexpected {quoted(line)} during 'go infinite' ({stage})")
 
     async for line in link.lines_within(ck.timeouts.infinite):
         take(line, "before isready")
     await link.send("isready")
-    deadline = _Deadline(ck.timeouts.ready)
+    deadline = StepDeadline(ck.timeouts.ready)
     while True:
         line = await link.read(deadline, "readyok to 'isready' during 'go infinite'")
         take(line, "isready")
@@ -357,13 +368,13 @@ async def step_infinite(ck: Checker) -> None:
             break
     await link.send("stop")
     if not turns:
-        deadline = _Deadline(ck.timeouts.search_slack)
+        deadline = StepDeadline(ck.timeouts.search_slack)
         while not turns:
             take(await link.read(deadline, "turn after 'stop'"), "after stop")
     else:
         line_text, _, after = turns[0]
         ck.warn(
-            f"answered 'go infinite' with {_q(line_text)} after {after * 1000:.0f} ms, before 'stop' "
+            f"answered 'go infinite' with {quoted(line_text)} after {after * 1000:.0f} ms, before 'stop' "
             "(SPEC §4.5: hold the turn until stop)"
         )
     line_text, turn, _ = turns[0]
@@ -371,23 +382,23 @@ async def step_infinite(ck: Checker) -> None:
     # stop when idle: ignored, no error, no turn (§4.6); a late second turn would show up here too.
     errors = await _ping(ck, ["stop"], "'stop' when no search runs")
     if errors:
-        _fail(f"answered 'stop' when no search runs with {_q(errors[0])} (SPEC §4.6: ignore it)")
+        fail_step(f"answered 'stop' when no search runs with {quoted(errors[0])} (SPEC §4.6: ignore it)")
 
 
 async def _hold(ck: Checker, position: Position) -> str | None:
     """Listens to a ``go infinite`` that just started; returns a ``turn`` line that came before ``stop``, if any."""
     async for line in ck.session.lines_within(ck.timeouts.infinite):
-        match _reply(ck, line, "during 'go infinite'"):
+        match read_reply(ck, line, "during 'go infinite'"):
             case TurnReply(turn):
                 _check_turn(position, turn, line, "for 'go infinite'")
-                ck.warn(f"answered 'go infinite' with {_q(line)} before 'stop', so no search ran to test §4.10 in")
+                ck.warn(f"answered 'go infinite' with {quoted(line)} before 'stop', so no search ran to test §4.10 in")
                 return line
             case Info() as info:
                 _check_info(ck, info, line, position)
             case None:
                 pass
             case _:
-                _fail(f"unexpected {_q(line)} during 'go infinite'")
+                fail_step(f"unexpected {quoted(line)} during 'go infinite'")
     return None
 
 
@@ -397,7 +408,7 @@ async def step_during_search(ck: Checker) -> None:
     link = ck.session
     probe = PROBES[1]
     position = probe.position()
-    await _new_game(ck, probe.variant)
+    await start_new_game(ck, probe.variant)
     await link.send(probe.line, "go infinite")
     if await _hold(ck, position) is not None:
         return
@@ -405,72 +416,72 @@ async def step_during_search(ck: Checker) -> None:
     if ck.options:
         refused.append(format_command(SetOption(ck.options[0].name, ck.options[0].default)))
     await link.send(*refused, "isready")
-    deadline = _Deadline(ck.timeouts.ready)
+    deadline = StepDeadline(ck.timeouts.ready)
     errors: list[str] = []
     while True:
         line = await link.read(deadline, "readyok after commands sent during 'go infinite'")
-        match _reply(ck, line, "during 'go infinite'"):
+        match read_reply(ck, line, "during 'go infinite'"):
             case ReadyOk():
                 break
             case ErrorReply():
                 errors.append(line)
             case TurnReply():
-                _fail(f"{_q(line)} before 'stop' (SPEC §4.10: refuse 'go' during a search, do not start it)")
+                fail_step(f"{quoted(line)} before 'stop' (SPEC §4.10: refuse 'go' during a search, do not start it)")
             case Info() | None:
                 pass
             case _:
-                _fail(f"unexpected {_q(line)} during 'go infinite'")
+                fail_step(f"unexpected {quoted(line)} during 'go infinite'")
     named = {e.split()[1].rstrip(":") for e in errors if len(e.split()) > 1}
     missing = [c for c in refused if c.split()[0] not in named]
     if missing and len(errors) < len(refused):
-        _fail(f"no error line for {_q(missing[0])} sent during a search (SPEC §4.10: refuse it with 'error')")
+        fail_step(f"no error line for {quoted(missing[0])} sent during a search (SPEC §4.10: refuse it with 'error')")
     if missing:
-        ck.warn(f"refused commands during a search with {_q(errors[0])}; SPEC §4.10 names the command first")
+        ck.warn(f"refused commands during a search with {quoted(errors[0])}; SPEC §4.10 names the command first")
     await link.send("stop")
-    deadline = _Deadline(ck.timeouts.search_slack)
+    deadline = StepDeadline(ck.timeouts.search_slack)
     while True:
         line = await link.read(deadline, "turn after 'stop'")
-        match _reply(ck, line, "after 'stop'"):
+        match read_reply(ck, line, "after 'stop'"):
             case TurnReply(turn):
                 _check_turn(position, turn, line, f"after 'stop', for the search of {probe.label}")
                 break
             case Info() | None:
                 pass
             case _:
-                _fail(f"unexpected {_q(line)} after 'stop'")
+                fail_step(f"unexpected {quoted(line)} after 'stop'")
     await link.send(probe.line, "go infinite")
     if await _hold(ck, position) is not None:
         return
     ck.recorder.add("#", "a new session during the search")
     try:
-        await ck.handshake(_Deadline(ck.timeouts.startup), abandoning=True)
+        await ck.handshake(StepDeadline(ck.timeouts.startup), abandoning=True)
     except StepFailed as e:
-        _fail(f"'uqi' during a search: {e} (SPEC §4.10: abandon the search, never send its turn)")
+        fail_step(f"'uqi' during a search: {e} (SPEC §4.10: abandon the search, never send its turn)")
     # The abandoned search must stay silent, also when a stop comes; any turn shows up before readyok.
     errors = await _ping(ck, ["stop"], "'stop' after 'uqi' abandoned the search")
     if errors:
-        _fail(f"answered 'stop' when no search runs with {_q(errors[0])} (SPEC §4.6: ignore it)")
+        fail_step(f"answered 'stop' when no search runs with {quoted(errors[0])} (SPEC §4.6: ignore it)")
 
 
 async def step_one_reply(ck: Checker) -> None:
     """9. After a search's ``turn``, no second ``turn`` comes."""
     probe = PROBES[1]
     position = probe.position()
-    await _new_game(ck, probe.variant)
-    first = await _search(ck, probe, position, Go(movetime=100))
+    await start_new_game(ck, probe.variant)
+    first = await search_probe(ck, probe, position, Go(movetime=100))
     async for line in ck.session.lines_within(ck.timeouts.quiet):
-        match _reply(ck, line, "after the turn"):
+        match read_reply(ck, line, "after the turn"):
             case None:
                 pass
             case TurnReply():
-                _fail(f"a second turn {_q(line)} for one 'go movetime 100' (first: 'turn {first}')")
+                fail_step(f"a second turn {quoted(line)} for one 'go movetime 100' (first: 'turn {first}')")
             case Info():
-                ck.warn(f"{_q(line)} after the turn: info belongs to a running search (§5.3)")
+                ck.warn(f"{quoted(line)} after the turn: info belongs to a running search (§5.3)")
             case _:
-                _fail(f"unexpected {_q(line)} after the turn")
+                fail_step(f"unexpected {quoted(line)} after the turn")
     errors = await _ping(ck, [], "'isready' after a search")
     if errors:
-        _fail(f"answered 'isready' with {_q(errors[0])}")
+        fail_step(f"answered 'isready' with {quoted(errors[0])}")
 
 
 async def step_crlf(ck: Checker) -> None:
@@ -486,9 +497,9 @@ async def step_crlf(ck: Checker) -> None:
     await link.send(newgame, "isready\r")
     errors += await _readyok(ck, "to 'newgame ...\\r\\n'")
     if errors:
-        _fail(f"answered a command ending in \\r\\n with {_q(errors[0])}")
-    crlf = _Probe(probe.label + " (lines ending in \\r\\n)", probe.variant, probe.line)
-    await _search(ck, crlf, probe.position(), Go(depth=1), end="\r")
+        fail_step(f"answered a command ending in \\r\\n with {quoted(errors[0])}")
+    crlf = Probe(probe.label + " (lines ending in \\r\\n)", probe.variant, probe.line)
+    await search_probe(ck, crlf, probe.position(), Go(depth=1), end="\r")
 
 
 async def step_quit(ck: Checker) -> None:
@@ -497,11 +508,11 @@ async def step_quit(ck: Checker) -> None:
     if isinstance(link.transport, ProcessTransport):
         proc = link.transport
         await link.send("quit")
-        deadline = _Deadline(ck.timeouts.quit)
+        deadline = StepDeadline(ck.timeouts.quit)
         while proc.returncode is None and deadline.left() > 0:
             await asyncio.sleep(0.01)
         if proc.returncode is None:
-            _fail(f"still running {deadline.seconds:.3g} s after 'quit' (SPEC §3.2: exit at once)")
+            fail_step(f"still running {deadline.seconds:.3g} s after 'quit' (SPEC §3.2: exit at once)")
         ck.recorder.add("#", f"exited ({proc.exit_info()})")
         await ck.close_link()
         return
@@ -511,12 +522,12 @@ async def step_quit(ck: Checker) -> None:
     # racing the teardown of the old one could lose lines to it: give the disconnect time to reach the engine.
     await asyncio.sleep(ck.timeouts.quiet)
     ck.recorder.add("#", "reconnecting for a second session")
-    deadline = _Deadline(ck.timeouts.startup)
+    deadline = StepDeadline(ck.timeouts.startup)
     await ck.open()
     try:
         await ck.handshake(deadline)
     except StepFailed as e:
-        _fail(f"after 'quit', a new session got no handshake: {e}")
+        fail_step(f"after 'quit', a new session got no handshake: {e}")
     await step_isready(ck)
 
 
@@ -525,11 +536,11 @@ async def step_end_of_input(ck: Checker) -> None:
     if ck.zmq:
         raise StepSkipped("end of input applies to standard input only (§3.2)")
     await ck.close_link()
-    deadline = _Deadline(ck.timeouts.startup)
+    deadline = StepDeadline(ck.timeouts.startup)
     link = await ck.open()
     await ck.handshake(deadline)
     probe = PROBES[1]
-    await _new_game(ck, probe.variant)
+    await start_new_game(ck, probe.variant)
     await link.send(probe.line, "go infinite")
     await asyncio.sleep(ck.timeouts.infinite)
     proc = link.transport
@@ -543,4 +554,6 @@ async def step_end_of_input(ck: Checker) -> None:
     seconds = time.monotonic() - t0
     ck.recorder.add("#", f"{proc.exit_info()} after {seconds:.3f} s")
     if proc.returncode == -signal.SIGKILL:
-        _fail(f"still running {ck.timeouts.quit:.3g} s after its standard input was closed (SPEC §3.2: exit on EOF)")
+        fail_step(
+            f"still running {ck.timeouts.quit:.3g} s after its standard input was closed (SPEC §3.2: exit on EOF)"
+        )

@@ -82,9 +82,14 @@ class Committer:
             raise self._error
 
     async def _wait_idle(self) -> None:
+        """Until the loop is idle, or has died (its error is then in ``_error``)."""
+        assert self._task is not None
         while not self._idle.is_set():
-            assert self._task is not None
-            await asyncio.wait([asyncio.ensure_future(self._idle.wait()), self._task], return_when="FIRST_COMPLETED")
+            idle = asyncio.ensure_future(self._idle.wait())
+            try:
+                await asyncio.wait([idle, self._task], return_when="FIRST_COMPLETED")
+            finally:
+                idle.cancel()  # not left pending when the loop died first
             if self._task.done():
                 return
 

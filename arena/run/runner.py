@@ -17,8 +17,11 @@ A run directory holds::
     logs/NAME.stderr   each engine's standard error
 
 Counting. A game counts once its record is synced into the journal. Finished games are committed in groups: one
-write and one ``fsync`` for every game that finished while the previous sync was running, so a disk that takes
-milliseconds to sync does not hold up the games (the next game starts while the last one is being synced). A game
+write and one ``fsync`` for the games that finish within 50 ms of each other (``commit.WINDOW_S``: a count, and the
+progress line, may wait that long) and for every game that finished while the previous sync was running, so a disk
+that takes milliseconds to sync does not hold up the games (the next game starts while the last one is being
+synced). :class:`Playing` decides what becomes of each game that ends, with the ordering guarantees written where
+they are enforced. A game
 that finished but was not yet synced when the arena died is played again on resume; nothing is lost or counted
 twice. ``games.pgn`` and ``games.jsonl`` are written after the journal and rebuilt from it on resume.
 
@@ -312,95 +315,29 @@ class Run:
             player = LocalPlayer(pool, on_turn=emit if turns else None)
         elif turns and isinstance(player, LocalPlayer) and player.on_turn is None:
             player.on_turn = emit  # a player built elsewhere on this machine (a server's) reports its turns too
-        pending = self.pending()
-        aborted: list[GameRecord] = []
-        stop = asyncio.Event()
-        failure: GameRecord | None = None
-        fault: ArenaFault | None = None
-        pgn: TextIO | None = None
-        jsonl: TextIO | None = None
-        if self.directory is not None:
-            pgn = open(self.directory / PGN_NAME, "a", encoding="utf-8")  # noqa: SIM115 - closed below
-            jsonl = open(self.directory / JSONL_NAME, "a", encoding="utf-8")  # noqa: SIM115
-        updates: dict[int, SprtProgress] = {}
-
-        def counted(record: GameRecord) -> None:
-            self.records[record.game_id] = record
-            if pgn is not None and jsonl is not None:
-                # Flushed, not synced: the journal can rebuild these files.
-                pgn.write(("\n" if pgn.tell() else "") + pgn_text(record, self.spec.event))
-                pgn.flush()
-                jsonl.write(json.dumps(record.to_dict()) + "\n")
-                jsonl.flush()
-            emit(GameFinished(record, len(self.records), self.total))
-            if (update := updates.pop(record.game_id, None)) is not None:
-                emit(SprtUpdate(update))
-
-        committer = Committer(self.journal, counted)
-
-        async def worker() -> None:
-            nonlocal failure, fault
-            for game in pending:
-                if stop.is_set():
-                    return
-                emit(GameStarted(game))
-                try:
-                    record = await player.play(game, game_spec(game, self.spec), aborted.append)
-                except ArenaFault as e:
-                    # The arena's own failure: no engine is scored for it; the game is kept apart and played again
-                    # on resume, and the run stops.
-                    emit(GameEnded(game))
-                    if isinstance(e.record, GameRecord):
-                        aborted.append(e.record)
-                    fault = fault or e
-                    stop.set()
-                    return
-                emit(GameEnded(game))
-                if stop.is_set():
-                    late = "finished after the run stopped: not counted"
-                    aborted.append(replace(record, termination=Termination.ABORTED, detail=late))
-                    return  # decided or stopped while this game ran: it is not counted
-                if record.termination.is_failure:
-                    emit(Notice(f"game {game.game_id}: {record.termination.value}: {record.detail}", record))
-                    # An engine that refuses newgame or setoption cannot play on (SPEC §5.4): always a stop.
-                    if self.spec.strict or record.termination is Termination.ENGINE_ERROR:
-                        failure = failure or record
-                        stop.set()
-                        return
-                if self.tracker is not None and (update := self.tracker.add(record)) is not None:
-                    updates[record.game_id] = update
-                    if self.tracker.decided:
-                        stop.set()  # this is the last game written: the others running are abandoned
-                committer.submit(record)
-
+        playing = Playing(self, player, emit)
         watcher = None
         if interrupt is not None:
-            watcher = asyncio.create_task(_forward(interrupt.event, stop))
+            watcher = asyncio.create_task(_forward(interrupt.event, playing.stop))
         try:
-            if not preflight or await _unless_stopped(player.start(self.spec.variant), stop):
+            if not preflight or await _unless_stopped(player.start(self.spec.variant), playing.stop):
                 count = concurrency or self.spec.concurrency
                 count = count if self.total is None else min(count, self.total)
-                await run_workers(worker, count, stop)
+                await run_workers(playing.worker, count, playing.stop)
         finally:
             try:
                 # Shielded: a second Ctrl-C during the clean-up must neither lose a finished game nor leave an
                 # engine behind.
-                await asyncio.shield(_finish(committer, player))
+                await asyncio.shield(_finish(playing.committer, player))
             finally:
                 if watcher is not None:
                     watcher.cancel()
-                for f in (pgn, jsonl):
-                    if f is not None:
-                        f.close()
-        if self.directory is not None:
-            for name, records in ((FAILURES_NAME, [failure] if failure else []), (ABORTED_NAME, aborted)):
-                if records:
-                    with open(self.directory / name, "a", encoding="utf-8") as f:
-                        f.writelines(json.dumps(r.to_dict()) + "\n" for r in records)
-        if fault is not None:
-            raise fault
+                playing.close()
+        playing.keep_apart()
+        if playing.fault is not None:
+            raise playing.fault
         signum = None if interrupt is None else interrupt.signum
-        return replace(self.outcome(failure, signum), aborted=tuple(aborted))
+        return replace(self.outcome(playing.failure, signum), aborted=tuple(playing.aborted))
 
     def close(self) -> None:
         """Releases the journal."""
@@ -412,6 +349,135 @@ class Run:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class Playing:
+    """One call of :meth:`Run.run`: what its workers share, and what becomes of each game that ends (cutechess's
+    ``onGameFinished``): it is :meth:`counted`, :meth:`abandoned`, or it is the :meth:`failed` game that stops the
+    run (:meth:`faulted` when the arena itself failed), and :meth:`decide` stops an SPRT.
+
+    The ordering guarantees, each enforced where it is written: a game is counted only once the journal holds it
+    (:class:`~.commit.Committer`, which waits up to :data:`~.commit.WINDOW_S` for other games to share the sync);
+    nothing ends after the stop is counted (:meth:`game_ended`); the SPRT's deciding record is the last one
+    submitted (:meth:`submit`).
+    """
+
+    def __init__(self, run: Run, player: GamePlayer, emit: Callable[[Event], None]) -> None:
+        self.run = run
+        self.player = player
+        self.emit = emit
+        self.pending = run.pending()
+        """The games left to play, shared by the workers (each takes the next)."""
+        self.stop = asyncio.Event()
+        """Set when no more game may start or count: an interrupt, a failure under ``strict``, the SPRT's decision."""
+        self.failure: GameRecord | None = None
+        """The failed game that stopped the run (``strict``, or an engine that refuses to play on)."""
+        self.fault: ArenaFault | None = None
+        """The arena's own failure that stopped the run (raised by :meth:`Run.run` once everything is closed)."""
+        self.aborted: list[GameRecord] = []
+        """Games abandoned: cut short by the stop, or finished after it."""
+        self.updates: dict[int, SprtProgress] = {}
+        """The SPRT's state after a game, reported once that game is counted."""
+        self.committer = Committer(run.journal, self.counted)
+        self.pgn: TextIO | None = None
+        self.jsonl: TextIO | None = None
+        if run.directory is not None:
+            self.pgn = open(run.directory / PGN_NAME, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
+            self.jsonl = open(run.directory / JSONL_NAME, "a", encoding="utf-8")  # noqa: SIM115
+
+    async def worker(self) -> None:
+        """Plays the next pending game until none is left or the run stops."""
+        for game in self.pending:
+            if self.stop.is_set():
+                return
+            self.emit(GameStarted(game))
+            try:
+                record = await self.player.play(game, game_spec(game, self.run.spec), self.aborted.append)
+            except ArenaFault as e:
+                self.emit(GameEnded(game))
+                self.faulted(e)
+                return
+            self.emit(GameEnded(game))
+            if not self.game_ended(record):
+                return
+
+    def game_ended(self, record: GameRecord) -> bool:
+        """What becomes of a game that ended; False when its worker is to stop."""
+        if self.stop.is_set():
+            # Decided or stopped while this game ran: it is not counted. The check and the submit below happen in
+            # one step of the event loop, so no game can count after the stop.
+            self.abandoned(record, "finished after the run stopped: not counted")
+            return False
+        if record.termination.is_failure:
+            self.emit(Notice(f"game {record.game_id}: {record.termination.value}: {record.detail}", record))
+            # An engine that refuses newgame or setoption cannot play on (SPEC §5.4): always a stop.
+            if self.run.spec.strict or record.termination is Termination.ENGINE_ERROR:
+                self.failed(record)
+                return False
+        self.submit(record)
+        return True
+
+    def submit(self, record: GameRecord) -> None:
+        """Hands a finished game to the committer (it counts once synced); the SPRT sees it first."""
+        tracker = self.run.tracker
+        if tracker is not None and (update := tracker.add(record)) is not None:
+            self.updates[record.game_id] = update
+            if tracker.decided:
+                # Before the submit: the deciding record is the last one written, and a resumed SPRT, which
+                # rebuilds its counts from the journal in order, decides on the same record.
+                self.decide()
+        self.committer.submit(record)
+
+    def decide(self) -> None:
+        """The SPRT has decided: the games still running are abandoned."""
+        self.stop.set()
+
+    def failed(self, record: GameRecord) -> None:
+        """A failed game stops the run (the first one is reported; it is kept in ``failures.jsonl``)."""
+        self.failure = self.failure or record
+        self.stop.set()
+
+    def faulted(self, fault: ArenaFault) -> None:
+        """The arena's own failure: no engine is scored for it; the game is kept apart and played again on resume,
+        and the run stops."""
+        if isinstance(fault.record, GameRecord):
+            self.aborted.append(fault.record)
+        self.fault = self.fault or fault
+        self.stop.set()
+
+    def abandoned(self, record: GameRecord, why: str) -> None:
+        """A game that finished but is not counted (kept in ``aborted.jsonl``, played again on resume)."""
+        self.aborted.append(replace(record, termination=Termination.ABORTED, detail=why))
+
+    def counted(self, record: GameRecord) -> None:
+        """The committer's call once ``record`` is in the journal: it counts, in the outputs and in the events."""
+        run = self.run
+        run.records[record.game_id] = record
+        if self.pgn is not None and self.jsonl is not None:
+            # Flushed, not synced: the journal can rebuild these files.
+            self.pgn.write(("\n" if self.pgn.tell() else "") + pgn_text(record, run.spec.event))
+            self.pgn.flush()
+            self.jsonl.write(json.dumps(record.to_dict()) + "\n")
+            self.jsonl.flush()
+        self.emit(GameFinished(record, len(run.records), run.total))
+        if (update := self.updates.pop(record.game_id, None)) is not None:
+            self.emit(SprtUpdate(update))
+
+    def close(self) -> None:
+        """Closes the PGN and JSON Lines files."""
+        for f in (self.pgn, self.jsonl):
+            if f is not None:
+                f.close()
+
+    def keep_apart(self) -> None:
+        """Writes the failed and the abandoned games beside the journal (not counted; played again on resume)."""
+        directory = self.run.directory
+        if directory is None:
+            return
+        for name, records in ((FAILURES_NAME, [self.failure] if self.failure else []), (ABORTED_NAME, self.aborted)):
+            if records:
+                with open(directory / name, "a", encoding="utf-8") as f:
+                    f.writelines(json.dumps(r.to_dict()) + "\n" for r in records)
 
 
 async def _unless_stopped(work: Coroutine[Any, Any, None], stop: asyncio.Event) -> bool:
