@@ -29,9 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-import tabulate as tabulate_module
 from quarto_arena.protocol.text import safe_text
-from tabulate import tabulate
 
 from .records import GameRecord, Result, Termination
 from .results import MatchSummary, forfeit_counts, rating_table, summarize
@@ -50,7 +48,6 @@ from .stats import (
 __all__ = [
     "COLUMNS",
     "MARGIN_NOTE",
-    "TABLE_FORMATS",
     "LiveProgress",
     "PeriodicProgress",
     "ProgressEvery",
@@ -67,8 +64,18 @@ __all__ = [
     "write_standings",
 ]
 
-TABLE_FORMATS: Final = (*tabulate_module.tabulate_formats, "csv", "json")
-"""Every value ``--format`` accepts."""
+_OWN_FORMATS: Final = ("csv", "json")
+
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    """``TABLE_FORMATS``, every value ``--format`` accepts: tabulate's formats, csv and json. Looked up only when
+    asked for, since tabulate costs a tenth of a run's start-up to import (it reads its package metadata)."""
+    if name == "TABLE_FORMATS":
+        from tabulate import tabulate_formats
+
+        return (*tabulate_formats, *_OWN_FORMATS)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 MARGIN_NOTE: Final = "margin: half-width of the rating's 95% CI (maximum-likelihood fit, games as trials)"
 """Printed under every rating table (terminal, standings.txt, report): which interval the margin column is."""
@@ -112,8 +119,10 @@ def format_table(rows: TableRows, fmt: str = "simple") -> str:
         writer.writerow(rows.headers)
         writer.writerows(["" if v is None else v for v in row] for row in rows.rows)
         return out.getvalue().rstrip("\n")
-    if fmt not in tabulate_module.tabulate_formats:
-        raise ValueError(f"unknown table format {fmt!r}; choose one of {', '.join(TABLE_FORMATS)}")
+    from tabulate import tabulate, tabulate_formats
+
+    if fmt not in tabulate_formats:
+        raise ValueError(f"unknown table format {fmt!r}; choose one of {', '.join((*tabulate_formats, *_OWN_FORMATS))}")
     shown = [[display_cell(h, v) for h, v in zip(rows.headers, row, strict=True)] for row in rows.rows]
     return str(tabulate(shown, headers=list(rows.headers), tablefmt=fmt, disable_numparse=True))
 

@@ -14,7 +14,7 @@ import datetime
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from quarto_arena.arena.engine import EngineError, EngineSession
 from quarto_arena.arena.errors import ArenaFault
@@ -22,9 +22,11 @@ from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termi
 from quarto_arena.arena.timecontrol import DEFAULT_MARGIN_MS, Clock, TimeControl
 from quarto_arena.protocol.notation import format_attributes, format_position, parse_position, parse_turns
 from quarto_arena.protocol.rules import STANDARD, IllegalTurn, Outcome, Position, Turn, Variant
-from quarto_arena.protocol.solver import Solver, Value, Verdict
 from quarto_arena.protocol.text import safe_text
 from quarto_arena.protocol.uqi import PositionCommand, format_command
+
+if TYPE_CHECKING:  # the solver is imported when a game is adjudicated: most runs never need it at start-up
+    from quarto_arena.protocol.solver import Value
 
 __all__ = ["MAX_ADJUDICATE", "OFFICIAL_TIME_CONTROL", "GameSpec", "adjudication", "play_game", "variant_text"]
 
@@ -182,6 +184,8 @@ class _Game:
 
     async def adjudicate(self) -> GameRecord:
         """Ends the game with the result of perfect play from here (solved in a thread: other games go on)."""
+        from quarto_arena.protocol.solver import Verdict
+
         value = await asyncio.to_thread(adjudication, self.position)
         side = len(self.turns) % 2  # the player to move
         empty = 16 - self.position.placed
@@ -237,6 +241,8 @@ class _Game:
 
 def adjudication(position: Position) -> Value:
     """The value of perfect play for the player to move (exact: no time limit, see :data:`MAX_ADJUDICATE`)."""
+    from quarto_arena.protocol.solver import Solver
+
     found = Solver(position.variant, tt_bits=ADJUDICATION_TABLE_BITS).value(position)
     assert found.value is not None  # no limits: the solver always proves it
     return found.value

@@ -67,7 +67,8 @@ def test_a_game_starting_below_the_threshold_is_adjudicated_at_once(start: str, 
             assert r.detail == f"adjudicated at {empty} empty: a draw"
         else:
             winner = r.first if result is Result.FIRST_WINS else r.second
-            assert r.detail == f"adjudicated at {empty} empty: {winner} wins with perfect play in {value.turns} turns"
+            turns = f"{value.turns} turn{'s' if value.turns != 1 else ''}"  # "in 1 turn"
+            assert r.detail == f"adjudicated at {empty} empty: {winner} wins with perfect play in {turns}"
 
 
 def test_games_from_the_start_are_adjudicated_at_the_threshold(tmp_path: Path) -> None:

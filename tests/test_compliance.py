@@ -406,6 +406,9 @@ def test_cli_verbose_never_truncates_and_transcript_writes_every_line(tmp_path: 
     r = cli("check", "greedy", "--transcript", str(tmp_path / "no" / "such" / "dir"))
     assert r.returncode == 2
     assert r.stderr.startswith("quarto-arena: error: --transcript")
+    r = cli("check", "greedy", "--cluster", "local:1", "--transcript", str(out_file))
+    assert r.returncode == 2
+    assert "with --cluster, use --verbose" in r.stderr
 
 
 @pytest.mark.slow

@@ -389,6 +389,7 @@ def test_an_endless_zeromq_message_is_cut_before_the_arena_holds_it(shape: str) 
     assert int(hwm) < 100 * 1024, f"peak RSS {int(hwm) // 1024} MB"
 
 
+@pytest.mark.slow
 def test_the_arena_s_own_shortage_of_descriptors_is_never_scored_against_an_engine(tmp_path: Path) -> None:
     """With its open files used up (a limit of 84, 52 of them taken before it starts), the arena cannot start an
     engine: that is its own fault. The game is kept apart (aborted.jsonl), nobody loses it, the run stops with exit
@@ -422,3 +423,29 @@ def test_the_arena_s_own_shortage_of_descriptors_is_never_scored_against_an_engi
     again = subprocess.run([*CLI, "play", "--resume", str(out), "-q"], capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stderr
     assert len(read_journal(out / "journal.qaj").records) == 6
+
+
+@pytest.mark.slow
+def test_a_full_disk_stops_the_run_with_its_own_status_and_the_resume_hint(tmp_path: Path) -> None:
+    """A run directory on a 300 KiB file system fills up: exit 5 (not a usage error), the --resume line, nothing
+    counted lost; with room again, --resume plays the rest."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(disk)], capture_output=True)
+    if mount.returncode != 0:
+        pytest.skip(f"cannot mount a small file system here: {mount.stderr.decode().strip()}")
+    try:
+        out = disk / "r"
+        args = ["play", "random", "greedy", "--games", "300", "--tc", "st=0.05", "--out", str(out), "-q"]
+        r = subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=300)
+        assert r.returncode == 5, r.stderr
+        last = r.stderr.strip().splitlines()[-1]
+        assert "No space left on device" in last and f"continue with: quarto-arena play --resume {out}" in last
+        subprocess.run(["mount", "-o", "remount,size=64m", str(disk)], check=True)
+        again = subprocess.run([*CLI, "play", "--resume", str(out), "-q"], capture_output=True, text=True, timeout=600)
+        assert again.returncode == 0, again.stderr
+        from quarto_arena.arena.journal import read_journal
+
+        assert len(read_journal(out / "journal.qaj").records) == 300
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], capture_output=True)

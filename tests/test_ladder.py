@@ -212,13 +212,15 @@ def test_the_database_keeps_every_field_of_a_game_and_its_versions(tmp_path: Pat
         engines=(ident, EngineIdentity("Bob", None, 1, "remote:bob")),
     )
     number = db.add_game(record, pair=7)
-    newer = replace(record, engines=(EngineIdentity("Alice 2", "A. Author"), record.engines[1]))
+    newer = replace(record, engines=(EngineIdentity("Alice 2", "A. Author", 1), record.engines[1]))
     db.add_game(newer, pair=8)
+    # An engine that never finished its handshake said nothing of itself: its game is the bot's latest version's.
+    db.add_game(replace(record, engines=(EngineIdentity(None, None, None, "remote:alice"), record.engines[1])), 9)
     db.close()
     db = LadderDB.open(tmp_path / "ladder.db", create=False)
-    (back, fv, sv), (_, fv2, sv2) = list(db.games())
+    (back, fv, sv), (_, fv2, sv2), (_, fv3, _) = list(db.games())
     assert back == replace(record, game_id=number, round=7)
-    assert (fv, sv, fv2, sv2) == (1, 1, 2, 1)
+    assert (fv, sv, fv2, sv2, fv3) == (1, 1, 2, 1, 2)
     bots = {b.name: b for b in db.bots()}
     assert [(v.number, v.id_name, v.author) for v in bots["alice"].versions] == [
         (1, "Alice 1", "A. Author"),
@@ -226,7 +228,11 @@ def test_the_database_keeps_every_field_of_a_game_and_its_versions(tmp_path: Pat
     ]
     # The fit: one player per version once a bot has two; the default table shows the latest.
     results = db.results()
-    assert [(r.first, r.first_version, r.score) for r in results] == [("alice", 1, 0.0), ("alice", 2, 0.0)]
+    assert [(r.first, r.first_version, r.score) for r in results] == [
+        ("alice", 1, 0.0),
+        ("alice", 2, 0.0),
+        ("alice", 2, 0.0),
+    ]
     db.close()
     table = json.loads(cli("ladder", "standings", str(tmp_path), "--format", "json", "--by-version").stdout)
     assert sorted(row["player"] for row in table) == ["alice#1", "alice#2", "bob"]
@@ -318,3 +324,18 @@ def test_a_bot_back_with_another_engine_is_a_new_version_and_rate_agrees_on_the_
     rated = json.loads(cli("rate", str(pgn), "--format", "json").stdout)
     ours = {r["player"]: (round(r["rating"], 6), r["games"]) for r in by_version}
     assert ours == {r["player"]: (round(r["rating"], 6), r["games"]) for r in rated}
+
+
+def test_a_full_disk_is_the_arenas_fault_not_a_database_error(tmp_path: Path) -> None:
+    """SQLite's "database or disk is full" is an ArenaFault (exit 5: no engine is to blame, the same command
+    continues); the database's own page limit stands in for a full disk."""
+    from quarto_arena.arena.errors import ArenaFault
+
+    db = LadderDB.open(tmp_path / "ladder.db")
+    pages = db._db.execute("PRAGMA page_count").fetchone()[0]  # a full disk, made small
+    db._db.execute(f"PRAGMA max_page_count = {pages}")
+    record = GameRecord("a", "b", Result.DRAW, Termination.NORMAL, turns=(TurnRecord("a1b", 1),) * 200)
+    with pytest.raises(ArenaFault, match="the disk is full"):
+        for pair in range(1, 50):
+            db.add_game(record, pair)
+    db.close()

@@ -530,3 +530,35 @@ def test_malformed_requests_get_a_4xx_and_at_most_one_log_line_a_second(
     lines = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert 1 <= len(lines) <= 1 + elapsed / LOG_EVERY, [r.getMessage() for r in lines]
     assert all(r.exc_info is None and "\n" not in r.getMessage() and "\x1b" not in r.getMessage() for r in lines)
+
+
+@pytest.mark.extra("web")
+def test_open_pages_are_capped_and_a_closed_one_frees_its_place(
+    played: tuple[RunSpec, list[GameRecord]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from quarto_arena.arena.web import server as web_server
+
+    monkeypatch.setattr(web_server, "MAX_STREAMS", 3)
+    spec, records = played
+
+    async def status_of(port: int) -> tuple[int, asyncio.StreamWriter]:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(f"GET /events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        await writer.drain()
+        line = await reader.readline()
+        return int(line.split()[1]), writer
+
+    async def pages() -> list[int]:
+        statuses = []
+        async with web_server.LiveServer(RunModel(RunInfo.of(spec, 12), records), "127.0.0.1", 0) as server:
+            opened = [await status_of(server.port) for _ in range(4)]
+            statuses += [s for s, _ in opened]
+            opened[0][1].close()
+            await asyncio.sleep(0.5)  # the server sees the closed page at its next write
+            status, writer = await status_of(server.port)
+            statuses.append(status)
+            for _, w in [*opened[1:], (status, writer)]:
+                w.close()
+        return statuses
+
+    assert asyncio.run(pages()) == [200, 200, 200, 503, 200]

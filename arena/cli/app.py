@@ -235,6 +235,8 @@ def position_option(text: str, variant: Variant) -> Position:
 
 def table_format_option(fmt: str) -> str:
     """``--format``, checked against the table formats there are; a usage error naming them otherwise."""
+    if fmt in ("simple", "csv", "json"):
+        return fmt  # the usual ones, known without importing tabulate (a tenth of a short run's start-up)
     from ..output import TABLE_FORMATS
 
     if fmt not in TABLE_FORMATS:

@@ -72,6 +72,8 @@ def check(
     if address is not None:
         if served is not None:
             fail("remote:NAME bots connect in to this machine; --cluster checks on the workers")
+        if transcript is not None:
+            fail("--transcript writes one engine's exchange; with --cluster, use --verbose (every worker's lines)")
         _check_on_cluster(address, config, timeouts, keep_going, verbose)
     if served is None:
         report = asyncio.run(run_check(config, timeouts=timeouts, keep_going=keep_going))

@@ -90,6 +90,7 @@ def run(
     """Run a ladder in DIR until stopped (SIGINT, SIGTERM, SIGHUP); the same command continues it."""
     import asyncio
 
+    from ..errors import ArenaFault
     from ..ladder.service import Ladder, LadderError, LadderSettings
     from ..referee import GameSpec
     from ..roster import RosterError, apply_options, resolve_engines
@@ -166,6 +167,8 @@ def run(
         signum = asyncio.run(_serve(ladder, address, anchored))
     except LadderError as e:
         fail(str(e))
+    except ArenaFault as e:
+        fail(f"{e}; the ladder stopped (every counted game is safe): continue with the same command", int(e.status))
     except Exception as e:
         from ..web import WebError
 

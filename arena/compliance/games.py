@@ -127,6 +127,7 @@ INVALID: Final[tuple[_Refused, ...]] = (
     _Refused("position startpos turns 3 a1e a1f", "a turn on an occupied square", "position"),
     _Refused("position startpos turns 3 a1e zz", "a token that is not a turn", "position"),
     _Refused("position STARTPOS", "'startpos' in capitals (a keyword is lower case)", "position"),
+    _Refused("position ..../..../..../012. 3 turns d10", "a winning placement giving a piece on the board", "position"),
     _Refused(
         "position ..../..../..../012. 3 turns d1", "a bare winning placement under strict claims", "position", _STRICT
     ),

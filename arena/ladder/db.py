@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from ..errors import ArenaError
+from ..errors import ArenaError, ArenaFault
 from ..records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
 
 __all__ = ["DB_NAME", "BotRow", "LadderDB", "LadderDBError", "ResultRow", "VersionRow"]
@@ -174,6 +174,7 @@ class LadderDB:
         self._db = connection
         self._bots: dict[str, int] = {}
         self._versions: dict[tuple[int, str, str], int] = {}
+        self._latest: dict[int, int] = {}
 
     @classmethod
     def open(cls, path: Path, *, create: bool = True) -> LadderDB:
@@ -208,8 +209,11 @@ class LadderDB:
         db = cls(path, connection)
         for bot_id, name in connection.execute("SELECT id, name FROM bots"):
             db._bots[name] = bot_id
-        for version_id, bot, id_name, author in connection.execute("SELECT id, bot, id_name, author FROM versions"):
+        for version_id, bot, id_name, author in connection.execute(
+            "SELECT id, bot, id_name, author FROM versions ORDER BY number"
+        ):
             db._versions[(bot, id_name, author)] = version_id
+            db._latest[bot] = version_id
         return db
 
     def close(self) -> None:
@@ -226,9 +230,12 @@ class LadderDB:
                     ids.append(int(self._db.execute(sql, args).lastrowid or 0))
                 self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:  # SQLite rolls back by itself after some errors (a full disk)
+                    self._db.execute("ROLLBACK")
                 raise
         except sqlite3.Error as e:
+            if getattr(e, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+                raise ArenaFault(f"{self.path}: the disk is full: {e}") from None
             raise LadderDBError(f"{self.path}: cannot write: {e}") from None
         return ids
 
@@ -283,17 +290,23 @@ class LadderDB:
     # --- games
 
     def _version(self, bot: int, ident: EngineIdentity | None, when: str) -> int:
-        """The id of the bot's version ``ident``, added (its own transaction: games refer to it) when new."""
+        """The id of the bot's version ``ident``, added (its own transaction: games refer to it) when new. An engine
+        that never finished its handshake said nothing of itself: its game goes to the bot's latest version."""
+        if (ident is None or ident.protocol is None) and (latest := self._latest.get(bot)) is not None:
+            return latest
         id_name = (ident.id_name if ident else None) or ""
         author = (ident.author if ident else None) or ""
         key = (bot, id_name, author)
         known = self._versions.get(key)
-        if known is None:
+        if known is not None:
+            self._latest[bot] = known
+        else:
             sql = (
                 "INSERT INTO versions (bot, number, id_name, author, first_seen)"
                 " VALUES (?, (SELECT count(*) + 1 FROM versions WHERE bot = ?), ?, ?, ?)"
             )
             known = self._versions[key] = self._write([(sql, (bot, bot, id_name, author, when))])[0]
+            self._latest[bot] = known
         return known
 
     def add_game(self, record: GameRecord, pair: int) -> int:

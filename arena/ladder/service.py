@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import logging
 import os
@@ -33,7 +34,7 @@ from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from ..engine import Deadlines, EngineConfig
-from ..errors import ArenaError
+from ..errors import ArenaError, ArenaFault
 from ..records import GameRecord, Termination
 from ..referee import GameSpec
 from ..run import EnginePool, Event, GameEnded, GameStarted, LocalPlayer, Notice
@@ -419,15 +420,32 @@ class Ladder:
                     raise
                 finally:
                     self.on_event(GameEnded(game))
-                if record.termination is Termination.ABORTED:
+                if record.termination is Termination.ABORTED or self._gone_before(record):
                     await self._abandon(record, pair.number)
                     return
                 await asyncio.shield(self._count(record, pair.number))
+        except ArenaFault as e:  # the arena is short of files, memory or disk: no engine's fault, the ladder stops
+            if isinstance(e.record, GameRecord):
+                with contextlib.suppress(Exception):  # the disk may be what is full
+                    await asyncio.shield(self._abandon(e.record, pair.number))
+            self._failure = self._failure or e
         except Exception as e:  # the database cannot be written, or a bug: the ladder stops (the games are safe)
             self._failure = self._failure or e
         finally:
             self._pairs.pop(pair.number, None)
             self._wake.set()
+
+    def _gone_before(self, record: GameRecord) -> bool:
+        """True for a game a bot never began: it left between the pair's check and its session (no handshake, and
+        not connected now). Such a game is abandoned, not lost: the bot was not in it."""
+        if not record.termination.is_failure:
+            return False
+        idents = list(record.engines)
+        for side, name in enumerate((record.first, record.second)):
+            shook = side < len(idents) and idents[side].protocol is not None
+            if not shook and name not in self._house and not self._online_now(name):
+                return True
+        return False
 
     async def _count(self, record: GameRecord, pair: int) -> None:
         assert self.db is not None

@@ -368,6 +368,7 @@ class Server:
         self._gate: _Gate | None = None
         self._tick: asyncio.TimerHandle | None = None
         self._watcher: asyncio.TimerHandle | None = None
+        self._watches = 0
         self._draining = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._peers_said_goodbye = False
@@ -558,7 +559,8 @@ class Server:
             else:
                 timeout = self.wait - (time.monotonic() - self._absent_since[name])
                 if timeout <= 0:
-                    raise OSError(f"remote:{name} is not connected (absent for {self.wait:g} s or more)")
+                    gone = "leaving" if peer is not None else "not connected"
+                    raise OSError(f"remote:{name} is {gone} (absent for {self.wait:g} s or more)")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), timeout)
 
@@ -662,7 +664,9 @@ class Server:
                 peer.slots[number - 1].state = _State.FREE
                 self._notify()
             case Leaving():
+                # From now on the bot counts as absent for new games: they wait --wait for it to come back.
                 peer.leaving = True
+                self._absent_since[peer.name] = time.monotonic()
                 log.info("server: %s is leaving once its games are over", peer.describe())
                 self.send(peer, CONTROL, format_control(Goodbye("no more games for this connection")).encode())
             case Ended(number, text) if number <= len(peer.slots) and peer.slots[number - 1].state is not _State.FREE:
@@ -831,8 +835,11 @@ class Server:
             return
         assert self._loop is not None
         self._watcher = self._loop.call_later(_WATCH, self._watch)
+        self._watches += 1
+        # Authenticated bots (with keys) are looked at every tenth time: three system calls per connection add up.
+        everyone = self.keys is None or self._watches % 10 == 0
         for conn in list(self._conns.values()):
-            if conn.closing:
+            if conn.closing or not (everyone or conn.peer is None):
                 continue
             unseen = conn.unseen()
             if unseen > UNSEEN:

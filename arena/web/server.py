@@ -66,6 +66,8 @@ _ANY_HOST: Final = frozenset({"0.0.0.0", "::", ""})
 _MAX_ID_DIGITS: Final = 18
 #: Seconds between two log lines about malformed requests (aiohttp logs each, with a traceback).
 LOG_EVERY: Final = 1.0
+#: Event streams (open pages) served at once; one more is answered 503.
+MAX_STREAMS: Final = 256
 _TITLES: Final = {"tournament": "Tournament", "match": "Match", "sprt": "SPRT"}
 
 
@@ -81,6 +83,7 @@ class PageServer:
         self._runner: web.AppRunner | None = None
         self._closing = asyncio.Event()
         self._hosts: frozenset[str] = frozenset()
+        self._streams = 0
 
     @property
     def url(self) -> str:
@@ -101,7 +104,7 @@ class PageServer:
 
     async def start(self) -> None:
         """Binds and starts serving; raises :class:`WebError` when the address cannot be bound."""
-        app = web.Application(middlewares=[self._guard])
+        app = web.Application(middlewares=[self._guard], client_max_size=1 << 16)  # GET only: no body to take
         self.routes(app.router)
         app.router.add_get("/static/{name:.+}", self._static)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
@@ -141,7 +144,16 @@ class PageServer:
     ) -> web.StreamResponse:
         if self.host not in _ANY_HOST and request.host not in self._hosts:
             raise web.HTTPMisdirectedRequest(text="this server answers to its own address only\n")
-        response = await handler(request)
+        if request.path != "/events":
+            response = await handler(request)
+        elif self._streams >= MAX_STREAMS:  # an open page holds a connection and a write buffer: bounded in all
+            raise web.HTTPServiceUnavailable(text=f"{MAX_STREAMS} pages are open already\n")
+        else:
+            self._streams += 1
+            try:
+                response = await handler(request)
+            finally:
+                self._streams -= 1
         response.headers.update(_HEADERS)
         return response
 
@@ -162,6 +174,8 @@ class PageServer:
         alive = time.monotonic()
         with contextlib.suppress(ConnectionError):  # the page was closed
             while not self._closing.is_set():
+                if request.transport is None or request.transport.is_closing():
+                    return response  # the page was closed: its place is free for another at once
                 now = time.monotonic()
                 for name, (key, every) in self.feeds().items():
                     if sent.get(name, _NEVER) != key and now - last.get(name, -every) >= every:

@@ -234,7 +234,8 @@ static const char *apply_turn(Pos *p, const char *tok) {
         p->over = 1;
         return NULL;
     }
-    if (win && !strict_claims) { /* auto: the placement wins; a piece given with it is ignored */
+    if (win && !strict_claims) { /* auto: the placement wins; a piece given with it is ignored, */
+        if (give >= 0 && !(p->avail >> give & 1)) return "the given piece is not available"; /* if it exists */
         p->over = 1;
         return NULL;
     }

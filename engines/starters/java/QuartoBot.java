@@ -2,7 +2,10 @@
 // output. Written by `quarto-arena new-bot java`: a starting point. One file, the JDK only (Java 17 or later).
 //
 //     javac QuartoBot.java
-//     java QuartoBot
+//     java -XX:+UseSerialGC -XX:TieredStopAtLevel=1 QuartoBot
+//
+// The two flags keep the JVM's own work small and steady (one garbage collector thread, the quick compiler only):
+// a search of a few milliseconds then never waits for a collection or a burst of compilation.
 //
 // Play: a small alpha-beta search over turns (a turn places the piece in hand and gives one, SPEC 2.4), deepening
 // one turn at a time until its time is spent; it finds every win within its depth and never gives a piece that
@@ -194,6 +197,7 @@ public final class QuartoBot {
                 return;
             }
             if (win && !v.strict()) {
+                if (give >= 0 && (avail >> give & 1) == 0) throw new Invalid("the given piece is not available"); // SPEC 1.1
                 over = true; // auto: the placement wins; a piece given with it is ignored
                 return;
             }

@@ -156,6 +156,7 @@ function applyTurn(p, tok) {
     return;
   }
   if (win && !strictClaims) {
+    if (give >= 0 && !(p.avail & (1 << give))) throw new Error('the given piece is not available'); // SPEC 1.1
     p.over = true; // auto: the placement wins; a piece given with it is ignored
     return;
   }

@@ -214,6 +214,9 @@ impl Pos {
             return Ok(());
         }
         if win && !v.strict {
+            if give >= 0 && self.avail >> give & 1 == 0 {
+                return Err("the given piece is not available".into()); // SPEC 1.1: ignored, if it exists
+            }
             self.over = true; // auto: the placement wins; a piece given with it is ignored
             return Ok(());
         }

@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""The arena side by side with its peers: the same instant engines, games of the same length, interleaved rounds.
+
+Each arena runs a match between two copies of an instant engine of our own (benchmarks/peers/, compiled here with
+cc): ``instant_uci.c`` for the chess arenas, a quiet line of moves that the arena ends at its move limit (16
+plies); ``instant_uqi.c`` for quarto-arena, a fixed game of 16 turns whose last one wins. Every arena runs its full
+command line with its records (PGN; quarto-arena its journal and run directory too), in a fresh temporary
+directory. The peers are tools from outside the project: give their binaries' paths (``--fastchess``,
+``--cutechess``); a peer not given is skipped (cutechess-cli is also looked for on PATH).
+
+For each run it prints, per ply: the wall time, the arena's own CPU (its CPU and its reaped children's, from
+wait4, less what the engines report they used: each engine appends its own CPU to a log at exit), and the round
+trips (the engines' replies: one per command that wants an answer). Each figure is marginal: every arena plays
+``--games`` and a quarter of them, and the difference is divided by the difference in plies, so that fixed costs
+(start-up; fastchess waits about a second at exit) do not count against the games. Rounds are interleaved
+(every arena once, then again) so a busy machine slows them alike; the table gives each figure's median over the
+rounds, and each quarto-arena figure as a ratio to fastchess's at the same concurrency in the same round (median of
+the rounds).
+
+    python benchmarks/peers.py [--fastchess PATH] [--cutechess PATH] [--games 40] [--rounds 3] [--concurrency 1,2]
+                               [--arena "quarto-arena"]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent / "peers"
+PLIES = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Arena:
+    """One way to run the match: a name, a concurrency, and the command line given the engine and the games."""
+
+    name: str
+    concurrency: int
+    command: Callable[[Path, int, Path], list[str]]
+    """(engine binary, games, run directory) -> argv."""
+    engine: str
+    """uci or uqi."""
+
+
+@dataclass(frozen=True, slots=True)
+class Figures:
+    """What one run cost, per ply."""
+
+    wall_us: float
+    cpu_us: float
+    trips: float
+    plies: int
+
+
+def build(directory: Path) -> dict[str, Path]:
+    """The two instant engines, compiled."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        sys.exit("error: cc is needed to build the instant engines (benchmarks/peers/*.c)")
+    out = {}
+    for kind in ("uci", "uqi"):
+        binary = directory / f"instant_{kind}"
+        subprocess.run([cc, "-O2", "-o", str(binary), str(HERE / f"instant_{kind}.c")], check=True)
+        out[kind] = binary
+    return out
+
+
+def fastchess(path: str, concurrency: int) -> Arena:
+    def command(engine: Path, games: int, run: Path) -> list[str]:
+        return [
+            path,
+            *("-engine", f"cmd={engine}", "name=a", "-engine", f"cmd={engine}", "name=b"),
+            *("-each", "proto=uci", "st=1"),
+            *("-rounds", str(games // 2), "-games", "2", "-concurrency", str(concurrency)),
+            *("-maxmoves", str(PLIES // 2), "-pgnout", f"file={run / 'games.pgn'}"),
+            *("-config", f"outname={run / 'config.json'}"),
+        ]
+
+    return Arena(f"fastchess c={concurrency}", concurrency, command, "uci")
+
+
+def cutechess(path: str, concurrency: int) -> Arena:
+    def command(engine: Path, games: int, run: Path) -> list[str]:
+        return [
+            path,
+            *("-engine", f"cmd={engine}", "name=a", "-engine", f"cmd={engine}", "name=b"),
+            *("-each", "proto=uci", "st=1"),
+            *("-rounds", str(games // 2), "-games", "2", "-concurrency", str(concurrency)),
+            *("-maxmoves", str(PLIES // 2), "-pgnout", str(run / "games.pgn")),
+        ]
+
+    return Arena(f"cutechess-cli c={concurrency}", concurrency, command, "uci")
+
+
+def quarto(arena: list[str], kind: str, concurrency: int) -> Arena:
+    def command(engine: Path, games: int, run: Path) -> list[str]:
+        head = [*arena, kind, f"a={engine}", f"b={engine}"]
+        if kind == "tournament":
+            head += ["--rounds", str(games // 2), "-j", str(concurrency)]
+        else:
+            head += ["--games", str(games)]
+        return [*head, "--tc", "st=1", "--random-openings", "0", "--out", str(run / "run"), "-q"]
+
+    return Arena(f"quarto-arena {kind} c={concurrency}", concurrency, command, "uqi")
+
+
+def run(arena: Arena, engine: Path, games: int, scratch: Path) -> Figures:
+    """One match: wall time, the arena's own CPU (engines' subtracted), round trips and plies."""
+    directory = Path(tempfile.mkdtemp(dir=scratch))
+    log = directory / "engines.log"
+    env = {**os.environ, "PEERS_LOG": str(log)}
+    argv = arena.command(engine, games, directory)
+    started = time.perf_counter()
+    child = subprocess.Popen(argv, cwd=directory, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - started
+    child.returncode = os.waitstatus_to_exitcode(status)
+    assert child.stderr is not None
+    errors = child.stderr.read().decode(errors="replace").strip()
+    child.stderr.close()
+    if child.returncode != 0:
+        sys.exit(f"{arena.name} failed ({child.returncode}): {shlex.join(argv)}\n{errors[-2000:]}")
+    rows = [[int(x) for x in line.split()] for line in log.read_text().splitlines() if line.strip()]
+    if not rows:
+        sys.exit(f"{arena.name}: no engine logged its cost")
+    engines_cpu = sum(r[0] + r[1] for r in rows)
+    trips = sum(r[3] for r in rows)
+    plies = sum(r[4] for r in rows)
+    if plies == 0:
+        sys.exit(f"{arena.name}: no engine answered a search")
+    cpu = (usage.ru_utime + usage.ru_stime) * 1e6 - engines_cpu
+    shutil.rmtree(directory, ignore_errors=True)
+    return Figures(wall * 1e6 / plies, cpu / plies, trips / plies, plies)
+
+
+def marginal(big: Figures, small: Figures) -> Figures:
+    """What the plies of ``big`` beyond those of ``small`` cost, per ply."""
+    extra = big.plies - small.plies
+    if extra <= 0:
+        sys.exit("error: --games must be at least 8, so that a quarter of them is fewer")
+    return Figures(
+        (big.wall_us * big.plies - small.wall_us * small.plies) / extra,
+        (big.cpu_us * big.plies - small.cpu_us * small.plies) / extra,
+        big.trips,
+        extra,
+    )
+
+
+def ratio(runs: list[Figures], base: list[Figures], field: str) -> str:
+    """The median over rounds of a figure's ratio to the base's in the same round; rounds where the base's marginal
+    figure is not above zero (lost in a loaded machine's noise) are left out, and said to be."""
+    pairs = [(getattr(f, field), getattr(b, field)) for f, b in zip(runs, base, strict=True)]
+    kept = [x / y for x, y in pairs if y > 0]
+    if not kept:
+        return "n/a (the base's figure is lost in the noise: more --games)"
+    left = len(pairs) - len(kept)
+    return f"{statistics.median(kept):.2f}x" + (f" ({left} rounds left out)" if left else "")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--fastchess", help="path of a fastchess binary (skipped when not given)")
+    parser.add_argument("--cutechess", default=shutil.which("cutechess-cli"), help="path of cutechess-cli")
+    parser.add_argument("--games", type=int, default=40, help="games per run (even)")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds")
+    parser.add_argument("--concurrency", default="1,2", help="concurrencies, comma-separated")
+    parser.add_argument(
+        "--arena",
+        default=shutil.which("quarto-arena", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"),
+        help="the quarto-arena command",
+    )
+    args = parser.parse_args()
+    if not args.arena:
+        sys.exit("error: quarto-arena is not on PATH: give --arena")
+    levels = [int(c) for c in args.concurrency.split(",") if c]
+    arena_argv = shlex.split(args.arena)
+    arenas: list[Arena] = []
+    for c in levels:
+        if args.fastchess:
+            arenas.append(fastchess(args.fastchess, c))
+        if args.cutechess:
+            arenas.append(cutechess(args.cutechess, c))
+        if c == 1:
+            arenas.append(quarto(arena_argv, "play", c))
+        arenas.append(quarto(arena_argv, "tournament", c))
+    load = os.getloadavg()[0]
+    print(f"{args.games} games of {PLIES} plies per run, {args.rounds} interleaved rounds; load {load:.2f}")
+    results: dict[str, list[Figures]] = {a.name: [] for a in arenas}
+    with tempfile.TemporaryDirectory(prefix="peers-") as scratch:
+        engines = build(Path(scratch))
+        small_games = max(2, args.games // 4 // 2 * 2)
+        for r in range(args.rounds):
+            for arena in arenas:
+                small = run(arena, engines[arena.engine], small_games, Path(scratch))
+                big = run(arena, engines[arena.engine], args.games, Path(scratch))
+                figures = marginal(big, small)
+                results[arena.name].append(figures)
+                print(
+                    f"  round {r + 1} {arena.name:<28} wall {figures.wall_us:7.1f} µs/ply  "
+                    f"arena CPU {figures.cpu_us:7.1f} µs/ply  {figures.trips:4.2f} round trips/ply  "
+                    f"({figures.plies} plies)"
+                )
+    print(f"load {os.getloadavg()[0]:.2f}")
+    header = f"{'arena':<28} {'wall µs/ply':>12} {'CPU µs/ply':>11} {'trips/ply':>10}   vs fastchess (same round)"
+    print(header)
+    for arena in arenas:
+        runs = results[arena.name]
+        line = (
+            f"{arena.name:<28} {statistics.median(f.wall_us for f in runs):12.1f} "
+            f"{statistics.median(f.cpu_us for f in runs):11.1f} {statistics.median(f.trips for f in runs):10.2f}"
+        )
+        base = results.get(f"fastchess c={arena.concurrency}")
+        if base is not None and not arena.name.startswith("fastchess"):
+            line += f"   wall {ratio(runs, base, 'wall_us')}, CPU {ratio(runs, base, 'cpu_us')}"
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
