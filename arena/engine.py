@@ -172,8 +172,8 @@ ERROR_TAIL: Final = 20
 WARNING_BURST: Final = 10
 """Warnings about one engine logged in a burst before the rate limit applies."""
 WARNING_INTERVAL: Final = 1.0
-_RECONNECT_PAUSE: Final = 0.05  # s before a ZeroMQ connection that dropped during a session switch is tried again
 """Seconds per further warning about one engine once the burst is spent; the rest are counted."""
+_RECONNECT_PAUSE: Final = 0.05  # s before a ZeroMQ connection that dropped during a session switch is tried again
 
 
 class ErrorTail:

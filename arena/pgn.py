@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import BinaryIO, Final
 
 from .errors import ArenaError, ExitStatus
-from .records import GameRecord
+from .records import GameRecord, Result
 from .stats import ScoredGame
 
 __all__ = [
@@ -44,7 +44,8 @@ __all__ = [
     "read_results",
 ]
 
-RESULTS: Final[Mapping[str, float | None]] = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5, "*": None}
+RESULTS: Final[Mapping[str, float | None]] = {r.value: r.first_score for r in Result}
+"""The first player's score by PGN result (``*``: None), from :class:`~.records.Result`: one map for both."""
 """Result tokens and White's score; ``None`` for an unfinished game."""
 
 _ROSTER: Final = ("Event", "Site", "Date", "Round", "White", "Black", "Result")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 
 class Termination(enum.Enum):
@@ -32,6 +32,9 @@ class Termination(enum.Enum):
         return self not in (Termination.NORMAL, Termination.ABORTED, Termination.ADJUDICATED)
 
 
+_FIRST_SCORES: Final = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
+
+
 class Result(enum.Enum):
     """Result in PGN notation, from the first player's side."""
 
@@ -42,8 +45,8 @@ class Result(enum.Enum):
 
     @property
     def first_score(self) -> float | None:
-        """Points of the first player (1, 0.5, 0), None when unfinished."""
-        return {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}.get(self.value)
+        """Points of the first player (1, 0.5, 0), None when unfinished (the PGN reader's map too)."""
+        return _FIRST_SCORES.get(self.value)
 
 
 @dataclass(frozen=True, slots=True)

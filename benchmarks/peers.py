@@ -10,9 +10,12 @@ directory. The peers are tools from outside the project: give their binaries' pa
 
 For each run it prints, per ply: the wall time, the arena's own CPU (its CPU and its reaped children's, from
 wait4, less what the engines report they used: each engine appends its own CPU to a log at exit), and the round
-trips (the engines' replies: one per command that wants an answer). Rounds are interleaved (every arena once,
-then again) so a busy machine slows them alike; the table gives each figure's median over the rounds, and each
-quarto-arena figure as a ratio to fastchess's at the same concurrency in the same round (median of the rounds).
+trips (the engines' replies: one per command that wants an answer). Each figure is marginal: every arena plays
+``--games`` and a quarter of them, and the difference is divided by the difference in plies, so that fixed costs
+(start-up; fastchess waits about a second at exit) do not count against the games. Rounds are interleaved
+(every arena once, then again) so a busy machine slows them alike; the table gives each figure's median over the
+rounds, and each quarto-arena figure as a ratio to fastchess's at the same concurrency in the same round (median of
+the rounds).
 
     python benchmarks/peers.py [--fastchess PATH] [--cutechess PATH] [--games 40] [--rounds 3] [--concurrency 1,2]
                                [--arena "quarto-arena"]
@@ -128,8 +131,8 @@ def run(arena: Arena, engine: Path, games: int, scratch: Path) -> Figures:
     if child.returncode != 0:
         sys.exit(f"{arena.name} failed ({child.returncode}): {shlex.join(argv)}\n{errors[-2000:]}")
     rows = [[int(x) for x in line.split()] for line in log.read_text().splitlines() if line.strip()]
-    if len(rows) != 2 * games and not (arena.engine == "uqi" and len(rows) >= 2):
-        print(f"  note: {arena.name}: {len(rows)} engine processes logged their cost, {2 * games} expected")
+    if not rows:
+        sys.exit(f"{arena.name}: no engine logged its cost")
     engines_cpu = sum(r[0] + r[1] for r in rows)
     trips = sum(r[3] for r in rows)
     plies = sum(r[4] for r in rows)
@@ -138,6 +141,30 @@ def run(arena: Arena, engine: Path, games: int, scratch: Path) -> Figures:
     cpu = (usage.ru_utime + usage.ru_stime) * 1e6 - engines_cpu
     shutil.rmtree(directory, ignore_errors=True)
     return Figures(wall * 1e6 / plies, cpu / plies, trips / plies, plies)
+
+
+def marginal(big: Figures, small: Figures) -> Figures:
+    """What the plies of ``big`` beyond those of ``small`` cost, per ply."""
+    extra = big.plies - small.plies
+    if extra <= 0:
+        sys.exit("error: --games must be at least 8, so that a quarter of them is fewer")
+    return Figures(
+        (big.wall_us * big.plies - small.wall_us * small.plies) / extra,
+        (big.cpu_us * big.plies - small.cpu_us * small.plies) / extra,
+        big.trips,
+        extra,
+    )
+
+
+def ratio(runs: list[Figures], base: list[Figures], field: str) -> str:
+    """The median over rounds of a figure's ratio to the base's in the same round; rounds where the base's marginal
+    figure is not above zero (lost in a loaded machine's noise) are left out, and said to be."""
+    pairs = [(getattr(f, field), getattr(b, field)) for f, b in zip(runs, base, strict=True)]
+    kept = [x / y for x, y in pairs if y > 0]
+    if not kept:
+        return "n/a (the base's figure is lost in the noise: more --games)"
+    left = len(pairs) - len(kept)
+    return f"{statistics.median(kept):.2f}x" + (f" ({left} rounds left out)" if left else "")
 
 
 def main() -> None:
@@ -171,9 +198,12 @@ def main() -> None:
     results: dict[str, list[Figures]] = {a.name: [] for a in arenas}
     with tempfile.TemporaryDirectory(prefix="peers-") as scratch:
         engines = build(Path(scratch))
+        small_games = max(2, args.games // 4 // 2 * 2)
         for r in range(args.rounds):
             for arena in arenas:
-                figures = run(arena, engines[arena.engine], args.games, Path(scratch))
+                small = run(arena, engines[arena.engine], small_games, Path(scratch))
+                big = run(arena, engines[arena.engine], args.games, Path(scratch))
+                figures = marginal(big, small)
                 results[arena.name].append(figures)
                 print(
                     f"  round {r + 1} {arena.name:<28} wall {figures.wall_us:7.1f} µs/ply  "
@@ -191,9 +221,7 @@ def main() -> None:
         )
         base = results.get(f"fastchess c={arena.concurrency}")
         if base is not None and not arena.name.startswith("fastchess"):
-            wall = statistics.median(f.wall_us / b.wall_us for f, b in zip(runs, base, strict=True))
-            cpu = statistics.median(f.cpu_us / b.cpu_us for f, b in zip(runs, base, strict=True))
-            line += f"   wall {wall:.2f}x, CPU {cpu:.2f}x"
+            line += f"   wall {ratio(runs, base, 'wall_us')}, CPU {ratio(runs, base, 'cpu_us')}"
         print(line)
 
 

@@ -71,7 +71,7 @@ ALLOWED = {
     "arena/cli/app.py": [
         "typer.echo(_safe_lines(text), err=True)",  # echo_err: every line through safe_text
         "typer.echo(_safe_lines(text))",  # echo_out: likewise
-        'typer.echo(f"quarto-arena {_version()}")',  # our own version
+        'typer.echo(f"quarto-arena {package_version()}")',  # our own version
     ],
     "arena/cli/tools.py": [
         "typer.echo(render(pos, color=sys.stdout.isatty() if color is None else color))",  # a parsed position

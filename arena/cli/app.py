@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn
 import typer
 from quarto_arena.protocol.errors import ExitStatus, QuartoError  # two small classes: no cost at start-up
 
+from .. import package_version
 from ..options import RunOptions, option_fields, parse_size  # the standard library only: no cost at start-up
 
 if TYPE_CHECKING:
@@ -72,18 +73,9 @@ def _safe_lines(text: str) -> str:
     return "\n".join(safe_text(line, None) for line in text.split("\n"))
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("quarto-arena")
-    except PackageNotFoundError:
-        return "unknown"
-
-
 def _show_version(value: bool) -> None:
     if value:
-        typer.echo(f"quarto-arena {_version()}")
+        typer.echo(f"quarto-arena {package_version()}")
         raise typer.Exit(0)
 
 

@@ -35,6 +35,7 @@ from quarto_arena.engines.registry import BUILTIN
 from quarto_arena.protocol.notation import parse_variant
 from quarto_arena.protocol.rules import Variant
 
+from .. import package_version
 from ..compliance import CheckReport, CheckTimeouts, run_check
 from ..engine import Deadlines, EngineConfig
 from ..records import GameRecord, Result, Termination
@@ -65,16 +66,6 @@ SHIPPED_STDERR: Final = 256 * 1024
 #: How often a running game asks its worker whether the coordinator still wants it, s.
 _WATCH_INTERVAL: Final = 0.2
 _BUILTIN_MODULES: Final = frozenset(e.module for e in BUILTIN.values())
-
-
-def package_version() -> str:
-    """The installed quarto-arena version (coordinator and workers must run the same)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("quarto-arena")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 # ----------------------------------------------------------------------------------------------------------------
