@@ -11,11 +11,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import fcntl
 import logging
 import os
 import shutil
 import signal
+import struct
 import subprocess
+import termios
 import threading
 import time
 from collections.abc import Sequence
@@ -123,10 +126,10 @@ class StderrLog:
         self._fd = None
 
 
-def _read_some(fd: int) -> bytes | None:
+def _read_some(fd: int, size: int = _CHUNK) -> bytes | None:
     """One non-blocking read: ``None`` when nothing is there yet, ``b""`` at the end (a read error ends it too)."""
     try:
-        return os.read(fd, _CHUNK)
+        return os.read(fd, size)
     except BlockingIOError:
         return None
     except OSError:
@@ -321,22 +324,40 @@ class ProcessTransport(Transport):
 
     # --- reading -----------------------------------------------------------------------------------------------
 
-    def _on_readable(self) -> bool:
-        """One non-blocking read of the output: True when it took bytes; False when none were there or it ended."""
-        data = _read_some(self._out)
+    def _on_readable(self, size: int = _CHUNK) -> int:
+        """One non-blocking read of at most ``size`` bytes of the output: how many it took (0: none there, or the
+        end)."""
+        data = _read_some(self._out, size)
         if not data:
             if data is not None:
                 self._at_eof()
-            return False
+            return 0
         self.received_at = time.monotonic()
         self._feed(data)
-        return True
+        return len(data)
 
     def poll(self) -> None:
-        """Reads whatever is already in the pipe, without waiting (a few chunks at most)."""
-        for _ in range(16):
-            if self._eof or self._out < 0 or not self._on_readable():
+        """Reads what is in the pipe at this moment, without waiting, and nothing the engine writes meanwhile.
+
+        Called when a deadline has passed: the bytes counted now were there when the arena woke for it (the doubt of
+        a late wake-up goes to the engine); what comes after the count is later still. Reading on while a flooding
+        engine keeps writing would let a slow arena (a loaded machine) take a turn written seconds after the
+        deadline as if it had been waiting there. At most a pipe's capacity is read.
+        """
+        if self._eof or self._out < 0:
+            return
+        try:
+            left = struct.unpack("i", fcntl.ioctl(self._out, termios.FIONREAD, b"\0\0\0\0"))[0]
+        except OSError:
+            left = 0
+        # With nothing counted, one byte is still asked for: a closed output is seen now (a disconnect, not a
+        # forfeit), and at most a byte written in the instant since the count is taken with it.
+        size = max(1, min(left, _CHUNK))
+        while taken := self._on_readable(size):
+            left -= taken
+            if left <= 0 or self._eof or self._out < 0:
                 return
+            size = min(left, _CHUNK)
 
     def _feed(self, data: bytes) -> None:
         """Splits bytes into lines: the one place where that happens for a process."""
