@@ -432,12 +432,19 @@ def test_junk_huge_frames_and_floods_forfeit_the_game_and_memory_stays_bounded(
     assert arena.returncode == 0, stderr
     games = records(out)
     terminations = [g["termination"] for g in games]
-    expected = ["normal", "disconnect", "disconnect", "malformed reply", "disconnect", "normal"]
+    # The flood (game 5) is cut by the rate limit when the arena reads faster than the limit; on a loaded machine it
+    # reads slower, ZeroMQ's high-water marks hold the rest back in the bot, and the flooder, which never sends a
+    # turn, loses on time instead (st=5). Either way it loses, and its memory bound is checked below.
+    flood = games[4]["termination"]
+    assert flood in ("disconnect", "time forfeit"), (flood, games[4]["detail"])
+    expected = ["normal", "disconnect", "disconnect", "malformed reply", flood, "normal"]
     assert terminations == expected, [(g["termination"], g["detail"]) for g in games]
     for g in games[1:5]:
         assert "mallory" in str(g["detail"]) and (g["result"] == "0-1") == (g["first"] == "mallory")
     assert "a message of 2 frames" not in stderr  # two is right; three frames is the junk
-    assert "a message of 3 frames" in stderr and "lines per second" in stderr
+    assert "a message of 3 frames" in stderr
+    if flood == "disconnect":  # the cut names the limit (a cut after a forfeit by the clock may name it too)
+        assert "lines per second" in stderr, stderr[-2000:]
     # Some 100 MB came at the arena; its peak memory hardly moved.
     assert hostile.sent > 100 << 20
     assert after - before < 40 << 20, (before, after)
