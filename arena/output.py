@@ -27,13 +27,12 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, TextIO
+from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from quarto_arena.protocol.text import safe_text
 
 from .records import GameRecord, Result, Termination
 from .results import MatchSummary, forfeit_counts, rating_table, summarize
-from .run import GameEnded, GameFinished, GameStarted, Notice, RunKind, RunOutcome, SprtUpdate, Verdict
 from .stats import (
     Cell,
     TableRows,
@@ -44,6 +43,10 @@ from .stats import (
     rating_rows,
     trinomial_stats,
 )
+
+if TYPE_CHECKING:
+    # Not at run time: the runner (engines, ZeroMQ, asyncio) is a third of a second that a table never needs.
+    from .run import RunKind, RunOutcome
 
 __all__ = [
     "COLUMNS",
@@ -462,6 +465,8 @@ class RunView:
 
     def __call__(self, event: object) -> None:
         """Handles one event of :meth:`quarto_arena.arena.run.Run.run`."""
+        from .run import GameEnded, GameFinished, GameStarted, Notice, SprtUpdate
+
         if isinstance(event, GameStarted):
             self.progress.started(event.game.game_id)
         elif isinstance(event, GameEnded):
@@ -539,6 +544,8 @@ def match_lines(summary: MatchSummary) -> list[str]:
 
 def verdict_line(outcome: RunOutcome) -> str:
     """The SPRT's last line: what was decided, and what the exit status will say."""
+    from .run import Verdict
+
     new = outcome.spec.names[0]
     failure = outcome.failure
     texts = {
@@ -557,6 +564,8 @@ def final_report(outcome: RunOutcome, fmt: str = "simple") -> str:
 
     With ``csv`` or ``json`` only the results table, in that format (machine-readable standard output).
     """
+    from .run import RunKind, Verdict
+
     spec = outcome.spec
     records = list(outcome.records)
     names = spec.names

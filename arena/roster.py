@@ -90,9 +90,10 @@ def check_name(name: str, where: str = "engine name") -> str:
 
 
 def _shown(text: str) -> str:
-    """A user-supplied string for an error message: quoted, control characters escaped, cut to 80 characters."""
-    shown = repr(text[:80])
-    return shown if len(text) <= 80 else shown[:-1] + "...'"
+    """A user-supplied string for an error message: quoted, control characters escaped, cut to 200 characters (as
+    safe_text cuts a peer's string: a deep path a user typed must still be shown whole)."""
+    shown = repr(text[:200])
+    return shown if len(text) <= 200 else shown[:-1] + "...'"
 
 
 def _sanitized(text: str) -> str:

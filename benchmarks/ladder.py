@@ -1,7 +1,7 @@
 """The ladder's figures: a ladder of many simulated bots, standings on a large database, and kill -9 with restarts.
 
     python benchmarks/ladder.py [--bots 100] [--slots 2] [--seconds 600] [--tc st=0.02] [--standings 100000]
-                                [--kills 20] [--kill-bots 10] [--skip live,standings,kills]
+                                [--kills 20] [--kill-bots 10] [--skip live,standings,kills] [--baseline REV]
 
 1. Live. ``--bots`` simulated bots (SDK bots that pick a random legal turn, several per process, each with its own
    key and connection, ``--slots`` each, ``--stay``) on a ladder with ``-j`` = bots x slots / 2 (every slot can
@@ -10,7 +10,8 @@
    mean), and halfway a key added for a new bot: the time from the key file to the bot connected (its process
    started at the same moment, so its start-up is included) and to its first game counted.
 2. Standings. A ladder database of ``--standings`` games between 100 bots (random results, one transaction);
-   printed: ``quarto-arena ladder standings DIR`` wall time (the goal: at most 2 s) and one refit in-process.
+   printed: ``quarto-arena ladder standings DIR`` wall time (the goal: at most 2 s) and the fit in-process (median
+   of 3 each); with ``--baseline REV`` the same for that git revision (its package from ``git archive``), interleaved.
 3. Kills. ``--kill-bots`` bots playing; ``--kills`` times the ladder is killed with SIGKILL at a random moment and
    restarted with the same command. Printed: games the ladder reported counted (its ``game N`` lines, printed after
    each commit) missing from the database (lost), games found twice (the same pair and colours), and the check of
@@ -273,8 +274,8 @@ def live(tmp: Path, bots: int, slots: int, seconds: float, tc: str) -> None:
 # 2. Standings on a large database
 
 
-def standings(tmp: Path, games: int) -> None:
-    from quarto_arena.arena.ladder import LadderDB, fit
+def standings(tmp: Path, games: int, baseline: str | None = None) -> None:
+    from quarto_arena.arena.ladder import LadderDB
     from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
 
     lad = tmp / "big"
@@ -301,24 +302,46 @@ def standings(tmp: Path, games: int) -> None:
     made = time.monotonic() - began
     size = (lad / "ladder.db").stat().st_size + sum(p.stat().st_size for p in lad.glob("ladder.db-*"))
     t = time.monotonic()
-    results, bots = db.tallies(), db.bots()  # what `ladder standings` and the pages fit
+    db.tallies(), db.bots()  # what `ladder standings` and the pages fit
     read = time.monotonic() - t
-    t = time.monotonic()
-    fit(results, bots)
-    refit = time.monotonic() - t
     db.close()
-    runs = []
-    for _ in range(3):
-        t = time.monotonic()
-        out = subprocess.run([*CLI, "ladder", "standings", str(lad)], capture_output=True, text=True, check=False)
-        runs.append(time.monotonic() - t)
-        if out.returncode != 0:
-            sys.exit(out.stderr)
     print(f"standings: {games} games between 100 bots written in {made:.1f} s ({size / games:.0f} bytes per game)")
-    print(
-        f"standings: `quarto-arena ladder standings` {statistics.median(runs):.2f} s (median of 3, goal <= 2 s);"
-        f" in-process: read the tallies {read:.2f} s + fit {refit:.2f} s; load average {os.getloadavg()[0]:.1f}"
+    trees = {"this tree": None}
+    if baseline is not None:
+        # The baseline's package from git, first on the path (ahead of the editable install): both measured in turn.
+        base = tmp / "baseline" / "quarto_arena"
+        base.mkdir(parents=True)
+        root = Path(__file__).resolve().parent.parent
+        archive = subprocess.run(["git", "-C", str(root), "archive", baseline], capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", str(base)], input=archive.stdout, check=True)
+        trees[f"baseline {baseline}"] = str(base.parent)
+    refit_code = (
+        "import sys, time; from pathlib import Path; from quarto_arena.arena.ladder import LadderDB, fit;"
+        "db = LadderDB.open(Path(sys.argv[1]), create=False); r, b = db.tallies(), db.bots(); db.close();"
+        "t = time.monotonic(); fit(r, b); print(time.monotonic() - t)"
     )
+    runs: dict[str, list[float]] = {name: [] for name in trees}
+    refits: dict[str, list[float]] = {name: [] for name in trees}
+    for _ in range(3):  # interleaved, so that both see the same load
+        for name, path in trees.items():
+            env = dict(os.environ) if path is None else {**os.environ, "PYTHONPATH": path}
+            t = time.monotonic()
+            out = subprocess.run([*CLI, "ladder", "standings", str(lad)], capture_output=True, text=True, env=env)
+            runs[name].append(time.monotonic() - t)
+            if out.returncode != 0:
+                sys.exit(out.stderr)
+            out = subprocess.run(
+                [sys.executable, "-c", refit_code, str(lad / "ladder.db")], capture_output=True, text=True, env=env
+            )
+            if out.returncode != 0:
+                sys.exit(out.stderr)
+            refits[name].append(float(out.stdout))
+    for name in trees:
+        print(
+            f"standings ({name}): `quarto-arena ladder standings` {statistics.median(runs[name]):.2f} s"
+            f" (median of 3, goal <= 2 s); fit in-process {statistics.median(refits[name]):.2f} s (median of 3)"
+        )
+    print(f"standings: read the tallies in-process {read:.2f} s; load average {os.getloadavg()[0]:.1f}")
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -378,6 +401,7 @@ def main() -> None:
     parser.add_argument("--kills", type=int, default=20)
     parser.add_argument("--kill-bots", type=int, default=10)
     parser.add_argument("--skip", default="", help="parts to skip: live, standings, kills (comma-separated)")
+    parser.add_argument("--baseline", metavar="REV", help="standings: also time this git revision, interleaved")
     parser.add_argument("--swarm", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.swarm:
@@ -391,7 +415,7 @@ def main() -> None:
         if "live" not in skip:
             live(tmp, args.bots, args.slots, args.seconds, args.tc)
         if "standings" not in skip:
-            standings(tmp, args.standings)
+            standings(tmp, args.standings, args.baseline)
         if "kills" not in skip:
             kills(tmp, args.kills, args.kill_bots, args.tc)
 

@@ -6,10 +6,11 @@ import contextlib
 import ctypes
 import ctypes.util
 import os
+import signal
 import socket
 import subprocess
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from pathlib import Path
 
 
@@ -76,3 +77,16 @@ def marked_processes(arena_pid: int) -> list[int]:
                 if needle in (entry / "environ").read_bytes():
                     out.append(int(entry.name))
     return out
+
+
+@contextlib.contextmanager
+def started(argv: list[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """``argv`` running in its own process group, its stderr into ``log``; the whole group is killed afterwards."""
+    with log.open("ab") as f:
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=f, start_new_session=True)
+    try:
+        yield proc
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()

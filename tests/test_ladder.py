@@ -3,7 +3,6 @@ key files, a real SQLite database; signals, kill -9 and restarts."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -11,12 +10,11 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from procs import wait_listening
+from procs import started, wait_listening
 from quarto_arena.arena.ladder import LadderDB, LadderDBError
 from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
 from quarto_arena.arena.server import new_key_pair
@@ -75,18 +73,6 @@ def stop(proc: subprocess.Popen[str], signum: int = signal.SIGTERM) -> tuple[int
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=60)
     return proc.returncode, err
-
-
-@contextlib.contextmanager
-def bot(argv: list[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    with log.open("ab") as f:
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=f, start_new_session=True)
-    try:
-        yield proc
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
 
 
 def sdk_bot(engine: str, endpoint: str, keys: Path, name: str, slots: int = 1) -> list[str]:
@@ -252,10 +238,10 @@ def test_bots_join_by_key_play_everyone_and_are_cut_when_their_key_goes(tmp_path
     alice_log = tmp_path / "alice.log"
     try:
         wait_listening(endpoint, proc)  # type: ignore[arg-type]
-        with bot(sdk_bot("random", endpoint, keys, "alice", slots=2), alice_log) as alice:
+        with started(sdk_bot("random", endpoint, keys, "alice", slots=2), alice_log) as alice:
             wait_until(lambda: counted(lad, "'alice' IN (f.name, s.name)") >= 4, proc=proc)
             new_key_pair(keys, "bob")
-            with bot(sdk_bot("random", endpoint, keys, "bob"), tmp_path / "bob.log"):
+            with started(sdk_bot("random", endpoint, keys, "bob"), tmp_path / "bob.log"):
                 wait_until(lambda: counted(lad, "'bob' IN (f.name, s.name) AND 'alice' IN (f.name, s.name)") >= 1)
                 wait_until(lambda: counted(lad, "'bob' IN (f.name, s.name) AND 'greedy' IN (f.name, s.name)") >= 1)
                 (keys / "alice.key").unlink()
@@ -284,7 +270,7 @@ def test_a_bot_that_leaves_cleanly_finishes_its_games_and_loses_none_by_disconne
     proc = start_ladder(lad, "--listen", endpoint, "--keys", str(keys), "--house", "greedy", "--house", "random")
     try:
         wait_listening(endpoint, proc)  # type: ignore[arg-type]
-        with bot(sdk_bot("random", endpoint, keys, "alice", slots=2), tmp_path / "alice.log") as alice:
+        with started(sdk_bot("random", endpoint, keys, "alice", slots=2), tmp_path / "alice.log") as alice:
             wait_until(lambda: counted(lad, "'alice' IN (f.name, s.name)") >= 6, proc=proc)
             alice.send_signal(signal.SIGTERM)
             assert alice.wait(60) == 0
@@ -306,7 +292,7 @@ def test_a_bot_back_with_another_engine_is_a_new_version_and_rate_agrees_on_the_
     try:
         wait_listening(endpoint, proc)  # type: ignore[arg-type]
         for engine, games in (("random", 4), ("greedy", 8)):
-            with bot(sdk_bot(engine, endpoint, keys, "alice"), tmp_path / f"{engine}.log"):
+            with started(sdk_bot(engine, endpoint, keys, "alice"), tmp_path / f"{engine}.log"):
                 wait_until(lambda games=games: counted(lad, alice) >= games, proc=proc)
         status, err = stop(proc, signal.SIGTERM)
     finally:

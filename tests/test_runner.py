@@ -181,7 +181,10 @@ def test_a_signal_stops_every_command_cleanly(command: str, signum: int, again: 
     again = subprocess.Popen(
         [*CLI, command, "--resume", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    time.sleep(1.0)
+    # Ctrl-C once the resumed run plays (its engines started), not after a guess of how long start-up takes.
+    deadline = time.monotonic() + 60
+    while not _children(again.pid) and again.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
     again.send_signal(signal.SIGINT)
     _, stderr = again.communicate(timeout=30)
     assert again.returncode == 130, stderr

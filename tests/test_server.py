@@ -3,7 +3,6 @@ bridge, the SDK, or as a hostile client written here. Real processes, real socke
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -13,12 +12,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import zmq
 import zmq.auth
+from procs import started
 from quarto_arena.arena.journal import JOURNAL_NAME, read_journal
 from quarto_arena.arena.pgn import read_games
 from quarto_arena.arena.server import new_key_pair
@@ -76,19 +75,6 @@ def endpoint() -> str:
 def identity(keys: Path, name: str, server: str = "arena") -> list[str]:
     """The flags that connect as ``name`` with its own key."""
     return ["--name", name, "--key", str(keys / f"{name}.key_secret"), "--server-key", str(keys / f"{server}.key")]
-
-
-@contextlib.contextmanager
-def started(argv: list[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """``argv`` running in its own process group, its stderr into ``log``; the whole group is killed afterwards."""
-    with log.open("ab") as f:
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=f, start_new_session=True)
-    try:
-        yield proc
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
 
 
 def serving(endpoint: str, keys: Path, out: Path, *more: str) -> list[str]:

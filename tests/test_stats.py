@@ -584,3 +584,29 @@ def test_a_large_pool_s_approximate_margins_are_close_to_the_exact_ones(monkeypa
         assert q.margin == pytest.approx(p.margin, rel=0.03)  # the approximation of the covariance
     for p, q in zip(exact.players, exact.players[1:], strict=False):
         assert sparse.los(p.name, q.name) == pytest.approx(exact.los(p.name, q.name), abs=0.02)
+
+
+def test_the_cholesky_inverse_agrees_with_gauss_jordan_and_refuses_a_matrix_that_is_not_positive_definite() -> None:
+    from quarto_arena.arena.stats import rating as rating_module
+
+    rng = random.Random(3)
+    for n in (1, 2, 5, 40):
+        # An information matrix as the fit makes one: a weighted Laplacian plus a little on the diagonal.
+        matrix = [[0.0] * n for _ in range(n)]
+        for a in range(n):
+            matrix[a][a] += rng.uniform(0.01, 0.1)
+            for b in range(a):
+                w = rng.uniform(0.0, 2.0)
+                matrix[a][b] -= w
+                matrix[b][a] -= w
+                matrix[a][a] += w
+                matrix[b][b] += w
+        fast = rating_module._cholesky_inverse(matrix)
+        slow = rating_module._inverse(matrix)
+        assert fast is not None and slow is not None
+        for row_f, row_s in zip(fast, slow, strict=True):
+            assert row_f == pytest.approx(row_s, rel=1e-9, abs=1e-12)
+    # Symmetric but indefinite, and singular: the fit then falls back on Gauss-Jordan (which gives None if singular).
+    assert rating_module._cholesky_inverse([[1.0, 2.0], [2.0, 1.0]]) is None
+    assert rating_module._cholesky_inverse([[1.0, 1.0], [1.0, 1.0]]) is None
+    assert rating_module._inverse([[1.0, 2.0], [2.0, 1.0]]) is not None

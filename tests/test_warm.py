@@ -3,18 +3,17 @@ arena killed a session, and a bridge that leaves cleanly. Real processes, real s
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from procs import started
 from quarto_arena.engines import testing
 from quarto_arena.engines.registry import command
 from quarto_arena.protocol.bridge import EngineSlot
@@ -49,19 +48,6 @@ def free_port() -> int:
 @pytest.fixture
 def endpoint() -> str:
     return f"tcp://127.0.0.1:{free_port()}"
-
-
-@contextlib.contextmanager
-def started(argv: list[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """``argv`` in its own process group, its stderr into ``log``; the whole group is killed afterwards."""
-    with log.open("ab") as f:
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=f, start_new_session=True)
-    try:
-        yield proc
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
 
 
 def arena(endpoint: str, out: Path, *args: str, wait: str = "60") -> list[str]:

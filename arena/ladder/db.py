@@ -331,10 +331,6 @@ class LadderDB:
         sql = "INSERT INTO abandoned (pair, first, second, started, reason, record) VALUES (?, ?, ?, ?, ?, ?)"
         self._write([(sql, (pair, first, second, record.started or now(), reason, json.dumps(record.to_dict())))])
 
-    def abandoned_count(self) -> int:
-        """Games abandoned in flight, all told."""
-        return int(self._read("SELECT count(*) FROM abandoned")[0][0])
-
     def count(self) -> int:
         """Games counted."""
         return int(self._read("SELECT count(*) FROM games")[0][0])

@@ -4,7 +4,8 @@ Data flow: :class:`RunSpec` -> :class:`~quarto_arena.arena.schedule.Schedule` (l
 runner over an :class:`EnginePool`) -> :func:`~quarto_arena.arena.referee.play_game` -> GameRecord -> journal, PGN,
 JSON Lines. ``play`` is a two-engine schedule; ``sprt`` is a two-engine schedule, open-ended or bounded by
 ``--max-games``, with a stopping rule (:class:`SprtTracker`). Nothing here prints: the runner reports
-:class:`GameStarted`, :class:`GameFinished`, :class:`SprtUpdate` and :class:`Notice` events to a callback.
+:class:`GameStarted`, :class:`GameEnded`, :class:`GameFinished`, :class:`SprtUpdate` and :class:`Notice` events to a
+callback.
 
 A run directory holds::
 
@@ -21,9 +22,9 @@ write and one ``fsync`` for the games that finish within 50 ms of each other (``
 progress line, may wait that long) and for every game that finished while the previous sync was running, so a disk
 that takes milliseconds to sync does not hold up the games (the next game starts while the last one is being
 synced). :class:`Playing` decides what becomes of each game that ends, with the ordering guarantees written where
-they are enforced. A game
-that finished but was not yet synced when the arena died is played again on resume; nothing is lost or counted
-twice. ``games.pgn`` and ``games.jsonl`` are written after the journal and rebuilt from it on resume.
+they are enforced. A game that finished but was not yet synced when the arena died is played again on resume;
+nothing is lost or counted twice. ``games.pgn`` and ``games.jsonl`` are written after the journal and rebuilt from
+it on resume.
 
 Stopping. An SPRT decides on the games in journal order: the record that completes the deciding pair is the last
 one written; games still running then are abandoned (their engines killed) and not recorded. A resumed SPRT
@@ -34,7 +35,9 @@ returns; ``--resume`` plays the rest.
 Engine failures. Before the first game each engine is started once and asked for a new game: an engine that
 cannot start, rejects its options or refuses the variant stops the run (:class:`RunError`, exit status 3). After
 that, an engine that crashes, stalls or breaks the rules loses that game with its reason and is restarted for its
-next game; with ``strict`` the first such game stops the run instead (the SPRT's default).
+next game; with ``strict`` the first such game stops the run instead (the SPRT's default). The arena's own
+shortage (open files, memory, disk: :class:`~quarto_arena.arena.errors.ArenaFault`, exit status 5) is never scored
+against an engine: the game in flight goes to ``aborted.jsonl`` and the run stops, to be resumed.
 """
 
 from __future__ import annotations

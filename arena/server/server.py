@@ -22,16 +22,17 @@ What the server promises:
   lines that belong to no session are dropped, and what is kept about a cut connection goes with its connection.
   ZeroMQ holds the frames of a message that never ends without any limit (a peer writing ZMTP by hand can send
   one), and delivers nothing of it: a connection that has sent more than :data:`UNSEEN` bytes beyond the whole
-  messages read from it (as the kernel counts them, on TCP) is cut too, looked at every 10 ms (libzmq reads in a
-  thread of its own, so the cut comes within what a peer can send in that time, not at the byte).
+  messages read from it (as the kernel counts them, on TCP) is cut too, looked at every 10 ms, every 100 ms for a
+  bot authenticated by its key (libzmq reads in a thread of its own, so the cut comes within what a peer can send
+  in that time, not at the byte).
 - Admission. Connections that have not said ``hello`` are capped per address and in all (:class:`Limits`); one
   more is shut down as soon as the monitor reports it. libzmq accepts a connection (and takes its descriptor)
   before the arena hears of it, so that is as early as a ROUTER allows.
 
 A ROUTER cannot close one peer's connection, so the server shuts that connection's socket down itself: the descriptor
 comes with every message (``ZMQ_SRCFD``) and the socket monitor reports when it closes, so a descriptor since reused
-for another connection is never touched. Sockets are plain, read by the event loop through their descriptors, as in
-:mod:`~quarto_arena.arena.transport.zeromq`.
+for another connection is never touched. The ZeroMQ sockets are plain (not ``zmq.asyncio``), read by the event loop
+through their descriptors.
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ HEARTBEAT_MS: Final = 1000
 """Interval of the ZMTP heartbeats; a peer silent for three intervals is gone."""
 ZAP_DOMAIN: Final = "quarto-arena"
 _BATCH: Final = 256  # messages read per wake-up, so that a flood cannot hold off the games' deadlines
-_TICK: Final = 0.1  # s between checks of the deadlines and of what each connection has sent
+_TICK: Final = 0.1  # s between checks of the hello and ready deadlines and of the socket monitor
 UNSEEN: Final = 1 << 20
 """Bytes a connection may have sent beyond the whole messages the arena has read from it: its queue of lines (64 of
 at most 4 KiB) several times over. libzmq keeps about 64 bytes per frame, so even empty frames cost at most 32 MiB."""
@@ -830,7 +831,8 @@ class Server:
     def _watch(self) -> None:
         """libzmq delivers only whole messages, and holds the frames of one that never ends (each frame under
         MAXMSGSIZE) without limit, in its own thread: what the kernel counts as received tells such a connection.
-        Looked at every :data:`_WATCH` seconds, so a connection is cut within that time of passing :data:`UNSEEN`."""
+        Looked at every :data:`_WATCH` seconds (every tenth time for a bot authenticated by its key), so a connection
+        is cut within that time of passing :data:`UNSEEN`."""
         if self._sock is None:
             return
         assert self._loop is not None

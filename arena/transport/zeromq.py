@@ -6,9 +6,8 @@ engine can make it hold: libzmq buffers the frames of a multipart message until 
 (``ZMQ_MAXMSGSIZE`` bounds one frame, ``ZMQ_RCVHWM`` counts whole messages), so an engine that never ends a message
 took all the arena's memory. Here every frame is judged by its header before its body is read: a frame, or a
 multipart message, over :data:`MAX_MESSAGE_BYTES` drops the connection (a disconnect); a line over the line limit
-and the frames of a shorter multipart message are read only to be discarded (a malformed reply); a line is kept
-only when whole, at most 4 KiB. What one
-session holds is its read buffer (:data:`READ_CHUNK`) and one line.
+and the frames of a shorter multipart message are read only to be discarded (a malformed reply); a line is kept only
+when whole, at most 4 KiB. What one session holds is its read buffer (:data:`READ_CHUNK`) and one line.
 
 A session begins only once the ZMTP handshake with the engine's server has succeeded (an endpoint where nothing
 answers within a second is reported at once), is watched by ZMTP heartbeats (a server silent for three intervals

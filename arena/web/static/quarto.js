@@ -607,29 +607,45 @@
         document.getElementById("sprt-line").textContent = `${s.sprt.line}  [${s.sprt.decision}]`;
         llrChart(s.sprt);
       }
-      const recent = clear(document.getElementById("recent"));
-      for (const g of s.recent) {
-        const b = el("button", null, `game ${g.id}: ${g.first} vs ${g.second}, ${g.result} ${g.reason}`);
-        b.type = "button";
-        b.addEventListener("click", () => openGame(g.id));
-        recent.append(el("li", null, b));
-      }
-      if (!s.recent.length) recent.append(el("li", "note", "none yet"));
-      const notices = clear(document.getElementById("notices"));
-      for (const n of s.notices) notices.append(el("li", null, n));
-      if (!s.notices.length) notices.append(el("li", "note", "none"));
+      gameList(document.getElementById("recent"), s.recent, (g) => openGame(g.id));
+      showNotices(s.notices);
     };
-    const onBoards = (b) => {
-      const box = clear(document.getElementById("boards"));
-      for (const game of b.games) box.append(liveBoard(game, b.names));
-      if (!b.games.length) box.append(el("p", "empty", "No game is being played right now."));
-    };
+    follow(status, { summary: onSummary, boards: showBoards }, "the server has stopped");
+  }
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // What the live page and the ladder's page share: the last games, the notices, the boards, the event stream
+
+  function gameList(node, games, open) {
+    clear(node);
+    for (const g of games) {
+      const b = el("button", null, `game ${g.id}: ${g.first} vs ${g.second}, ${g.result} ${g.reason}`);
+      b.type = "button";
+      b.addEventListener("click", () => open(g));
+      node.append(el("li", null, b));
+    }
+    if (!games.length) node.append(el("li", "note", "none yet"));
+  }
+
+  function showNotices(notices) {
+    const node = clear(document.getElementById("notices"));
+    for (const n of notices) node.append(el("li", null, n));
+    if (!notices.length) node.append(el("li", "note", "none"));
+  }
+
+  function showBoards(b) {
+    const box = clear(document.getElementById("boards"));
+    for (const game of b.games) box.append(liveBoard(game, b.names));
+    if (!b.games.length) box.append(el("p", "empty", "No game is being played right now."));
+  }
+
+  // Follows /events: each of handlers (event name -> function of its JSON data); stopped is how the end is told.
+  function follow(status, handlers, stopped) {
     const source = new EventSource("/events");
-    source.addEventListener("summary", (e) => onSummary(JSON.parse(e.data)));
-    source.addEventListener("boards", (e) => onBoards(JSON.parse(e.data)));
+    for (const [name, on] of Object.entries(handlers)) source.addEventListener(name, (e) => on(JSON.parse(e.data)));
     source.addEventListener("end", () => {
       source.close();
-      status.textContent += " · the server has stopped: this page no longer updates";
+      status.textContent += ` · ${stopped}: this page no longer updates`;
     });
     source.onerror = () => {
       if (source.readyState === EventSource.CLOSED) status.textContent = "disconnected";
@@ -664,17 +680,6 @@
     return el("table", "standings", el("thead", null, head), el("tbody", null, ...body));
   }
 
-  function gameList(node, games, open) {
-    clear(node);
-    for (const g of games) {
-      const b = el("button", null, `game ${g.id}: ${g.first} vs ${g.second}, ${g.result} ${g.reason}`);
-      b.type = "button";
-      b.addEventListener("click", () => open(g));
-      node.append(el("li", null, b));
-    }
-    if (!games.length) node.append(el("li", "note", "none yet"));
-  }
-
   function bootLadder() {
     const status = document.getElementById("status");
     const viewer = new Viewer(document.getElementById("viewer"), [], { emptyText: "Pick one of the last games to replay it here." });
@@ -689,25 +694,9 @@
       status.textContent = `${s.online} online · ${s.running} games being played · ${s.games} games rated · ${s.variant} · time control ${s.tc} · ${s.concurrency} at once`;
       clear(document.getElementById("leaderboard-table")).append(leaderboard(s.table));
       gameList(document.getElementById("recent"), s.recent, openGame);
-      const notices = clear(document.getElementById("notices"));
-      for (const n of s.notices) notices.append(el("li", null, n));
-      if (!s.notices.length) notices.append(el("li", "note", "none"));
+      showNotices(s.notices);
     };
-    const onBoards = (b) => {
-      const box = clear(document.getElementById("boards"));
-      for (const game of b.games) box.append(liveBoard(game, b.names));
-      if (!b.games.length) box.append(el("p", "empty", "No game is being played right now."));
-    };
-    const source = new EventSource("/events");
-    source.addEventListener("ladder", (e) => onLadder(JSON.parse(e.data)));
-    source.addEventListener("boards", (e) => onBoards(JSON.parse(e.data)));
-    source.addEventListener("end", () => {
-      source.close();
-      status.textContent += " · the ladder has stopped: this page no longer updates";
-    });
-    source.onerror = () => {
-      if (source.readyState === EventSource.CLOSED) status.textContent = "disconnected";
-    };
+    follow(status, { ladder: onLadder, boards: showBoards }, "the ladder has stopped");
   }
 
   function bootBot() {
