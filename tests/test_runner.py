@@ -111,6 +111,7 @@ def test_an_engine_that_refuses_newgame_mid_run_stops_it_with_exit_3(tmp_path: P
     assert [f["termination"] for f in failures] == ["engine error"]
 
 
+@pytest.mark.serial  # a second signal "0.1 s" later, or once reaped: under a loaded xdist run it lands in start-up
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("command", "signum", "again"),
