@@ -93,6 +93,7 @@ class Engine:
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait(DEADLINE)
+        self._err_thread.join(DEADLINE)  # what the engine wrote to stderr is all in self.stderr once this returns
         for stream in (self.proc.stdin, self.proc.stdout):
             if stream is not None and not stream.closed:
                 with contextlib.suppress(OSError):  # a broken pipe to an engine that is already gone
