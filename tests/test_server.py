@@ -324,6 +324,7 @@ class Hostile(threading.Thread):
         self.acts = acts
         self.sessions = 0
         self.sent = 0
+        self.connections = 0
         self.stop = threading.Event()
         self.context: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
 
@@ -331,7 +332,10 @@ class Hostile(threading.Thread):
         sock = self.context.socket(zmq.DEALER)
         sock.linger = 0
         sock.curve_publickey, sock.curve_secretkey, sock.curve_serverkey = self.public, self.secret, self.server
-        monitor = sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        # A name of its own for each connection: the default (from the descriptor) may still be bound by the last
+        # connection's monitor, which libzmq reaps after close returns.
+        self.connections += 1
+        monitor = sock.get_monitor_socket(zmq.EVENT_DISCONNECTED, f"inproc://hostile-monitor-{self.connections}")
         sock.connect(self.endpoint)
         sock.send_multipart([b"", b"hello version 1 slots 1 name mallory"])
         return sock, monitor

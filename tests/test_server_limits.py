@@ -7,6 +7,7 @@ test, and the server's view (who is connected, how many slots are busy) can be l
 from __future__ import annotations
 
 import asyncio
+import itertools
 import socket
 import struct
 import threading
@@ -24,6 +25,9 @@ from quarto_arena.arena.transport import PeerGone
 ALICE = EngineConfig("alice", remote="alice")
 
 
+_MONITORS = itertools.count()
+
+
 def free_endpoint() -> str:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -36,7 +40,9 @@ class Client:
     def __init__(self, context: zmq.Context[Any], endpoint: str) -> None:
         self.sock = context.socket(zmq.DEALER)
         self.sock.linger = 0
-        self.monitor = self.sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        # A name of its own: pyzmq's default (from the descriptor) may still be bound by a closed socket's monitor
+        # that libzmq has not reaped yet, when a new socket gets the same descriptor.
+        self.monitor = self.sock.get_monitor_socket(zmq.EVENT_DISCONNECTED, f"inproc://monitor-{next(_MONITORS)}")
         self.sock.connect(endpoint)
 
     def send(self, channel: bytes, *lines: bytes) -> None:
