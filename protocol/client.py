@@ -74,6 +74,7 @@ HANDSHAKE_TRIES: Final = 3
 """Handshakes that fail in a row (without the arena saying why) before the client gives up."""
 _PENDING_LINES: Final = 1000  # lines engines' threads may have waiting to be sent; then they wait
 _RECONNECT_PAUSE: Final = 0.2  # s before a new connection after one dropped
+_REFUSED_PAUSE: Final = 1.0  # s before trying a refused key again (--stay): a ladder reads its keys every second
 _RECONNECT_MAX_MS: Final = 5000  # the longest pause between two attempts to reach an arena that is not there
 _GOODBYE_WAIT: Final = 3.0  # s a client that said leaving waits for the arena's goodbye once its games are over
 
@@ -231,7 +232,7 @@ class Client:
         self.sock.close(linger=0)
         self.sock = None
 
-    def _reconnect(self, why: str) -> None:
+    def _reconnect(self, why: str, pause: float = _RECONNECT_PAUSE) -> None:
         """The connection is gone: every session ends (the slots stay warm), then a fresh connection says hello."""
         if self.open:
             log.warning("%s; ending %d session(s)", why, len(self.open))
@@ -242,8 +243,8 @@ class Client:
         if self.stopping or self.leaving:
             self.done = True
             return
-        log.info("connecting again to %s in %g s", self.options.endpoint, _RECONNECT_PAUSE)
-        self.loop.call_later(_RECONNECT_PAUSE, self._connect)
+        log.info("connecting again to %s in %g s", self.options.endpoint, pause)
+        self.loop.call_later(pause, self._connect)
 
     def close(self) -> None:
         """Ends every session, every engine and the connection."""
@@ -359,10 +360,16 @@ class Client:
             if event == zmq.EVENT_CONNECT_RETRIED:
                 log.info("no arena at %s yet; trying again in %.1f s", self.options.endpoint, value / 1000)
             elif event == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
-                raise ArenaRefused(
+                refused = (
                     f"the arena at {self.options.endpoint} does not accept our key (status {value}): its keys"
                     f" directory needs our public key as {self.options.name}.key"
                 )
+                if not self.options.stay:
+                    raise ArenaRefused(refused)
+                # A standing arena (a ladder) reads its keys directory as it runs: a bot started before its key
+                # was added gets in once it is, so with --stay a refusal is waited out like an absent arena.
+                self._reconnect(f"{refused}; trying again (--stay)", _REFUSED_PAUSE)
+                return
             elif event in (zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL, zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL):
                 # Which side notices a mismatch first varies, and the one that does not just sees the other hang
                 # up: a mismatch is sure at once, anything else after a few tries in a row.

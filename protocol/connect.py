@@ -243,5 +243,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--server-key", metavar="FILE", help="the arena's public key, arena.key")
     group.add_argument("--slots", type=int, default=1, metavar="N", help="games played at once (default: 1)")
     group.add_argument(
-        "--stay", action="store_true", help="keep connecting after the arena ends its run (for a standing ladder)"
+        "--stay",
+        action="store_true",
+        help="keep connecting after the arena ends its run, and while it does not know our key yet (a standing ladder)",
     )
