@@ -428,7 +428,9 @@ class ZmqArena:
         for _ in range(5):
             arena = cls(context, endpoint)
             arena.send("uqi")
-            if arena.sock.poll(1000):
+            # Long enough that a loaded machine's answer is not taken for a closing socket: a second arena on the
+            # same socket would share the answer with this one, line by line (a bound DEALER deals round-robin).
+            if arena.sock.poll(5000):
                 lines = [arena.recv()]
                 while lines[-1] != "uqiok 1":
                     lines.append(arena.recv())
