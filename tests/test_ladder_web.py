@@ -4,6 +4,8 @@ through Playwright and Debian's Firefox over WebDriver BiDi, against a real ladd
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import signal
 import subprocess
@@ -54,7 +56,9 @@ def ladder(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
     evil.write_text(EVIL_BOT)
     argv = [*CLI, "ladder", "run", str(tmp_path / "lad"), "--house", f"evil={sys.executable} {evil}"]
     argv += ["--house", "greedy", "--house", "random", "--tc", "st=0.5", "-j", "2", "--web", "127.0.0.1:0"]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # A session of its own: the ladder's children (its engines, the pages' refit process) hold its pipes too, and
+    # must go with it, or reading the pipes to their end waits for them forever.
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     assert proc.stderr is not None
     try:
         while line := proc.stderr.readline():
@@ -64,9 +68,9 @@ def ladder(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
         else:
             raise AssertionError("the ladder ended without announcing its page")
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
 
 
 def status(url: str, method: str = "GET", host: str | None = None) -> int:
