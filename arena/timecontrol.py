@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 from quarto_arena.protocol.uqi import Go, format_command
 
-__all__ = ["DEFAULT_MARGIN_MS", "Clock", "TimeControl"]
+from . import codec
+
+__all__ = ["DEFAULT_MARGIN_MS", "Clock", "TimeControl", "as_text"]
 
 DEFAULT_MARGIN_MS: Final = 50
 _SECONDS: Final = re.compile(r"\d+(\.\d+)?\Z|\.\d+\Z")
@@ -206,3 +208,9 @@ class Clock:
         if self.control.movetime_ms is not None:
             return f"{self.control.movetime_ms} ms per turn"
         return "untimed"
+
+
+def as_text(key: str | None = None) -> dict[str, Any]:
+    """Field metadata for :mod:`.codec`: a time control written as its ``--tc`` text, under ``key`` (None: the
+    field's name)."""
+    return codec.hook(key, encode=lambda tc: tc.text, decode=lambda text, _: TimeControl.parse(str(text)))
