@@ -173,8 +173,8 @@ def format_game(
 
 def _good_tokens(turns: Sequence[str]) -> bool:
     """True when every token reads back as one PGN token: not empty, no white space or ``{};``, no result, no move
-    number. Checked on all tokens at once, and may say False for a good token holding a NUL: the caller then checks
-each token alone (to name the bad one)."""
+        number. Checked on all tokens at once, and may say False for a good token holding a NUL: the caller then checks
+    each token alone (to name the bad one)."""
     return (
         all(turns)
         and not _BAD_TOKEN.search("".join(turns))

@@ -72,7 +72,8 @@ def test_long_movetext_is_wrapped_at_79_columns() -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.from_regex(r"[a-z]{1,90}", fullmatch=True), min_size=1, max_size=40), st.data())
 def test_movetext_is_filled_greedily_and_a_long_word_stands_alone(words: list[str], data: st.DataObject) -> None:
-    comments = data.draw(st.dictionaries(st.integers(-1, len(words) - 1), st.sampled_from(["", "x", "a long one " * 9])))
+    note = st.sampled_from(["", "x", "a long one " * 9])
+    comments = data.draw(st.dictionaries(st.integers(-1, len(words) - 1), note))
     movetext = format_game({}, words, "*", comments).split("\n\n")[1].rstrip("\n")
     lines = movetext.split("\n")
     assert " ".join(lines).split(" ") == movetext.split()  # nothing lost, one space between words
