@@ -1,64 +1,141 @@
-"""How long the tool takes to start: ``quarto-arena --help`` and ``quarto-arena show startpos``, wall time.
+"""What a short run costs at start-up: ``--help``, ``show startpos`` and a 2-game ``play``, each a new process.
 
-    python benchmarks/startup.py [--runs 20]
+    python benchmarks/startup.py [--runs 15] [--caches both|present|absent]
 
 Each command is run as a new process, interleaved with a bare ``python -c pass`` (the floor no Python tool gets
-under on this machine), and the median and best of ``--runs`` are printed with the goal (at most 120 ms for both
-commands). The imports that cost the most at start-up are listed from ``python -X importtime``.
+under on this machine), and the median and best of ``--runs`` are printed: wall time, and the CPU time of the
+command's own process (``getrusage(RUSAGE_CHILDREN)`` less what the engines say they used). The 2-game ``play`` is
+between two copies of the instant engine of benchmarks/peers.py (``instant_uqi.c``, built with cc; it logs its own
+CPU at exit), so nearly all of its cost is the arena's. Goals (issue 24): ``--help`` and ``show startpos`` well under
+120 ms of wall, the 2-game ``play`` at most 120 ms of CPU.
+
+Bytecode caches: a normal ``pip install`` compiles every module at install time, so a user's runs read cached
+bytecode. ``present`` runs every command with caches (``PYTHONPYCACHEPREFIX``, a scratch folder filled by a first
+untimed run); ``absent`` runs them as this environment is (with ``PYTHONDONTWRITEBYTECODE=1`` and no caches beside
+the sources, Python compiles every module it cannot find cached at each start). ``both`` (the default) does both.
+The imports that cost the most are listed from ``python -X importtime``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
-COMMANDS = {
-    "python -c pass": [sys.executable, "-c", "pass"],
-    "quarto-arena --help": [sys.executable, "-c", "from quarto_arena.arena.cli import main; main(['--help'])"],
-    "quarto-arena show startpos": [
-        sys.executable,
-        "-c",
-        "from quarto_arena.arena.cli import main; main(['show', 'startpos'])",
-    ],
-}
+HERE = Path(__file__).resolve().parent
+CLI = [sys.executable, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
 GOAL_MS = 120
 
 
-def wall(argv: list[str]) -> float:
+def build_engine(directory: Path) -> Path:
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        sys.exit("error: cc is needed to build the instant engine (benchmarks/peers/instant_uqi.c)")
+    binary = directory / "instant_uqi"
+    subprocess.run([cc, "-O2", "-o", str(binary), str(HERE / "peers" / "instant_uqi.c")], check=True)
+    return binary
+
+
+def commands(engine: Path, scratch: Path) -> dict[str, list[str]]:
+    play = [*CLI, "play", f"a={engine}", f"b={engine}", "--games", "2", "--tc", "st=1", "--random-openings", "0"]
+    return {
+        "python -c pass": [sys.executable, "-c", "pass"],
+        "quarto-arena --help": [*CLI, "--help"],
+        "quarto-arena show startpos": [*CLI, "show", "startpos"],
+        "quarto-arena play, 2 games": [*play, "--out", str(scratch / "run"), "-q"],
+    }
+
+
+def measure(argv: list[str], env: dict[str, str], log: Path, scratch: Path) -> tuple[float, float]:
+    """One run: (wall, CPU of the command's own process), in seconds."""
+    shutil.rmtree(scratch / "run", ignore_errors=True)
+    log.unlink(missing_ok=True)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return time.perf_counter() - t0
+    done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        sys.exit(f"failed ({done.returncode}): {' '.join(argv)}\n{done.stderr.decode(errors='replace')[-2000:]}")
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    if log.exists():  # the engines' own CPU (user and system, microseconds), as they logged it at exit
+        cpu -= sum(int(a) + int(b) for a, b, *_ in (line.split() for line in log.read_text().splitlines())) / 1e6
+    return wall, cpu
+
+
+def environment(caches: str, scratch: Path, log: Path) -> dict[str, str]:
+    env = {**os.environ, "PEERS_LOG": str(log)}
+    if caches == "present":
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
+    return env
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--caches", choices=("both", "present", "absent"), default="both")
     args = parser.parse_args()
-    times: dict[str, list[float]] = {name: [] for name in COMMANDS}
-    for _ in range(args.runs):
-        for name, argv in COMMANDS.items():
-            times[name].append(wall(argv))
-    print(f"start-up wall time, {args.runs} interleaved runs (median / best), goal <= {GOAL_MS} ms")
-    for name, values in times.items():
-        median, best = 1000 * statistics.median(values), 1000 * min(values)
-        verdict = "" if name.startswith("python") else ("  ok" if median <= GOAL_MS else "  OVER THE GOAL")
-        print(f"  {name:<28} {median:6.1f} / {best:6.1f} ms{verdict}")
-    out = subprocess.run(
-        [sys.executable, "-X", "importtime", *COMMANDS["quarto-arena show startpos"][1:]],
-        capture_output=True,
-        text=True,
-        check=False,
+    modes = ("present", "absent") if args.caches == "both" else (args.caches,)
+    print(
+        f"start-up, {args.runs} interleaved runs, median / best in ms; load {os.getloadavg()[0]:.2f}; "
+        f"this environment's PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '(unset)')}"
     )
+    with tempfile.TemporaryDirectory(prefix="startup-") as tmp:
+        scratch = Path(tmp)
+        log = scratch / "engines.log"
+        engine = build_engine(scratch)
+        argvs = commands(engine, scratch)
+        for caches in modes:
+            env = environment(caches, scratch, log)
+            for argv in argvs.values():  # fills the bytecode caches (when present) and fails early on an error
+                measure(argv, env, log, scratch)
+            walls: dict[str, list[float]] = {name: [] for name in argvs}
+            cpus: dict[str, list[float]] = {name: [] for name in argvs}
+            for _ in range(args.runs):
+                for name, argv in argvs.items():
+                    wall, cpu = measure(argv, env, log, scratch)
+                    walls[name].append(wall)
+                    cpus[name].append(cpu)
+            floor = statistics.median(cpus["python -c pass"])
+            print(f"bytecode caches {caches} (load {os.getloadavg()[0]:.2f}):")
+            print(f"  {'':<28} {'wall':>15}   {'CPU':>15}   {'CPU / floor':>11}")
+            for name in argvs:
+                wall_ms = [1000 * w for w in walls[name]]
+                cpu_ms = [1000 * c for c in cpus[name]]
+                goal = ""
+                if name.startswith("quarto-arena play"):
+                    goal = "  goal: CPU <= 120 ms " + ("(met)" if statistics.median(cpu_ms) <= GOAL_MS else "(NOT met)")
+                elif not name.startswith("python"):
+                    goal = "  goal: wall < 120 ms " + ("(met)" if statistics.median(wall_ms) < GOAL_MS else "(NOT met)")
+                print(
+                    f"  {name:<28} {statistics.median(wall_ms):6.1f} / {min(wall_ms):6.1f}"
+                    f"   {statistics.median(cpu_ms):6.1f} / {min(cpu_ms):6.1f}"
+                    f"   {statistics.median(cpus[name]) / floor:10.2f}x{goal}"
+                )
+        show_imports(argvs["quarto-arena play, 2 games"], environment("present", scratch, log), log, scratch)
+
+
+def show_imports(argv: list[str], env: dict[str, str], log: Path, scratch: Path) -> None:
+    """The largest cumulative imports of a 2-game play (``python -X importtime``; times inflated by the tracing)."""
+    shutil.rmtree(scratch / "run", ignore_errors=True)
+    out = subprocess.run([argv[0], "-X", "importtime", *argv[1:]], env=env, capture_output=True, text=True, check=False)
     rows = []
+    modules = 0
     for line in out.stderr.splitlines():
         parts = line.split("|")
         if len(parts) == 3 and parts[1].strip().isdigit():
+            modules += 1
             rows.append((int(parts[1]), parts[2].rstrip()))
-    print("largest cumulative imports of `show startpos` (us):")
-    for cumulative, module in sorted(rows, reverse=True)[:8]:
+    print(f"a 2-game play imports {modules} modules; the largest cumulative imports (us):")
+    for cumulative, module in sorted(rows, reverse=True)[:12]:
         print(f"  {cumulative:7d}  {module}")
 
 

@@ -9,12 +9,14 @@ printing what was played so far and how to resume.
 An error of the tree in :mod:`quarto_arena.arena.errors` that reaches :func:`main` is one line and its own status.
 
 Start-up is kept short (``--help`` and ``show`` answer in well under a tenth of a second): this module imports only
-typer at the top; every command imports what it needs when it runs.
+typer at the top; :func:`main` imports only the module of the command it runs (:data:`COMMAND_MODULES`), and every
+command imports what it needs when it runs.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final, NoReturn
@@ -23,7 +25,7 @@ import typer
 from quarto_arena.protocol.errors import ExitStatus, QuartoError  # two small classes: no cost at start-up
 
 from .. import package_version
-from ..options import RunOptions, option_fields, parse_size  # the standard library only: no cost at start-up
+from ..options import Flag, RunOptions, option_fields, parse_size  # the standard library only: no cost at start-up
 
 if TYPE_CHECKING:
     from quarto_arena.protocol.rules import Position, Variant
@@ -88,6 +90,38 @@ def _root(
     """UQI, the Universal Quarto Interface: play, check, rate and test Quarto engines."""
 
 
+#: The module (of this package) that declares each command. :func:`main` imports only the one it runs: a typer app
+#: builds every command it holds at each start (signatures, options), and ``play`` need not pay for ``ladder``'s.
+#: Anything else on the command line (``--help``, a misspelt command) loads them all, in this order, so that the
+#: command list and typer's suggestions are the same as ever (tests/test_cli_lazy.py holds this table to the app).
+COMMAND_MODULES: Final = {
+    "tournament": "runs",
+    "play": "runs",
+    "sprt": "runs",
+    "check": "check",
+    "new-bot": "newbot",
+    "show": "tools",
+    "perft": "tools",
+    "engines": "tools",
+    "rate": "tools",
+    "report": "tools",
+    "serve": "tools",
+    "analyse": "tools",
+    "ladder": "ladder",
+    "keys": "tools",
+}
+ALL_COMMAND_MODULES: Final = ("check", "ladder", "newbot", "runs", "tools")
+
+
+def load_commands(args: Sequence[str] = ()) -> None:
+    """Registers on :data:`app` the commands ``args`` can run: the named command's module, or every module."""
+    import importlib
+
+    module = COMMAND_MODULES.get(args[0]) if args else None
+    for name in (module,) if module is not None else ALL_COMMAND_MODULES:
+        importlib.import_module(f"{__package__}.{name}")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: every error becomes one line on stderr and a documented exit status."""
     import logging
@@ -98,6 +132,7 @@ def main(argv: list[str] | None = None) -> None:
     if logging.lastResort is not None:
         logging.lastResort.setFormatter(SafeFormatter())
     try:
+        load_commands(sys.argv[1:] if argv is None else argv)
         code = app(args=argv, prog_name="quarto-arena", standalone_mode=False)
     except (KeyboardInterrupt, typer.Abort):
         echo_err("quarto-arena: interrupted")
@@ -162,10 +197,18 @@ def _one_line(text: str) -> str:
 # --- options shared by several commands ---------------------------------------------------------------------------
 
 
+@functools.cache
+def _option_table(command: str) -> dict[str, tuple[Flag, Any]]:
+    """``command``'s options by name, built once: a run command declares some forty (start-up)."""
+    return {n: (f, d) for n, f, d in option_fields(command)}
+
+
 def run_option(name: str, command: str = "play") -> Any:
     """The typer declaration of the run option ``name`` (declared once, in :class:`~..options.RunOptions`), as
     ``command`` spells and defaults it; other commands that take the same option use it too."""
-    how, default = {n: (f, d) for n, f, d in option_fields(command)}[name]
+    how, default = _option_table(command)[name]
+    if isinstance(default, list):
+        default = list(default)  # each declaration its own list, as when the table was built for each
     return typer.Option(
         default,
         *how.flags,

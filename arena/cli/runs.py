@@ -4,6 +4,7 @@ with signals turned into a clean stop, and the report and exit status it ends wi
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 from collections.abc import Callable
 from dataclasses import replace
@@ -424,6 +425,14 @@ def _write_report(directory: Path, outcome: RunOutcome) -> None:
         echo_err(f"quarto-arena: warning: cannot write the report into {directory}: {e.strerror or e}")
 
 
+@functools.cache
+def _run_option_hints() -> dict[str, Any]:
+    """RunOptions' field types, evaluated once for the three run commands (start-up)."""
+    import typing
+
+    return typing.get_type_hints(RunOptions)
+
+
 def _run_options(kind: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Gives a run command its options (every :class:`~..options.RunOptions` field ``kind`` takes), and runs it.
 
@@ -433,7 +442,7 @@ def _run_options(kind: str) -> Callable[[Callable[..., None]], Callable[..., Non
     import inspect
     import typing
 
-    hints = typing.get_type_hints(RunOptions)
+    hints = _run_option_hints()
     chosen = [name for name, _, _ in option_fields(kind)]
 
     def decorate(own: Callable[..., None]) -> Callable[..., None]:

@@ -1,0 +1,66 @@
+"""The CLI imports only the module of the command it runs (start-up), and still knows every command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from quarto_arena.arena.cli.app import ALL_COMMAND_MODULES, COMMAND_MODULES
+
+CLI = [sys.executable, "-c", "from quarto_arena.arena.cli import main; main()"]
+
+
+def _in_fresh_process(code: str) -> object:
+    r = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=60, check=True
+    )
+    return json.loads(r.stdout)
+
+
+def test_the_table_names_every_command_of_the_app_in_its_help_order() -> None:
+    names = _in_fresh_process(
+        """
+        import json
+        from quarto_arena.arena.cli import app, load_commands
+        load_commands()
+        commands = [c.name or c.callback.__name__.replace("_", "-") for c in app.registered_commands]
+        groups = [g.typer_instance.info.name for g in app.registered_groups]
+        print(json.dumps(commands + groups))
+        """
+    )
+    assert names == list(COMMAND_MODULES)
+    assert set(COMMAND_MODULES.values()) == set(ALL_COMMAND_MODULES)
+
+
+@pytest.mark.parametrize("command", list(COMMAND_MODULES))
+def test_a_command_loads_its_own_module_alone(command: str) -> None:
+    loaded = _in_fresh_process(
+        f"""
+        import json, sys
+        from quarto_arena.arena.cli import app, load_commands
+        load_commands([{command!r}, "--help"])
+        commands = [c.name or c.callback.__name__.replace("_", "-") for c in app.registered_commands]
+        groups = [g.typer_instance.info.name for g in app.registered_groups]
+        modules = [m for m in {list(ALL_COMMAND_MODULES)!r} if "quarto_arena.arena.cli." + m in sys.modules]
+        print(json.dumps([commands + groups, modules]))
+        """
+    )
+    assert isinstance(loaded, list)
+    names, modules = loaded
+    assert command in names
+    own = COMMAND_MODULES[command]
+    # check declares --cluster with the run commands' helpers, so it brings runs along; nothing else does.
+    assert set(modules) == ({own, "runs"} if own == "check" else {own})
+
+
+def test_help_and_a_misspelt_command_still_see_every_command() -> None:
+    listing = subprocess.run([*CLI, "--help"], capture_output=True, text=True, timeout=60)
+    assert listing.returncode == 0
+    for name in COMMAND_MODULES:
+        assert f"\n  {name} " in listing.stdout, name
+    typo = subprocess.run([*CLI, "ladderr"], capture_output=True, text=True, timeout=60)
+    assert typo.returncode == 2
+    assert typo.stderr == "quarto-arena: error: No such command 'ladderr'. Did you mean 'ladder'?\n"
