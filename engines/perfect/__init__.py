@@ -3,7 +3,7 @@
 With 12 empty squares or fewer it tries to solve the position (:meth:`quarto_arena.protocol.solver.Solver.search`):
 first a turn that does not lose, then whether a turn wins, the second being most of the work at a drawn position,
 so the first is what it falls back on when time runs out. From 11 empty squares on, with ``Threads`` 2, a second
-thread hunts meanwhile for a turn it can prove wins, trying the turns from the other end (:mod:`.hunt`); a turn it
+thread hunts meanwhile for a turn it can prove wins, trying the turns in another order (:mod:`.hunt`); a turn it
 proves is played, and a turn it has not proven never is. Once the value is proven the search stops at once and
 ``info`` reports ``score win N``, ``loss N`` or ``draw``; a proven win is converted by the quickest win. At
 ``movetime 100`` (a 70 ms budget) every won position tried at 11 empty squares is converted, at 12 about half with
@@ -256,8 +256,8 @@ def _deepen(
 
     Each depth first proves a turn safe (it does not lose within the depth), then looks for a win: at a drawn
     position the second costs most, and the first is what keeps the draw. With a ``helper``, the exact depth
-    from :data:`~.hunt.HUNT_FROM` empty squares on also hunts for a winning turn on a second thread, from the
-    other end of the turns; a turn it proves is played (the main search stops at once).
+    from :data:`~.hunt.HUNT_FROM` empty squares on also hunts for a winning turn on a second thread, in another
+    order; a turn it proves is played (the main search stops at once).
     """
     empty = 16 - position.placed + (1 if position.hand is None else 0)
     exact_allowed = max_depth >= empty

@@ -3,8 +3,11 @@
 At 11 and 12 empty squares the exact win proof is the whole cost of a won position: the root tries its turns one
 after the other (the opponent's fewest safe replies first), each non-winning one must be refuted before the next,
 and the one or two winning turns among forty to a hundred distinct safe ones often come late. The hunt takes the
-turns from the other end: on a solver of its own (its own table, the core runs without the GIL), it proves each
-turn's position lost for the opponent or not, and stops the main search the moment one is. It never chooses a turn
+turns in another order, the legal turns' own (square by square): on a solver of its own (its own table; the core
+runs without the GIL), it proves each turn's position lost for the opponent or not, and stops the main search the
+moment one is. Counted in nodes on 10 won 12-empty positions (sampled with a seed of their own, not the
+benchmark's), whichever thread proves a win first needs 19 % fewer nodes in all than the main search alone (on a
+second core that is time saved); in reverse legal order the hunt gained nothing. It never chooses a turn
 it has not proven to win, so it cannot spoil a draw; at a drawn position it only spends the second core.
 """
 
@@ -38,7 +41,7 @@ class Won:
 
 
 class Hunt:
-    """Proves turns of ``position`` winning one by one, in reverse legal order, on ``solver`` in a thread of its
+    """Proves turns of ``position`` winning one by one, in legal order, on ``solver`` in a thread of its
     own until ``deadline`` (a :func:`time.monotonic` time; None: until :meth:`finish`). ``on_win`` is called from
     that thread when a turn is proven to win (the engine stops its main search with it)."""
 
@@ -68,7 +71,7 @@ class Hunt:
 
     def _run(self) -> None:
         position, solver = self._position, self._solver
-        for turn in reversed(safe_turns(position)):
+        for turn in safe_turns(position):
             if self._finished.is_set():
                 return
             child = position.apply(turn)
