@@ -29,7 +29,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from quarto_arena.protocol.solver import EXACT
 from quarto_arena.protocol.uqi import Go
 
 __all__ = ["RUNGS", "Rung"]
@@ -43,8 +42,6 @@ class Rung:
     """Solver nodes per turn, at most (with ``go nodes`` too, the smaller)."""
     plain: float = 0.0
     """Probability of playing greedy's turn instead of searching."""
-    depth: int = EXACT
-    """Turns the search looks ahead at most (:data:`EXACT`: as far as the nodes allow, the end of the game)."""
 
     def plays_plain(self, rng: random.Random) -> bool:
         """Whether this turn is a plain one (drawn from ``rng``; never drawn at a rate of 0)."""
