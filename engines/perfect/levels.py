@@ -55,11 +55,11 @@ class Rung:
 
 RUNGS: Final[Mapping[int, Rung]] = {
     2: Rung(3000, plain=0.88),
-    3: Rung(3000, plain=0.7),
-    4: Rung(3000, plain=0.55),
-    5: Rung(3000, plain=0.42),
-    6: Rung(3000, plain=0.32),
-    7: Rung(3000, plain=0.2),
+    3: Rung(3000, plain=0.75),
+    4: Rung(3000, plain=0.58),
+    5: Rung(3000, plain=0.4),
+    6: Rung(3000, plain=0.27),
+    7: Rung(3000, plain=0.17),
     8: Rung(3000, plain=0.1),
     9: Rung(3000),
 }
