@@ -4,7 +4,8 @@ The request/response exchanges (:class:`Handshake`, :class:`ReadyPing`, :class:`
 at module level: each says which lines to send and consumes the engine's replies until it is finished, so each can
 be tested alone. :class:`EngineSession` drives them over a :class:`~quarto_arena.arena.transport.Transport`
 with the arena's own monotonic clock: the session is the transport's line sink and hands each line to the running
-exchange, one future per exchange and one deadline timer per session that is moved, not re-created.
+exchange, one future per exchange, and one :class:`~quarto_arena.arena.timecontrol.SearchClock` per session
+(restarted for each exchange: when it was sent, when the answer came, the deadline, its one timer).
 
 Whatever an engine sends, a session's memory stays bounded: ``error`` lines are kept as a short tail
 (:class:`ErrorTail`), warnings about a misbehaving engine are rate-limited (:class:`Complaints`), and a handshake
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Any, Final, Generic, TypeVar
 
 from quarto_arena.arena.records import Termination
-from quarto_arena.arena.timecontrol import TimeControl
+from quarto_arena.arena.timecontrol import SearchClock, TimeControl, as_text
 from quarto_arena.arena.transport import (
     DEFAULT_STDERR_LIMIT,
     PeerGone,
@@ -123,7 +124,7 @@ class EngineConfig:
     """Working directory of the engine process (default: the arena's)."""
     options: dict[str, str] = field(default_factory=dict)
     """UQI options to set after the handshake (id -> value as text; checked against the declared types)."""
-    time_control: TimeControl | None = None
+    time_control: TimeControl | None = field(default=None, metadata=as_text("tc"))
     """This engine's own time control (time odds), overriding the game's."""
     remote: str | None = None
     """The name of a bot that connects in to the arena's server (``remote:NAME``), instead of a command."""
@@ -479,52 +480,6 @@ _TIMEOUT: Final = _Timeout()
 _Ending = None | EngineError | SearchFailed | PeerGone | _Timeout
 
 
-class _Deadline:
-    """One timer per session, moved rather than re-created for every exchange.
-
-    Arming a later deadline keeps the pending timer; when it fires early it re-arms itself for the current
-    deadline. In a game every search's deadline is later than the last one's, so a timer is created only about
-    once per deadline's length, not once per turn.
-    """
-
-    __slots__ = ("_at", "_expired", "_handle", "_loop")
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, expired: Callable[[], None]) -> None:
-        self._loop = loop
-        self._expired = expired
-        self._handle: asyncio.TimerHandle | None = None
-        self._at: float | None = None
-
-    def arm(self, seconds: float) -> None:
-        at = self._loop.time() + seconds
-        self._at = at
-        h = self._handle
-        if h is None or h.when() > at:
-            if h is not None:
-                h.cancel()
-            self._handle = self._loop.call_at(at, self._fire)
-
-    def disarm(self) -> None:
-        self._at = None
-
-    def cancel(self) -> None:
-        self._at = None
-        if self._handle is not None:
-            self._handle.cancel()
-            self._handle = None
-
-    def _fire(self) -> None:
-        self._handle = None
-        at = self._at
-        if at is None:
-            return
-        if self._loop.time() < at:
-            self._handle = self._loop.call_at(at, self._fire)
-            return
-        self._at = None
-        self._expired()
-
-
 class EngineSession:
     """One engine, over a transport, from handshake to quit. Restartable after a crash (:meth:`restart`).
 
@@ -570,9 +525,9 @@ class EngineSession:
         self._abandoned: Exchange[Any] | None = None
         """An exchange the arena gave up (its game abandoned): its late answer is expected, not the engine's fault."""
         self._waiter: asyncio.Future[_Ending] | None = None
-        self._deadline: _Deadline | None = None
-        self._sent_at = 0.0
-        """When the last exchange's lines were written (the clock of a search starts there)."""
+        self._clock: SearchClock | None = None
+        """The clock of the running (or last) exchange: made with the session's first exchange, restarted for
+        each one; its timer calls :meth:`_expired`."""
 
     @property
     def name(self) -> str:
@@ -655,6 +610,12 @@ class EngineSession:
 
     def _end(self, ending: _Ending) -> None:
         self._exchange = None
+        clock = self._clock
+        if clock is not None:
+            if ending is None and self._transport is not None:
+                clock.answered(self._transport.received_at)
+            else:
+                clock.stop()
         waiter, self._waiter = self._waiter, None
         if waiter is not None and not waiter.done():
             waiter.set_result(ending)
@@ -673,20 +634,19 @@ class EngineSession:
         waiter: asyncio.Future[_Ending] = loop.create_future()
         self._exchange, self._waiter = exchange, waiter
         self._abandoned = None
-        deadline = self._deadline
-        if deadline is None:
-            deadline = self._deadline = _Deadline(loop, self._expired)
+        clock = self._clock
+        if clock is None:
+            clock = self._clock = SearchClock(loop, self._expired)
         try:
             t.send_text(text)
         except PeerGone as e:
             self._end(e)
-        # Taken once the write has returned: a delay of ours before it must not be charged to the engine.
-        self._sent_at = time.monotonic()
-        deadline.arm(timeout)
+        # Started once the write has returned: a delay of ours before it must not be charged to the engine.
+        clock.start(timeout)
         try:
             return await waiter
         finally:
-            deadline.disarm()
+            clock.stop()
             if self._waiter is waiter:  # cancelled from outside: the exchange is abandoned
                 self._abandoned = self._exchange
                 self._exchange = self._waiter = None
@@ -865,14 +825,11 @@ class EngineSession:
         p = position if isinstance(position, str) else format_command(position)
         g = go if isinstance(go, str) else format_command(go)
         ending = await self._exchange_with(t, exchange, f"{p}\n{g}\n", deadline)
-        t0 = self._sent_at
+        clock = self._clock
+        assert clock is not None  # made by the exchange
         if ending is None:
-            # Read after the deadline, the turn came in the same wake-up of the arena as its overdue deadline (an
-            # arena on time would have declared the forfeit at the deadline, with nothing there yet): the arena was
-            # late, and whether the turn was there before the deadline cannot be told. The doubt goes to the engine.
-            ms = round((min(t.received_at, t0 + deadline) - t0) * 1000)
-            return SearchOutcome(exchange.turn, ms if ms > 0 else 0, exchange.score)
-        ms = round((time.monotonic() - t0) * 1000)
+            return SearchOutcome(exchange.turn, clock.answer_ms(), exchange.score)
+        ms = clock.elapsed_ms()
         if isinstance(ending, _Timeout):
             return SearchOutcome(None, ms, exchange.score, Termination.TIME_FORFEIT, f"{self.name}: no turn in {ms} ms")
         if isinstance(ending, SearchFailed):
@@ -900,6 +857,6 @@ class EngineSession:
         self._drop_timer()
 
     def _drop_timer(self) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-            self._deadline = None
+        if self._clock is not None:
+            self._clock.close()
+            self._clock = None

@@ -59,6 +59,12 @@ _TAG_LINE: Final = re.compile(r'\[\s*([A-Za-z0-9_][A-Za-z0-9_+#=:-]*)\s+"(.*)"\s
 _ESCAPE: Final = re.compile(r'\\(["\\])')
 _TAG_NAME: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_+#=:-]*")
 _MOVE_NUMBER: Final = re.compile(r"\d+\.+")
+_MOVE_NUMBER_AT: Final = re.compile(r"\0\d+\.")  # a move number at the start of a token, tokens joined by NUL
+_BAD_TOKEN: Final = re.compile(r"[\s{};]")  # what a turn token cannot hold: it would not read back as one token
+# Tag names already checked, so that the same few names are not matched again for every game (bounded: a caller
+# inventing names without end only loses the shortcut).
+_GOOD_NAMES: set[str] = set()
+_GOOD_NAMES_KEPT: Final = 256
 _MOVETEXT_ITEM: Final = re.compile(r"\{([^}]*)\}|;([^\n]*)|([^\s{};]+)")
 # States of a brace comment at the end of a movetext line.
 _CLOSED: Final = 0
@@ -148,38 +154,62 @@ def format_game(
             raise ValueError(f"comment index {index} is not a turn index (-1 .. {len(turns) - 1})")
         if "}" in text:
             raise ValueError(f"comment {text!r} contains '}}', which would end it early")
+    if not _good_tokens(turns):
+        for index, token in enumerate(turns):
+            if not token or _BAD_TOKEN.search(token) or token in RESULTS or _MOVE_NUMBER.match(token):
+                raise ValueError(f"turn {index + 1}: {token!r} cannot be a PGN token")
     words: list[str] = []
     if -1 in notes:
         words.extend(_comment_words(notes[-1]))
     for index, token in enumerate(turns):
-        if not token or any(c.isspace() or c in "{};" for c in token) or token in RESULTS or _MOVE_NUMBER.match(token):
-            raise ValueError(f"turn {index + 1}: {token!r} cannot be a PGN token")
         if index % 2 == 0:
             words.append(f"{index // 2 + 1}.")
         words.append(token)
         if index in notes:
             words.extend(_comment_words(notes[index]))
     words.append(result)
+    return "\n".join(lines) + "\n\n" + _wrap(" ".join(words)) + "\n"
 
-    movetext: list[str] = []
-    current = ""
-    for word in words:
-        if current and len(current) + 1 + len(word) > _LINE_WIDTH:
-            movetext.append(current)
-            current = word
-        else:
-            current = f"{current} {word}" if current else word
-    movetext.append(current)
-    return "\n".join(lines) + "\n\n" + "\n".join(movetext) + "\n"
+
+def _good_tokens(turns: Sequence[str]) -> bool:
+    """True when every token reads back as one PGN token: not empty, no white space or ``{};``, no result, no move
+        number. Checked on all tokens at once, and may say False for a good token holding a NUL: the caller then checks
+    each token alone (to name the bad one)."""
+    return (
+        all(turns)
+        and not _BAD_TOKEN.search("".join(turns))
+        and not _MOVE_NUMBER_AT.search("\0".join(("", *turns)))
+        and RESULTS.keys().isdisjoint(turns)
+    )
+
+
+def _wrap(text: str) -> str:
+    """Words (no white space inside them) separated by single spaces, filled greedily into lines of at most the
+    line width; a word longer than that stands alone on its line."""
+    lines = []
+    while len(text) > _LINE_WIDTH:
+        cut = text.rfind(" ", 0, _LINE_WIDTH + 1)
+        if cut < 0:
+            cut = text.find(" ")
+            if cut < 0:
+                break
+        lines.append(text[:cut])
+        text = text[cut + 1 :]
+    lines.append(text)
+    return "\n".join(lines)
 
 
 def _tag_line(name: str, value: str) -> str:
-    if not _TAG_NAME.fullmatch(name):
-        raise ValueError(f"{name!r} is not a PGN tag name (letters, digits, _ + # = : -)")
+    if name not in _GOOD_NAMES:
+        if not _TAG_NAME.fullmatch(name):
+            raise ValueError(f"{name!r} is not a PGN tag name (letters, digits, _ + # = : -)")
+        if len(_GOOD_NAMES) < _GOOD_NAMES_KEPT:
+            _GOOD_NAMES.add(name)
     if "\n" in value or "\r" in value:
         raise ValueError(f"tag {name} spans lines: {value!r}")
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
-    return f'[{name} "{escaped}"]'
+    if "\\" in value or '"' in value:
+        value = value.replace("\\", "\\\\").replace('"', '\\"')
+    return f'[{name} "{value}"]'
 
 
 def _comment_words(text: str) -> list[str]:

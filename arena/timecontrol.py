@@ -17,17 +17,29 @@ A time control is written as one or more comma-separated parts:
 ``depth=`` and ``nodes=`` combine with each other and with one clock part (``10+0.1,depth=4``, ``st=1,nodes=5000``).
 ``BASE+INC`` and ``st=`` exclude each other, and ``inf`` stands alone. Without a clock part the arena cannot flag
 anyone, so a search is bounded only by the safety deadline of :class:`quarto_arena.arena.engine.Deadlines`.
+
+Two kinds of clock: a player's :class:`Clock` (what a time control leaves for the coming turn, with the margin: the
+search's deadline) and the :class:`SearchClock` of one request to an engine (when it was sent, when the answer
+came, whether the deadline has passed, what the turn is charged). The engine session, the referee (through it) and
+the compliance check all time their requests with a :class:`SearchClock`.
 """
 
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final
 
 from quarto_arena.protocol.uqi import Go, format_command
 
-__all__ = ["DEFAULT_MARGIN_MS", "Clock", "TimeControl"]
+from . import codec
+
+if TYPE_CHECKING:
+    import asyncio
+
+__all__ = ["DEFAULT_MARGIN_MS", "Clock", "SearchClock", "TimeControl", "as_text"]
 
 DEFAULT_MARGIN_MS: Final = 50
 _SECONDS: Final = re.compile(r"\d+(\.\d+)?\Z|\.\d+\Z")
@@ -206,3 +218,121 @@ class Clock:
         if self.control.movetime_ms is not None:
             return f"{self.control.movetime_ms} ms per turn"
         return "untimed"
+
+
+class SearchClock:
+    """The clock of one request to an engine (a search above all), on the arena's monotonic clock
+    (``time.monotonic``): when the request was sent, when its answer came, the deadline, and whether it has passed.
+
+    :meth:`start` it just after the request is written (a delay of the arena's before the write is not the engine's);
+    :meth:`answered` when the answer has been read, with the time the chunk holding it was read (the transport's
+    ``received_at``). The deadline is what the caller allows: a search's :meth:`Clock.deadline` (the allowance with
+    the margin, or the safety deadline when untimed), a phase's deadline of
+    :class:`~quarto_arena.arena.engine.Deadlines`, or a compliance check's shorter one: the same mechanism with
+    other values.
+
+    Made with an event loop and ``on_expiry``, the clock also keeps one timer that calls ``on_expiry`` once a
+    started deadline has passed without an answer. The timer is moved, not re-created: starting a later deadline
+    keeps the pending timer, which re-arms itself when it fires early. In a game every search's deadline is later
+    than the last one's, so a timer is made only about once per deadline's length, not once per turn.
+    """
+
+    __slots__ = ("_handle", "_loop", "_on_expiry", "_running", "answered_at", "at", "seconds", "sent_at")
+
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop | None = None, on_expiry: Callable[[], None] | None = None
+    ) -> None:
+        self.sent_at = 0.0
+        """When the request was written (``time.monotonic``)."""
+        self.seconds = 0.0
+        """The deadline's length, as given to :meth:`start` (for messages)."""
+        self.at = 0.0
+        """The deadline (``time.monotonic``)."""
+        self.answered_at: float | None = None
+        """When the chunk holding the answer was read, None before the answer."""
+        self._loop = loop
+        self._on_expiry = on_expiry
+        self._handle: asyncio.TimerHandle | None = None
+        self._running = False
+
+    @classmethod
+    def started(cls, seconds: float) -> SearchClock:
+        """A clock without a timer, started now with a deadline ``seconds`` away."""
+        clock = cls()
+        clock.start(seconds)
+        return clock
+
+    def start(self, seconds: float) -> None:
+        """A request has just been written: its deadline is ``seconds`` from now (and the timer, if any, runs)."""
+        now = time.monotonic()
+        self.sent_at = now
+        self.seconds = seconds
+        self.at = now + seconds
+        self.answered_at = None
+        loop = self._loop
+        if loop is not None:
+            self._running = True
+            when = loop.time() + seconds
+            h = self._handle
+            if h is None or h.when() > when:
+                if h is not None:
+                    h.cancel()
+                self._handle = loop.call_at(when, self._fire)
+
+    def answered(self, at: float) -> None:
+        """The answer was read at ``at`` (``time.monotonic``); the timer no longer calls ``on_expiry`` for it."""
+        self.answered_at = at
+        self._running = False
+
+    def stop(self) -> None:
+        """The request ended without an answer to time (failed, or given up); the timer stays for the next one."""
+        self._running = False
+
+    def close(self) -> None:
+        """Drops the timer (the session ends)."""
+        self._running = False
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def left(self) -> float:
+        """Seconds until the deadline (negative once past)."""
+        return self.at - time.monotonic()
+
+    def expired(self) -> bool:
+        """True once the deadline has passed."""
+        return time.monotonic() >= self.at
+
+    def answer_ms(self) -> int:
+        """Milliseconds from the request to its answer, as the turn is charged: never more than the deadline.
+
+        An answer read after the deadline came in the same wake-up of the arena as its overdue deadline (an arena on
+        time would have declared the forfeit at the deadline, with nothing there yet): the arena was late, and
+        whether the answer was there before the deadline cannot be told. The doubt goes to the engine.
+        """
+        answered = self.at if self.answered_at is None else min(self.answered_at, self.at)
+        ms = round((answered - self.sent_at) * 1000)
+        return ms if ms > 0 else 0
+
+    def elapsed_ms(self) -> int:
+        """Milliseconds since the request was sent (for a request that failed or timed out)."""
+        return round((time.monotonic() - self.sent_at) * 1000)
+
+    def _fire(self) -> None:
+        self._handle = None
+        if not self._running:
+            return
+        loop = self._loop
+        assert loop is not None and self._on_expiry is not None
+        early = self.at - time.monotonic()
+        if early > 0:  # moved to a later deadline since the timer was set
+            self._handle = loop.call_at(loop.time() + early, self._fire)
+            return
+        self._running = False
+        self._on_expiry()
+
+
+def as_text(key: str | None = None) -> dict[str, Any]:
+    """Field metadata for :mod:`.codec`: a time control written as its ``--tc`` text, under ``key`` (None: the
+    field's name)."""
+    return codec.hook(key, encode=lambda tc: tc.text, decode=lambda text, _: TimeControl.parse(str(text)))

@@ -69,6 +69,20 @@ def test_long_movetext_is_wrapped_at_79_columns() -> None:
     assert all(len(line) <= 79 for line in movetext.splitlines()) and len(movetext.splitlines()) > 3
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.from_regex(r"[a-z]{1,90}", fullmatch=True), min_size=1, max_size=40), st.data())
+def test_movetext_is_filled_greedily_and_a_long_word_stands_alone(words: list[str], data: st.DataObject) -> None:
+    note = st.sampled_from(["", "x", "a long one " * 9])
+    comments = data.draw(st.dictionaries(st.integers(-1, len(words) - 1), note))
+    movetext = format_game({}, words, "*", comments).split("\n\n")[1].rstrip("\n")
+    lines = movetext.split("\n")
+    assert " ".join(lines).split(" ") == movetext.split()  # nothing lost, one space between words
+    for line, following in zip(lines, [*lines[1:], None], strict=True):
+        assert len(line) <= 79 or " " not in line  # only a lone word is longer than the width
+        if following is not None:  # greedy: the next line's first word would not have fitted
+            assert len(line) + 1 + len(following.split(" ")[0]) > 79
+
+
 @pytest.mark.parametrize(
     ("turns", "result", "comments", "tags", "message"),
     [
@@ -76,6 +90,9 @@ def test_long_movetext_is_wrapped_at_79_columns() -> None:
         (["b3 e"], "1-0", None, {}, "cannot be a PGN token"),
         (["1."], "1-0", None, {}, "cannot be a PGN token"),
         (["1-0"], "1-0", None, {}, "cannot be a PGN token"),
+        (["a1", "b2", "12.c3"], "1-0", None, {}, "turn 3: '12.c3' cannot be a PGN token"),
+        (["a1", ""], "1-0", None, {}, "turn 2: '' cannot be a PGN token"),
+        (["a1", "b;2"], "1-0", None, {}, "turn 2"),
         (["7"], "1-0", {0: "a } b"}, {}, "contains '}'"),
         (["7"], "1-0", {3: "x"}, {}, "not a turn index"),
         (["7"], "1-0", None, {"Result": "0-1"}, "contradicts"),

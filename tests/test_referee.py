@@ -22,7 +22,7 @@ from quarto_arena.arena.referee import GameSpec, play_game
 from quarto_arena.arena.results import summarize
 from quarto_arena.arena.roster import engine_config
 from quarto_arena.arena.run import play_match
-from quarto_arena.arena.timecontrol import Clock, TimeControl
+from quarto_arena.arena.timecontrol import Clock, SearchClock, TimeControl
 from quarto_arena.arena.transport.testing import ScriptedTransport
 from quarto_arena.engines.registry import command
 from quarto_arena.protocol.notation import parse_position, parse_turns, parse_variant
@@ -448,6 +448,42 @@ def test_clock_go_deadline_and_charge() -> None:
     assert fixed.remaining_ms is None and fixed.deadline(60) == pytest.approx(0.55)
     untimed = Clock(TimeControl.parse("depth=3"))
     assert untimed.deadline(60) == 60
+
+
+def test_search_clock_charges_from_the_write_to_the_answer_and_never_more_than_the_deadline() -> None:
+    clock = SearchClock.started(0.5)
+    assert clock.seconds == 0.5 and clock.at == pytest.approx(clock.sent_at + 0.5)
+    clock.answered(clock.sent_at + 0.2)
+    assert clock.answer_ms() == 200
+    clock.answered(clock.sent_at + 3.0)  # read late, in the arena's overdue wake-up: charged the deadline
+    assert clock.answer_ms() == 500
+    clock.answered(clock.sent_at - 0.001)  # a chunk read just before the clock started: no negative time
+    assert clock.answer_ms() == 0
+    assert not clock.expired() and 0 < clock.left() <= 0.5
+    assert SearchClock.started(0.0).expired() and SearchClock.started(-1.0).left() < 0
+
+
+def test_search_clock_timer_calls_on_expiry_once_for_a_running_deadline_only() -> None:
+    async def scenario() -> list[str]:
+        fired: list[str] = []
+        clock = SearchClock(asyncio.get_running_loop(), lambda: fired.append("expired"))
+        clock.start(0.01)
+        await asyncio.sleep(0.05)  # a later timer of the same loop: the deadline's has run first
+        fired.append("answered next")
+        clock.start(0.01)
+        clock.answered(clock.sent_at)
+        await asyncio.sleep(0.05)
+        fired.append("moved later")
+        clock.start(0.01)
+        clock.start(30.0)  # the pending timer is kept, fires early and re-arms for the new deadline
+        await asyncio.sleep(0.05)
+        fired.append("moved earlier")
+        clock.start(0.01)
+        await asyncio.sleep(0.05)
+        clock.close()
+        return fired
+
+    assert asyncio.run(scenario()) == ["expired", "answered next", "moved later", "moved earlier", "expired"]
 
 
 def test_summary_counts_wins_and_forfeits() -> None:

@@ -304,6 +304,6 @@ class Cluster:
         """``quarto-arena check`` on every worker, in the order of their addresses."""
         task = check_task(engine, timeouts, keep_going)
         # The whole check of a silent engine: every step up to its deadline, generously bounded.
-        timeout = 40 * max(timeouts.startup, timeouts.search_safety) + _CHECK_SLACK
+        timeout = 40 * max(timeouts.startup, timeouts.safety) + _CHECK_SLACK
         results = await self.on_each_worker(check_on_worker, task, timeout)
         return sorted((WorkerReport(r["worker"], r["report"]) for r in results), key=lambda w: w.worker)

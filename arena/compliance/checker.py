@@ -29,8 +29,9 @@ from quarto_arena.protocol.uqi import (
     parse_reply,
 )
 
-from ..engine import Connector, EngineConfig
+from ..engine import Connector, Deadlines, EngineConfig
 from ..errors import ArenaError, ExitStatus
+from ..timecontrol import SearchClock
 from ..transport import BadLine, PeerGone, ProcessTransport, Transport, ZmqTransport
 from .report import IoLine, Status, StepResult
 
@@ -45,19 +46,18 @@ BARE_GO_SECONDS: Final = 5.0
 
 
 @dataclass(frozen=True, slots=True)
-class CheckTimeouts:
-    """How long the check waits at each kind of step, in seconds (``--timeout-scale`` multiplies them)."""
+class CheckTimeouts(Deadlines):
+    """How long the check waits at each kind of step, in seconds (``--timeout-scale`` multiplies them).
 
-    startup: float = 10.0
-    """Process start (or connect) to ``uqiok`` (SPEC §4.1)."""
-    ready: float = 5.0
-    """Commands then ``isready`` to ``readyok``, with any ``error`` line before it (SPEC §4.7)."""
-    quit: float = 1.0
-    """``quit`` or end of input to the engine's exit (SPEC §3.2)."""
+    The arena's own :class:`~quarto_arena.arena.engine.Deadlines` (start-up, ``isready``, ``newgame``, ``quit``,
+    the safety deadline of a search without a clock) with the check's values (a safety deadline of 10 s, not 60),
+    and what only the check needs. Every wait is timed by a :class:`~quarto_arena.arena.timecontrol.SearchClock`.
+    """
+
+    safety: float = 10.0
+    """A search with only a depth or node limit (the arena waits 60 s; a check should not)."""
     search_slack: float = 1.0
     """Allowed on top of a search's own time limit (``movetime``, ``time``), and to answer ``stop``."""
-    search_safety: float = 10.0
-    """A search with only a depth or node limit."""
     quiet: float = 0.3
     """How long to listen for a line that must not come (a second ``turn``)."""
     infinite: float = 0.2
@@ -73,9 +73,10 @@ class CheckTimeouts:
             self,
             startup=self.startup * factor,
             ready=self.ready * factor,
+            newgame=self.newgame * factor,
             quit=self.quit * factor,
+            safety=self.safety * factor,
             search_slack=self.search_slack * factor,
-            search_safety=self.search_safety * factor,
             quiet=self.quiet * factor,
         )
 
@@ -117,18 +118,6 @@ def quoted(line: str) -> str:
     return repr(_clip(line))
 
 
-class StepDeadline:
-    """A point on the monotonic clock, with the budget it was made from (for messages)."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.at = time.monotonic() + seconds
-
-    def left(self) -> float:
-        """Seconds until the deadline (negative once past)."""
-        return self.at - time.monotonic()
-
-
 class _Recorder:
     """The transcript of the running step."""
 
@@ -166,7 +155,7 @@ class _Link:
             self.recorder.add("#", str(e))
             raise StepFailed(f"cannot send {quoted(lines[0])}: {e}") from None
 
-    async def read(self, deadline: StepDeadline, waiting_for: str) -> str:
+    async def read(self, deadline: SearchClock, waiting_for: str) -> str:
         """The next line, or :class:`StepFailed` naming what was awaited when time runs out or the engine is gone."""
         left = deadline.left()
         try:
@@ -189,13 +178,13 @@ class _Link:
     async def read_quiet(self, seconds: float) -> str | None:
         """The next line if one comes within ``seconds``, else None (for lines that must not come)."""
         try:
-            return await self.read(StepDeadline(seconds), "line")
+            return await self.read(SearchClock.started(seconds), "line")
         except _Silence:
             return None
 
     async def lines_within(self, seconds: float) -> AsyncIterator[str]:
         """Every line that comes within ``seconds`` (a window in which lines may come, or must not)."""
-        wait = StepDeadline(seconds)
+        wait = SearchClock.started(seconds)
         while (left := wait.left()) > 0:
             line = await self.read_quiet(left)
             if line is None:
@@ -317,7 +306,7 @@ class Checker:
         if link is not None:
             await link.close(self.timeouts.quit)
 
-    async def handshake(self, deadline: StepDeadline, *, abandoning: bool = False) -> None:
+    async def handshake(self, deadline: SearchClock, *, abandoning: bool = False) -> None:
         """``uqi 1`` -> ``id``/``option`` lines -> ``uqiok 1`` within ``deadline``, every line checked (§4.1).
 
         ``abandoning``: the ``uqi`` interrupts a search (step 8), whose ``info`` lines may still be on their way.
@@ -357,7 +346,7 @@ class Checker:
         """Starts the engine afresh with a handshake; StepSkipped when that fails (its own step reported why)."""
         try:
             await self.open()
-            await self.handshake(StepDeadline(self.timeouts.startup))
+            await self.handshake(SearchClock.started(self.timeouts.startup))
         except (StepFailed, CannotStart) as e:
             raise StepSkipped(f"the engine could not be restarted for this step: {e}") from None
         self.dirty = False

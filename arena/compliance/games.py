@@ -15,7 +15,8 @@ from quarto_arena.protocol.notation import parse_variant
 from quarto_arena.protocol.rules import Position, Variant
 from quarto_arena.protocol.uqi import MAX_GO_VALUE, ErrorReply, Go, Info, ReadyOk, TurnReply, format_command
 
-from .checker import Checker, StepDeadline, StepSkipped, fail_step, quoted, read_reply
+from ..timecontrol import SearchClock
+from .checker import Checker, StepSkipped, fail_step, quoted, read_reply
 from .steps import Probe, search_probe, start_new_game
 
 _STRICT: Final = parse_variant("standard", "all", "strict")
@@ -149,7 +150,7 @@ async def _refuse(ck: Checker, case: _Refused, section: str) -> None:
     """``position`` + ``go`` + ``isready``: an ``error`` for the command SPEC names, no ``turn``, then ``readyok``."""
     go = format_command(Go(movetime=100))
     await ck.session.send(case.line, go, "isready")
-    deadline = StepDeadline(ck.timeouts.ready + 0.1)
+    deadline = SearchClock.started(ck.timeouts.ready + 0.1)
     errors: list[str] = []
     while True:
         line = await ck.session.read(
@@ -261,7 +262,7 @@ async def step_long_line(ck: Checker) -> None:
     """19. A line over 4096 bytes gets one ``error`` line and is otherwise ignored; a valid line of exactly 4096
     bytes (white space around a ``position``) is read as usual (SPEC §3.1)."""
     await ck.session.send(_LONG, "isready")
-    deadline = StepDeadline(ck.timeouts.ready)
+    deadline = SearchClock.started(ck.timeouts.ready)
     errors: list[str] = []
     shown = f"a line of {len(_LONG)} bytes ({quoted(_LONG)})"
     while True:

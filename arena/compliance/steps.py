@@ -27,11 +27,11 @@ from quarto_arena.protocol.uqi import (
     parse_command,
 )
 
+from ..timecontrol import SearchClock
 from ..transport import ProcessTransport
 from .checker import (
     BARE_GO_SECONDS,
     Checker,
-    StepDeadline,
     StepFailed,
     StepSkipped,
     fail_step,
@@ -56,7 +56,7 @@ async def _ping(ck: Checker, before: Sequence[str], what: str) -> list[str]:
 
 async def _readyok(ck: Checker, when: str) -> list[str]:
     """Reads up to ``readyok`` for an ``isready`` already sent; returns the ``error`` lines before it."""
-    deadline = StepDeadline(ck.timeouts.ready)
+    deadline = SearchClock.started(ck.timeouts.ready)
     errors: list[str] = []
     while True:
         line = await ck.session.read(deadline, f"readyok {when}")
@@ -172,14 +172,13 @@ async def search_probe(ck: Checker, probe: Probe, position: Position, go: Go, *,
     go_line = format_command(go)
     limits = [ms for ms in (go.movetime, go.time) if ms is not None]
     limit_ms = min(limits) if limits else None  # SPEC §4.5: with both, the smaller
-    budget = ck.timeouts.search_safety if limit_ms is None else limit_ms / 1000 + ck.timeouts.search_slack
+    budget = ck.timeouts.safety if limit_ms is None else limit_ms / 1000 + ck.timeouts.search_slack
     link = ck.session
     await link.send(probe.line + end, go_line + end)
-    deadline = StepDeadline(budget)
-    t0 = time.monotonic()
+    clock = SearchClock.started(budget)  # as the arena times a search: from the write to the chunk with the turn
     where = f"after {quoted(go_line)} in {probe.label}"
     while True:
-        line = await link.read(deadline, f"turn {where}")
+        line = await link.read(clock, f"turn {where}")
         reply = read_reply(ck, line, f"during a search ({where})")
         match reply:
             case None:
@@ -192,7 +191,8 @@ async def search_probe(ck: Checker, probe: Probe, position: Position, go: Go, *,
                 fail_step(f"answered {quoted(probe.line)} / {quoted(go_line)} with {quoted(line)}")
             case _:
                 fail_step(f"unexpected {quoted(line)} during a search ({where})")
-    ms = (time.monotonic() - t0) * 1000
+    clock.answered(link.transport.received_at)
+    ms = clock.answer_ms()
     _check_turn(position, turn, line, where)
     if limit_ms is not None and ms > limit_ms + ck.timeouts.margin * 1000:
         ck.warn(f"took {ms:.0f} ms for {quoted(go_line)} (a game would be lost on time)")
@@ -204,7 +204,7 @@ async def search_probe(ck: Checker, probe: Probe, position: Position, go: Go, *,
 
 async def step_startup(ck: Checker) -> None:
     """1. The process starts (or the endpoint connects) and completes the handshake within the start-up deadline."""
-    deadline = StepDeadline(ck.timeouts.startup)
+    deadline = SearchClock.started(ck.timeouts.startup)
     link = await ck.open()
     try:
         await ck.handshake(deadline)
@@ -306,7 +306,7 @@ async def step_searches(ck: Checker) -> None:
     if (seconds := time.monotonic() - t0) > BARE_GO_SECONDS:
         ck.warn(f"took {seconds:.1f} s for a bare 'go' (SPEC §4.5: answer within a few seconds)")
     await ck.session.send(probe.line, MALFORMED_GO, "isready")
-    deadline = StepDeadline(ck.timeouts.ready)
+    deadline = SearchClock.started(ck.timeouts.ready)
     errors = 0
     while True:
         line = await ck.session.read(deadline, f"readyok after {quoted(MALFORMED_GO)} and 'isready'")
@@ -360,7 +360,7 @@ async def step_infinite(ck: Checker) -> None:
     async for line in link.lines_within(ck.timeouts.infinite):
         take(line, "before isready")
     await link.send("isready")
-    deadline = StepDeadline(ck.timeouts.ready)
+    deadline = SearchClock.started(ck.timeouts.ready)
     while True:
         line = await link.read(deadline, "readyok to 'isready' during 'go infinite'")
         take(line, "isready")
@@ -368,7 +368,7 @@ async def step_infinite(ck: Checker) -> None:
             break
     await link.send("stop")
     if not turns:
-        deadline = StepDeadline(ck.timeouts.search_slack)
+        deadline = SearchClock.started(ck.timeouts.search_slack)
         while not turns:
             take(await link.read(deadline, "turn after 'stop'"), "after stop")
     else:
@@ -416,7 +416,7 @@ async def step_during_search(ck: Checker) -> None:
     if ck.options:
         refused.append(format_command(SetOption(ck.options[0].name, ck.options[0].default)))
     await link.send(*refused, "isready")
-    deadline = StepDeadline(ck.timeouts.ready)
+    deadline = SearchClock.started(ck.timeouts.ready)
     errors: list[str] = []
     while True:
         line = await link.read(deadline, "readyok after commands sent during 'go infinite'")
@@ -438,7 +438,7 @@ async def step_during_search(ck: Checker) -> None:
     if missing:
         ck.warn(f"refused commands during a search with {quoted(errors[0])}; SPEC §4.10 names the command first")
     await link.send("stop")
-    deadline = StepDeadline(ck.timeouts.search_slack)
+    deadline = SearchClock.started(ck.timeouts.search_slack)
     while True:
         line = await link.read(deadline, "turn after 'stop'")
         match read_reply(ck, line, "after 'stop'"):
@@ -454,7 +454,7 @@ async def step_during_search(ck: Checker) -> None:
         return
     ck.recorder.add("#", "a new session during the search")
     try:
-        await ck.handshake(StepDeadline(ck.timeouts.startup), abandoning=True)
+        await ck.handshake(SearchClock.started(ck.timeouts.startup), abandoning=True)
     except StepFailed as e:
         fail_step(f"'uqi' during a search: {e} (SPEC §4.10: abandon the search, never send its turn)")
     # The abandoned search must stay silent, also when a stop comes; any turn shows up before readyok.
@@ -508,7 +508,7 @@ async def step_quit(ck: Checker) -> None:
     if isinstance(link.transport, ProcessTransport):
         proc = link.transport
         await link.send("quit")
-        deadline = StepDeadline(ck.timeouts.quit)
+        deadline = SearchClock.started(ck.timeouts.quit)
         while proc.returncode is None and deadline.left() > 0:
             await asyncio.sleep(0.01)
         if proc.returncode is None:
@@ -522,7 +522,7 @@ async def step_quit(ck: Checker) -> None:
     # racing the teardown of the old one could lose lines to it: give the disconnect time to reach the engine.
     await asyncio.sleep(ck.timeouts.quiet)
     ck.recorder.add("#", "reconnecting for a second session")
-    deadline = StepDeadline(ck.timeouts.startup)
+    deadline = SearchClock.started(ck.timeouts.startup)
     await ck.open()
     try:
         await ck.handshake(deadline)
@@ -536,7 +536,7 @@ async def step_end_of_input(ck: Checker) -> None:
     if ck.zmq:
         raise StepSkipped("end of input applies to standard input only (§3.2)")
     await ck.close_link()
-    deadline = StepDeadline(ck.timeouts.startup)
+    deadline = SearchClock.started(ck.timeouts.startup)
     link = await ck.open()
     await ck.handshake(deadline)
     probe = PROBES[1]

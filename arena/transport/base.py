@@ -157,7 +157,8 @@ class Transport(abc.ABC):
         self.last_line: str | None = None
         """The last line read from the engine (for error messages)."""
         self.received_at = 0.0
-        """Monotonic time at which the newest line was read (the clock's end of a search)."""
+        """``time.monotonic()`` when the newest chunk of lines was read (what a
+        :class:`~quarto_arena.arena.timecontrol.SearchClock` takes as the time of an answer)."""
         self._queue = _Queue()
         self._sink: LineSink = self._queue
         self._ended: str | None = None
