@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Final, Generic, TypeVar
 
 from quarto_arena.arena.records import Termination
-from quarto_arena.arena.timecontrol import SearchClock, TimeControl
+from quarto_arena.arena.timecontrol import SearchClock, TimeControl, as_text
 from quarto_arena.arena.transport import (
     DEFAULT_STDERR_LIMIT,
     PeerGone,
@@ -124,7 +124,7 @@ class EngineConfig:
     """Working directory of the engine process (default: the arena's)."""
     options: dict[str, str] = field(default_factory=dict)
     """UQI options to set after the handshake (id -> value as text; checked against the declared types)."""
-    time_control: TimeControl | None = None
+    time_control: TimeControl | None = field(default=None, metadata=as_text("tc"))
     """This engine's own time control (time odds), overriding the game's."""
     remote: str | None = None
     """The name of a bot that connects in to the arena's server (``remote:NAME``), instead of a command."""

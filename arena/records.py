@@ -8,8 +8,11 @@ statistics consume. It names players by their display names; "first" is the play
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
+
+from . import codec
 
 
 class Termination(enum.Enum):
@@ -77,26 +80,13 @@ class EngineIdentity:
     """UQI options the arena set (id -> value)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON/msgpack types (the inverse of :meth:`from_dict`)."""
-        return {
-            "id_name": self.id_name,
-            "author": self.author,
-            "protocol": self.protocol,
-            "source": self.source,
-            "options": dict(self.options),
-        }
+        """Plain JSON/msgpack types (the inverse of :meth:`from_dict`): every field, by :mod:`.codec`."""
+        return codec.to_dict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> EngineIdentity:
+    def from_dict(cls, d: Mapping[str, Any]) -> EngineIdentity:
         """Rebuilds an identity; raises KeyError/ValueError/TypeError on bad data."""
-        protocol = d.get("protocol")
-        return cls(
-            id_name=None if d.get("id_name") is None else str(d["id_name"]),
-            author=None if d.get("author") is None else str(d["author"]),
-            protocol=None if protocol is None else int(protocol),
-            source=str(d.get("source", "")),
-            options={str(k): str(v) for k, v in dict(d.get("options", {})).items()},
-        )
+        return codec.from_dict(cls, d)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,8 +111,9 @@ class GameRecord:
     """The position string the game started from, or ``startpos``."""
     opening: tuple[str, ...] = ()
     """Opening turns played from ``start`` before the engines took over (part of ``turns`` too)."""
-    turns: tuple[TurnRecord, ...] = ()
-    """Every turn, opening included (opening turns have ms 0)."""
+    turns: tuple[TurnRecord, ...] = field(default=(), metadata=codec.rows(TurnRecord))
+    """Every turn, opening included (opening turns have ms 0); written as ``[token, ms, score]`` rows (a game has up
+    to 16, and they are most of a record)."""
     game_id: int = 0
     """Index of the game in its tournament schedule (0 for a lone game)."""
     round: int = 1
@@ -144,42 +135,10 @@ class GameRecord:
         return None
 
     def to_dict(self) -> dict[str, Any]:
-        """A plain dict of JSON/msgpack types (the inverse of :meth:`from_dict`)."""
-        return {
-            "first": self.first,
-            "second": self.second,
-            "result": self.result.value,
-            "termination": self.termination.value,
-            "detail": self.detail,
-            "variant": self.variant,
-            "time_control": self.time_control,
-            "start": self.start,
-            "opening": list(self.opening),
-            "turns": [[t.token, t.ms, t.score] for t in self.turns],
-            "game_id": self.game_id,
-            "round": self.round,
-            "started": self.started,
-            "exit_info": dict(self.exit_info),
-            "engines": [e.to_dict() for e in self.engines],
-        }
+        """A plain dict of JSON/msgpack types (the inverse of :meth:`from_dict`): every field, by :mod:`.codec`."""
+        return codec.to_dict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> GameRecord:
+    def from_dict(cls, d: Mapping[str, Any]) -> GameRecord:
         """Rebuilds a record from :meth:`to_dict` output; raises KeyError/ValueError/TypeError on bad data."""
-        return cls(
-            first=str(d["first"]),
-            second=str(d["second"]),
-            result=Result(d["result"]),
-            termination=Termination(d["termination"]),
-            detail=str(d.get("detail", "")),
-            variant=str(d["variant"]),
-            time_control=str(d["time_control"]),
-            start=str(d["start"]),
-            opening=tuple(str(t) for t in d["opening"]),
-            turns=tuple(TurnRecord(str(t), int(ms), None if s is None else str(s)) for t, ms, s in d["turns"]),
-            game_id=int(d["game_id"]),
-            round=int(d["round"]),
-            started=str(d.get("started", "")),
-            exit_info={str(k): str(v) for k, v in dict(d.get("exit_info", {})).items()},
-            engines=tuple(EngineIdentity.from_dict(dict(e)) for e in d.get("engines", ())),
-        )
+        return codec.from_dict(cls, d)

@@ -13,14 +13,21 @@ import asyncio
 import datetime
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
+from quarto_arena.arena import codec
 from quarto_arena.arena.engine import EngineError, EngineSession
 from quarto_arena.arena.errors import ArenaFault
 from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
-from quarto_arena.arena.timecontrol import DEFAULT_MARGIN_MS, Clock, TimeControl
-from quarto_arena.protocol.notation import format_attributes, format_position, parse_position, parse_turns
+from quarto_arena.arena.timecontrol import DEFAULT_MARGIN_MS, Clock, TimeControl, as_text
+from quarto_arena.protocol.notation import (
+    format_attributes,
+    format_position,
+    parse_position,
+    parse_turns,
+    parse_variant,
+)
 from quarto_arena.protocol.rules import STANDARD, IllegalTurn, Outcome, Position, Turn, Variant
 from quarto_arena.protocol.text import safe_text
 from quarto_arena.protocol.uqi import PositionCommand, format_command
@@ -41,13 +48,19 @@ ADJUDICATION_TABLE_BITS: Final = 18
 """A 4 MiB table for each adjudication (a solver per game: games run concurrently, a solver is not shared)."""
 
 
+_VARIANT_TEXT: Final = codec.hook(
+    encode=lambda v: variant_text(v), decode=lambda text, _: parse_variant(*str(text).split(" "))
+)
+"""A variant as :func:`variant_text` (GameRecord's form)."""
+
+
 @dataclass(frozen=True, slots=True)
 class GameSpec:
     """Everything about a game except the engines."""
 
-    variant: Variant = STANDARD
+    variant: Variant = field(default=STANDARD, metadata=_VARIANT_TEXT)
     """The rules."""
-    time_control: TimeControl = OFFICIAL_TIME_CONTROL
+    time_control: TimeControl = field(default=OFFICIAL_TIME_CONTROL, metadata=as_text())
     """The time control of both players (an engine's own ``EngineConfig.time_control`` overrides it)."""
     margin_ms: int = DEFAULT_MARGIN_MS
     """Overrun tolerated before a player loses on time, ms."""

@@ -25,7 +25,6 @@ import os
 import re
 import shlex
 import shutil
-import tomllib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -35,6 +34,7 @@ from typing import Any, Final
 from quarto_arena.engines.registry import BUILTIN
 from quarto_arena.engines.registry import command as builtin_command
 
+from . import codec
 from .engine import EngineConfig
 from .errors import ArenaError, ExitStatus
 from .timecontrol import TimeControl
@@ -470,6 +470,8 @@ def load_engines_file(path: Path) -> dict[str, EngineConfig]:
         raise RosterError(f"{path}: cannot read the engines file: {e.strerror}") from None
     if len(raw) > _MAX_FILE_BYTES:
         raise RosterError(f"{path}: an engines file of more than {_MAX_FILE_BYTES >> 20} MB is not plausible")
+    import tomllib  # only with --engines FILE: a run without one does not pay for the parser (start-up)
+
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
@@ -495,26 +497,14 @@ def load_engines_file(path: Path) -> dict[str, EngineConfig]:
 
 def config_to_dict(config: EngineConfig) -> dict[str, Any]:
     """An engine as plain msgpack/JSON types, for the journal header (the inverse of :func:`config_from_dict`)."""
-    return {
-        "name": config.name,
-        "command": list(config.command),
-        "endpoint": config.endpoint,
-        "cwd": config.cwd,
-        "options": dict(config.options),
-        "tc": None if config.time_control is None else config.time_control.text,
-        "remote": config.remote,
-    }
+    return codec.to_dict(config)
 
 
 def config_from_dict(d: Mapping[str, Any]) -> EngineConfig:
-    """Rebuilds an engine from :func:`config_to_dict`; raises KeyError/TypeError/ValueError on bad data."""
-    tc = d["tc"]
-    return EngineConfig(
-        name=check_name(str(d["name"])),
-        command=tuple(str(a) for a in d["command"]),
-        endpoint=None if d["endpoint"] is None else str(d["endpoint"]),
-        cwd=None if d["cwd"] is None else str(d["cwd"]),
-        options={str(k): str(v) for k, v in dict(d["options"]).items()},
-        time_control=None if tc is None else TimeControl.parse(str(tc)),
-        remote=None if d.get("remote") is None else check_name(str(d["remote"])),
-    )
+    """Rebuilds an engine from :func:`config_to_dict` with its names checked; raises KeyError/TypeError/ValueError
+    on bad data."""
+    config = codec.from_dict(EngineConfig, d)
+    check_name(config.name)
+    if config.remote is not None:
+        check_name(config.remote)
+    return config

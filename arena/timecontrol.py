@@ -30,14 +30,16 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from quarto_arena.protocol.uqi import Go, format_command
+
+from . import codec
 
 if TYPE_CHECKING:
     import asyncio
 
-__all__ = ["DEFAULT_MARGIN_MS", "Clock", "SearchClock", "TimeControl"]
+__all__ = ["DEFAULT_MARGIN_MS", "Clock", "SearchClock", "TimeControl", "as_text"]
 
 DEFAULT_MARGIN_MS: Final = 50
 _SECONDS: Final = re.compile(r"\d+(\.\d+)?\Z|\.\d+\Z")
@@ -328,3 +330,9 @@ class SearchClock:
             return
         self._running = False
         self._on_expiry()
+
+
+def as_text(key: str | None = None) -> dict[str, Any]:
+    """Field metadata for :mod:`.codec`: a time control written as its ``--tc`` text, under ``key`` (None: the
+    field's name)."""
+    return codec.hook(key, encode=lambda tc: tc.text, decode=lambda text, _: TimeControl.parse(str(text)))

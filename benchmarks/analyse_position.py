@@ -8,7 +8,7 @@ so that a busy machine slows them alike; the script prints each command's median
 commands the ratio of their medians, and checks that they agree on the value and the best turns.
 
     python benchmarks/analyse_position.py [--empties 12] [--positions 9] [--seed N] [--variant standard]
-                                 [--command "quarto-arena"] [--command "/other/venv/bin/quarto-arena"]
+                                 [--command .venv/bin/quarto-arena] [--command /other/venv/bin/quarto-arena]
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from quarto_arena.engines.greedy import safe_turns
 from quarto_arena.protocol.notation import format_position, parse_variant
@@ -41,6 +42,18 @@ def sample_positions(variant: Variant, empties: int, count: int, seed: int) -> l
     return out
 
 
+def default_command() -> str:
+    """The quarto-arena of the Python running this script (its venv's, beside the interpreter), else the one on PATH,
+    else the CLI's entry point run by this Python (the cli package has no ``__main__``)."""
+    beside = Path(sys.executable).parent / "quarto-arena"
+    if beside.is_file():
+        return shlex.quote(str(beside))
+    found = shutil.which("quarto-arena")
+    if found:
+        return shlex.quote(found)
+    return f"{shlex.quote(sys.executable)} -c 'from quarto_arena.arena.cli import main; main()'"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--empties", type=int, default=12)
@@ -48,11 +61,14 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=None, help="default: drawn from the clock, and printed")
     parser.add_argument("--variant", default="standard", help="standard or advanced")
     parser.add_argument(
-        "--command", action="append", default=None, help="the CLI to time (repeatable; default: quarto-arena)"
+        "--command",
+        action="append",
+        default=None,
+        help="the CLI to time (repeatable; default: the quarto-arena beside this Python)",
     )
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else time.time_ns() % 1_000_000_007
-    commands = args.command or [shutil.which("quarto-arena") or f"{sys.executable} -m quarto_arena.arena.cli"]
+    commands = args.command or [default_command()]
     variant = parse_variant(args.variant)
     positions = sample_positions(variant, args.empties, args.positions, seed)
     print(f"{args.positions} positions, {args.empties} empty squares, {variant.describe()}, seed {seed}")

@@ -10,8 +10,19 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
+
+from quarto_arena.arena.transport.supervision import launcher_prefix
+
+
+def tied(argv: Sequence[str]) -> list[str]:
+    """``argv`` started so that the kernel kills it when the test's process dies (Linux: ``setpriv --pdeathsig
+    KILL``, as the arena starts engines). A server a test starts in a session of its own is killed by the test's
+    ``finally``; but a test process that dies (an xdist worker's crash, a libzmq abort, a kill) runs no ``finally``,
+    and such a server would serve on for hours. Start it from the test's own thread: the kernel ties it to the thread
+    that started it."""
+    return [*launcher_prefix(), *argv]
 
 
 def processes_in_groups(pgids: Collection[int]) -> list[str]:
@@ -83,7 +94,7 @@ def marked_processes(arena_pid: int) -> list[int]:
 def started(argv: list[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
     """``argv`` running in its own process group, its stderr into ``log``; the whole group is killed afterwards."""
     with log.open("ab") as f:
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=f, start_new_session=True)
+        proc = subprocess.Popen(tied(argv), stdout=subprocess.DEVNULL, stderr=f, start_new_session=True)
     try:
         yield proc
     finally:

@@ -3,6 +3,7 @@ it, reaches the run's spec (and the journal) when its journal form says it is ke
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from dataclasses import fields, replace
@@ -119,3 +120,19 @@ def test_build_spec_refuses_an_sprt_without_its_bounds_and_both_opening_sources(
         build_spec(RunKind.MATCH, ["random", "greedy"], RunOptions(openings="x.txt", random_openings=2))
     with pytest.raises(RunError, match="--log-limit '12Q'"):
         build_spec(RunKind.MATCH, ["random", "greedy"], RunOptions(log_limit="12Q"))
+
+
+def readme_table_flags() -> set[str]:
+    """The flags named in the first column of the README's table of run options."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    table = readme.split("| option | meaning | default |\n|---|---|---|\n", 1)[1].split("\n\n", 1)[0]
+    rows = table.splitlines()
+    assert rows and all(row.startswith("| ") for row in rows)
+    return {word for row in rows for word in re.findall(r"`(--?[a-z][a-z0-9-]*)", row.split(" | ")[0])}
+
+
+def test_the_readme_table_names_every_run_option_and_no_other() -> None:
+    declared = {
+        spelling for f in fields(RunOptions) for name in f.metadata["flag"].flags for spelling in name.split("/")
+    }
+    assert readme_table_flags() == declared

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 from quarto_arena.engines.greedy import safe_turns, winning_turns
-from quarto_arena.engines.perfect import HASH, LEVEL, SEARCH, PerfectBot, time_budget
+from quarto_arena.engines.perfect import HASH, LEVEL, MAX_LEVEL, SEARCH, PerfectBot, time_budget
+from quarto_arena.engines.perfect.levels import RUNGS
 from quarto_arena.protocol.bot import SearchContext
 from quarto_arena.protocol.notation import parse_position, parse_variant
 from quarto_arena.protocol.rules import ClaimMode, Outcome, Position, Shapes, Turn, Variant
-from quarto_arena.protocol.solver import Solver, Verdict
+from quarto_arena.protocol.solver import Aim, Limits, Search, Solver, Verdict
 from quarto_arena.protocol.uqi import Go, Info, Score
 
 # No time limit but the engine's own 9 s (SPEC §4.5: 10 s): every search below finishes, deterministically.
@@ -166,20 +167,111 @@ def test_stops_when_the_search_is_finished() -> None:
     assert all(i.depth is not None and i.depth <= 8 for i in infos)
 
 
-def test_levels() -> None:
-    rng = random.Random(9)
-    position = safe_play(Variant(), rng, 14)
+class CountingSolver(Solver):
+    """A solver that adds up the nodes of every search, those cut short by a limit included."""
+
+    total = 0
+
+    def search(
+        self, position: Position, depth: int, limits: Limits | None = None, *, aim: Aim = Aim.VALUE
+    ) -> Search | None:
+        try:
+            return super().search(position, depth, limits, aim=aim)
+        finally:
+            self.total += self._nodes
+
+
+class CountingBot(PerfectBot):
+    def _make_solver(self, variant: Variant) -> Solver:
+        return CountingSolver(variant)
+
+
+def counting_bot(level: int, **options: int | str) -> CountingBot:
+    engine = CountingBot()
+    engine.reset_options()
+    engine.set_option(LEVEL.name, level)
+    for name, value in options.items():
+        engine.set_option(name, value)
+    return engine
+
+
+def test_random_and_greedy_levels_do_not_search() -> None:
+    position = safe_play(Variant(), random.Random(9), 14)
     for level in (0, 1):
         _, infos = search(bot(level), position, Go(movetime=50))
         assert infos == []
-    for level in (2, 4):
-        _, infos = search(bot(level), position, Go(depth=16))
-        depths = [i.depth for i in infos]
-        assert depths == list(range(1, len(depths) + 1)) and 1 <= len(depths) <= level
-    # A level's depth covers the endgame: level 9 is exact at 9 empty squares.
+
+
+def test_the_ladder_climbs() -> None:
+    """Each level searches at least as many nodes as the one below and plays plain turns no more often."""
+    assert sorted(RUNGS) == list(range(2, MAX_LEVEL))
+    for level in range(2, MAX_LEVEL - 1):
+        below, above = RUNGS[level], RUNGS[level + 1]
+        assert below.nodes <= above.nodes and below.plain >= above.plain and below != above
+
+
+@pytest.mark.parametrize("level", range(2, MAX_LEVEL))
+def test_a_level_searches_within_its_node_cap(level: int) -> None:
+    """Every level's search stops at its node cap, whatever the go command allows; ``go nodes`` lowers it."""
+    rung = RUNGS[level]
+    rng = random.Random(level)
+    capped = 0
+    for empties in (15, 14, 13, 12, 10):
+        position = safe_play(Variant(), rng, empties)
+        for go, cap in ((EXACT_GO, rung.nodes), (Go(nodes=rung.nodes // 3), rung.nodes // 3)):
+            for seed in range(1, 100):  # the first seed whose turn here is a search, not a plain turn
+                engine = counting_bot(level, Seed=seed)
+                engine.new_game(position.variant)
+                infos: list[Info] = []
+                engine.search(position, SearchContext(go, position=position, on_info=infos.append))
+                if infos:
+                    break
+            assert infos, "no seed searched"
+            assert isinstance(engine._solver, CountingSolver)
+            assert engine._solver.total <= cap
+            assert all(i.nodes is not None and i.nodes <= cap for i in infos)
+            capped += engine._solver.total == cap
+    assert capped  # the cap is what ended some of these searches
+
+
+def test_a_level_without_plain_turns_plays_the_capped_search() -> None:
+    """The top rung is the full engine's deepening alpha-beta search with ``go nodes`` at the rung's cap."""
+    top = max(RUNGS)
+    assert RUNGS[top].plain == 0.0
+    rng = random.Random(3)
+    for empties in (14, 13, 12, 11):
+        position = safe_play(Variant(), rng, empties)
+        ladder, _ = search(bot(top), position)
+        full, _ = search(bot(MAX_LEVEL, Search="alphabeta"), position, Go(nodes=RUNGS[top].nodes))
+        assert ladder == full
+
+
+def test_a_level_repeats_its_choices_with_a_seed() -> None:
+    """Plain turns are drawn from the seeded generator: the same seed plays the same game, another seed another."""
+    level = min(level for level, rung in RUNGS.items() if rung.plain > 0)
+
+    def game(seed: int) -> list[Turn]:
+        engines = (counting_bot(level, Seed=seed), counting_bot(level, Seed=seed + 1))
+        position = Position.start()
+        for engine in engines:
+            engine.new_game(position.variant)
+        turns: list[Turn] = []
+        while not position.is_over:
+            engine = engines[len(turns) % 2]
+            turn = engine.search(position, SearchContext(EXACT_GO, position=position))
+            turns.append(turn)
+            position = position.apply(turn)
+        return turns
+
+    assert game(5) == game(5)
+    assert game(5) != game(7)
+
+
+def test_a_level_is_exact_in_the_endgame() -> None:
+    """Near the end the exact solve fits in the cap: the top rung proves a win at 9 empty squares."""
     won = positions_of(Verdict.WIN, Variant(), 9, 1, seed=4)[0]
-    _, infos = search(bot(9), won)
-    assert infos[-1].score.kind == "win"  # type: ignore[union-attr]
+    _, infos = search(bot(max(RUNGS)), won)
+    assert infos and infos[-1].score.kind == "win"  # type: ignore[union-attr]
 
 
 def test_stop_ends_an_infinite_search() -> None:

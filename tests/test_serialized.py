@@ -1,19 +1,24 @@
 """Every field travels: a record or a spec that gains a field must be written to (and read back from) the journal,
-JSON Lines and the cluster's tasks, or these tests say which field was left out. The model is test_cluster's test of
-GameSpec (its serialization is generic: every dataclass field, a few converted)."""
+JSON Lines and the cluster's tasks, or these tests say which field was left out (test_cluster has GameSpec's). All of
+them are written by one generic codec (arena/codec.py); files written before it must still load as they did."""
 
 from __future__ import annotations
 
+import enum
 import json
-from dataclasses import fields
+from dataclasses import fields, is_dataclass
+from pathlib import Path
 from typing import Any
 
+import pytest
 from quarto_arena.arena.engine import EngineConfig
+from quarto_arena.arena.journal import JOURNAL_NAME, encode_frame, read_journal
 from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
-from quarto_arena.arena.run import RunKind, RunSpec, ServerSpec
+from quarto_arena.arena.run import CONFIG_NAME, JSONL_NAME, RunError, RunKind, RunSpec, ServerSpec
 from quarto_arena.arena.schedule import Format, OpeningBook
 from quarto_arena.arena.stats import Sprt, SprtModel
 from quarto_arena.arena.timecontrol import TimeControl
+from quarto_arena.arena.transport import DEFAULT_STDERR_LIMIT
 from quarto_arena.protocol.notation import parse_variant
 
 
@@ -74,3 +79,108 @@ def test_every_field_of_a_run_spec_round_trips_through_the_journal_header() -> N
     # A field RunSpec gains must be set here too, so that this test says whether the journal keeps it.
     assert unchanged(sample, default) == []
     assert RunSpec.from_dict(json.loads(json.dumps(sample.to_dict()))) == sample
+
+
+# Files written by quarto-arena before records and specs had one generic codec (tests/data/README.md): a real SPRT
+# run directory, and a journal, JSON Lines and plain dicts of every field. They must load as they did then
+# (loaded.json: every value they loaded as, written by that code) and be written back byte for byte.
+V1 = Path(__file__).parent / "data" / "serialized-v1"
+
+
+def plain(value: Any) -> Any:
+    """``value`` as JSON types, every compared field of every dataclass in it named (sets sorted: their order is
+    not the same in two processes)."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {"": type(value).__name__} | {f.name: plain(getattr(value, f.name)) for f in fields(value) if f.compare}
+    if isinstance(value, enum.Enum):
+        return f"{type(value).__name__}.{value.name}"
+    if isinstance(value, (frozenset, set)):
+        return sorted(plain(v) for v in value)
+    if isinstance(value, (tuple, list)):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    return value
+
+
+def loaded(directory: Path) -> list[Any]:
+    """Every value the files of ``directory`` hold (:func:`plain`), in the order of loaded.json."""
+    out: list[Any] = []
+    for journal in (directory / "run" / JOURNAL_NAME, directory / "every-field.qaj"):
+        contents = read_journal(journal)
+        out.append(plain(RunSpec.from_dict(contents.config)))
+        out.extend(plain(r) for r in contents.records.values())
+    for jsonl in (directory / "run" / JSONL_NAME, directory / "every-field.jsonl"):
+        out.extend(plain(GameRecord.from_dict(json.loads(line))) for line in jsonl.read_text().splitlines())
+    out.append(plain(RunSpec.from_dict(json.loads((directory / "run" / CONFIG_NAME).read_text()))))
+    samples = json.loads((directory / "samples.json").read_text())
+    out.extend(plain(RunSpec.from_dict(s)) for s in samples["specs"])
+    out.extend(plain(GameRecord.from_dict(r)) for r in samples["records"])
+    return out
+
+
+def test_files_of_the_first_format_load_as_they_did() -> None:
+    assert loaded(V1) == json.loads((V1 / "loaded.json").read_text())
+
+
+def test_records_and_specs_are_written_back_byte_for_byte() -> None:
+    for jsonl in (V1 / "run" / JSONL_NAME, V1 / "every-field.jsonl"):
+        lines = jsonl.read_text().splitlines()
+        assert [json.dumps(GameRecord.from_dict(json.loads(line)).to_dict()) for line in lines] == lines
+    config = json.loads((V1 / "run" / CONFIG_NAME).read_text())
+    spec = RunSpec.from_dict(config)
+    assert json.dumps({**spec.to_dict(), "schedule": config["schedule"]}, indent=2) == json.dumps(config, indent=2)
+    for directory, journal in ((V1 / "run", JOURNAL_NAME), (V1, "every-field.qaj")):
+        raw = (directory / journal).read_bytes()
+        contents = read_journal(directory / journal)
+        header = {**RunSpec.from_dict(contents.config).to_dict()}
+        if "schedule" in contents.config:
+            header["schedule"] = contents.config["schedule"]
+        assert list(header.items()) == list(contents.config.items())
+        games = b"".join(
+            encode_frame({"kind": "game", "id": r.game_id, "game": r.to_dict()}) for r in contents.records.values()
+        )
+        assert contents.records and raw.endswith(games)
+    for sample in json.loads((V1 / "samples.json").read_text())["specs"]:
+        assert json.dumps(RunSpec.from_dict(sample).to_dict()) == json.dumps(sample)
+
+
+def test_a_journal_from_before_the_newer_fields_reads_with_what_their_absence_meant() -> None:
+    spec = json.loads((V1 / "run" / CONFIG_NAME).read_text())
+    record = json.loads((V1 / "samples.json").read_text())["records"][0]
+    assert spec["interleave"] and spec["adjudicate"] == 8
+    for key in ("log_limit", "server", "adjudicate", "interleave"):
+        del spec[key]
+    for key in ("detail", "started", "exit_info", "engines"):
+        del record[key]
+    old = RunSpec.from_dict(spec)
+    assert (old.log_limit, old.server, old.adjudicate, old.interleave) == (DEFAULT_STDERR_LIMIT, None, None, False)
+    game = GameRecord.from_dict(record)
+    assert (game.detail, game.started, game.exit_info, game.engines) == ("", "", {}, ())
+
+
+def test_bad_data_is_an_error_naming_the_key() -> None:
+    good = json.loads((V1 / "samples.json").read_text())["records"][0]
+    with pytest.raises(KeyError, match="first"):
+        GameRecord.from_dict({k: v for k, v in good.items() if k != "first"})
+    for key, value, problem in (
+        ("game_id", "9", "game_id: expected an integer, not str"),
+        ("round", True, "round: expected an integer, not bool"),
+        ("opening", "c47", "opening: expected a list, not str"),
+        ("exit_info", ["a"], "exit_info: expected a mapping, not list"),
+        ("turns", [["3", 0, None, "x"]], "TurnRecord has 3 fields, not 4"),
+    ):
+        with pytest.raises((TypeError, ValueError), match=problem):
+            GameRecord.from_dict({**good, key: value})
+    with pytest.raises(ValueError, match="'nonsense' is not a valid Termination"):
+        GameRecord.from_dict({**good, "termination": "nonsense"})
+    spec = json.loads((V1 / "run" / CONFIG_NAME).read_text())
+    with pytest.raises(RunError, match="the journal's configuration lacks 'kind'"):
+        RunSpec.from_dict({k: v for k, v in spec.items() if k != "kind"})
+    with pytest.raises(RunError, match=r"the journal.s configuration is invalid: .*not a valid name"):
+        RunSpec.from_dict({**spec, "engines": [{**spec["engines"][0], "name": "a b"}, spec["engines"][1]]})
+
+
+def test_a_turn_row_from_before_scores_were_kept_reads_with_no_score() -> None:
+    good = json.loads((V1 / "samples.json").read_text())["records"][0]
+    assert GameRecord.from_dict({**good, "turns": [["3", 0]]}).turns == (TurnRecord("3", 0, None),)

@@ -22,7 +22,6 @@ Engines on a worker:
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import datetime
 import os
 import socket
@@ -35,7 +34,7 @@ from quarto_arena.engines.registry import BUILTIN
 from quarto_arena.protocol.notation import parse_variant
 from quarto_arena.protocol.rules import Variant
 
-from .. import package_version
+from .. import codec, package_version
 from ..compliance import CheckReport, CheckTimeouts, run_check
 from ..engine import Deadlines, EngineConfig
 from ..records import GameRecord, Result, Termination
@@ -43,7 +42,6 @@ from ..referee import GameSpec, play_game, variant_text
 from ..roster import config_from_dict, config_to_dict
 from ..run import EnginePool, RunError
 from ..schedule import ScheduledGame
-from ..timecontrol import TimeControl
 from .warm import WorkerEngines, worker_engines
 
 __all__ = [
@@ -75,7 +73,7 @@ _BUILTIN_MODULES: Final = frozenset(e.module for e in BUILTIN.values())
 def _common(engines: list[EngineConfig], deadlines: Deadlines | None) -> dict[str, Any]:
     return {
         "engines": [config_to_dict(e) for e in engines],
-        "deadlines": dataclasses.asdict(deadlines or Deadlines()),
+        "deadlines": codec.to_dict(deadlines or Deadlines()),
         "python": sys.executable,
         "cwd": os.getcwd(),
     }
@@ -101,24 +99,14 @@ def game_task(
 
 
 def spec_to_dict(spec: GameSpec) -> dict[str, Any]:
-    """Every field of a :class:`GameSpec` as plain data (the inverse of :func:`spec_from_dict`): a field the referee
-    gains travels to the workers without being named here."""
-    d = {f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)}
-    d["variant"] = variant_text(spec.variant)
-    d["time_control"] = spec.time_control.text
-    d["opening"] = list(spec.opening)
-    d["names"] = None if spec.names is None else list(spec.names)
-    return d
+    """Every field of a :class:`GameSpec` as plain data (the inverse of :func:`spec_from_dict`; :mod:`..codec`): a
+    field the referee gains travels to the workers without being named here."""
+    return codec.to_dict(spec)
 
 
 def spec_from_dict(d: Mapping[str, Any]) -> GameSpec:
     """The :class:`GameSpec` of :func:`spec_to_dict`."""
-    fields = dict(d)
-    fields["variant"] = parse_variant(*str(d["variant"]).split(" "))
-    fields["time_control"] = TimeControl.parse(str(d["time_control"]))
-    fields["opening"] = tuple(str(t) for t in d["opening"])
-    fields["names"] = None if d["names"] is None else (str(d["names"][0]), str(d["names"][1]))
-    return GameSpec(**fields)
+    return codec.from_dict(GameSpec, d)
 
 
 def preflight_task(engines: list[EngineConfig], variant: Variant, deadlines: Deadlines | None) -> dict[str, Any]:
@@ -131,7 +119,7 @@ def preflight_task(engines: list[EngineConfig], variant: Variant, deadlines: Dea
 def check_task(engine: EngineConfig, timeouts: CheckTimeouts, keep_going: bool) -> dict[str, Any]:
     """``quarto-arena check`` as plain data."""
     task = _common([engine], None)
-    task["timeouts"] = dataclasses.asdict(timeouts)
+    task["timeouts"] = codec.to_dict(timeouts)
     task["keep_going"] = keep_going
     return task
 
@@ -192,7 +180,7 @@ def check_on_worker(task: Mapping[str, Any]) -> dict[str, Any]:
     """Runs on a worker: the compliance check of one engine; returns the worker's address and the report."""
     where = _where()
     (config,) = _configs(task)
-    timeouts = CheckTimeouts(**task["timeouts"])
+    timeouts = codec.from_dict(CheckTimeouts, task["timeouts"])
     report: CheckReport = asyncio.run(run_check(config, timeouts=timeouts, keep_going=bool(task["keep_going"])))
     return {"worker": where, "version": package_version(), "report": report}
 
@@ -202,7 +190,7 @@ async def _play(
 ) -> dict[str, Any]:
     first, second = _configs(task)
     spec = spec_from_dict(task["game"])
-    deadlines = Deadlines(**task["deadlines"])
+    deadlines = codec.from_dict(Deadlines, task["deadlines"])
     lease = task.get("lease")
     lent = [pool.borrow(c, deadlines, None if lease is None else str(lease)) for c in (first, second)]
     sessions = [b.session for b in lent]
@@ -241,7 +229,7 @@ async def _play(
 
 
 async def _preflight(task: Mapping[str, Any]) -> None:
-    pool = EnginePool(_configs(task), deadlines=Deadlines(**task["deadlines"]))
+    pool = EnginePool(_configs(task), deadlines=codec.from_dict(Deadlines, task["deadlines"]))
     try:
         await pool.preflight(parse_variant(*str(task["variant"]).split(" ")))
     finally:

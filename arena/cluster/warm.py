@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-import dataclasses
 import itertools
 import json
 import shutil
@@ -35,6 +34,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
+from .. import codec
 from ..engine import Deadlines, EngineConfig, EngineSession
 from ..roster import config_to_dict
 
@@ -123,7 +123,7 @@ class WorkerEngines:
 
     def borrow(self, config: EngineConfig, deadlines: Deadlines, lease: str | None) -> Borrowed:
         """An idle session of this engine (same configuration, same deadlines), or a new one not yet started."""
-        key = json.dumps([config_to_dict(config), dataclasses.asdict(deadlines)], sort_keys=True)
+        key = json.dumps([config_to_dict(config), codec.to_dict(deadlines)], sort_keys=True)
         idle = self._idle.get(key)
         if idle:
             borrowed = idle.pop()

@@ -18,6 +18,7 @@ import concurrent.futures
 import html
 import json
 import multiprocessing
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from ..records import GameRecord, TurnRecord
 from ..run import GameEnded, GameStarted, Notice, TurnPlayed
 from ..schedule import ScheduledGame
 from ..stats import RatingError
+from ..transport.supervision import exit_with_parent
 from ..web.model import game_view, replay
 from ..web.report import asset
 from ..web.server import BOARDS_EVERY, SUMMARY_EVERY, PageServer, game_number
@@ -131,7 +133,12 @@ class LadderView:
     async def _refit(self, points: int = 1) -> None:
         """Refits in a process of its own (the fit is pure Python: in a thread it would hold the arena's loop)."""
         if self._fitter is None:
-            self._fitter = concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+            self._fitter = concurrent.futures.ProcessPoolExecutor(
+                1,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=exit_with_parent,  # a ladder killed by SIGKILL must not leave it behind
+                initargs=(os.getpid(),),
+            )
         began = time.monotonic()
         fits, bots = await asyncio.get_running_loop().run_in_executor(
             self._fitter, fit_database, str(self._path), self.anchor, points

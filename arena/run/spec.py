@@ -9,20 +9,20 @@ import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
-from quarto_arena.protocol.bot import EndpointError, parse_endpoint
 from quarto_arena.protocol.notation import NotationError, format_attributes, parse_variant
 from quarto_arena.protocol.rules import Variant
 
+from .. import codec
 from ..engine import EngineConfig, EngineError
 from ..errors import ArenaError, ExitStatus
 from ..options import RunOptions, parse_size
 from ..referee import MAX_ADJUDICATE
-from ..roster import RosterError, apply_options, config_from_dict, config_to_dict, name_endpoints, resolve_roster
+from ..roster import RosterError, apply_options, config_from_dict, name_endpoints, resolve_roster
 from ..schedule import STARTPOS, Format, OpeningBook, Schedule, ScheduleError, load_openings, opening_from_text
 from ..stats import Sprt, SprtModel, StatsError
-from ..timecontrol import DEFAULT_MARGIN_MS, TimeControl
+from ..timecontrol import DEFAULT_MARGIN_MS, TimeControl, as_text
 from ..transport import DEFAULT_STDERR_LIMIT
 
 
@@ -57,14 +57,13 @@ class ServerSpec:
             raise RunError(f"--wait must be a number of seconds, 0 or more, not {self.wait}")
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain types for the journal header."""
-        return {"endpoint": self.endpoint, "keys": self.keys, "wait": self.wait}
+        """Plain types for the journal header (every field, by :mod:`..codec`)."""
+        return codec.to_dict(self)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ServerSpec:
         """The inverse of :meth:`to_dict` (KeyError, TypeError, ValueError on bad data)."""
-        keys = d["keys"]
-        return cls(str(d["endpoint"]), None if keys is None else str(keys), float(d["wait"]))
+        return codec.from_dict(cls, d)
 
 
 class RunKind(enum.Enum):
@@ -75,12 +74,33 @@ class RunKind(enum.Enum):
     SPRT = "sprt"  #: two engines until the sequential test decides
 
 
-def _variant_dict(variant: Variant) -> dict[str, str]:
-    return {
-        "shapes": variant.shapes.value,
-        "attributes": format_attributes(variant.attributes),
-        "claims": variant.claims.value,
-    }
+_VARIANT: Final = codec.hook(
+    encode=lambda v: {
+        "shapes": v.shapes.value,
+        "attributes": format_attributes(v.attributes),
+        "claims": v.claims.value,
+    },
+    decode=lambda v, _: parse_variant(v["shapes"], v["attributes"], v["claims"]),
+)
+"""A variant as its three ``newgame`` fields, named."""
+
+
+def _book(o: Mapping[str, Any], earlier: Mapping[str, Any]) -> OpeningBook:
+    variant: Variant = earlier["variant"]
+    return OpeningBook(
+        tuple(opening_from_text(str(t), variant) for t in o["openings"]),
+        random_turns=int(o["random_turns"]),
+        seed=int(o["seed"]),
+        variant=variant,
+        source=str(o["source"]),
+    )
+
+
+_ENGINES: Final = codec.hook(decode=lambda engines, _: tuple(config_from_dict(e) for e in engines))
+"""Engines read with their names checked (:func:`~..roster.config_from_dict`)."""
+
+_BOOK: Final = codec.hook("openings", encode=OpeningBook.identity, decode=_book)
+"""An opening book as its identity (what the schedule's digest hashes), read under the run's variant."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +109,7 @@ class RunSpec:
 
     kind: RunKind
     """The command: what the output shows."""
-    engines: tuple[EngineConfig, ...]
+    engines: tuple[EngineConfig, ...] = field(metadata=_ENGINES)
     """The engines, in command-line (or engines-file) order; the first is the gauntlet's hero, or SPRT's NEW."""
     format: Format = Format.ROUND_ROBIN
     """Round-robin or gauntlet."""
@@ -100,11 +120,11 @@ class RunSpec:
     decides."""
     concurrency: int = 1
     """Games played at the same time."""
-    time_control: TimeControl = field(default_factory=lambda: TimeControl.parse("st=1"))
+    time_control: TimeControl = field(default_factory=lambda: TimeControl.parse("st=1"), metadata=as_text("tc"))
     """The time control of every game (an engine's own overrides it)."""
-    variant: Variant = field(default_factory=Variant)
+    variant: Variant = field(default_factory=Variant, metadata=_VARIANT)
     """The rules."""
-    book: OpeningBook = field(default_factory=OpeningBook)
+    book: OpeningBook = field(default_factory=OpeningBook, metadata=_BOOK)
     """The openings."""
     strict: bool = False
     """Stop at the first engine failure instead of forfeiting and going on."""
@@ -124,7 +144,7 @@ class RunSpec:
     """Where remote engines connect in; set exactly when the run has ``remote:NAME`` engines."""
     adjudicate: int | None = None
     """Adjudicate each game by the solver at this many empty squares (1..12); None: play every game out."""
-    interleave: bool = True
+    interleave: bool = field(default=True, metadata=codec.hook(missing=False))
     """Pair ``j`` of every encounter before pair ``j + 1`` of any (False: encounter by encounter, as cutechess, and
     as every journal written before interleaving existed, which lacks the field)."""
 
@@ -168,75 +188,15 @@ class RunSpec:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain msgpack/JSON types for the journal header (the inverse of :meth:`from_dict`)."""
-        test = self.sprt
-        return {
-            "kind": self.kind.value,
-            "engines": [config_to_dict(e) for e in self.engines],
-            "format": self.format.value,
-            "rounds": self.rounds,
-            "games": self.games,
-            "concurrency": self.concurrency,
-            "tc": self.time_control.text,
-            "variant": _variant_dict(self.variant),
-            "openings": self.book.identity(),
-            "strict": self.strict,
-            "margin_ms": self.margin_ms,
-            "sprt": None
-            if test is None
-            else {
-                "elo0": test.elo0,
-                "elo1": test.elo1,
-                "alpha": test.alpha,
-                "beta": test.beta,
-                "model": test.model.value,
-            },
-            "rating_interval": self.rating_interval,
-            "table_format": self.table_format,
-            "event": self.event,
-            "log_limit": self.log_limit,
-            "server": None if self.server is None else self.server.to_dict(),
-            "adjudicate": self.adjudicate,
-            "interleave": self.interleave,
-        }
+        """Plain msgpack/JSON types for the journal header (the inverse of :meth:`from_dict`): every field, by
+        :mod:`..codec`."""
+        return codec.to_dict(self)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> RunSpec:
         """Rebuilds a spec from :meth:`to_dict`; raises :class:`RunError` naming what is wrong."""
         try:
-            v = d["variant"]
-            variant = parse_variant(v["shapes"], v["attributes"], v["claims"])
-            o = d["openings"]
-            book = OpeningBook(
-                tuple(opening_from_text(str(t), variant) for t in o["openings"]),
-                random_turns=int(o["random_turns"]),
-                seed=int(o["seed"]),
-                variant=variant,
-                source=str(o["source"]),
-            )
-            t = d["sprt"]
-            test = None if t is None else Sprt(t["elo0"], t["elo1"], t["alpha"], t["beta"], SprtModel(t["model"]))
-            return cls(
-                kind=RunKind(d["kind"]),
-                engines=tuple(config_from_dict(e) for e in d["engines"]),
-                format=Format(d["format"]),
-                rounds=int(d["rounds"]),
-                games=None if d["games"] is None else int(d["games"]),
-                concurrency=int(d["concurrency"]),
-                time_control=TimeControl.parse(str(d["tc"])),
-                variant=variant,
-                book=book,
-                strict=bool(d["strict"]),
-                margin_ms=int(d["margin_ms"]),
-                sprt=test,
-                rating_interval=int(d["rating_interval"]),
-                table_format=str(d["table_format"]),
-                event=str(d["event"]),
-                log_limit=int(d.get("log_limit", DEFAULT_STDERR_LIMIT)),
-                server=None if d.get("server") is None else ServerSpec.from_dict(d["server"]),
-                adjudicate=None if d.get("adjudicate") is None else int(d["adjudicate"]),
-                interleave=bool(d.get("interleave", False)),  # absent: a journal from before, in its own order
-            )
+            return codec.from_dict(cls, d)
         except KeyError as e:
             raise RunError(f"the journal's configuration lacks {e}") from None
         except (TypeError, ValueError, AttributeError, NotationError) as e:
@@ -250,6 +210,8 @@ def server_spec(listen: str | None, keys: str | None, wait: float) -> ServerSpec
         if keys is not None:
             raise RunError("--keys goes with --listen")
         return None
+    from quarto_arena.protocol.bot import EndpointError, parse_endpoint  # the bot SDK: only with --listen (start-up)
+
     try:
         # Plain ZeroMQ authenticates nobody and encrypts nothing: only this machine may connect then.
         endpoint = parse_endpoint(listen, allow_remote=keys is not None)

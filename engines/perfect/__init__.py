@@ -17,8 +17,9 @@ Time is its own business: it spends a ``movetime`` but a reserve for a loaded ma
 of the clock that keeps most of it in reserve), checks its own deadline in the core every 64 nodes, and answers
 ``stop`` at once (the core is told through :meth:`SearchContext.on_stop`), so it never needs the arena's margin.
 
-Options: ``Level`` 0-10 (0 plays at random, 1 as greedy, 2-9 search that many turns deep with alpha-beta, 10
-without limit: perfect within its time), ``Hash`` (MiB of transposition table), ``Seed``, and ``Search``.
+Options: ``Level`` 0-10 (0 plays at random, 1 as greedy, 2-9 a search capped in nodes with a falling rate of
+greedy turns, even steps of about 40 Elo: :mod:`.levels`; 10 without limit: perfect within its time),
+``Hash`` (MiB of transposition table), ``Seed``, and ``Search``.
 
 Run it with ``python -m quarto_arena.engines.perfect [--listen ENDPOINT]``.
 """
@@ -36,13 +37,15 @@ from quarto_arena.protocol.uqi import Go, OptionSpec, OptionType, Score
 
 from ..greedy import greedy_turn, safe_turns
 from ..random import SEED, SeededBot
+from .levels import RUNGS
 from .mcts import mcts_turn
 
 __all__ = ["HASH", "LEVEL", "MAX_LEVEL", "MCTS_ABOVE", "SEARCH", "PerfectBot", "deepening_turn", "time_budget"]
 
 MAX_LEVEL = 10
 LEVEL = OptionSpec("Level", OptionType.SPIN, str(MAX_LEVEL), 0, MAX_LEVEL)
-"""Strength: 0 random, 1 greedy, 2-9 a search that many turns deep, 10 perfect within the time."""
+"""Strength: 0 random, 1 greedy, 2-9 a search capped in nodes with fewer greedy turns at each level (:mod:`.levels`),
+10 perfect within the time."""
 HASH = OptionSpec("Hash", OptionType.SPIN, "16", 1, 1024)
 """MiB of transposition table (rounded down to a power of two entries of 16 bytes)."""
 SEARCH = OptionSpec("Search", OptionType.COMBO, "mcts", vars=("mcts", "alphabeta"))
@@ -139,8 +142,14 @@ class PerfectBot(SeededBot):
             return greedy_turn(position, self.rng)
         if self._solver is None or self._solver.variant != position.variant:
             self._solver = self._make_solver(position.variant)
-        mcts = level == MAX_LEVEL and self.option(SEARCH.name) == "mcts" and 16 - position.placed > MCTS_ABOVE
-        return deepening_turn(position, ctx, self._solver, EXACT if level == MAX_LEVEL else level, self.rng, mcts=mcts)
+        if level < MAX_LEVEL:  # the ladder: a search capped in nodes, and plain turns by chance (.levels)
+            rung = RUNGS[level]
+            if rung.plays_plain(self.rng):
+                return greedy_turn(position, self.rng)
+            ctx.limits = rung.limits(ctx.limits)
+            return deepening_turn(position, ctx, self._solver, EXACT, self.rng)
+        mcts = self.option(SEARCH.name) == "mcts" and 16 - position.placed > MCTS_ABOVE
+        return deepening_turn(position, ctx, self._solver, EXACT, self.rng, mcts=mcts)
 
 
 def deepening_turn(
@@ -214,7 +223,8 @@ def _deepen(
     proven: Search | None = None
     nodes = 0
     depth = 0
-    while proven is None and depth < min(max_depth, empty):
+    spent = False
+    while proven is None and not spent and depth < min(max_depth, empty):
         depth += 1
         if exact_allowed and ((depth > SHALLOW and empty <= EXACT_FROM) or depth >= empty - EXACT_GAP):
             depth = empty
@@ -227,7 +237,9 @@ def _deepen(
             proven = safe
         else:
             win = _step(solver, position, depth, ctx, deadline, nodes, Aim.WIN)
-            if win is not None:
+            if win is None:
+                spent = True  # cut short: the time or the nodes are all spent (its nodes are not in ``nodes``)
+            else:
                 nodes += win.nodes
                 if win.verdict is Verdict.WIN:
                     best, proven = win.turn, win
