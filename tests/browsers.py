@@ -3,11 +3,13 @@ the browsers, their flags, where screenshots go, and a bot whose ``id name`` is 
 
 from __future__ import annotations
 
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from procs import CLI
+
+__all__ = ["CHROMIUM", "CLI", "FIREFOX", "FLAGS", "HOSTILE", "SHOTS", "evil_bot", "shots"]
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "screenshots"
@@ -15,7 +17,6 @@ CHROMIUM = Path("/usr/bin/chromium")
 FIREFOX = Path("/usr/bin/firefox-esr")
 #: Chromium's flags for a headless run in a container, without its own network traffic.
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
-CLI = [sys.executable, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
 #: A name that would run script if a page ever put it into HTML as markup.
 HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
 
