@@ -28,11 +28,8 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-import ctypes
-import ctypes.util
 import logging
 import os
-import secrets
 import shutil
 import signal
 import subprocess
@@ -91,7 +88,7 @@ def marker_value() -> str:
     with _making:
         if _state.get("marker_pid") != pid:
             _state["marker_pid"] = pid
-            _state["marker"] = f"{pid}.{secrets.token_hex(8)}"
+            _state["marker"] = f"{pid}.{os.urandom(8).hex()}"  # secrets.token_hex(8) without its import
             _state.pop("watchdog", None)
             _state.pop("subreaper", None)
         return str(_state["marker"])
@@ -118,9 +115,11 @@ def _become_subreaper() -> None:
     if _state.get("subreaper") or not sys.platform.startswith("linux"):
         return
     _state["subreaper"] = True
-    libc_name = ctypes.util.find_library("c")
+    import ctypes
+
     try:
-        libc = ctypes.CDLL(libc_name, use_errno=True)
+        # The process's own symbols, libc's among them: ctypes.util.find_library("c") runs ldconfig at each start.
+        libc = ctypes.CDLL(None, use_errno=True)
         if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
             log.debug("prctl(PR_SET_CHILD_SUBREAPER) failed: errno %d", ctypes.get_errno())
     except OSError as e:
