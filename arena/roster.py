@@ -25,7 +25,6 @@ import os
 import re
 import shlex
 import shutil
-import tomllib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -471,6 +470,8 @@ def load_engines_file(path: Path) -> dict[str, EngineConfig]:
         raise RosterError(f"{path}: cannot read the engines file: {e.strerror}") from None
     if len(raw) > _MAX_FILE_BYTES:
         raise RosterError(f"{path}: an engines file of more than {_MAX_FILE_BYTES >> 20} MB is not plausible")
+    import tomllib  # only with --engines FILE: a run without one does not pay for the parser (start-up)
+
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:

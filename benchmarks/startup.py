@@ -1,6 +1,6 @@
 """What a short run costs at start-up: ``--help``, ``show startpos`` and a 2-game ``play``, each a new process.
 
-    python benchmarks/startup.py [--runs 15] [--caches both|present|absent]
+    python benchmarks/startup.py [--runs 15] [--caches both|present|absent] [--python OTHER/.venv/bin/python]
 
 Each command is run as a new process, interleaved with a bare ``python -c pass`` (the floor no Python tool gets
 under on this machine), and the median and best of ``--runs`` are printed: wall time, and the CPU time of the
@@ -13,6 +13,8 @@ Bytecode caches: a normal ``pip install`` compiles every module at install time,
 bytecode. ``present`` runs every command with caches (``PYTHONPYCACHEPREFIX``, a scratch folder filled by a first
 untimed run); ``absent`` runs them as this environment is (with ``PYTHONDONTWRITEBYTECODE=1`` and no caches beside
 the sources, Python compiles every module it cannot find cached at each start). ``both`` (the default) does both.
+``--python`` adds another checkout's interpreter (its venv, where quarto-arena is installed): its commands run
+interleaved with this one's, and each line says which; ratios between the two are same-run ratios.
 The imports that cost the most are listed from ``python -X importtime``.
 """
 
@@ -30,7 +32,6 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-CLI = [sys.executable, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
 GOAL_MS = 120
 
 
@@ -43,12 +44,13 @@ def build_engine(directory: Path) -> Path:
     return binary
 
 
-def commands(engine: Path, scratch: Path) -> dict[str, list[str]]:
-    play = [*CLI, "play", f"a={engine}", f"b={engine}", "--games", "2", "--tc", "st=1", "--random-openings", "0"]
+def commands(python: str, engine: Path, scratch: Path) -> dict[str, list[str]]:
+    cli = [python, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
+    play = [*cli, "play", f"a={engine}", f"b={engine}", "--games", "2", "--tc", "st=1", "--random-openings", "0"]
     return {
-        "python -c pass": [sys.executable, "-c", "pass"],
-        "quarto-arena --help": [*CLI, "--help"],
-        "quarto-arena show startpos": [*CLI, "show", "startpos"],
+        "python -c pass": [python, "-c", "pass"],
+        "quarto-arena --help": [*cli, "--help"],
+        "quarto-arena show startpos": [*cli, "show", "startpos"],
         "quarto-arena play, 2 games": [*play, "--out", str(scratch / "run"), "-q"],
     }
 
@@ -82,7 +84,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--caches", choices=("both", "present", "absent"), default="both")
+    parser.add_argument("--python", action="append", default=[], help="another checkout's python, interleaved")
     args = parser.parse_args()
+    pythons = [sys.executable, *args.python]
     modes = ("present", "absent") if args.caches == "both" else (args.caches,)
     print(
         f"start-up, {args.runs} interleaved runs, median / best in ms; load {os.getloadavg()[0]:.2f}; "
@@ -92,7 +96,12 @@ def main() -> None:
         scratch = Path(tmp)
         log = scratch / "engines.log"
         engine = build_engine(scratch)
-        argvs = commands(engine, scratch)
+        argvs: dict[str, list[str]] = {}
+        for number, python in enumerate(pythons):
+            tag = f" [{number}]" if len(pythons) > 1 else ""
+            argvs |= {name + tag: argv for name, argv in commands(python, engine, scratch).items()}
+        if len(pythons) > 1:
+            print("  " + "; ".join(f"[{number}] {python}" for number, python in enumerate(pythons)))
         for caches in modes:
             env = environment(caches, scratch, log)
             for argv in argvs.values():  # fills the bytecode caches (when present) and fails early on an error
@@ -104,9 +113,9 @@ def main() -> None:
                     wall, cpu = measure(argv, env, log, scratch)
                     walls[name].append(wall)
                     cpus[name].append(cpu)
-            floor = statistics.median(cpus["python -c pass"])
+            floor = statistics.median(cpus[next(iter(argvs))])
             print(f"bytecode caches {caches} (load {os.getloadavg()[0]:.2f}):")
-            print(f"  {'':<28} {'wall':>15}   {'CPU':>15}   {'CPU / floor':>11}")
+            print(f"  {'':<32} {'wall':>15}   {'CPU':>15}   {'CPU / floor':>11}")
             for name in argvs:
                 wall_ms = [1000 * w for w in walls[name]]
                 cpu_ms = [1000 * c for c in cpus[name]]
@@ -116,11 +125,12 @@ def main() -> None:
                 elif not name.startswith("python"):
                     goal = "  goal: wall < 120 ms " + ("(met)" if statistics.median(wall_ms) < GOAL_MS else "(NOT met)")
                 print(
-                    f"  {name:<28} {statistics.median(wall_ms):6.1f} / {min(wall_ms):6.1f}"
+                    f"  {name:<32} {statistics.median(wall_ms):6.1f} / {min(wall_ms):6.1f}"
                     f"   {statistics.median(cpu_ms):6.1f} / {min(cpu_ms):6.1f}"
                     f"   {statistics.median(cpus[name]) / floor:10.2f}x{goal}"
                 )
-        show_imports(argvs["quarto-arena play, 2 games"], environment("present", scratch, log), log, scratch)
+        play = next(argv for name, argv in argvs.items() if name.startswith("quarto-arena play"))
+        show_imports(play, environment("present", scratch, log), log, scratch)
 
 
 def show_imports(argv: list[str], env: dict[str, str], log: Path, scratch: Path) -> None:

@@ -47,7 +47,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import FrameType
 from typing import TYPE_CHECKING, Any, BinaryIO, Final, Literal, NoReturn
 
-from .connect import add_arguments as add_connect_arguments
 from .errors import ExitStatus, QuartoError
 from .notation import NotationError
 from .rules import IllegalTurn, Position, Turn, Variant
@@ -80,6 +79,7 @@ __all__ = [
     "SearchContext",
     "SearchFunction",
     "UnsupportedVariant",
+    "add_connect_arguments",
     "fallback_turn",
     "main",
     "parse_endpoint",
@@ -983,6 +983,23 @@ class _SessionServer:
         self.slot.close()
         self.context.term()
         self.loop.close()
+
+
+def add_connect_arguments(parser: argparse.ArgumentParser) -> None:
+    """Adds ``--connect``, ``--name``, ``--key``, ``--server-key`` and ``--slots`` to a bot's command line (read
+    them with :func:`quarto_arena.protocol.client.connect_options`). Declared here, not beside the control lines in
+    :mod:`.connect`: every bot's start parses its command line, and only one that connects in needs those."""
+    group = parser.add_argument_group("connecting in to an arena that serves (SPEC §3.4)")
+    group.add_argument("--connect", metavar="ENDPOINT", help="the arena's endpoint, tcp://HOST:PORT")
+    group.add_argument("--name", metavar="NAME", help="the bot's name at the arena (with keys: its key's name)")
+    group.add_argument("--key", metavar="FILE", help="the bot's secret key, NAME.key_secret (quarto-arena keys new)")
+    group.add_argument("--server-key", metavar="FILE", help="the arena's public key, arena.key")
+    group.add_argument("--slots", type=int, default=1, metavar="N", help="games played at once (default: 1)")
+    group.add_argument(
+        "--stay",
+        action="store_true",
+        help="keep connecting after the arena ends its run, and while it does not know our key yet (a standing ladder)",
+    )
 
 
 def _parser(prog: str | None) -> argparse.ArgumentParser:

@@ -36,8 +36,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import IO, Final
 
-from .bot import EXIT_USAGE, EndpointError, parse_endpoint
-from .connect import add_arguments as add_connect_arguments
+from .bot import EXIT_USAGE, EndpointError, add_connect_arguments, parse_endpoint
 from .slots import Loop, Timer
 from .uqi import (
     MAX_LINE_BYTES,

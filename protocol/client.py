@@ -125,7 +125,7 @@ def _key(path: str, what: str) -> tuple[bytes, bytes | None]:
 
 
 def connect_options(args: argparse.Namespace) -> ConnectOptions | None:
-    """The options of :func:`~quarto_arena.protocol.connect.add_arguments`, checked (the key files read); None
+    """The options of :func:`~quarto_arena.protocol.bot.add_connect_arguments`, checked (the key files read); None
     without ``--connect``. Raises :class:`ClientError`."""
     if args.connect is None:
         if args.name or args.key or args.server_key or args.slots != 1 or getattr(args, "stay", False):

@@ -11,7 +11,6 @@ Arena to client: ``welcome version 1 slots N``, ``refused TEXT...``, ``begin K``
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 from typing import Final
 
@@ -33,7 +32,6 @@ __all__ = [
     "Ready",
     "Refused",
     "Welcome",
-    "add_arguments",
     "format_channel",
     "format_control",
     "parse_channel",
@@ -231,19 +229,3 @@ def parse_control(line: str) -> Control:
                 raise ConnectError(f"expected 'ended SLOT [TEXT]', got {line[:80]!r}")
             return Ended(_slot(words[1], line), words[2] if len(words) > 2 else "")
     raise ConnectError(f"unknown control line {line[:80]!r}")
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Adds ``--connect``, ``--name``, ``--key``, ``--server-key`` and ``--slots`` to a bot's command line (read
-    them with :func:`quarto_arena.protocol.client.connect_options`)."""
-    group = parser.add_argument_group("connecting in to an arena that serves (SPEC §3.4)")
-    group.add_argument("--connect", metavar="ENDPOINT", help="the arena's endpoint, tcp://HOST:PORT")
-    group.add_argument("--name", metavar="NAME", help="the bot's name at the arena (with keys: its key's name)")
-    group.add_argument("--key", metavar="FILE", help="the bot's secret key, NAME.key_secret (quarto-arena keys new)")
-    group.add_argument("--server-key", metavar="FILE", help="the arena's public key, arena.key")
-    group.add_argument("--slots", type=int, default=1, metavar="N", help="games played at once (default: 1)")
-    group.add_argument(
-        "--stay",
-        action="store_true",
-        help="keep connecting after the arena ends its run, and while it does not know our key yet (a standing ladder)",
-    )

@@ -9,7 +9,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -18,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from procs import wait_listening
+from procs import free_port, tied, wait_listening
 from quarto_arena.arena.engine import Deadlines, EngineConfig, EngineSession, EngineTerminated
 from quarto_arena.arena.records import Termination
 from quarto_arena.arena.referee import GameSpec
@@ -34,12 +33,6 @@ ENGINES = Path(__file__).resolve().parent.parent / "engines"
 FAST = Deadlines(startup=10, ready=5, newgame=5, quit=1, safety=10)
 QUICK = TimeControl.parse("st=2")
 BRIDGE = [sys.executable, "-m", "quarto_arena.protocol.bridge"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +57,7 @@ def served(kind: str, stdio_bots: dict[str, list[str]]) -> Iterator[str]:
         if kind not in stdio_bots:
             pytest.skip(f"no toolchain for the {kind} bot here")
         argv = [*BRIDGE, "--listen", endpoint, "--", *stdio_bots[kind]]
-    proc = subprocess.Popen(argv, start_new_session=True, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(tied(argv), start_new_session=True, stderr=subprocess.DEVNULL)
     try:
         wait_listening(endpoint, proc)
         yield endpoint
@@ -91,7 +84,7 @@ def test_bridged_engine_that_exits_is_a_disconnect(tmp_path: Path) -> None:
     endpoint = f"tcp://127.0.0.1:{free_port()}"
     crash = [sys.executable, "-m", "quarto_arena.engines.testing.crash_on_go"]
     proc = subprocess.Popen(
-        [*BRIDGE, "--listen", endpoint, "--", *crash], start_new_session=True, stderr=subprocess.DEVNULL
+        tied([*BRIDGE, "--listen", endpoint, "--", *crash]), start_new_session=True, stderr=subprocess.DEVNULL
     )
     try:
         wait_listening(endpoint, proc)
@@ -124,10 +117,11 @@ def test_bad_endpoint_and_missing_engine_exit_2() -> None:
 
 @contextlib.contextmanager
 def bridged(argv: list[str]) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """``argv`` served by the bridge on a fresh loopback endpoint; the bridge's group is killed afterwards."""
+    """``argv`` served by the bridge on a fresh loopback endpoint; the bridge's group is killed afterwards, and the
+    kernel kills the bridge if this process dies first (:func:`procs.tied`)."""
     endpoint = f"tcp://127.0.0.1:{free_port()}"
     proc = subprocess.Popen(
-        [*BRIDGE, "--listen", endpoint, "--", *argv], start_new_session=True, stderr=subprocess.DEVNULL
+        tied([*BRIDGE, "--listen", endpoint, "--", *argv]), start_new_session=True, stderr=subprocess.DEVNULL
     )
     try:
         wait_listening(endpoint, proc)
@@ -156,13 +150,17 @@ def test_no_stale_line_reaches_the_next_session(tmp_path: Path) -> None:
     flood = [sys.executable, "-m", "quarto_arena.engines.testing.flood_lines", "info", "30"]
     with bridged(flood) as (endpoint, _):
         first = subprocess.Popen(
-            [sys.executable, "-c", KILLED_MID_SEARCH, endpoint], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+            tied([sys.executable, "-c", KILLED_MID_SEARCH, endpoint]),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
         )
-        assert first.stdout is not None
-        assert first.stdout.readline().strip() == b"searching"
-        time.sleep(0.3)  # info lines are flowing
-        first.kill()
-        first.wait()
+        try:
+            assert first.stdout is not None
+            assert first.stdout.readline().strip() == b"searching"
+            time.sleep(0.3)  # info lines are flowing
+        finally:
+            first.kill()  # also when it never started its search: it would wait an hour
+            first.communicate()
 
         transcript = Transcript(tmp_path / "transcript")
         second = EngineSession(EngineConfig("second", endpoint=endpoint), deadlines=FAST, transcript=transcript)

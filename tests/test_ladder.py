@@ -3,36 +3,22 @@ key files, a real SQLite database; signals, kill -9 and restarts."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from procs import started, wait_listening
+from procs import CLI, cli, free_port, present, processes_in_groups, started, wait_listening
 from quarto_arena.arena.ladder import LadderDB, LadderDBError
 from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
 from quarto_arena.arena.server import new_key_pair
 from quarto_arena.engines.registry import command
-
-CLI = [sys.executable, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
-
-
-def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout)
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def counted(directory: Path, where: str = "1") -> int:
@@ -165,6 +151,28 @@ def test_kill_9_loses_only_games_in_flight_and_never_counts_one_twice(tmp_path: 
     assert ids == list(range(1, len(ids) + 1)) and len(ids) == seen[-1]
     assert seen == sorted(seen)
     assert turns == 0  # every counted game was played to its end
+
+
+@pytest.mark.extra("web")
+def test_a_ladder_killed_by_sigkill_leaves_no_helper_process_behind(tmp_path: Path) -> None:
+    """The pages' refit process (a process pool's worker) ends with the ladder, and with it multiprocessing's
+    resource tracker: a pool's worker holds its own task queue's writing end and would wait on it for ever."""
+    proc = start_ladder(tmp_path / "lad", *HOUSE, "--web", "127.0.0.1:0")
+    try:
+
+        def helpers() -> list[int]:
+            pids = [int(line.split()[0]) for line in processes_in_groups([proc.pid])]
+            return [pid for pid in pids if pid != proc.pid]
+
+        wait_until(lambda: len(helpers()) >= 2, proc=proc)  # the refit worker and the resource tracker
+        running = helpers()
+        os.kill(proc.pid, signal.SIGKILL)  # the ladder alone, as a user's kill -9 (not its group)
+        proc.wait()
+        wait_until(lambda: not present(running), timeout=30)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
 
 
 def test_a_database_that_is_not_a_ladders_is_refused(tmp_path: Path) -> None:

@@ -239,7 +239,7 @@ def test_a_level_searches_within_its_node_cap(level: int) -> None:
 def test_a_level_without_plain_turns_plays_the_capped_search() -> None:
     """The top rung is the full engine's deepening alpha-beta search with ``go nodes`` at the rung's cap."""
     top = max(RUNGS)
-    assert RUNGS[top].plain == 0.0 and RUNGS[top].depth >= 16
+    assert RUNGS[top].plain == 0.0
     rng = random.Random(3)
     for empties in (14, 13, 12, 11):
         position = safe_play(Variant(), rng, empties)

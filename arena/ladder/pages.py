@@ -15,14 +15,13 @@ from __future__ import annotations
 import asyncio
 import collections
 import concurrent.futures
-import html
 import json
 import multiprocessing
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from string import Template
 from typing import Any, Final, TypeVar
 
 from aiohttp import web
@@ -32,9 +31,9 @@ from ..records import GameRecord, TurnRecord
 from ..run import GameEnded, GameStarted, Notice, TurnPlayed
 from ..schedule import ScheduledGame
 from ..stats import RatingError
+from ..transport.supervision import exit_with_parent
 from ..web.model import game_view, replay
-from ..web.report import asset
-from ..web.server import BOARDS_EVERY, SUMMARY_EVERY, PageServer, game_number
+from ..web.server import BOARDS_EVERY, SUMMARY_EVERY, PageServer, game_number, page_html
 from .db import DB_NAME, BotRow, LadderDB, LadderDBError
 from .service import BotsChanged, GameCounted, Ladder, LadderError, LadderEvent
 from .standings import Standings, fit, version_label
@@ -131,7 +130,12 @@ class LadderView:
     async def _refit(self, points: int = 1) -> None:
         """Refits in a process of its own (the fit is pure Python: in a thread it would hold the arena's loop)."""
         if self._fitter is None:
-            self._fitter = concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+            self._fitter = concurrent.futures.ProcessPoolExecutor(
+                1,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=exit_with_parent,  # a ladder killed by SIGKILL must not leave it behind
+                initargs=(os.getpid(),),
+            )
         began = time.monotonic()
         fits, bots = await asyncio.get_running_loop().run_in_executor(
             self._fitter, fit_database, str(self._path), self.anchor, points
@@ -401,8 +405,7 @@ class LadderPages(PageServer):
         return handler
 
     def _page(self, template: str, title: str, bot: str = "") -> web.Response:
-        text = Template(asset(f"templates/{template}")).substitute(title=html.escape(title), bot=html.escape(bot))
-        return web.Response(text=text, content_type="text/html")
+        return web.Response(text=page_html(template, title, bot=bot), content_type="text/html")
 
     async def _index(self, request: web.Request) -> web.Response:
         return self._page("ladder.html", "Ladder")

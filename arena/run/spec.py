@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from quarto_arena.protocol.bot import EndpointError, parse_endpoint
 from quarto_arena.protocol.notation import NotationError, format_attributes, parse_variant
 from quarto_arena.protocol.rules import Variant
 
@@ -211,6 +210,8 @@ def server_spec(listen: str | None, keys: str | None, wait: float) -> ServerSpec
         if keys is not None:
             raise RunError("--keys goes with --listen")
         return None
+    from quarto_arena.protocol.bot import EndpointError, parse_endpoint  # the bot SDK: only with --listen (start-up)
+
     try:
         # Plain ZeroMQ authenticates nobody and encrypts nothing: only this machine may connect then.
         endpoint = parse_endpoint(listen, allow_remote=keys is not None)

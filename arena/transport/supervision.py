@@ -19,6 +19,8 @@ Four layers, from the kernel's guarantees to our own bookkeeping:
   that carries this arena's marker.
 
 :func:`kill_all` and :func:`shutdown` end every engine at once, for signal handlers and the end of a command.
+The arena's own helper processes (a process pool's workers) are not engines: :func:`exit_with_parent` makes each
+one end itself when the arena dies.
 """
 
 from __future__ import annotations
@@ -26,11 +28,8 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-import ctypes
-import ctypes.util
 import logging
 import os
-import secrets
 import shutil
 import signal
 import subprocess
@@ -41,7 +40,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Final
 
-__all__ = ["MARKER", "kill_all", "launcher_prefix", "shutdown", "sweep"]
+__all__ = ["MARKER", "exit_with_parent", "kill_all", "launcher_prefix", "shutdown", "sweep"]
 
 log = logging.getLogger("quarto_arena.arena.transport")
 
@@ -61,13 +60,35 @@ _state: dict[str, object] = {}
 _making = threading.RLock()
 
 
+_PARENT_POLL: Final = 0.5
+"""How often a helper process checks that the arena that started it is still its parent, s."""
+
+
+def exit_with_parent(parent: int) -> None:
+    """Ends this helper process (a process pool's worker, as ``initializer`` with ``(os.getpid(),)``) as soon as
+    ``parent`` is no longer its parent: the arena died, even by SIGKILL, and the process was handed to init or a
+    subreaper. A pool's worker would otherwise wait on its task queue for ever: it holds that queue's writing end
+    itself, so it never sees the queue end. A daemon thread looks every :data:`_PARENT_POLL` seconds; a
+    parent-death signal would be immediate, but the kernel sends it when the *thread* that started the worker ends,
+    which need not be the arena's end."""
+    if os.getppid() != parent:
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(_PARENT_POLL)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
 def marker_value() -> str:
     """This arena's value of :data:`MARKER` (changes in a forked child, which is another arena)."""
     pid = os.getpid()
     with _making:
         if _state.get("marker_pid") != pid:
             _state["marker_pid"] = pid
-            _state["marker"] = f"{pid}.{secrets.token_hex(8)}"
+            _state["marker"] = f"{pid}.{os.urandom(8).hex()}"  # secrets.token_hex(8) without its import
             _state.pop("watchdog", None)
             _state.pop("subreaper", None)
         return str(_state["marker"])
@@ -94,9 +115,11 @@ def _become_subreaper() -> None:
     if _state.get("subreaper") or not sys.platform.startswith("linux"):
         return
     _state["subreaper"] = True
-    libc_name = ctypes.util.find_library("c")
+    import ctypes
+
     try:
-        libc = ctypes.CDLL(libc_name, use_errno=True)
+        # The process's own symbols, libc's among them: ctypes.util.find_library("c") runs ldconfig at each start.
+        libc = ctypes.CDLL(None, use_errno=True)
         if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
             log.debug("prctl(PR_SET_CHILD_SUBREAPER) failed: errno %d", ctypes.get_errno())
     except OSError as e:

@@ -175,7 +175,7 @@ class PerfectBot(SeededBot):
             if rung.plays_plain(self.rng):
                 return greedy_turn(position, self.rng)
             ctx.limits = rung.limits(ctx.limits)
-            return deepening_turn(position, ctx, self._solver, rung.depth, self.rng)
+            return deepening_turn(position, ctx, self._solver, EXACT, self.rng)
         mcts = self.option(SEARCH.name) == "mcts" and 16 - position.placed > MCTS_ABOVE
         if self._two_threads() and (self._helper is None or self._helper.variant != position.variant):
             self._helper = self._make_solver(position.variant)

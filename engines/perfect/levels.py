@@ -29,7 +29,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from quarto_arena.protocol.solver import EXACT
 from quarto_arena.protocol.uqi import Go
 
 __all__ = ["RUNGS", "Rung"]
@@ -43,8 +42,6 @@ class Rung:
     """Solver nodes per turn, at most (with ``go nodes`` too, the smaller)."""
     plain: float = 0.0
     """Probability of playing greedy's turn instead of searching."""
-    depth: int = EXACT
-    """Turns the search looks ahead at most (:data:`EXACT`: as far as the nodes allow, the end of the game)."""
 
     def plays_plain(self, rng: random.Random) -> bool:
         """Whether this turn is a plain one (drawn from ``rng``; never drawn at a rate of 0)."""
@@ -58,11 +55,11 @@ class Rung:
 
 RUNGS: Final[Mapping[int, Rung]] = {
     2: Rung(3000, plain=0.88),
-    3: Rung(3000, plain=0.7),
-    4: Rung(3000, plain=0.55),
-    5: Rung(3000, plain=0.42),
-    6: Rung(3000, plain=0.32),
-    7: Rung(3000, plain=0.2),
+    3: Rung(3000, plain=0.75),
+    4: Rung(3000, plain=0.58),
+    5: Rung(3000, plain=0.4),
+    6: Rung(3000, plain=0.27),
+    7: Rung(3000, plain=0.17),
     8: Rung(3000, plain=0.1),
     9: Rung(3000),
 }
