@@ -54,7 +54,7 @@ class Rung:
 
 
 RUNGS: Final[Mapping[int, Rung]] = {
-    2: Rung(3000, plain=0.88),
+    2: Rung(3000, plain=0.85),
     3: Rung(3000, plain=0.75),
     4: Rung(3000, plain=0.58),
     5: Rung(3000, plain=0.4),
