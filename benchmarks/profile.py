@@ -6,9 +6,11 @@ Runs ``quarto-arena tournament`` among four instant C bots (engines/c/quarto_bot
 concurrency 1 with a run directory, under cProfile, in each interpreter given (by default the one running this
 script). A small unprofiled tournament runs first in the same process so that imports and first-use costs are not
 counted. The asyncio event loop is used: with uvloop, waiting happens inside C code that cProfile charges to
-whichever coroutine ran last. Time blocked in epoll (waiting for the engines) is shown apart; the rest is ranked:
-the top functions by own time with their share, then the shares by area: the project's code, the event loop,
-other Python, and built-ins (system calls, C functions).
+whichever coroutine ran last. The profiler's clock is the process's CPU time (``time.process_time``), not the wall
+clock: on a busy machine the wall clock charges a write that wakes an engine with the engine's time slice. The epoll
+calls are shown apart; the rest is ranked: the top functions by own time with their share, then the shares by area:
+the project's code, the event loop, other Python, and built-ins (system calls, C functions), and the Python
+function calls per game (a count, the same on a busy machine as on a quiet one).
 
 To compare with an older version, install it into a virtual environment of its own and name that interpreter:
 
@@ -35,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 #: Runs in the interpreter being measured: a warm-up tournament, then the profiled one.
 DRIVER = r"""
-import cProfile, contextlib, io, sys
+import cProfile, contextlib, io, sys, time
 from quarto_arena.arena.cli import main
 
 def run(argv):
@@ -49,7 +51,7 @@ def run(argv):
 
 warm, real, stats = sys.argv[1], sys.argv[2], sys.argv[3]
 run(warm.split("\x1f"))
-profile = cProfile.Profile()
+profile = cProfile.Profile(time.process_time)
 try:
     profile.runcall(run, real.split("\x1f"))
 finally:
@@ -134,11 +136,12 @@ def profile(tag: str, python: str, bot: Path, games: int, top: int, work: Path) 
     waiting = sum(entry[2] for func, entry in raw.items() if _is_wait(func))
     raw = {func: entry for func, entry in raw.items() if not _is_wait(func)}
     total = sum(entry[2] for entry in raw.values())
+    calls = sum(entry[1] for entry in raw.values())
     played = games_played(out)
     per_game = 1e3 * total / max(played, 1)
     print(
         f"== {tag} ({python}): {played} games, {total:.2f} s profiled ({per_game:.2f} ms per game), "
-        f"{waiting:.2f} s waiting in epoll"
+        f"{waiting:.2f} s in epoll calls, {calls / max(played, 1):.0f} function calls per game"
     )
     rows = sorted(raw.items(), key=lambda item: item[1][2], reverse=True)[:top]
     print(f"  {'own time':>9} {'share':>6} {'calls':>9}  function")

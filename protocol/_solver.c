@@ -208,6 +208,70 @@ static inline unsigned winners_after(const Core *c, const Groups *g, const uint1
     return w;
 }
 
+/* The opponent's turns after a placement that do not lose at once, for each gift: the pieces that win on a free
+ * square after the opponent places the gift there come from groups through other squares (fixed by the placement)
+ * and from groups through that square holding two pieces (they depend on the gift). */
+typedef struct {
+    int nfree;
+    uint8_t free[16];
+    uint16_t fixed[16];   /* by index into free: the winners from groups not through that square */
+    int npairs;
+    uint8_t pair_set[MAX_LINES], pair_clear[MAX_LINES];
+    uint8_t pair_at[MAX_LINES][2]; /* the indices into free of the group's two empty squares */
+} Mobility;
+
+static void mobility_setup(const Core *c, const Groups *g, unsigned occupied2, int square, int hand, Mobility *m) {
+    Groups after;
+    uint16_t except_after[16];
+    int index[16];
+    place(c, g, square, hand, &after);
+    threats(c, &after, occupied2, except_after);
+    m->nfree = 0;
+    for (unsigned f = 0xFFFFu & ~occupied2; f; f &= f - 1) {
+        int s = lowest(f);
+        index[s] = m->nfree;
+        m->free[m->nfree] = (uint8_t)s;
+        m->fixed[m->nfree++] = except_after[s];
+    }
+    m->npairs = 0;
+    for (int i = 0; i < c->nlines; i++) {
+        if (after.count[i] != 2)
+            continue;
+        unsigned open = c->lines[i] & ~occupied2;
+        m->pair_set[m->npairs] = after.all_set[i];
+        m->pair_clear[m->npairs] = after.all_clear[i];
+        m->pair_at[m->npairs][0] = (uint8_t)index[lowest(open)];
+        m->pair_at[m->npairs][1] = (uint8_t)index[lowest(open & (open - 1))];
+        m->npairs++;
+    }
+}
+
+/* Sum of the set bits of four 16-bit lanes. */
+static inline int popcount64(uint64_t x) {
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return (int)((x * 0x0101010101010101ULL) >> 56);
+}
+
+static int mobility(const Mobility *m, unsigned rest, int piece) {
+    uint16_t w[16];
+    memcpy(w, m->fixed, sizeof w);
+    for (int j = 0; j < m->npairs; j++) {
+        uint16_t x = WINNERS[(m->pair_set[j] & piece) << 4 | (m->pair_clear[j] & ~piece & 15)];
+        w[m->pair_at[j][0]] |= x;
+        w[m->pair_at[j][1]] |= x;
+    }
+    int total = 0;
+    for (int k = 0; k < m->nfree; k += 4) {
+        uint64_t lanes = 0;
+        for (int l = 0; l < 4 && k + l < m->nfree; l++)
+            lanes |= (uint64_t)(rest & ~w[k + l] & 0xFFFFu) << (16 * l);
+        total += popcount64(lanes);
+    }
+    return total;
+}
+
 /* The groups that can still be won (not full, and enough pieces left share an attribute value with the pieces in
  * it), a bit each; *attributes receives the attribute bits those groups depend on. */
 static unsigned live_lines(const Core *c, const Groups *g, unsigned remaining, unsigned *attributes) {
@@ -510,13 +574,10 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
             }
             continue;
         }
-        Groups after;
-        uint16_t except_after[16];
-        unsigned occupied2 = occupied | 1u << square;
-        if (ordered) {
-            place(c, g, square, hand, &after);
-            threats(c, &after, occupied2, except_after);
-        }
+        Mobility mob;
+        mob.nfree = 0;
+        if (ordered)
+            mobility_setup(c, g, occupied | 1u << square, square, hand, &mob);
         /* Pieces that agree on every live attribute are interchangeable: give one of them. */
         unsigned classes = 0;
         for (unsigned t = safe; t; t &= t - 1) {
@@ -525,14 +586,8 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
             if (classes & cls)
                 continue;
             classes |= cls;
-            int mobility = 0;
-            if (ordered) {
-                /* Mobility: the opponent's turns that do not lose at once; fewest first. */
-                unsigned rest = avail & ~(1u << piece);
-                for (unsigned f2 = 0xFFFFu & ~occupied2; f2; f2 &= f2 - 1)
-                    mobility += popcount16(rest & ~winners_after(c, &after, except_after, lowest(f2), piece));
-            }
-            keys[n] = mobility;
+            /* Mobility: the opponent's turns that do not lose at once; fewest first. */
+            keys[n] = ordered ? mobility(&mob, avail & ~(1u << piece), piece) : 0;
             moves[n++] = square << 4 | piece;
         }
     }

@@ -486,8 +486,23 @@ def _parse_go(w: list[str]) -> Go:
     return Go(infinite=infinite, **values)
 
 
+_PLAIN_REPLIES: dict[str, Reply] = {}
+"""Replies already parsed, by their exact line, for the lines of every turn: ``turn TOKEN`` with a token in its
+canonical form (at most a few hundred) and ``readyok``. Replies are immutable, so one object serves every time."""
+
+
 def parse_reply(line: str) -> Reply:
     """Parses one line an engine sends. Raises :class:`UqiError` for an unknown or malformed reply."""
+    reply = _PLAIN_REPLIES.get(line)
+    if reply is not None:
+        return reply
+    reply = _parse_reply(line)
+    if line == "readyok" or (isinstance(reply, TurnReply) and line == "turn " + reply.turn.token):
+        _PLAIN_REPLIES[line] = reply  # bounded: one entry per canonical token
+    return reply
+
+
+def _parse_reply(line: str) -> Reply:
     w = _words(line)
     if not w:
         raise UqiError("empty line")

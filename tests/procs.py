@@ -1,4 +1,5 @@
-"""Finding what is left of an engine: every process, zombies included, in given process groups or sessions."""
+"""Processes in tests: the CLI run as a subprocess, free loopback ports, servers tied to the test's life, and finding
+what is left of an engine (every process, zombies included, in given process groups or sessions)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,27 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
 from quarto_arena.arena.transport.supervision import launcher_prefix
+
+#: The CLI as a subprocess, with this Python (the console script may not be on PATH).
+CLI = [sys.executable, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
+
+
+def cli(*args: str, timeout: float = 120, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``quarto-arena ARGS`` run to its end, its output captured as text."""
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd)
+
+
+def free_port() -> int:
+    """A TCP port free on the loopback address just now (a test's server binds it next)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def tied(argv: Sequence[str]) -> list[str]:

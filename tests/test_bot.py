@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import zmq
+from procs import free_port
 from quarto_arena.protocol.bot import EndpointError, SearchContext, parse_endpoint, time_budget
 from quarto_arena.protocol.notation import parse_position
 from quarto_arena.protocol.rules import Position, turn_of
@@ -384,12 +385,6 @@ def test_info_lines_and_search_context(tmp_path: Path) -> None:
 
 
 # --- ZeroMQ ----------------------------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class ZmqArena:

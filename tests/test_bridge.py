@@ -9,7 +9,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -18,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from procs import tied, wait_listening
+from procs import free_port, tied, wait_listening
 from quarto_arena.arena.engine import Deadlines, EngineConfig, EngineSession, EngineTerminated
 from quarto_arena.arena.records import Termination
 from quarto_arena.arena.referee import GameSpec
@@ -34,12 +33,6 @@ ENGINES = Path(__file__).resolve().parent.parent / "engines"
 FAST = Deadlines(startup=10, ready=5, newgame=5, quit=1, safety=10)
 QUICK = TimeControl.parse("st=2")
 BRIDGE = [sys.executable, "-m", "quarto_arena.protocol.bridge"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")

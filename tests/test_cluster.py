@@ -9,7 +9,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import stat
 import subprocess
 import sys
@@ -21,7 +20,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 import pytest
-from procs import marked_processes, wait_listening
+from procs import CLI, free_port, marked_processes, wait_listening
 from quarto_arena.arena.cluster import Cluster, ClusterAddress, ClusterError, ClusterPlayer, WorkerFacts
 from quarto_arena.arena.cluster.connection import overloaded_hosts
 from quarto_arena.arena.cluster.player import play_on_cluster
@@ -34,8 +33,6 @@ from quarto_arena.arena.roster import resolve_engines
 from quarto_arena.arena.run import JSONL_NAME, PGN_NAME, Run, RunKind, RunOptions, RunSpec, build_spec
 from quarto_arena.arena.timecontrol import TimeControl
 from quarto_arena.protocol.notation import parse_position, parse_turns, parse_variant
-
-CLI = [sys.executable, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
 
 #: A bot that takes 20 ms a turn, so that a kill finds games in flight.
 SLOW_BOT = textwrap.dedent(
@@ -56,12 +53,6 @@ SLOW_BOT = textwrap.dedent(
 
 def run_cli(*args: str, timeout: float = 120, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, env=env)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass

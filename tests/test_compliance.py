@@ -12,7 +12,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,7 +20,7 @@ from pathlib import Path
 
 import pytest
 import quarto_arena.engines
-from procs import processes_in_groups, wait_listening
+from procs import CLI, cli, free_port, processes_in_groups, wait_listening
 from quarto_arena.arena.compliance import (
     STEPS,
     CheckReport,
@@ -38,7 +37,6 @@ from quarto_arena.engines.testing import BROKEN, NONCOMPLIANT
 from quarto_arena.engines.testing import command as broken_command
 
 ENGINES = Path(quarto_arena.engines.__file__).parent
-CLI = [sys.executable, "-c", "from quarto_arena.arena.cli import main; main()"]
 # Start-up still leaves a Python bot 3 s to import on a busy machine; a stalled search costs 0.5 s.
 SHORT = CheckTimeouts().scaled(0.3)
 
@@ -113,12 +111,6 @@ def test_js_bot_complies() -> None:
     if node is None:
         pytest.skip("node is not installed")
     assert_complies(check(EngineConfig("js-bot", command=(node, str(ENGINES / "js" / "quarto_bot.js")))))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
@@ -353,10 +345,6 @@ def test_the_probes_are_valid_positions() -> None:
 
 
 # --- the CLI -------------------------------------------------------------------------------------------------
-
-
-def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.mark.slow

@@ -9,31 +9,16 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from procs import present, processes_in_groups, started, wait_listening
+from procs import CLI, cli, free_port, present, processes_in_groups, started, wait_listening
 from quarto_arena.arena.ladder import LadderDB, LadderDBError
 from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
 from quarto_arena.arena.server import new_key_pair
 from quarto_arena.engines.registry import command
-
-CLI = [sys.executable, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
-
-
-def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout)
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def counted(directory: Path, where: str = "1") -> int:

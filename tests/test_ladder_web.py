@@ -10,7 +10,6 @@ import re
 import signal
 import subprocess
 import sys
-import textwrap
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -23,37 +22,14 @@ pytest.importorskip("aiohttp", reason="needs the web extra (pip install -e '.[we
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is missing (pip install -e '.[dev]')")
 
 from bidi import Firefox  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
-SHOTS = ROOT / "screenshots"
-CHROMIUM = Path("/usr/bin/chromium")
-FIREFOX = Path("/usr/bin/firefox-esr")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
-CLI = [sys.executable, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
-HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
-EVIL_BOT = textwrap.dedent(
-    f"""
-    import random, time
-    from quarto_arena.protocol.bot import Bot, run
-
-    class Evil(Bot):
-        name = {HOSTILE!r}
-        author = "<b>me</b> & you"
-
-        def search(self, position, ctx):
-            time.sleep(0.05)
-            return random.choice(position.legal_turns())
-
-    run(Evil(), [])
-    """
-)
+from browsers import CHROMIUM, CLI, FIREFOX, FLAGS, HOSTILE, SHOTS, evil_bot, shots  # noqa: E402
 
 
 @pytest.fixture
 def ladder(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """A ladder of three house engines (one named in HTML) with its pages on a free loopback port."""
     evil = tmp_path / "evil.py"
-    evil.write_text(EVIL_BOT)
+    evil.write_text(evil_bot(pause=0.05))
     argv = [*CLI, "ladder", "run", str(tmp_path / "lad"), "--house", f"evil={sys.executable} {evil}"]
     argv += ["--house", "greedy", "--house", "random", "--tc", "st=0.5", "-j", "2", "--web", "127.0.0.1:0"]
     # A session of its own: the ladder's children (its engines, the pages' refit process) hold its pipes too, and
@@ -83,10 +59,8 @@ def status(url: str, method: str = "GET", host: str | None = None) -> int:
 
 
 def test_the_ladder_pages_in_chromium(ladder: tuple[subprocess.Popen[str], str]) -> None:
-    if not CHROMIUM.exists():
-        pytest.skip(f"no {CHROMIUM}: install Debian's chromium")
+    shots(CHROMIUM)
     proc, url = ladder
-    SHOTS.mkdir(exist_ok=True)
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
         page = browser.new_page(viewport={"width": 1200, "height": 900})
@@ -158,9 +132,7 @@ def test_the_ladder_pages_in_firefox_and_the_servers_security(ladder: tuple[subp
     assert status(url + "bot/nobody") == 404
     assert status(url + "api/game/" + "9" * 40) == 400
     assert status(url + "api/bot/%3Cscript%3E") == 404
-    if not FIREFOX.exists():
-        pytest.skip(f"no {FIREFOX}: install Debian's firefox-esr")
-    SHOTS.mkdir(exist_ok=True)
+    shots(FIREFOX)
     firefox = Firefox(str(FIREFOX))
     try:
         firefox.goto(url)

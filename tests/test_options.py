@@ -4,23 +4,17 @@ it, reaches the run's spec (and the journal) when its journal form says it is ke
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from procs import cli
 from quarto_arena.arena.options import RUN_COMMANDS, Journal, RunOptions, flag, option_fields
 from quarto_arena.arena.run import RunError, RunKind, RunSpec, ServerSpec, build_spec
 from quarto_arena.arena.timecontrol import DEFAULT_MARGIN_MS
 
-CLI = [sys.executable, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
 KIND = {"tournament": RunKind.TOURNAMENT, "play": RunKind.MATCH, "sprt": RunKind.SPRT}
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=120)
 
 
 def samples(tmp_path: Path) -> dict[str, Any]:

@@ -9,13 +9,12 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from procs import wait_listening
+from procs import free_port, wait_listening
 from quarto_arena.arena.engine import Deadlines, EngineConfig, EngineSession
 from quarto_arena.arena.records import GameRecord, Result, Termination
 from quarto_arena.arena.referee import GameSpec, play_game
@@ -90,12 +89,6 @@ def test_full_games_between_languages(bots: dict[str, list[str]], a: str, b: str
     assert [(r.first, r.second) for r in records] == [(a, b), (b, a)]
     for r in records:
         check_normal(r)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 import zmq
 import zmq.auth
-from procs import started
+from procs import CLI, cli, free_port, started
 from quarto_arena.arena.journal import JOURNAL_NAME, read_journal
 from quarto_arena.arena.pgn import read_games
 from quarto_arena.arena.server import new_key_pair
@@ -26,7 +25,6 @@ from quarto_arena.protocol.notation import parse_variant
 from quarto_arena.protocol.rules import Position
 from quarto_arena.protocol.uqi import Go, NewGame, PositionCommand, parse_command
 
-CLI = [sys.executable, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
 BRIDGE = [sys.executable, "-m", "quarto_arena.protocol.bridge"]
 # An SDK bot that thinks a while over every turn, so that games last; while the file HOLD exists it also holds
 # its turn (and says so by creating HOLD.seen), so that a test can act in the middle of a search.
@@ -46,16 +44,6 @@ def choose(position, ctx):
 
 run(choose, sys.argv[3:])
 """
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture

@@ -320,7 +320,10 @@ def test_a_clean_sweep_has_an_exact_one_sided_bound_instead_of_infinities(games:
     # At the bound, a player scoring p per game (wins and losses only) sweeps with probability exactly 5%.
     assert math.isfinite(sweep.elo.low) and score_from_elo(sweep.elo.low) ** games == pytest.approx(0.05)
     assert (whitewash.elo.low, whitewash.elo.high) == (-math.inf, pytest.approx(-sweep.elo.low))
-    assert str(sweep.elo) == f"> {sweep.elo.low:+.1f} (95%)" and str(whitewash.elo) == f"< {-sweep.elo.low:+.1f} (95%)"
+    assert (
+        str(sweep.elo) == f"> {sweep.elo.low:+.1f} (95% bound)"
+        and str(whitewash.elo) == f"< {-sweep.elo.low:+.1f} (95% bound)"
+    )
     # LOS from the largest variance equal engines can have per game, 1/4: Phi(sqrt(games)).
     assert sweep.los == pytest.approx(0.5 * math.erfc(-math.sqrt(games) / math.sqrt(2)))
     assert whitewash.los == pytest.approx(1.0 - sweep.los)
@@ -328,8 +331,8 @@ def test_a_clean_sweep_has_an_exact_one_sided_bound_instead_of_infinities(games:
 
 def test_the_sweep_bounds_people_see() -> None:
     # 20/20: 0.05 ** (1/20) = 0.86089 -> +316.6 Elo; 1/1: 0.05 -> -400 log10(19) = -511.5 Elo (one win says little).
-    assert str(trinomial_stats(20, 0, 0).elo) == "> +316.6 (95%)"
-    assert str(trinomial_stats(1, 0, 0).elo) == "> -511.5 (95%)"
+    assert str(trinomial_stats(20, 0, 0).elo) == "> +316.6 (95% bound)"
+    assert str(trinomial_stats(1, 0, 0).elo) == "> -511.5 (95% bound)"
     assert trinomial_stats(20, 0, 0).elo.low < trinomial_stats(21, 0, 0).elo.low  # more wins, a higher bound
 
 
@@ -351,24 +354,24 @@ def test_where_the_normal_interval_fails_a_finite_elo_gets_a_finite_wilson_inter
 def test_all_draws() -> None:
     draws = trinomial_stats(0, 0, 20)
     assert draws.elo.value == 0.0 and draws.elo.low == pytest.approx(-draws.elo.high) and draws.elo.high > 100
-    assert str(draws.elo) == "+0.0 (95%: -147.8 to +147.8)"
+    assert str(draws.elo) == "+0.0 (95% CI -147.8 to +147.8)"
     # No spread at 1/2: t = 0/0; 0 with the usual margin, which does not depend on the spread.
     assert (draws.nelo.value, draws.nelo.margin) == (0.0, pytest.approx(Z95 * NELO_PER_T / math.sqrt(20)))
-    assert str(draws.nelo) == "+0.0 +/- 152.3"
+    assert str(draws.nelo) == "+0.0 +/- 152.3 (95% CI)"
     assert draws.los == 0.5
 
 
 def test_one_pair_and_one_game() -> None:
     one_each = pentanomial_stats([0, 0, 1, 0, 0])  # one win and one loss (or two draws)
-    assert str(one_each.nelo) == "+0.0 +/- 481.5" and one_each.los == 0.5
-    assert str(trinomial_stats(1, 1, 0).elo) == "+0.0 (95%: -392.5 to +392.5)"
+    assert str(one_each.nelo) == "+0.0 +/- 481.5 (95% CI)" and one_each.los == 0.5
+    assert str(trinomial_stats(1, 1, 0).elo) == "+0.0 (95% CI -392.5 to +392.5)"
     # One winning pair: a single trial cannot bound the t-value (a mean just above 1/4 can have almost no spread).
     ww = pentanomial_stats([0, 0, 0, 0, 1])
     assert (ww.nelo.value, ww.nelo.low, ww.nelo.high) == (math.inf, -math.inf, math.inf)
     assert str(ww.nelo) == "unbounded"
     assert str(pentanomial_stats([1, 0, 0, 0, 0]).nelo) == "unbounded"
     draw = trinomial_stats(0, 0, 1)
-    assert str(draw.elo) == "+0.0 (95%: -495.3 to +495.3)" and str(draw.nelo) == "+0.0 +/- 681.0"
+    assert str(draw.elo) == "+0.0 (95% CI -495.3 to +495.3)" and str(draw.nelo) == "+0.0 +/- 681.0 (95% CI)"
 
 
 def test_one_decisive_game_among_draws_is_an_ordinary_match() -> None:
@@ -381,7 +384,7 @@ def test_wins_and_draws_only() -> None:
     few, many = trinomial_stats(1, 0, 1), trinomial_stats(30, 0, 30)
     assert few.elo.kind is IntervalKind.WILSON and many.elo.kind is IntervalKind.NORMAL
     assert few.elo.value == many.elo.value == pytest.approx(elo_from_score(0.75))
-    assert str(few.elo) == "+190.8 (95%: -243.1 to +624.8)"
+    assert str(few.elo) == "+190.8 (95% CI -243.1 to +624.8)"
     losses = trinomial_stats(0, 1, 1)
     assert (losses.elo.low, losses.elo.high) == (pytest.approx(-few.elo.high), pytest.approx(-few.elo.low))
 
@@ -393,7 +396,7 @@ def test_a_sweep_of_pairs_bounds_nelo_by_the_least_favourable_outcomes(pairs: in
     # The bound is the t-value floor at the pair score's one-sided bound, in per-game units.
     low = score_from_elo(stats.elo.low)
     assert stats.nelo.low == pytest.approx(_t_value_floor(low, PAIR_SCORES) * NELO_PER_T / math.sqrt(2))
-    assert str(stats.nelo) == f"> {stats.nelo.low:+.1f} (95%)"
+    assert str(stats.nelo) == f"> {stats.nelo.low:+.1f} (95% bound)"
     assert "inf" not in str(stats.elo) + str(stats.nelo)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -13,13 +12,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from procs import started
+from procs import CLI, free_port, started
 from quarto_arena.engines import testing
 from quarto_arena.engines.registry import command
 from quarto_arena.protocol.bridge import EngineSlot
 from quarto_arena.protocol.slots import Loop
 
-CLI = [sys.executable, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
 BRIDGE = [sys.executable, "-m", "quarto_arena.protocol.bridge"]
 # An SDK bot that holds its turn while the file HOLD exists (and says so by creating HOLD.seen).
 HOLDING_BOT = """
@@ -37,12 +35,6 @@ def choose(position, ctx):
 
 run(choose, sys.argv[2:])
 """
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture

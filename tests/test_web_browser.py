@@ -26,33 +26,11 @@ pytest.importorskip("aiohttp", reason="needs the web extra (pip install -e '.[we
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is missing (pip install -e '.[dev]')")
 
 from bidi import Firefox  # noqa: E402
+from browsers import CHROMIUM, CLI, FIREFOX, FLAGS, HOSTILE, SHOTS, evil_bot, shots  # noqa: E402
 from quarto_arena.arena.web.report import report_html  # noqa: E402
 from quarto_arena.arena.web.rundir import load_run  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-SHOTS = ROOT / "screenshots"
-CHROMIUM = Path("/usr/bin/chromium")
-FIREFOX = Path("/usr/bin/firefox-esr")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
-CLI = [sys.executable, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
-HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
-
-#: A bot whose name is HTML (SPEC: ``id name`` is any text); it plays at random.
-EVIL_BOT = textwrap.dedent(
-    f"""
-    import random
-    from quarto_arena.protocol.bot import Bot, run
-
-    class Evil(Bot):
-        name = {HOSTILE!r}
-        author = "<b>me</b> & you"
-
-        def search(self, position, ctx):
-            return random.choice(position.legal_turns())
-
-    run(Evil(), [])
-    """
-)
+EVIL_BOT = evil_bot()
 
 #: A bot that takes its time, so that the live page sees games in progress.
 SLOW_BOT = textwrap.dedent(
@@ -72,9 +50,7 @@ SLOW_BOT = textwrap.dedent(
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """The system's Chromium (never a downloaded one), headless."""
-    if not CHROMIUM.exists():
-        pytest.skip(f"no {CHROMIUM}: install Debian's chromium (apt-get install chromium)")
-    SHOTS.mkdir(exist_ok=True)
+    shots(CHROMIUM)
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
         yield b
@@ -407,9 +383,7 @@ def test_an_sprt_report_plots_the_llr_against_its_bounds(browser: Any, tmp_path:
 @pytest.fixture(scope="module")
 def firefox() -> Iterator[Firefox]:
     """The system's Firefox ESR, headless, one tab."""
-    if not FIREFOX.exists():
-        pytest.skip(f"no {FIREFOX}: install Debian's firefox-esr (apt-get install firefox-esr)")
-    SHOTS.mkdir(exist_ok=True)
+    shots(FIREFOX)
     browser = Firefox(str(FIREFOX))
     yield browser
     browser.close()

@@ -253,8 +253,9 @@ async def _play(
 
     # A run keeps its counted games and thousands of session objects alive for hours: moving what exists now out of
     # the collector's sight, and collecting the young generation less often, keeps its passes from growing with
-    # them (benchmarks/scale.py measures both settings). Process-wide settings, so the command sets them.
-    gc.collect()
+    # them (benchmarks/scale.py measures both settings). Process-wide settings, so the command sets them. No full
+    # collection before the freeze: here it finds a handful of cycles the imports left, and costs a pass over every
+    # object they made (13 ms of a 2-game play's CPU on a loaded machine, benchmarks/startup.py).
     gc.freeze()
     gc.set_threshold(50_000, 10, 10)
     loop = asyncio.get_running_loop()

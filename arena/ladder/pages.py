@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import concurrent.futures
-import html
 import json
 import multiprocessing
 import os
@@ -23,7 +22,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from string import Template
 from typing import Any, Final, TypeVar
 
 from aiohttp import web
@@ -35,8 +33,7 @@ from ..schedule import ScheduledGame
 from ..stats import RatingError
 from ..transport.supervision import exit_with_parent
 from ..web.model import game_view, replay
-from ..web.report import asset
-from ..web.server import BOARDS_EVERY, SUMMARY_EVERY, PageServer, game_number
+from ..web.server import BOARDS_EVERY, SUMMARY_EVERY, PageServer, game_number, page_html
 from .db import DB_NAME, BotRow, LadderDB, LadderDBError
 from .service import BotsChanged, GameCounted, Ladder, LadderError, LadderEvent
 from .standings import Standings, fit, version_label
@@ -408,8 +405,7 @@ class LadderPages(PageServer):
         return handler
 
     def _page(self, template: str, title: str, bot: str = "") -> web.Response:
-        text = Template(asset(f"templates/{template}")).substitute(title=html.escape(title), bot=html.escape(bot))
-        return web.Response(text=text, content_type="text/html")
+        return web.Response(text=page_html(template, title, bot=bot), content_type="text/html")
 
     async def _index(self, request: web.Request) -> web.Response:
         return self._page("ladder.html", "Ladder")

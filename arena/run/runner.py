@@ -46,7 +46,7 @@ import asyncio
 import contextlib
 import json
 import os
-from collections.abc import Callable, Coroutine, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final, TextIO
@@ -387,6 +387,9 @@ class Playing:
         if run.directory is not None:
             self.pgn = open(run.directory / PGN_NAME, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
             self.jsonl = open(run.directory / JSONL_NAME, "a", encoding="utf-8")  # noqa: SIM115
+        self._pgn_blank = self.pgn is not None and self.pgn.tell() > 0
+        """Whether the next PGN game needs a blank line before it (asked of the file once: ``tell`` is slow)."""
+        self._flush_due = False
 
     async def worker(self) -> None:
         """Plays the next pending game until none is left or the run stops."""
@@ -452,19 +455,33 @@ class Playing:
         """A game that finished but is not counted (kept in ``aborted.jsonl``, played again on resume)."""
         self.aborted.append(replace(record, termination=Termination.ABORTED, detail=why))
 
-    def counted(self, record: GameRecord) -> None:
-        """The committer's call once ``record`` is in the journal: it counts, in the outputs and in the events."""
+    def counted(self, record: GameRecord, data: Mapping[str, Any] | None = None) -> None:
+        """The committer's call once ``record`` is in the journal (``data``: its ``to_dict()`` as written there): it
+        counts, in the outputs and in the events."""
         run = self.run
         run.records[record.game_id] = record
         if self.pgn is not None and self.jsonl is not None:
-            # Flushed, not synced: the journal can rebuild these files.
-            self.pgn.write(("\n" if self.pgn.tell() else "") + pgn_text(record, run.spec.event))
-            self.pgn.flush()
-            self.jsonl.write(json.dumps(record.to_dict()) + "\n")
-            self.jsonl.flush()
+            # Flushed, not synced: the journal can rebuild these files (a resume does). Flushed once the committer
+            # has counted its whole batch (call_soon runs after it), not once per game: two writes per sync.
+            self.pgn.write(("\n" if self._pgn_blank else "") + pgn_text(record, run.spec.event))
+            self._pgn_blank = True
+            self.jsonl.write(json.dumps(record.to_dict() if data is None else data) + "\n")
+            if not self._flush_due:
+                self._flush_due = True
+                try:
+                    asyncio.get_running_loop().call_soon(self.flush)
+                except RuntimeError:  # counted outside the loop: at once
+                    self.flush()
         self.emit(GameFinished(record, len(run.records), run.total))
         if (update := self.updates.pop(record.game_id, None)) is not None:
             self.emit(SprtUpdate(update))
+
+    def flush(self) -> None:
+        """Flushes the PGN and JSON Lines files (what has been counted so far)."""
+        self._flush_due = False
+        for f in (self.pgn, self.jsonl):
+            if f is not None and not f.closed:
+                f.flush()
 
     def close(self) -> None:
         """Closes the PGN and JSON Lines files."""

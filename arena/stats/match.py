@@ -98,31 +98,23 @@ class Estimate:
         return (self.high - self.low) / 2.0 if self.kind is IntervalKind.NORMAL else None
 
     def __str__(self) -> str:
-        """``+40.7 +/- 30.4``; ``+190.8 (95%: -243.1 to +624.8)``; ``> +316.6 (95%)``; ``unbounded``."""
-        if self.margin is not None:
-            return f"{_signed(self.value)} +/- {self.margin:.1f}"
-        if math.isfinite(self.value):
-            return f"{_signed(self.value)} (95%: {_signed(self.low)} to {_signed(self.high)})"
-        if math.isfinite(self.low):
-            return f"> {_signed(self.low)} (95%)"
-        if math.isfinite(self.high):
-            return f"< {_signed(self.high)} (95%)"
-        return "unbounded"
+        """:func:`named` without the trials: ``+40.7 +/- 30.4 (95% CI)``, ``> +316.6 (95% bound)``."""
+        return named(self)
 
 
-def named(estimate: Estimate, trials: str) -> str:
+def named(estimate: Estimate, trials: str | None = None) -> str:
     """The estimate with its interval named, ``trials`` being ``trinomial`` (games) or ``pentanomial`` (pairs):
     ``+40.7 +/- 30.4 (95% CI, trinomial)``, ``+190.8 (95% CI -243.1 to +624.8, trinomial)``, ``> +316.6 (95% bound,
     pentanomial)``, ``unbounded``: the form every output (terminal, standings files, report) prints."""
-    e = estimate
+    e, tail = estimate, "" if trials is None else f", {trials}"
     if e.margin is not None:
-        return f"{_signed(e.value)} +/- {e.margin:.1f} (95% CI, {trials})"
+        return f"{_signed(e.value)} +/- {e.margin:.1f} (95% CI{tail})"
     if math.isfinite(e.value):
-        return f"{_signed(e.value)} (95% CI {_signed(e.low)} to {_signed(e.high)}, {trials})"
+        return f"{_signed(e.value)} (95% CI {_signed(e.low)} to {_signed(e.high)}{tail})"
     if math.isfinite(e.low):
-        return f"> {_signed(e.low)} (95% bound, {trials})"
+        return f"> {_signed(e.low)} (95% bound{tail})"
     if math.isfinite(e.high):
-        return f"< {_signed(e.high)} (95% bound, {trials})"
+        return f"< {_signed(e.high)} (95% bound{tail})"
     return "unbounded"
 
 

@@ -38,7 +38,7 @@ from .model import RunInfo, RunModel
 from .report import asset, outcome_state
 from .rundir import Follower, run_state
 
-__all__ = ["LiveServer", "PageServer", "game_number", "run_live", "serve_directory"]
+__all__ = ["LiveServer", "PageServer", "game_number", "page_html", "run_live", "serve_directory"]
 
 #: Seconds between two summaries, and between two boards updates, sent to one client.
 SUMMARY_EVERY: Final = 1.0
@@ -69,6 +69,14 @@ LOG_EVERY: Final = 1.0
 #: Event streams (open pages) served at once; one more is answered 503.
 MAX_STREAMS: Final = 256
 _TITLES: Final = {"tournament": "Tournament", "match": "Match", "sprt": "SPRT"}
+
+
+def page_html(template: str, title: str, **values: str) -> str:
+    """A served page: ``templates/TEMPLATE`` with ``$head`` (``templates/head.html``, the head every served page
+    shares), ``$title`` and ``values`` filled in, each escaped for HTML."""
+    escaped = {k: html.escape(v) for k, v in {"title": title, **values}.items()}
+    head = Template(asset("templates/head.html")).substitute(escaped).rstrip("\n")
+    return Template(asset(f"templates/{template}")).substitute(escaped, head=head)
 
 
 class PageServer:
@@ -248,8 +256,7 @@ class LiveServer(PageServer):
     async def _page(self, request: web.Request) -> web.Response:
         info = self.model.info
         title = f"{_TITLES[info.kind.value]}: {', '.join(info.names)}"
-        text = Template(asset("templates/live.html")).substitute(title=html.escape(title))
-        return web.Response(text=text, content_type="text/html")
+        return web.Response(text=page_html("live.html", title), content_type="text/html")
 
     async def _api_summary(self, request: web.Request) -> web.Response:
         return web.Response(text=self._json("summary"), content_type="application/json")
