@@ -25,7 +25,7 @@ from quarto_arena.protocol.solver import Aim, Limits, Search, Solver, Verdict
 
 from ..greedy import safe_turns
 
-__all__ = ["HUNT_FROM", "ORDER_DEPTH", "Hunt", "Won"]
+__all__ = ["HUNT_FROM", "ORDER_DEPTH", "Helper", "Hunt", "Won"]
 
 HUNT_FROM = 11
 """Empty squares (a piece in hand) from which the exact search starts a hunt: below, proofs take a few
@@ -79,11 +79,12 @@ class Hunt:
         self._thread.start()
 
     def finish(self) -> tuple[Won | None, int]:
-        """Stops the hunt and waits for its thread (the core checks every 64 nodes): what it proved, and the nodes
-        it visited."""
+        """Stops the hunt, without waiting for its thread (on a loaded machine that could take the turn tens of
+        milliseconds past its time; :meth:`wait` before its solver searches again): what it proved, and the nodes
+        it visited so far."""
         self._finished.set()
         self._solver.stop()
-        return self.wait()
+        return self.won, self._nodes
 
     def wait(self) -> tuple[Won | None, int]:
         """Waits until the hunt ends by itself (a win proven, every turn tried, or the deadline): as :meth:`finish`."""
@@ -132,3 +133,27 @@ class Hunt:
         if found is not None:
             self._nodes += found.nodes
         return found
+
+
+class Helper:
+    """The second thread's solver, and its last hunt: each hunt's thread is waited for only when the solver is
+    needed again (the next hunt, a new game), not at the end of the turn it served."""
+
+    def __init__(self, solver: Solver) -> None:
+        self.solver = solver
+        self._last: Hunt | None = None
+
+    def start(
+        self, position: Position, deadline: float | None, on_win: Callable[[], None], guess_from: float | None
+    ) -> Hunt:
+        """A new :class:`Hunt` on the solver, once the last one has ended."""
+        self.settle()
+        self._last = Hunt(self.solver, position, deadline, on_win, guess_from)
+        return self._last
+
+    def settle(self) -> None:
+        """Stops the last hunt, if any, and waits for its thread to end."""
+        if self._last is not None:
+            self._last.finish()
+            self._last.wait()
+            self._last = None
