@@ -3,9 +3,9 @@
 With 12 empty squares or fewer it tries to solve the position (:meth:`quarto_arena.protocol.solver.Solver.search`):
 first a turn that does not lose, then whether a turn wins, the second being most of the work at a drawn position,
 so the first is what it falls back on when time runs out. From 11 empty squares on, with ``Threads`` 2 and a CPU
-to spare, a second
-thread hunts meanwhile for a turn it can prove wins, trying the turns in another order (:mod:`.hunt`); a turn it
-proves is played, and a turn it has not proven never is. Once the value is proven the search stops at once and
+to spare, a second thread hunts meanwhile for a turn it can prove wins, trying the turns in another order
+(:mod:`.hunt`); a turn it proves is played, and when nothing is proven, the turn whose proof it was running once it
+is proven not to lose; no unproven turn is ever played. Once the value is proven the search stops at once and
 ``info`` reports ``score win N``, ``loss N`` or ``draw``; a proven win is converted by the quickest win. At
 ``movetime 100`` (a 70 ms budget) every won position tried at 11 empty squares is converted, at 12 about half with
 standard shapes from a cold table (the win proof alone outlasts the budget there) and all with advanced ones
