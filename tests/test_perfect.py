@@ -394,3 +394,20 @@ def test_threads_convert_and_keep_draws(threads: int, monkeypatch: pytest.Monkey
                 assert p.outcome is Outcome.WIN and turns % 2 == 1
             else:
                 assert p.outcome is Outcome.DRAW or turns % 2 == 1  # never lost
+
+
+def test_the_hunt_out_of_proving_time_names_a_turn_only_if_it_does_not_lose() -> None:
+    """At ``guess_from`` the hunt gives up the proof it is running and proves that turn does not lose: the turn it
+    names then never loses (here the proving time is over at once, and the check has no time limit)."""
+    variant = Variant()
+    named = 0
+    for verdict, empties in ((Verdict.WIN, 10), (Verdict.DRAW, 9)):
+        for position in positions_of(verdict, variant, empties, 2, seed=2):
+            hunt = Hunt(Solver(variant), position, None, lambda: None, guess_from=time.monotonic())
+            won, _ = hunt.wait()
+            assert won is None
+            if hunt.safe is not None:
+                named += 1
+                value = Solver(variant).turn_value(position, hunt.safe)
+                assert value is not None and value.verdict is not Verdict.LOSS
+    assert named

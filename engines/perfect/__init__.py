@@ -84,6 +84,9 @@ PREPASS_SHARE = 0.25
 """Share of the turn's time the deepening before MCTS may take."""
 MCTS_ABOVE = 12
 """With ``Search mcts``, positions with more empty squares than this are searched by MCTS, the rest as usual."""
+GUESS_SHARE = 0.25
+"""Share of the exact search's remaining time that the hunt keeps, at the end, to prove that the turn whose win
+proof it was running does not lose (:class:`~.hunt.Hunt`'s ``guess_from``)."""
 NO_CLOCK_SECONDS = SAFETY_TIME - 1.0
 """Time allowed to a search limited only by depth or nodes: SPEC §4.5's safety time (10 s) less a second's reserve
 for a loaded machine."""
@@ -272,7 +275,8 @@ def _deepen(
             depth = empty
         hunt = None
         if helper is not None and depth == empty and empty >= HUNT_FROM and position.hand is not None:
-            hunt = Hunt(helper, position, deadline, solver.stop)
+            guess_from = None if deadline is None else deadline - GUESS_SHARE * (deadline - time.monotonic())
+            hunt = Hunt(helper, position, deadline, solver.stop, guess_from)
         safe = _step(solver, position, depth, ctx, deadline, nodes, Aim.SAFETY)
         if safe is not None:
             nodes += safe.nodes
@@ -298,6 +302,8 @@ def _deepen(
                 solver.resume()
                 if ctx.stopped:  # the arena's stop came before the resume: it stands
                     solver.stop()
+            elif proven is None and hunt.safe is not None:
+                best = hunt.safe  # proven not to lose, like the safety proof's turn, and likelier to win (.hunt)
         if safe is None and proven is None:
             break
         score = _score(proven)
