@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -235,7 +236,7 @@ class Analyser:
             contextlib.ExitStack() as stack,
         ):
             if jobs > 1:
-                pool = ProcessPoolExecutor(jobs, initializer=_worker_start, initargs=(self.limits,))
+                pool = ProcessPoolExecutor(jobs, initializer=_worker_start, initargs=(self.limits, os.getpid()))
                 # On an error or an interrupt, the games not begun are dropped rather than analysed for nothing.
                 stack.callback(pool.shutdown, wait=True, cancel_futures=True)
                 # In file order, each game a task: a worker keeps its solver's table from game to game.
@@ -268,7 +269,10 @@ _WORKER: list[Analyser] = []
 """The analyser of a worker process (:meth:`Analyser.file` with ``jobs``)."""
 
 
-def _worker_start(limits: Limits | None) -> None:
+def _worker_start(limits: Limits | None, parent: int) -> None:
+    from .transport.supervision import exit_with_parent  # here: the engines' transports are no start-up cost of analyse
+
+    exit_with_parent(parent)  # a pool's worker would wait for ever after an analyse killed by SIGKILL
     analyser = Analyser()
     analyser.limits = limits
     _WORKER.append(analyser)

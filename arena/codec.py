@@ -71,7 +71,11 @@ def hook(
 
 def to_dict(obj: Any) -> dict[str, Any]:
     """Every field of the dataclass instance ``obj`` as plain JSON/msgpack data (the inverse of :func:`from_dict`)."""
-    return {f.key: f.encode(getattr(obj, f.name)) for f in _plan(type(obj))}
+    out = {}
+    for f in _plan(type(obj)):
+        value = getattr(obj, f.name)
+        out[f.key] = value if f.as_is else f.encode(value)
+    return out
 
 
 def from_dict(cls: type[T], d: Mapping[str, Any]) -> T:
@@ -93,7 +97,7 @@ def from_dict(cls: type[T], d: Mapping[str, Any]) -> T:
 
 def to_row(obj: Any) -> list[Any]:
     """The fields of ``obj`` as a list, in declaration order (a compact form for many small values)."""
-    return [f.encode(getattr(obj, f.name)) for f in _plan(type(obj))]
+    return [getattr(obj, f.name) if f.as_is else f.encode(getattr(obj, f.name)) for f in _plan(type(obj))]
 
 
 def from_row(cls: type[T], row: Sequence[Any]) -> T:
@@ -133,6 +137,7 @@ class _Field:
     encode: Encode
     decode: Decode
     missing: Callable[[], Any] | None  # the value of an absent key; None: required
+    as_is: bool  # written as it is (str, int, float, bool, or None): no call per value
 
 
 _PLANS: dict[type, tuple[_Field, ...]] = {}
@@ -168,8 +173,15 @@ def _make_plan(cls: type) -> tuple[_Field, ...]:
             missing = functools.partial(_same, f.default)
         elif f.default_factory is not dataclasses.MISSING:
             missing = f.default_factory
-        plan.append(_Field(f.name, key, enc, dec, missing))
+        as_is = h.encode is None and _scalar_type(tp)
+        plan.append(_Field(f.name, key, enc, dec, missing, as_is))
     return tuple(plan)
+
+
+def _scalar_type(tp: Any) -> bool:
+    """True for str, int, float and bool, alone or ``| None``."""
+    inner = _optional(tp)
+    return (inner if inner is not None else tp) in (str, int, float, bool)
 
 
 def _same(value: T) -> T:

@@ -62,25 +62,26 @@ def main() -> None:
             outputs["new"].append(run(args.script, args.args, None))
     template = outputs["new"][0].splitlines()
     print(f"{args.runs} alternated runs each of {Path(args.script).name} {' '.join(args.args)}; old = {args.base}")
-    print("each number: old -> new best (new/old), median (new/old)")
+    print("each measured number as old>new (new/old): the best of the runs, then the median")
     for i, line in enumerate(template):
-        columns: dict[str, list[list[float]]] = {}
-        for name, runs in outputs.items():
-            columns[name] = [[float(x) for x in NUMBER.findall(out.splitlines()[i])] for out in runs]
-        if not columns["new"][0] or any(len(c) != len(columns["new"][0]) for c in columns["old"] + columns["new"]):
+        old_runs, new_runs = (
+            [[float(x) for x in NUMBER.findall(out.splitlines()[i])] for out in outputs[k]] for k in outputs
+        )
+        count = len(new_runs[0])
+        if any(len(r) != count for r in old_runs + new_runs):
             print(f"  {line}")
             continue
-        cells = []
-        for k in range(len(columns["new"][0])):
-            olds, news = [c[k] for c in columns["old"]], [c[k] for c in columns["new"]]
-            if min(olds) == max(olds) == min(news) == max(news):
-                continue  # a setting, not a measurement
-            figures = []
-            for pick in (min, statistics.median):
-                old, new = pick(olds), pick(news)
-                figures.append(f"{old:g} -> {new:g}" + (f" ({new / old:.2f})" if old else ""))
-            cells.append(", ".join(figures))
-        print(f"  {NUMBER.sub('#', line).strip()}\n      " + " | ".join(cells))
+        pairs = [([r[k] for r in old_runs], [r[k] for r in new_runs]) for k in range(count)]
+        measured = [not (min(o) == max(o) == min(n) == max(n)) for o, n in pairs]
+        if not any(measured):  # settings only (a heading)
+            print(f"  {line}")
+            continue
+        for label, pick in (("best  ", min), ("median", statistics.median)):
+            cells = iter(
+                f"{pick(o):g}>{pick(n):g}" + (f" ({pick(n) / pick(o):.2f})" if pick(o) else "") if m else None
+                for (o, n), m in zip(pairs, measured, strict=True)
+            )
+            print(f"  {label} " + NUMBER.sub(lambda match, cells=cells: next(cells) or match.group(), line.strip()))
 
 
 if __name__ == "__main__":

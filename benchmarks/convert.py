@@ -9,10 +9,12 @@ turn, unbounded: the longest loss). Prints per row: conversions out of N, then f
 (the one that must prove the win) the time used against the engine's budget (median, max), and the worst search
 of any turn. With ``--phases`` it also times, on a fresh solver without limits, the steps the engine's exact
 search takes at the first position: the safety proof, the win proof, the exact value after it, and the win proof
-alone on another fresh solver (median and max per row, and how many outlast the budget).
+alone on another fresh solver (median and max per row, and how many outlast the budget). ``--threads`` sets the
+engine's ``Threads``; ``--compare`` plays every position with ``Threads`` 1 and 2 one after the other (which goes
+first alternates) and prints a row for each, so the two are measured under the same load.
 
     python benchmarks/convert.py [--empties 11,12,13] [--positions 30] [--variants standard,advanced]
-                                 [--movetime 100] [--seed 1] [--phases] [--verbose]
+                                 [--movetime 100] [--seed 1] [--threads N | --compare] [--phases] [--verbose]
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import time
 from dataclasses import dataclass
 
 from quarto_arena.engines.greedy import safe_turns, winning_turns
-from quarto_arena.engines.perfect import LEVEL, MAX_LEVEL, PerfectBot, time_budget
+from quarto_arena.engines.perfect import LEVEL, MAX_LEVEL, THREADS, PerfectBot, time_budget
 from quarto_arena.protocol.bot import SearchContext
 from quarto_arena.protocol.notation import format_position, parse_variant
 from quarto_arena.protocol.rules import Outcome, Position, Variant
@@ -116,6 +118,8 @@ def main() -> None:
     parser.add_argument("--variants", default="standard,advanced", help="shape variants, comma-separated")
     parser.add_argument("--movetime", type=int, default=100, help="go movetime, ms")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--threads", type=int, choices=(1, 2), help="the engine's Threads (default: its default)")
+    parser.add_argument("--compare", action="store_true", help="Threads 1 and 2 interleaved, a row for each")
     parser.add_argument("--phases", action="store_true", help="time the exact search's steps at each position")
     parser.add_argument("--verbose", action="store_true", help="print every position not converted, and its infos")
     args = parser.parse_args()
@@ -129,30 +133,38 @@ def main() -> None:
         sampler, defender = Solver(variant), Solver(variant)
         for empties in (int(e) for e in args.empties.split(",") if e):
             positions = won_positions(variant, empties, args.positions, args.seed, sampler)
-            engine = PerfectBot()
-            engine.reset_options()
-            engine.set_option(LEVEL.name, MAX_LEVEL)
-            games = []
+            engines: dict[str, PerfectBot] = {}
+            for threads in (1, 2) if args.compare else (args.threads,):
+                engine = PerfectBot()
+                engine.reset_options()
+                engine.set_option(LEVEL.name, MAX_LEVEL)
+                if threads is not None:
+                    engine.set_option(THREADS.name, threads)
+                engines[f" Threads {engine.option(THREADS.name)}" if args.compare else ""] = engine
+            games: dict[str, list[Game]] = {label: [] for label in engines}
             alone: list[float] = []
-            for p in positions:
-                game = convert(p, engine, defender, args.movetime)
-                games.append(game)
+            for index, p in enumerate(positions):
+                labels = list(engines)
+                for label in labels[index % len(labels) :] + labels[: index % len(labels)]:
+                    game = convert(p, engines[label], defender, args.movetime)
+                    games[label].append(game)
+                    if args.verbose and not game.converted:
+                        print(f"  not converted{label}: {format_position(p)}")
+                        for info in game.first_infos:
+                            print(f"    depth {info.depth} score {info.score} nodes {info.nodes} time {info.time}")
                 if args.phases:
-                    mark = "ok  " if game.converted else "MISS"
+                    marks = " ".join("ok  " if games[label][-1].converted else "MISS" for label in engines)
                     steps, seconds = phases(p)
                     alone.append(seconds * 1000)
-                    print(f"  {mark} first {game.first * 1000:6.1f} ms  {steps}")
-                if args.verbose and not game.converted:
-                    print(f"  not converted: {format_position(p)}")
-                    for info in game.first_infos:
-                        print(f"    depth {info.depth} score {info.score} nodes {info.nodes} time {info.time}")
-            firsts = [g.first * 1000 for g in games]
-            converted = sum(g.converted for g in games)
-            print(
-                f"{name:<9} {empties:2} empty: converted {converted:>3}/{len(games):<3} "
-                f"first search median {statistics.median(firsts):6.1f} ms  max {max(firsts):6.1f} ms  "
-                f"(budget {budget * 1000:.0f} ms)   worst search {max(g.worst for g in games) * 1000:6.1f} ms"
-            )
+                    print(f"  {marks} first {games[labels[0]][-1].first * 1000:6.1f} ms  {steps}")
+            for label, played in games.items():
+                firsts = [g.first * 1000 for g in played]
+                converted = sum(g.converted for g in played)
+                print(
+                    f"{name:<9} {empties:2} empty{label}: converted {converted:>3}/{len(played):<3} "
+                    f"first search median {statistics.median(firsts):6.1f} ms  max {max(firsts):6.1f} ms  "
+                    f"(budget {budget * 1000:.0f} ms)   worst search {max(g.worst for g in played) * 1000:6.1f} ms"
+                )
             if alone:
                 print(
                     f"{'':19} the win proof alone: median {statistics.median(alone):6.1f} ms  max {max(alone):6.1f} ms"

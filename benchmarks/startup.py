@@ -1,6 +1,7 @@
 """What a short run costs at start-up: ``--help``, ``show startpos`` and a 2-game ``play``, each a new process.
 
     python benchmarks/startup.py [--runs 15] [--caches both|present|absent] [--python OTHER/.venv/bin/python]
+    python benchmarks/startup.py --instructions [--python OTHER/.venv/bin/python]
 
 Each command is run as a new process, interleaved with a bare ``python -c pass`` (the floor no Python tool gets
 under on this machine), and the median and best of ``--runs`` are printed: wall time, and the CPU time of the
@@ -16,6 +17,10 @@ the sources, Python compiles every module it cannot find cached at each start). 
 ``--python`` adds another checkout's interpreter (its venv, where quarto-arena is installed): its commands run
 interleaved with this one's, and each line says which; ratios between the two are same-run ratios.
 The imports that cost the most are listed from ``python -X importtime``.
+
+``--instructions`` counts instead the instructions each command's own process executes (valgrind's callgrind, one
+run each, caches present): a figure a loaded machine does not move, for comparing two checkouts. Slow (valgrind runs
+the arena some 30 times slower), and the engines and the arena's helper processes are not counted.
 """
 
 from __future__ import annotations
@@ -85,8 +90,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--caches", choices=("both", "present", "absent"), default="both")
     parser.add_argument("--python", action="append", default=[], help="another checkout's python, interleaved")
+    parser.add_argument("--instructions", action="store_true", help="count instructions with valgrind instead")
     args = parser.parse_args()
     pythons = [sys.executable, *args.python]
+    if args.instructions:
+        count_instructions(pythons)
+        return
     modes = ("present", "absent") if args.caches == "both" else (args.caches,)
     print(
         f"start-up, {args.runs} interleaved runs, median / best in ms; load {os.getloadavg()[0]:.2f}; "
@@ -131,6 +140,38 @@ def main() -> None:
                 )
         play = next(argv for name, argv in argvs.items() if name.startswith("quarto-arena play"))
         show_imports(play, environment("present", scratch, log), log, scratch)
+
+
+def count_instructions(pythons: list[str]) -> None:
+    """Each command's instructions (callgrind's count of its own process), for each interpreter in turn."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        sys.exit("error: --instructions needs valgrind")
+    print(
+        f"instructions executed by each command's own process (millions; caches present; load {os.getloadavg()[0]:.2f})"
+    )
+    with tempfile.TemporaryDirectory(prefix="startup-") as tmp:
+        scratch = Path(tmp)
+        log = scratch / "engines.log"
+        engine = build_engine(scratch)
+        env = environment("present", scratch, log)
+        for number, python in enumerate(pythons):
+            print(f"  [{number}] {python}")
+            for name, argv in commands(python, engine, scratch).items():
+                measure(argv, env, log, scratch)  # fills the caches
+                shutil.rmtree(scratch / "run", ignore_errors=True)
+                out = subprocess.run(
+                    [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv],
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    check=False,
+                )
+                found = [line.split()[-1] for line in out.stderr.splitlines() if "Collected :" in line]
+                if out.returncode != 0 or not found:
+                    sys.exit(f"failed under valgrind ({out.returncode}): {' '.join(argv)}\n{out.stderr[-2000:]}")
+                print(f"    {name:<28} {int(found[0]) / 1e6:9.1f}")
 
 
 def show_imports(argv: list[str], env: dict[str, str], log: Path, scratch: Path) -> None:

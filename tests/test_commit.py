@@ -18,7 +18,8 @@ def test_a_game_is_counted_only_after_its_record_is_on_disk(tmp_path: Path) -> N
     async def main() -> None:
         with Journal.create(path, CONFIG) as journal:
 
-            def counted(record: object) -> None:
+            def counted(record: object, data: object) -> None:
+                assert data == record.to_dict()  # type: ignore[attr-defined]  # formatted once, as the journal has it
                 game_id = record.game_id  # type: ignore[attr-defined]
                 # What a resume would read at this very moment: the journal file, from disk.
                 seen.append((game_id, game_id in read_journal(path).records))
@@ -37,6 +38,6 @@ def test_a_game_is_counted_only_after_its_record_is_on_disk(tmp_path: Path) -> N
 
 def test_without_a_journal_a_game_counts_at_once() -> None:
     seen: list[int] = []
-    committer = Committer(None, lambda record: seen.append(record.game_id))
+    committer = Committer(None, lambda record, data: seen.append(record.game_id))
     committer.submit(game(7))
     assert seen == [7]

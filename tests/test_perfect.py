@@ -11,8 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
+from quarto_arena.engines import perfect
 from quarto_arena.engines.greedy import safe_turns, winning_turns
 from quarto_arena.engines.perfect import HASH, LEVEL, MAX_LEVEL, SEARCH, PerfectBot, time_budget
+from quarto_arena.engines.perfect.hunt import Hunt
 from quarto_arena.engines.perfect.levels import RUNGS
 from quarto_arena.protocol.bot import SearchContext
 from quarto_arena.protocol.notation import parse_position, parse_variant
@@ -339,3 +341,73 @@ def test_time_budget() -> None:
     high = time_budget(Go(time=1000, inc=100), start)
     assert low is not None and high is not None and 0 < low < high <= 0.25
     assert time_budget(Go(time=10, inc=0), start) == pytest.approx(0.001)
+
+
+def test_the_hunt_proves_a_winning_turn_and_only_that() -> None:
+    """The second thread's hunt names a turn only when it proved it wins (so it never spoils a draw), and says so
+    through its callback; at a drawn position it tries every turn and names none."""
+    variant = Variant()
+    for position in positions_of(Verdict.WIN, variant, 10, 2, seed=2):
+        called = threading.Event()
+        won, nodes = Hunt(Solver(variant), position, None, called.set).wait()
+        assert won is not None and called.is_set() and nodes > 0
+        value = Solver(variant).turn_value(position, won.turn)
+        assert value is not None and value.verdict is Verdict.WIN and value.turns <= won.turns
+    for position in positions_of(Verdict.DRAW, variant, 9, 2, seed=2):
+        called = threading.Event()
+        won, nodes = Hunt(Solver(variant), position, None, called.set).wait()
+        assert won is None and not called.is_set() and nodes > 0
+
+
+def test_the_hunt_stops_and_its_thread_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    """finish() stops a hunt without limits at once and joins its thread; the engine leaves no thread behind
+    (the hunt started from 10 empty squares here, so that these positions are quick to sample)."""
+    monkeypatch.setattr(perfect, "HUNT_FROM", 10)
+    variant = Variant()
+    position = safe_play(variant, random.Random(7), 12)
+    before = threading.active_count()
+    Hunt(Solver(variant), position, None, lambda: None).finish()
+    assert threading.active_count() == before
+    engine = bot(Threads=2)
+    for position in positions_of(Verdict.WIN, variant, 10, 2, seed=2):
+        search(engine, position, Go(movetime=100))
+        assert threading.active_count() == before
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_threads_convert_and_keep_draws(threads: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With one thread or two, a won position is won and a drawn one kept against perfect defence (the hunt only
+    adds proven wins; started from 9 empty squares here)."""
+    monkeypatch.setattr(perfect, "HUNT_FROM", 9)
+    variant = Variant()
+    for verdict, empties in ((Verdict.WIN, 10), (Verdict.DRAW, 9)):
+        for position in positions_of(verdict, variant, empties, 2, seed=2):
+            engine, defender = bot(Threads=threads), bot()
+            engine.new_game(variant)
+            defender.new_game(variant)
+            p, turns = position, 0
+            while not p.is_over:
+                mover = engine if turns % 2 == 0 else defender
+                p = p.apply(mover.search(p, SearchContext(EXACT_GO, position=p)))
+                turns += 1
+            if verdict is Verdict.WIN:
+                assert p.outcome is Outcome.WIN and turns % 2 == 1
+            else:
+                assert p.outcome is Outcome.DRAW or turns % 2 == 1  # never lost
+
+
+def test_the_hunt_out_of_proving_time_names_a_turn_only_if_it_does_not_lose() -> None:
+    """At ``guess_from`` the hunt gives up the proof it is running and proves that turn does not lose: the turn it
+    names then never loses (here the proving time is over at once, and the check has no time limit)."""
+    variant = Variant()
+    named = 0
+    for verdict, empties in ((Verdict.WIN, 10), (Verdict.DRAW, 9)):
+        for position in positions_of(verdict, variant, empties, 2, seed=2):
+            hunt = Hunt(Solver(variant), position, None, lambda: None, guess_from=time.monotonic())
+            won, _ = hunt.wait()
+            assert won is None
+            if hunt.safe is not None:
+                named += 1
+                value = Solver(variant).turn_value(position, hunt.safe)
+                assert value is not None and value.verdict is not Verdict.LOSS
+    assert named

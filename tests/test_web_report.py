@@ -9,6 +9,7 @@ import hashlib
 import json
 import logging
 import os
+import random
 import re
 import signal
 import subprocess
@@ -19,12 +20,12 @@ from pathlib import Path
 
 import pytest
 from quarto_arena.arena.output import standings_table
-from quarto_arena.arena.records import EngineIdentity, GameRecord, Termination, TurnRecord
+from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
 from quarto_arena.arena.results import rating_table
 from quarto_arena.arena.roster import resolve_engines
 from quarto_arena.arena.run import JSONL_NAME, Run, RunKind, RunSpec
 from quarto_arena.arena.schedule import OpeningBook
-from quarto_arena.arena.stats import Sprt, SprtModel, crosstable_rows
+from quarto_arena.arena.stats import ScoredGame, Sprt, SprtModel, crosstable_rows, rate
 from quarto_arena.arena.timecontrol import TimeControl
 from quarto_arena.arena.web import WebError, parse_address
 from quarto_arena.arena.web.model import HISTORY_POINTS, RatingHistory, RunInfo, RunModel, game_view
@@ -107,6 +108,25 @@ def test_the_rating_history_is_thinned_and_ends_at_the_full_fit(played: tuple[Ru
         player = next(p for p in table.players if p.name == s["name"])
         assert player.rating is not None and player.margin is not None
         assert s["rating"][-1] == round(player.rating, 1) and s["margin"][-1] == round(player.margin, 1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_history_fits_from_tallies_exactly_what_rate_gives_from_every_game(
+    played: tuple[RunSpec, list[GameRecord]], seed: int
+) -> None:
+    _spec, records = played
+    rng = random.Random(seed)
+    names = ["a", "b", "c", "d"]
+    results = [Result.FIRST_WINS, Result.SECOND_WINS, Result.DRAW, Result.UNFINISHED]
+    history, games = RatingHistory(names, expected=rng.choice([0, 300])), []
+    for i in range(rng.randrange(1, 300)):
+        first, second = rng.sample(names[: rng.randrange(2, 5)], 2)
+        record = replace(records[0], first=first, second=second, result=rng.choice(results), game_id=i)
+        history.add(record)
+        if (score := record.result.first_score) is not None:
+            games.append(ScoredGame(first, second, score))
+    assert history.games == len(games)
+    assert history.table() == rate(games, players=names)  # same names, pairs and sums in the same order: bit-equal
 
 
 @pytest.mark.slow

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
-from typing import Final
+from collections.abc import Callable, Mapping
+from typing import Any, Final
 
 from ..journal import Journal
 from ..records import GameRecord
+
+Counted = Callable[[GameRecord, Mapping[str, Any] | None], None]
+"""What is told of each game once it counts: the record, and its ``to_dict()`` as the journal wrote it (or None)."""
 
 WINDOW_S: Final = 0.05
 """Seconds a finished game may wait for others to share its sync (its count, and the progress line, wait as long)."""
@@ -23,11 +26,12 @@ WINDOW_S: Final = 0.05
 class Committer:
     """Group commit: finished games wait here until one write and one sync put them all in the journal.
 
-    ``on_counted`` is called for each game, in order, once it is on disk. Without a journal (an in-memory run) a
-    game counts at once.
+    ``on_counted(record, data)`` is called for each game, in order, once it is on disk; ``data`` is the record's
+    ``to_dict()`` as the journal wrote it (made once per game, for the JSON Lines file too). Without a journal (an
+    in-memory run) a game counts at once, with ``data`` None.
     """
 
-    def __init__(self, journal: Journal | None, on_counted: Callable[[GameRecord], None]) -> None:
+    def __init__(self, journal: Journal | None, on_counted: Counted) -> None:
         self._journal = journal
         self._on_counted = on_counted
         self._waiting: list[GameRecord] = []
@@ -43,7 +47,7 @@ class Committer:
         if self._error is not None:
             raise self._error
         if self._journal is None:
-            self._on_counted(record)
+            self._on_counted(record, None)
             return
         self._waiting.append(record)
         self._idle.clear()
@@ -63,13 +67,14 @@ class Committer:
             if batch:
                 try:
                     # In a thread, so that the other games' clocks keep going during the sync.
-                    await asyncio.to_thread(self._journal.append_many, batch)
+                    dicts = [r.to_dict() for r in batch]
+                    await asyncio.to_thread(self._journal.append_many, batch, dicts)
                 except BaseException as e:
                     self._error = e
                     self._idle.set()
                     raise
-                for record in batch:
-                    self._on_counted(record)
+                for record, data in zip(batch, dicts, strict=True):
+                    self._on_counted(record, data)
             if not self._waiting:
                 self._idle.set()
 

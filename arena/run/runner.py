@@ -46,7 +46,7 @@ import asyncio
 import contextlib
 import json
 import os
-from collections.abc import Callable, Coroutine, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final, TextIO
@@ -455,8 +455,9 @@ class Playing:
         """A game that finished but is not counted (kept in ``aborted.jsonl``, played again on resume)."""
         self.aborted.append(replace(record, termination=Termination.ABORTED, detail=why))
 
-    def counted(self, record: GameRecord) -> None:
-        """The committer's call once ``record`` is in the journal: it counts, in the outputs and in the events."""
+    def counted(self, record: GameRecord, data: Mapping[str, Any] | None = None) -> None:
+        """The committer's call once ``record`` is in the journal (``data``: its ``to_dict()`` as written there): it
+        counts, in the outputs and in the events."""
         run = self.run
         run.records[record.game_id] = record
         if self.pgn is not None and self.jsonl is not None:
@@ -464,7 +465,7 @@ class Playing:
             # has counted its whole batch (call_soon runs after it), not once per game: two writes per sync.
             self.pgn.write(("\n" if self._pgn_blank else "") + pgn_text(record, run.spec.event))
             self._pgn_blank = True
-            self.jsonl.write(json.dumps(record.to_dict()) + "\n")
+            self.jsonl.write(json.dumps(record.to_dict() if data is None else data) + "\n")
             if not self._flush_due:
                 self._flush_due = True
                 try:

@@ -39,6 +39,7 @@ from ..run import GameFinished, GameStarted, Notice, RunKind, RunSpec, SprtUpdat
 from ..run.sprt import SprtTracker
 from ..schedule import STARTPOS, ScheduledGame
 from ..stats import Cell, RatingError, RatingTable, ScoredGame, Sprt, TableRows, rate, rating_rows
+from ..stats.rating import MAX_GAMES
 
 __all__ = ["HISTORY_POINTS", "RunInfo", "RunModel", "game_view", "replay"]
 
@@ -186,7 +187,12 @@ class RatingHistory:
 
     def __init__(self, names: Sequence[str], expected: int = 0) -> None:
         self.names = list(names)
-        self.games: list[ScoredGame] = []
+        self.games = 0
+        """Scored games counted so far."""
+        # The games as the fit counts them: one tally per (white, black, score), in the order each first came. The
+        # fit reads the same names, pairs and sums in the same order as from the games one by one, so it gives the
+        # same table, at a cost of the tallies (a few per pair) rather than of every game again at every point.
+        self._tallies: dict[tuple[str, str, float], int] = {}
         self.step = 1
         while expected >= (HISTORY_POINTS + 1) * self.step:  # where the doubling in add() would end
             self.step *= 2
@@ -197,8 +203,10 @@ class RatingHistory:
         score = record.result.first_score
         if score is None:
             return
-        self.games.append(ScoredGame(record.first, record.second, score))
-        if len(self.games) % self.step == 0:
+        key = (record.first, record.second, score)
+        self._tallies[key] = self._tallies.get(key, 0) + 1
+        self.games += 1
+        if self.games % self.step == 0:
             self.points.append(self._fit())
             if len(self.points) > HISTORY_POINTS:
                 self.step *= 2
@@ -206,24 +214,26 @@ class RatingHistory:
 
     def table(self) -> RatingTable:
         """The rating table of every game so far (raises RatingError as :func:`rate` does)."""
-        return rate(self.games, players=self.names)
+        if self.games > MAX_GAMES:  # what rate() says of as many games given one by one
+            raise RatingError(f"more than {MAX_GAMES:,} games: rate at most that many at once")
+        return rate((ScoredGame(w, b, s, n) for (w, b, s), n in self._tallies.items()), players=self.names)
 
     def _fit(self, table: RatingTable | None = None) -> tuple[int, dict[str, tuple[float, float] | None]]:
         try:
             table = table or self.table()
         except RatingError:
-            return len(self.games), dict.fromkeys(self.names)
+            return self.games, dict.fromkeys(self.names)
         out: dict[str, tuple[float, float] | None] = {}
         for p in table.players:
             ok = p.rating is not None and p.margin is not None and math.isfinite(p.rating) and math.isfinite(p.margin)
             out[p.name] = (p.rating, p.margin) if ok and p.rating is not None and p.margin is not None else None
-        return len(self.games), out
+        return self.games, out
 
     def series(self, table: RatingTable | None = None) -> dict[str, Any]:
         """``{"games": [...], "series": [{"name", "rating": [...], "margin": [...]}]}`` up to the last game
         (``table``: the fit of every game so far, if the caller has it)."""
         points = list(self.points)
-        if self.games and (not points or points[-1][0] != len(self.games)):
+        if self.games and (not points or points[-1][0] != self.games):
             points.append(self._fit(table))
         series = []
         for name in self.names:

@@ -2,7 +2,9 @@
 
 With 12 empty squares or fewer it tries to solve the position (:meth:`quarto_arena.protocol.solver.Solver.search`):
 first a turn that does not lose, then whether a turn wins, the second being most of the work at a drawn position,
-so the first is what it falls back on when time runs out. Once the value is proven the search stops at once and
+so the first is what it falls back on when time runs out. From 11 empty squares on, with ``Threads`` 2, a second
+thread hunts meanwhile for a turn it can prove wins, trying the turns in another order (:mod:`.hunt`); a turn it
+proves is played, and a turn it has not proven never is. Once the value is proven the search stops at once and
 ``info`` reports ``score win N``, ``loss N`` or ``draw``; a proven win is converted by the quickest win. At
 ``movetime 100`` (a 70 ms budget) every won position tried at 11 empty squares is converted, at 12 about half with
 standard shapes from a cold table (the win proof alone outlasts the budget there) and all with advanced ones
@@ -19,7 +21,7 @@ of the clock that keeps most of it in reserve), checks its own deadline in the c
 
 Options: ``Level`` 0-10 (0 plays at random, 1 as greedy, 2-9 a search capped in nodes with a falling rate of
 greedy turns, even steps of about 40 Elo: :mod:`.levels`; 10 without limit: perfect within its time),
-``Hash`` (MiB of transposition table), ``Seed``, and ``Search``.
+``Hash`` (MiB of transposition table), ``Seed``, ``Search``, and ``Threads`` (1 or 2, default 2).
 
 Run it with ``python -m quarto_arena.engines.perfect [--listen ENDPOINT]``.
 """
@@ -27,6 +29,7 @@ Run it with ``python -m quarto_arena.engines.perfect [--listen ENDPOINT]``.
 from __future__ import annotations
 
 import math
+import os
 import random
 import time
 
@@ -37,17 +40,33 @@ from quarto_arena.protocol.uqi import Go, OptionSpec, OptionType, Score
 
 from ..greedy import greedy_turn, safe_turns
 from ..random import SEED, SeededBot
+from .hunt import HUNT_FROM, Hunt
 from .levels import RUNGS
 from .mcts import mcts_turn
 
-__all__ = ["HASH", "LEVEL", "MAX_LEVEL", "MCTS_ABOVE", "SEARCH", "PerfectBot", "deepening_turn", "time_budget"]
+__all__ = [
+    "HASH",
+    "LEVEL",
+    "MAX_LEVEL",
+    "MCTS_ABOVE",
+    "SEARCH",
+    "THREADS",
+    "PerfectBot",
+    "deepening_turn",
+    "time_budget",
+]
 
 MAX_LEVEL = 10
 LEVEL = OptionSpec("Level", OptionType.SPIN, str(MAX_LEVEL), 0, MAX_LEVEL)
 """Strength: 0 random, 1 greedy, 2-9 a search capped in nodes with fewer greedy turns at each level (:mod:`.levels`),
 10 perfect within the time."""
 HASH = OptionSpec("Hash", OptionType.SPIN, "16", 1, 1024)
-"""MiB of transposition table (rounded down to a power of two entries of 16 bytes)."""
+"""MiB of transposition table (rounded down to a power of two entries of 16 bytes); with two ``Threads``, the
+second thread has a table of its own of the same size."""
+THREADS = OptionSpec("Threads", OptionType.SPIN, "2", 1, 2)
+"""Threads of the exact search from :data:`~.hunt.HUNT_FROM` empty squares on: with 2 (and two CPUs to run on), a
+second thread hunts for a winning turn while the first proves the position (:mod:`.hunt`)."""
+_CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 SEARCH = OptionSpec("Search", OptionType.COMBO, "mcts", vars=("mcts", "alphabeta"))
 """The search before the exact endgame: Monte Carlo tree search (stronger, measured: see the README), or the
 deepening alpha-beta search alone."""
@@ -65,6 +84,9 @@ PREPASS_SHARE = 0.25
 """Share of the turn's time the deepening before MCTS may take."""
 MCTS_ABOVE = 12
 """With ``Search mcts``, positions with more empty squares than this are searched by MCTS, the rest as usual."""
+GUESS_SHARE = 0.25
+"""Share of the exact search's remaining time that the hunt keeps, at the end, to prove that the turn whose win
+proof it was running does not lose (:class:`~.hunt.Hunt`'s ``guess_from``)."""
 NO_CLOCK_SECONDS = SAFETY_TIME - 1.0
 """Time allowed to a search limited only by depth or nodes: SPEC §4.5's safety time (10 s) less a second's reserve
 for a loaded machine."""
@@ -103,17 +125,19 @@ class PerfectBot(SeededBot):
 
     name = "Perfect 1.0"
     author = "quarto-arena"
-    options: tuple[OptionSpec, ...] = (SEED, LEVEL, HASH, SEARCH)
+    options: tuple[OptionSpec, ...] = (SEED, LEVEL, HASH, SEARCH, THREADS)
 
     def __init__(self) -> None:
         super().__init__()
         self._solver: Solver | None = None
+        self._helper: Solver | None = None
+        """The second thread's solver (``Threads`` 2)."""
 
     def set_option(self, name: str, value: OptionValue) -> None:
-        """Drops the solver when ``Hash`` changes (the next game builds one of the new size)."""
+        """Drops the solvers when ``Hash`` or ``Threads`` changes (the next game builds them anew)."""
         super().set_option(name, value)
-        if name == HASH.name:
-            self._solver = None
+        if name in (HASH.name, THREADS.name):
+            self._solver = self._helper = None
 
     def new_game(self, variant: Variant) -> None:
         """Every variant is played; a new game starts with an empty table.
@@ -126,6 +150,13 @@ class PerfectBot(SeededBot):
         if self._solver is None or self._solver.variant != variant:
             self._solver = self._make_solver(variant)
         self._solver.clear()
+        if self._two_threads() and (self._helper is None or self._helper.variant != variant):
+            self._helper = self._make_solver(variant)
+        if self._helper is not None:
+            self._helper.clear()
+
+    def _two_threads(self) -> bool:
+        return self.option(THREADS.name) == 2 and _CPUS > 1
 
     def _make_solver(self, variant: Variant) -> Solver:
         mib = self.option(HASH.name)
@@ -149,7 +180,10 @@ class PerfectBot(SeededBot):
             ctx.limits = rung.limits(ctx.limits)
             return deepening_turn(position, ctx, self._solver, EXACT, self.rng)
         mcts = self.option(SEARCH.name) == "mcts" and 16 - position.placed > MCTS_ABOVE
-        return deepening_turn(position, ctx, self._solver, EXACT, self.rng, mcts=mcts)
+        if self._two_threads() and (self._helper is None or self._helper.variant != position.variant):
+            self._helper = self._make_solver(position.variant)
+        helper = self._helper if self._two_threads() else None
+        return deepening_turn(position, ctx, self._solver, EXACT, self.rng, mcts=mcts, helper=helper)
 
 
 def deepening_turn(
@@ -160,12 +194,14 @@ def deepening_turn(
     rng: random.Random,
     *,
     mcts: bool = False,
+    helper: Solver | None = None,
 ) -> Turn:
     """The turn a search of at most ``max_depth`` turns (:data:`EXACT`: no limit) chooses within the time.
 
     A ``go depth`` limit lowers ``max_depth``. With ``mcts`` (and no ``go depth`` or ``nodes`` limit, which only
     the deepening search counts in) a deepening of :data:`PREPASS_DEPTH` turns comes first, then
-    :func:`mcts_turn` decides whatever that did not prove.
+    :func:`mcts_turn` decides whatever that did not prove. With a ``helper`` solver (and no ``go nodes`` limit),
+    the exact search from :data:`~.hunt.HUNT_FROM` empty squares on runs a :class:`~.hunt.Hunt` on it.
     """
     if position.hand is None and position.placed == 0:
         # Every first gift is the same one up to symmetry: no search can prefer one.
@@ -185,7 +221,9 @@ def deepening_turn(
         return turn if proven is not None else mcts_turn(position, ctx, solver, deadline, rng)
     if ctx.limits.depth is not None:
         max_depth = min(max_depth, ctx.limits.depth)
-    return _deepen(position, ctx, solver, max_depth, deadline)[0]
+    if ctx.limits.nodes is not None:
+        helper = None  # nodes are counted one search after the other
+    return _deepen(position, ctx, solver, max_depth, deadline, helper)[0]
 
 
 def _fallback(position: Position) -> Turn:
@@ -209,13 +247,20 @@ def _limits(ctx: SearchContext, deadline: float | None, nodes_used: int) -> Limi
 
 
 def _deepen(
-    position: Position, ctx: SearchContext, solver: Solver, max_depth: int, deadline: float | None
+    position: Position,
+    ctx: SearchContext,
+    solver: Solver,
+    max_depth: int,
+    deadline: float | None,
+    helper: Solver | None = None,
 ) -> tuple[Turn, Search | None]:
     """Iterative deepening to ``max_depth`` turns (exact near the end), within the deadline and the nodes; the
     turn, and what was proven (None: nothing).
 
     Each depth first proves a turn safe (it does not lose within the depth), then looks for a win: at a drawn
-    position the second costs most, and the first is what keeps the draw.
+    position the second costs most, and the first is what keeps the draw. With a ``helper``, the exact depth
+    from :data:`~.hunt.HUNT_FROM` empty squares on also hunts for a winning turn on a second thread, in another
+    order; a turn it proves is played (the main search stops at once).
     """
     empty = 16 - position.placed + (1 if position.hand is None else 0)
     exact_allowed = max_depth >= empty
@@ -228,23 +273,39 @@ def _deepen(
         depth += 1
         if exact_allowed and ((depth > SHALLOW and empty <= EXACT_FROM) or depth >= empty - EXACT_GAP):
             depth = empty
+        hunt = None
+        if helper is not None and depth == empty and empty >= HUNT_FROM and position.hand is not None:
+            guess_from = None if deadline is None else deadline - GUESS_SHARE * (deadline - time.monotonic())
+            hunt = Hunt(helper, position, deadline, solver.stop, guess_from)
         safe = _step(solver, position, depth, ctx, deadline, nodes, Aim.SAFETY)
-        if safe is None:
-            break
-        nodes += safe.nodes
-        best = safe.turn
-        if safe.verdict is not None:
-            proven = safe
-        else:
-            win = _step(solver, position, depth, ctx, deadline, nodes, Aim.WIN)
-            if win is None:
-                spent = True  # cut short: the time or the nodes are all spent (its nodes are not in ``nodes``)
+        if safe is not None:
+            nodes += safe.nodes
+            best = safe.turn
+            if safe.verdict is not None:
+                proven = safe
             else:
-                nodes += win.nodes
-                if win.verdict is Verdict.WIN:
-                    best, proven = win.turn, win
-                elif depth >= empty:
-                    proven = Search(best, Verdict.DRAW, True, empty, nodes)  # safe, and no turn wins
+                win = _step(solver, position, depth, ctx, deadline, nodes, Aim.WIN)
+                if win is None:
+                    spent = True  # cut short: the time or the nodes are all spent (its nodes are not in ``nodes``)
+                else:
+                    nodes += win.nodes
+                    if win.verdict is Verdict.WIN:
+                        best, proven = win.turn, win
+                    elif depth >= empty:
+                        proven = Search(best, Verdict.DRAW, True, empty, nodes)  # safe, and no turn wins
+        if hunt is not None:
+            won, hunted = hunt.finish()
+            nodes += hunted
+            if won is not None and (proven is None or proven.verdict is not Verdict.WIN):
+                # The hunt stopped the main search: let it run again for the quickest win below.
+                best, proven = won.turn, Search(won.turn, Verdict.WIN, True, won.turns, nodes)
+                solver.resume()
+                if ctx.stopped:  # the arena's stop came before the resume: it stands
+                    solver.stop()
+            elif proven is None and hunt.safe is not None:
+                best = hunt.safe  # proven not to lose, like the safety proof's turn, and likelier to win (.hunt)
+        if safe is None and proven is None:
+            break
         score = _score(proven)
         if proven is not None and proven.verdict is not Verdict.DRAW and exact_allowed:
             # Proven: the exact value names the quickest win (or longest loss), when there is time to find it.
