@@ -18,11 +18,14 @@ a search cut short reports its value as unproven and plays the best turn it has 
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import enum
 import os
+import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Final, Protocol
 
@@ -206,6 +209,36 @@ class _Unproven(Exception):
     """A core search was cut short."""
 
 
+class _Children:
+    """The root's distinct children still to test, square by square, for one or two threads; and what was found."""
+
+    def __init__(self, children: list[tuple[int, Turn]]) -> None:
+        by_square: dict[int | None, list[tuple[int, Turn]]] = {}
+        for key, turn in children:
+            by_square.setdefault(turn.place, []).append((key, turn))
+        # The largest groups first, so that the last ones taken, while the other thread may be idle, are small.
+        self._groups = collections.deque(sorted(by_square.values(), key=len, reverse=True))
+        self._lock = threading.Lock()
+        self.kept: dict[int, bool] = {}
+        """Child key -> whether the turn keeps the value tested."""
+
+    def take(self) -> list[tuple[int, Turn]] | None:
+        """The children of the next square, or None when none is left (or :meth:`halt` was called)."""
+        with self._lock:
+            return self._groups.popleft() if self._groups else None
+
+    def halt(self) -> None:
+        """Leaves nothing more to take."""
+        with self._lock:
+            self._groups.clear()
+
+
+def _wait_quietly(future: Future[None]) -> None:
+    """Waits for work whose result is no longer wanted (cut short or not)."""
+    with contextlib.suppress(_Unproven):
+        future.result()
+
+
 class Solver:
     """Solves positions of one variant. Not thread-safe, except :meth:`stop`; make one per thread."""
 
@@ -337,8 +370,11 @@ class Solver:
             raise ValueError("the game is over: there is nothing to solve")
         started = self._start(limits)
         try:
-            value = self._value(position)
-            best = self._every_best(position, value, keep_turns) if every else (self._one_best(position, value),)
+            if every:
+                value, best = self._value_and_every_best(position, keep_turns)
+            else:
+                value = self._value(position)
+                best = (self._one_best(position, value),)
         except _Unproven:
             return Analysis(None, (self._found(position),), self._nodes, time.monotonic() - started)
         return Analysis(value, best, self._nodes, time.monotonic() - started)
@@ -418,49 +454,58 @@ class Solver:
             return self._search(occupied, planes, hand, -1, 0) < 0
         return self._search(occupied, planes, hand, -1, 1) == 0
 
-    def _every_best(self, position: Position, value: Value, keep_turns: bool) -> tuple[Turn, ...]:
-        """Every legal turn that keeps ``value``. Symmetric children have one value, so each is searched once; from
-        PARALLEL_EMPTIES empty squares on, with the C core and no node limit, a twin solver on a second thread
-        takes the children of every other square (the core runs without the GIL), each thread on its own table."""
+    def _value_and_every_best(self, position: Position, keep_turns: bool) -> tuple[Value, tuple[Turn, ...]]:
+        """The value and every legal turn that keeps it. Symmetric children have one value, so each is searched
+        once. From PARALLEL_EMPTIES empty squares on, with the C core and no node limit, a twin solver on a second
+        thread shares the children with this one (the core runs without the GIL), each thread on its own table: they
+        take the children square by square from one queue (the children of one square share the most subtrees), and
+        while this thread finds the value, the twin already tests the children as if it were a draw (a drawn root is
+        the common case and its children cost the most); for any other value that work is dropped."""
         turns = position.legal_turns()
         keys = [canonical_key(position.apply(turn)) for turn in turns]
         first: dict[int, Turn] = {}
         for key, turn in zip(keys, turns, strict=True):
             first.setdefault(key, turn)
         distinct = list(first.items())
-        kept: dict[int, bool] = {}
-        if (
+        if not (
             self.compiled
             and _WORKERS > 1
             and self._node_limit is None
             and 16 - position.placed >= PARALLEL_EMPTIES
             and len(distinct) > 1
         ):
-            twin = self._twin_solver()
-            twin._nodes, twin._node_limit, twin._deadline = 0, None, self._deadline
-            # By square: the children of one square share the most subtrees, so they share a table.
-            squares = sorted({turn.place for _, turn in distinct}, key=lambda s: -1 if s is None else s)
-            theirs_squares = set(squares[1::2])
-            mine = [c for c in distinct if c[1].place not in theirs_squares]
-            pool = ThreadPoolExecutor(1)
-            try:
-                theirs = pool.submit(
-                    twin._keeps_each, position, [c for c in distinct if c[1].place in theirs_squares], value, keep_turns
-                )
-                kept.update(self._keeps_each(position, mine, value, keep_turns))
-                kept.update(theirs.result())
-            finally:
-                pool.shutdown()  # the twin ends by itself: it has the same deadline, and stop() reaches it
-                self._nodes += twin._nodes
-        else:
-            kept.update(self._keeps_each(position, distinct, value, keep_turns))
-        return tuple(turn for key, turn in zip(keys, turns, strict=True) if kept[key])
+            value = self._value(position)
+            kept = {key: self._keeps(position, turn, value, keep_turns) for key, turn in distinct}
+            return value, tuple(turn for key, turn in zip(keys, turns, strict=True) if kept[key])
+        twin = self._twin_solver()
+        twin._nodes, twin._node_limit, twin._deadline = 0, None, self._deadline
+        draw = None if position.hand is None or position.claimable else _value_of(0, 16 - position.placed)
+        pool = ThreadPoolExecutor(1)
+        work = _Children(distinct)
+        theirs: Future[None] | None = None
+        try:
+            if draw is not None:
+                theirs = pool.submit(twin._keeps_from, position, work, draw, keep_turns)
+            value = self._value(position)
+            if theirs is not None and value != draw:
+                work.halt()
+                _wait_quietly(theirs)
+                work, theirs = _Children(distinct), None
+            if theirs is None:
+                theirs = pool.submit(twin._keeps_from, position, work, value, keep_turns)
+            self._keeps_from(position, work, value, keep_turns)
+            theirs.result()
+        finally:
+            work.halt()
+            pool.shutdown()  # the twin stops after its child, or at once on stop() or at the deadline
+            self._nodes += twin._nodes
+        return value, tuple(turn for key, turn in zip(keys, turns, strict=True) if work.kept[key])
 
-    def _keeps_each(
-        self, position: Position, children: list[tuple[int, Turn]], value: Value, keep_turns: bool
-    ) -> dict[int, bool]:
-        """For each (key, turn): whether the turn keeps ``value``."""
-        return {key: self._keeps(position, turn, value, keep_turns) for key, turn in children}
+    def _keeps_from(self, position: Position, work: _Children, value: Value, keep_turns: bool) -> None:
+        """Takes the children of one square after another from ``work`` and records whether each keeps ``value``."""
+        while (children := work.take()) is not None:
+            for key, turn in children:
+                work.kept[key] = self._keeps(position, turn, value, keep_turns)
 
     def _twin_solver(self) -> Solver:
         """The solver that takes half of the root's children (made on first use, kept with its table)."""
