@@ -74,7 +74,10 @@ def spare_cpu() -> bool:
     """True when the machine has a CPU to spare for the second thread: the load average of the last minute is below
     the CPUs this process may run on. On a busy machine a second thread only splits the engine's own share of the
     CPU (measured here at a load of 7-11 on 2 CPUs: 2 of 29 won positions converted with the hunt, 3-5 without)."""
-    return os.getloadavg()[0] < _CPUS
+    try:
+        return os.getloadavg()[0] < _CPUS
+    except (AttributeError, OSError):  # no load average on this platform
+        return _CPUS > 1
 
 
 SEARCH = OptionSpec("Search", OptionType.COMBO, "mcts", vars=("mcts", "alphabeta"))
