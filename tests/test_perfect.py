@@ -9,12 +9,13 @@ import resource
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from quarto_arena.engines import perfect
 from quarto_arena.engines.greedy import safe_turns, winning_turns
 from quarto_arena.engines.perfect import HASH, LEVEL, MAX_LEVEL, SEARCH, PerfectBot, time_budget
-from quarto_arena.engines.perfect.hunt import Hunt
+from quarto_arena.engines.perfect.hunt import Helper, Hunt
 from quarto_arena.engines.perfect.levels import RUNGS
 from quarto_arena.protocol.bot import SearchContext
 from quarto_arena.protocol.notation import parse_position, parse_variant
@@ -360,18 +361,36 @@ def test_the_hunt_proves_a_winning_turn_and_only_that() -> None:
 
 
 def test_the_hunt_stops_and_its_thread_ends(monkeypatch: pytest.MonkeyPatch) -> None:
-    """finish() stops a hunt without limits at once and joins its thread; the engine leaves no thread behind
-    (the hunt started from 10 empty squares here, so that these positions are quick to sample)."""
+    """finish() stops a hunt without limits at once, and its thread ends; the engine's hunt threads end by the next
+    game (the hunt started from 10 empty squares here, so that these positions are quick to sample)."""
     monkeypatch.setattr(perfect, "HUNT_FROM", 10)
+    monkeypatch.setattr(perfect, "spare_cpu", lambda: True)  # a loaded test machine would skip the hunt
     variant = Variant()
     position = safe_play(variant, random.Random(7), 12)
     before = threading.active_count()
-    Hunt(Solver(variant), position, None, lambda: None).finish()
+    hunt = Hunt(Solver(variant), position, None, lambda: None)
+    hunt.finish()
+    hunt.wait()
     assert threading.active_count() == before
+    started: list[Position] = []
+    start = Helper.start
+
+    def counted(helper: Helper, position: Position, *args: Any) -> Hunt:
+        started.append(position)
+        return start(helper, position, *args)
+
+    monkeypatch.setattr(Helper, "start", counted)
     engine = bot(Threads=2)
-    for position in positions_of(Verdict.WIN, variant, 10, 2, seed=2):
+    wins = positions_of(Verdict.WIN, variant, 10, 2, seed=2)
+    for position in wins:
+        search(engine, position, Go(movetime=100))  # each starts with new_game
+    engine.new_game(variant)
+    assert threading.active_count() == before
+    assert started == list(wins)
+    monkeypatch.setattr(perfect, "spare_cpu", lambda: False)  # a busy machine: no second thread
+    for position in wins:
         search(engine, position, Go(movetime=100))
-        assert threading.active_count() == before
+    assert started == list(wins)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -379,6 +398,7 @@ def test_threads_convert_and_keep_draws(threads: int, monkeypatch: pytest.Monkey
     """With one thread or two, a won position is won and a drawn one kept against perfect defence (the hunt only
     adds proven wins; started from 9 empty squares here)."""
     monkeypatch.setattr(perfect, "HUNT_FROM", 9)
+    monkeypatch.setattr(perfect, "spare_cpu", lambda: True)
     variant = Variant()
     for verdict, empties in ((Verdict.WIN, 10), (Verdict.DRAW, 9)):
         for position in positions_of(verdict, variant, empties, 2, seed=2):

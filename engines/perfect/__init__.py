@@ -2,9 +2,10 @@
 
 With 12 empty squares or fewer it tries to solve the position (:meth:`quarto_arena.protocol.solver.Solver.search`):
 first a turn that does not lose, then whether a turn wins, the second being most of the work at a drawn position,
-so the first is what it falls back on when time runs out. From 11 empty squares on, with ``Threads`` 2, a second
-thread hunts meanwhile for a turn it can prove wins, trying the turns in another order (:mod:`.hunt`); a turn it
-proves is played, and a turn it has not proven never is. Once the value is proven the search stops at once and
+so the first is what it falls back on when time runs out. From 11 empty squares on, with ``Threads`` 2 and a CPU
+to spare, a second thread hunts meanwhile for a turn it can prove wins, trying the turns in another order
+(:mod:`.hunt`); a turn it proves is played, and when nothing is proven, the turn whose proof it was running once it
+is proven not to lose; no unproven turn is ever played. Once the value is proven the search stops at once and
 ``info`` reports ``score win N``, ``loss N`` or ``draw``; a proven win is converted by the quickest win. At
 ``movetime 100`` (a 70 ms budget) every won position tried at 11 empty squares is converted, at 12 about half with
 standard shapes from a cold table (the win proof alone outlasts the budget there) and all with advanced ones
@@ -40,7 +41,7 @@ from quarto_arena.protocol.uqi import Go, OptionSpec, OptionType, Score
 
 from ..greedy import greedy_turn, safe_turns
 from ..random import SEED, SeededBot
-from .hunt import HUNT_FROM, Hunt
+from .hunt import HUNT_FROM, Helper
 from .levels import RUNGS
 from .mcts import mcts_turn
 
@@ -64,9 +65,21 @@ HASH = OptionSpec("Hash", OptionType.SPIN, "16", 1, 1024)
 """MiB of transposition table (rounded down to a power of two entries of 16 bytes); with two ``Threads``, the
 second thread has a table of its own of the same size."""
 THREADS = OptionSpec("Threads", OptionType.SPIN, "2", 1, 2)
-"""Threads of the exact search from :data:`~.hunt.HUNT_FROM` empty squares on: with 2 (and two CPUs to run on), a
-second thread hunts for a winning turn while the first proves the position (:mod:`.hunt`)."""
+"""Threads of the exact search from :data:`~.hunt.HUNT_FROM` empty squares on: with 2 (when a CPU is to spare:
+:func:`spare_cpu`), a second thread hunts for a winning turn while the first proves the position (:mod:`.hunt`)."""
 _CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def spare_cpu() -> bool:
+    """True when the machine has a CPU to spare for the second thread: the load average of the last minute is below
+    the CPUs this process may run on. On a busy machine a second thread only splits the engine's own share of the
+    CPU (measured here at a load of 7-11 on 2 CPUs: 2 of 29 won positions converted with the hunt, 3-5 without)."""
+    try:
+        return os.getloadavg()[0] < _CPUS
+    except (AttributeError, OSError):  # no load average on this platform
+        return _CPUS > 1
+
+
 SEARCH = OptionSpec("Search", OptionType.COMBO, "mcts", vars=("mcts", "alphabeta"))
 """The search before the exact endgame: Monte Carlo tree search (stronger, measured: see the README), or the
 deepening alpha-beta search alone."""
@@ -130,13 +143,15 @@ class PerfectBot(SeededBot):
     def __init__(self) -> None:
         super().__init__()
         self._solver: Solver | None = None
-        self._helper: Solver | None = None
+        self._helper: Helper | None = None
         """The second thread's solver (``Threads`` 2)."""
 
     def set_option(self, name: str, value: OptionValue) -> None:
         """Drops the solvers when ``Hash`` or ``Threads`` changes (the next game builds them anew)."""
         super().set_option(name, value)
         if name in (HASH.name, THREADS.name):
+            if self._helper is not None:
+                self._helper.settle()
             self._solver = self._helper = None
 
     def new_game(self, variant: Variant) -> None:
@@ -150,10 +165,12 @@ class PerfectBot(SeededBot):
         if self._solver is None or self._solver.variant != variant:
             self._solver = self._make_solver(variant)
         self._solver.clear()
-        if self._two_threads() and (self._helper is None or self._helper.variant != variant):
-            self._helper = self._make_solver(variant)
         if self._helper is not None:
-            self._helper.clear()
+            self._helper.settle()
+        if self._two_threads() and (self._helper is None or self._helper.solver.variant != variant):
+            self._helper = Helper(self._make_solver(variant))
+        if self._helper is not None:
+            self._helper.solver.clear()
 
     def _two_threads(self) -> bool:
         return self.option(THREADS.name) == 2 and _CPUS > 1
@@ -180,8 +197,10 @@ class PerfectBot(SeededBot):
             ctx.limits = rung.limits(ctx.limits)
             return deepening_turn(position, ctx, self._solver, EXACT, self.rng)
         mcts = self.option(SEARCH.name) == "mcts" and 16 - position.placed > MCTS_ABOVE
-        if self._two_threads() and (self._helper is None or self._helper.variant != position.variant):
-            self._helper = self._make_solver(position.variant)
+        if self._two_threads() and (self._helper is None or self._helper.solver.variant != position.variant):
+            if self._helper is not None:
+                self._helper.settle()
+            self._helper = Helper(self._make_solver(position.variant))
         helper = self._helper if self._two_threads() else None
         return deepening_turn(position, ctx, self._solver, EXACT, self.rng, mcts=mcts, helper=helper)
 
@@ -194,13 +213,13 @@ def deepening_turn(
     rng: random.Random,
     *,
     mcts: bool = False,
-    helper: Solver | None = None,
+    helper: Helper | None = None,
 ) -> Turn:
     """The turn a search of at most ``max_depth`` turns (:data:`EXACT`: no limit) chooses within the time.
 
     A ``go depth`` limit lowers ``max_depth``. With ``mcts`` (and no ``go depth`` or ``nodes`` limit, which only
     the deepening search counts in) a deepening of :data:`PREPASS_DEPTH` turns comes first, then
-    :func:`mcts_turn` decides whatever that did not prove. With a ``helper`` solver (and no ``go nodes`` limit),
+    :func:`mcts_turn` decides whatever that did not prove. With a ``helper`` (and no ``go nodes`` limit),
     the exact search from :data:`~.hunt.HUNT_FROM` empty squares on runs a :class:`~.hunt.Hunt` on it.
     """
     if position.hand is None and position.placed == 0:
@@ -210,6 +229,8 @@ def deepening_turn(
         return turn
     budget = time_budget(ctx.limits, position)
     deadline = None if budget is None else ctx.started + budget
+    if helper is not None:
+        helper.settle()  # the last turn's hunt must not stop this turn's search
     solver.resume()
     ctx.on_stop(solver.stop)
     if ctx.stopped:
@@ -252,7 +273,7 @@ def _deepen(
     solver: Solver,
     max_depth: int,
     deadline: float | None,
-    helper: Solver | None = None,
+    helper: Helper | None = None,
 ) -> tuple[Turn, Search | None]:
     """Iterative deepening to ``max_depth`` turns (exact near the end), within the deadline and the nodes; the
     turn, and what was proven (None: nothing).
@@ -274,9 +295,9 @@ def _deepen(
         if exact_allowed and ((depth > SHALLOW and empty <= EXACT_FROM) or depth >= empty - EXACT_GAP):
             depth = empty
         hunt = None
-        if helper is not None and depth == empty and empty >= HUNT_FROM and position.hand is not None:
+        if helper is not None and depth == empty and empty >= HUNT_FROM and position.hand is not None and spare_cpu():
             guess_from = None if deadline is None else deadline - GUESS_SHARE * (deadline - time.monotonic())
-            hunt = Hunt(helper, position, deadline, solver.stop, guess_from)
+            hunt = helper.start(position, deadline, solver.stop, guess_from)
         safe = _step(solver, position, depth, ctx, deadline, nodes, Aim.SAFETY)
         if safe is not None:
             nodes += safe.nodes
