@@ -270,6 +270,20 @@ def test_stop_reaches_both_threads_of_every_best_turn() -> None:
 
 
 @needs_compiled
+def test_a_request_cut_short_leaves_the_twin_ready() -> None:
+    """A time limit that ends every best turn (the twin stopped with it) leaves both threads able to serve the
+    next request, which finds the vector's best turns."""
+    solver = Solver(Variant(), pure=False)
+    cut = solver.analyse(parse_position(HARD), Limits(seconds=0.3))
+    assert not cut.proven
+    vector = next(v for v in DEEP if 16 - vector_case(v)[0].placed == PARALLEL_EMPTIES)
+    position, verdict, best = vector_case(vector)
+    analysis = solver.analyse(position, keep_turns=False)
+    assert analysis.value is not None and analysis.value.verdict is verdict
+    assert set(analysis.best) == best
+
+
+@needs_compiled
 def test_deep_vectors_cover_what_they_claim() -> None:
     empties = {16 - vector_case(v)[0].placed for v in DEEP}
     assert empties == {9, 10, 11, 12}
