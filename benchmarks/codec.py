@@ -1,6 +1,6 @@
 """What the generic codec (arena/codec.py) costs per game record, against the hand-written ``to_dict`` it replaced.
 
-    python benchmarks/codec.py [--rounds 30] [--number 1000]
+    python benchmarks/codec.py [--rounds 30] [--number 1000] [--journal 10000]
 
 A record of a real game (tests/data/serialized-v1, 9 turns, two engine identities) is written and read many times
 by each; rounds alternate them, and the best round of each is printed with the ratios. The baselines are copies of
@@ -8,6 +8,9 @@ the old hand-written ``GameRecord.to_dict`` and ``from_dict`` (e822f4e), kept he
 the codec's slow path (its plan read field by field, what the generated coders replaced) is printed beside them.
 Times are this thread's CPU time (``time.thread_time``), which a loaded machine disturbs less than the wall clock.
 A record is written once per game (journal and JSON Lines share the dict) and read on resume and by the pages.
+
+Then a journal of ``--journal`` games (copies of that record) is read as a resumed run reads it (``read_journal``:
+frames, CRCs, msgpack, records), with the generated decoder and with the slow path, alternated (best of 3 each).
 """
 
 from __future__ import annotations
@@ -15,12 +18,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import tempfile
 import time
 import timeit
 from pathlib import Path
 from typing import Any
 
 from quarto_arena.arena import codec
+from quarto_arena.arena.journal import JOURNAL_NAME, encode_frame, read_journal
 from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
 
 RECORD = Path(__file__).resolve().parent.parent / "tests" / "data" / "serialized-v1" / "run" / "games.jsonl"
@@ -87,6 +92,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--number", type=int, default=1000, help="calls per round")
+    parser.add_argument("--journal", type=int, default=10_000, help="games in the journal read (0: none)")
     args = parser.parse_args()
     rounds, number = args.rounds, args.number
     record = GameRecord.from_dict(json.loads(RECORD.read_text().splitlines()[0]))
@@ -110,6 +116,36 @@ def main() -> None:
         ratio = best[f"codec {what}"] / best[f"hand-written {what}"]
         slow = best[f"codec {what}"] / best[f"codec {what}, slow path"]
         print(f"codec/hand-written {what}: {ratio:.2f}x, codec/slow path: {slow:.2f}x (load {os.getloadavg()[0]:.1f})")
+    if args.journal:
+        read_a_journal(record, args.journal)
+
+
+def read_a_journal(record: GameRecord, games: int) -> None:
+    """Seconds to read a journal of ``games`` games, by the generated decoder and by the slow path."""
+    original = RECORD.parent / JOURNAL_NAME  # its magic, header and games, then ours
+    known = read_journal(original).records
+    first = max(known) + 1
+    fast = codec.from_dict
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / JOURNAL_NAME
+        frames = [original.read_bytes()]
+        for i in range(first, first + games):
+            frames.append(encode_frame({"kind": "game", "id": i, "game": {**record.to_dict(), "game_id": i}}))
+        path.write_bytes(b"".join(frames))
+        best = {"generated": float("inf"), "slow path": float("inf")}
+        try:
+            for _ in range(3):
+                for name, decode in (("generated", fast), ("slow path", codec._slow_from_dict)):
+                    codec.from_dict = decode  # type: ignore[assignment]  # GameRecord.from_dict calls codec.from_dict
+                    start = time.thread_time()
+                    assert len(read_journal(path).records) == len(known) + games
+                    best[name] = min(best[name], time.thread_time() - start)
+        finally:
+            codec.from_dict = fast
+    print(
+        f"reading a journal of {games} games: {best['generated']:.2f} s, slow path {best['slow path']:.2f} s, "
+        f"ratio {best['generated'] / best['slow path']:.2f} (load {os.getloadavg()[0]:.1f})"
+    )
 
 
 if __name__ == "__main__":
