@@ -3,8 +3,9 @@ the cluster's tasks carry (GameRecord, EngineIdentity, TurnRecord, RunSpec, Serv
 GameSpec, Deadlines, CheckTimeouts).
 
 :func:`to_dict` writes each field of a dataclass under its name, in declaration order, by its type: an enum as its
-value, a nested dataclass as its dict, a tuple or list as a list, a dict as a dict, None, str, int, float and bool
-as they are. :func:`from_dict` reads them back and checks each value against the field's type (a TypeError or
+value, a nested dataclass as its dict, a tuple or list as a list, a dict as a dict (one of plain values is the
+object's own dict: what to_dict gives is for writing out, not for changing), None, str, int, float and bool as they
+are. :func:`from_dict` reads them back and checks each value against the field's type (a TypeError or
 ValueError naming the key, a KeyError naming a missing one). A new field with a plain type therefore travels
 everywhere with no other edit; ``tests/test_serialized.py`` checks that every field does.
 
@@ -20,6 +21,13 @@ A field that needs more says so where it is declared, ``field(metadata=hook(...)
 A key absent from the dict gives the field's ``missing``, else its default; a field with neither is required.
 Keys the dataclass does not know are ignored (the journal's header keeps ``schedule`` beside the spec's fields).
 Fields declared ``init=False`` are derived, and neither written nor read.
+
+Speed: for each class, the first call writes an encoder and a decoder of its own from these declarations (Python
+source compiled once, as dataclasses write ``__init__``; see :class:`_Generator`), with every check above. A
+``@typing.final`` class's nested values and rows are written inline, and its ``to_dict`` method marked
+:func:`generated` becomes the encoder itself: a GameRecord is written as fast as the hand-written method did
+(``benchmarks/codec.py``). The plan read field by field at each call stays as the reference the generated code is
+tested against (``tests/test_serialized.py``).
 """
 
 from __future__ import annotations
@@ -27,17 +35,20 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
+import threading
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
-__all__ = ["Hook", "from_dict", "from_row", "hook", "rows", "to_dict", "to_row"]
+__all__ = ["Hook", "from_dict", "from_row", "generated", "hook", "rows", "to_dict", "to_row"]
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 _META: Final = "quarto_arena.codec"
+_GENERATED: Final = "_quarto_arena_codec_generated"
 _ABSENT: Final[Any] = object()
 
 Encode = Callable[[Any], Any]
@@ -56,6 +67,8 @@ class Hook:
     """(plain data, the fields read so far by attribute name) -> value; None: by the field's type."""
     missing: Any = _ABSENT
     """The value when the key is absent, if not the field's default."""
+    rows: type | None = None
+    """Set by :func:`rows`: the field is a tuple of this class written as rows (the generated coder inlines them)."""
 
 
 def hook(
@@ -71,6 +84,47 @@ def hook(
 
 def to_dict(obj: Any) -> dict[str, Any]:
     """Every field of the dataclass instance ``obj`` as plain JSON/msgpack data (the inverse of :func:`from_dict`)."""
+    encode = _ENCODERS.get(type(obj)) or _coder(type(obj)).encode
+    return encode(obj)
+
+
+def from_dict(cls: type[T], d: Mapping[str, Any]) -> T:
+    """An instance of the dataclass ``cls`` from :func:`to_dict`'s data; KeyError, TypeError or ValueError (or the
+    class's own validation error) on bad data."""
+    coder = _CODERS.get(cls) or _coder(cls)
+    result: T = coder.decode(d)
+    return result
+
+
+def to_row(obj: Any) -> list[Any]:
+    """The fields of ``obj`` as a list, in declaration order (a compact form for many small values)."""
+    cls = type(obj)
+    coder = _CODERS.get(cls) or _coder(cls)
+    return coder.encode_row(obj)
+
+
+def from_row(cls: type[T], row: Sequence[Any]) -> T:
+    """The inverse of :func:`to_row`; a shorter row (written before the later fields existed) leaves them at their
+    defaults."""
+    coder = _CODERS.get(cls) or _coder(cls)
+    result: T = coder.decode_row(row)
+    return result
+
+
+def generated(method: F) -> F:
+    """Marks the ``to_dict`` method of a ``@typing.final`` dataclass, whose body is ``return codec.to_dict(self)``:
+    once the class's coder is written (at the first call), the method is replaced by the generated encoder itself,
+    so that writing a record costs one call, as a hand-written method did."""
+    setattr(method, _GENERATED, True)
+    return method
+
+
+# The slow path: the plan read field by field at each call. It is what the generated coders below must agree with
+# (tests/test_serialized.py compares them on samples of every class), and the coders fall back to its converters for
+# the rarer types.
+
+
+def _slow_to_dict(obj: Any) -> dict[str, Any]:
     out = {}
     for f in _plan(type(obj)):
         value = getattr(obj, f.name)
@@ -78,9 +132,7 @@ def to_dict(obj: Any) -> dict[str, Any]:
     return out
 
 
-def from_dict(cls: type[T], d: Mapping[str, Any]) -> T:
-    """An instance of the dataclass ``cls`` from :func:`to_dict`'s data; KeyError, TypeError or ValueError (or the
-    class's own validation error) on bad data."""
+def _slow_from_dict(cls: type[T], d: Mapping[str, Any]) -> T:
     if not isinstance(d, Mapping):
         raise TypeError(f"expected a mapping for {cls.__name__}, not {type(d).__name__}")
     values: dict[str, Any] = {}
@@ -95,14 +147,11 @@ def from_dict(cls: type[T], d: Mapping[str, Any]) -> T:
     return cls(**values)
 
 
-def to_row(obj: Any) -> list[Any]:
-    """The fields of ``obj`` as a list, in declaration order (a compact form for many small values)."""
+def _slow_to_row(obj: Any) -> list[Any]:
     return [getattr(obj, f.name) if f.as_is else f.encode(getattr(obj, f.name)) for f in _plan(type(obj))]
 
 
-def from_row(cls: type[T], row: Sequence[Any]) -> T:
-    """The inverse of :func:`to_row`; a shorter row (written before the later fields existed) leaves them at their
-    defaults."""
+def _slow_from_row(cls: type[T], row: Sequence[Any]) -> T:
     if isinstance(row, (str, bytes)) or not isinstance(row, Sequence):
         raise TypeError(f"expected a list for {cls.__name__}, not {type(row).__name__}")
     plan = _plan(cls)
@@ -127,7 +176,7 @@ def rows(cls: type) -> dict[str, Any]:
             raise TypeError(f"expected a list of {cls.__name__} rows, not {type(v).__name__}")
         return tuple(from_row(cls, r) for r in v)
 
-    return hook(encode=lambda values: [to_row(x) for x in values], decode=decode)
+    return {_META: Hook(encode=lambda values: [to_row(x) for x in values], decode=decode, rows=cls)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +187,9 @@ class _Field:
     decode: Decode
     missing: Callable[[], Any] | None  # the value of an absent key; None: required
     as_is: bool  # written as it is (str, int, float, bool, or None): no call per value
+    type: Any  # the field's type hint
+    hooked: bool  # encode or decode comes from a hook
+    rows: type | None  # a tuple of this class written as rows (a :func:`rows` hook on a type that is not ``| None``)
 
 
 _PLANS: dict[type, tuple[_Field, ...]] = {}
@@ -174,14 +226,20 @@ def _make_plan(cls: type) -> tuple[_Field, ...]:
         elif f.default_factory is not dataclasses.MISSING:
             missing = f.default_factory
         as_is = h.encode is None and _scalar_type(tp)
-        plan.append(_Field(f.name, key, enc, dec, missing, as_is))
+        hooked = h.encode is not None or h.decode is not None
+        rows_of = h.rows if h.rows is not None and _optional(tp) is None else None
+        plan.append(_Field(f.name, key, enc, dec, missing, as_is, tp, hooked, rows_of))
     return tuple(plan)
 
 
 def _scalar_type(tp: Any) -> bool:
-    """True for str, int, float and bool, alone or ``| None``."""
+    """True for str, int, float and bool, alone or ``| None``, and for a dict of them: written as they are (a dict
+    is the object's own, not a copy: what to_dict gives is for writing, not for changing)."""
     inner = _optional(tp)
-    return (inner if inner is not None else tp) in (str, int, float, bool)
+    tp = inner if inner is not None else tp
+    if typing.get_origin(tp) is dict:
+        return all(a in (str, int, float, bool) for a in typing.get_args(tp))
+    return tp in (str, int, float, bool)
 
 
 def _same(value: T) -> T:
@@ -289,3 +347,309 @@ def _scalar(tp: type, key: str) -> Callable[[Any], Any]:
         return v
 
     return check
+
+
+# The generated coders. As dataclasses generate ``__init__``, the encoder and decoder of each class are Python source
+# written once from its plan and compiled with ``exec``, so that a call does no per-field lookups, dispatch or calls
+# for plain types. What the source may contain: the attribute names of the fields of our own dataclasses and the
+# keys their hooks declare (both checked to be identifiers), and names the generator makes up. Every value (a
+# default, an enum's members, a hook, a class) is passed in the namespace, never as text, and no text read from a
+# file or a peer ever reaches the source. The generated code must give what the slow path above gives, errors
+# included (tests/test_serialized.py compares the two on samples of every class).
+
+
+@dataclass(frozen=True, slots=True)
+class _Coder:
+    encode: Callable[[Any], dict[str, Any]]
+    decode: Callable[[Any], Any]
+    encode_row: Callable[[Any], list[Any]]
+    decode_row: Callable[[Any], Any]
+
+
+_CODERS: dict[type, _Coder] = {}
+_ENCODERS: dict[type, Callable[[Any], dict[str, Any]]] = {}
+"""Each class's ``_CODERS[cls].encode``, for the call made once per game."""
+_LOCK: Final = threading.RLock()
+_BUILDING: set[type] = set()
+"""The classes whose coder is being generated (a class nested in itself is coded through the public calls)."""
+
+_CHECKS: Final = {str: ("", "a string"), int: (" or isinstance(v, bool)", "an integer"), bool: ("", "true or false")}
+"""Type -> (the check's extra condition, what the message says it expected)."""
+
+
+def _coder(cls: type) -> _Coder:
+    with _LOCK:  # one thread at a time writes coders (_BUILDING is about its own)
+        coder = _CODERS.get(cls)
+        if coder is None:
+            _BUILDING.add(cls)
+            try:
+                coder = _CODERS[cls] = _Generator(cls).build()
+                _ENCODERS[cls] = coder.encode
+                method = cls.__dict__.get("to_dict")
+                if _final(cls) and callable(method) and getattr(method, _GENERATED, False):
+                    type.__setattr__(cls, "to_dict", functools.update_wrapper(coder.encode, method))
+            finally:
+                _BUILDING.discard(cls)
+        return coder
+
+
+def _wrong(key: str, expected: str, v: Any) -> TypeError:
+    return TypeError(f"{key}: expected {expected}, not {type(v).__name__}")
+
+
+def _not_a(what: str, cls: type, v: Any) -> TypeError:
+    return TypeError(f"expected {what} for {cls.__name__}, not {type(v).__name__}")
+
+
+def _not_rows(cls: type, v: Any) -> TypeError:
+    return TypeError(f"expected a list of {cls.__name__} rows, not {type(v).__name__}")
+
+
+def _final(cls: type) -> bool:
+    """True for a class declared ``@typing.final``: no value of it can be of a subclass with more fields, so its
+    fields are written inline with no check of the value's class."""
+    return getattr(cls, "__final__", False) is True
+
+
+def _checked(plan: tuple[_Field, ...]) -> tuple[_Field, ...]:
+    for f in plan:
+        _identifier(f.name)
+    return plan
+
+
+def _identifier(text: str) -> str:
+    """An attribute name (of our own declaration) as a string literal; only identifiers."""
+    if not text.isidentifier():
+        raise TypeError(f"{text!r} is not an identifier: the codec generates no source from it")
+    return repr(text)
+
+
+class _Generator:
+    """Writes and compiles the coder of one class."""
+
+    def __init__(self, cls: type) -> None:
+        self.cls = cls
+        self.plan = _plan(cls)
+        self.ns: dict[str, Any] = {
+            "_ABSENT": _ABSENT,
+            "_Mapping": Mapping,
+            "_Sequence": Sequence,
+            "_wrong": _wrong,
+            "_not_a": _not_a,
+            "_not_rows": _not_rows,
+            "_to_dict": to_dict,
+            "_to_row": to_row,
+            "_from_dict": from_dict,
+            "_cls": cls,
+        }
+        self.count = 0
+
+    def const(self, value: Any) -> str:
+        """A new name for ``value`` in the namespace."""
+        self.count += 1
+        name = f"_c{self.count}"
+        self.ns[name] = value
+        return name
+
+    def key(self, key: str) -> str:
+        """A dict's key in the source: a literal if it is an identifier (the dict is then built faster), else by
+        name from the namespace."""
+        return repr(key) if key.isidentifier() else self.const(key)
+
+    def var(self) -> str:
+        self.count += 1
+        return f"x{self.count}"
+
+    def build(self) -> _Coder:
+        for f in self.plan:
+            _identifier(f.name)
+        obj = "obj"
+        items = ", ".join(f"{self.key(f.key)}: {self.encode_field(f, obj)}" for f in self.plan)
+        row = ", ".join(self.encode_field(f, obj) for f in self.plan)
+        lines = [
+            "def encode(obj):",
+            f"    return {{{items}}}",
+            "def encode_row(obj):",
+            f"    return [{row}]",
+            *self.decoder(),
+            *self.row_decoder(),
+        ]
+        exec("\n".join(lines), self.ns)
+        return _Coder(self.ns["encode"], self.ns["decode"], self.ns["encode_row"], self.ns["decode_row"])
+
+    # Encoding: an expression per field.
+
+    def encode_field(self, f: _Field, obj: str) -> str:
+        value = f"{obj}.{f.name}"
+        if f.as_is:
+            return value
+        if f.rows is not None and f.rows not in _BUILDING:
+            x = self.var()
+            cells = ", ".join(self.encode_field(g, x) for g in _checked(_plan(f.rows)))
+            if _final(f.rows):
+                return f"[[{cells}] for {x} in {value}]"
+            return f"[[{cells}] if {x}.__class__ is {self.const(f.rows)} else _to_row({x}) for {x} in {value}]"
+        if f.hooked:
+            return f"{self.const(f.encode)}({value})"
+        return self.encode_value(f.type, value, f.key)
+
+    def encode_value(self, tp: Any, value: str, key: str) -> str:
+        """An expression of ``value`` (a name or an attribute) in plain form, as :func:`_by_type`'s encoder."""
+        inner = _optional(tp)
+        if inner is not None:
+            e = self.encode_value(inner, value, key)
+            return value if e == value else f"(None if {value} is None else {e})"
+        if tp is Any or tp in (str, int, float, bool):
+            return value
+        origin, args = typing.get_origin(tp), typing.get_args(tp)
+        if origin in (tuple, list) and (origin is list or (len(args) == 2 and args[1] is Ellipsis)):
+            x = self.var()
+            item = self.encode_value(args[0], x, key)
+            return f"list({value})" if item == x else f"[{item} for {x} in {value}]"
+        if origin is dict:
+            k, x = self.var(), self.var()
+            ke, xe = self.encode_value(args[0], k, key), self.encode_value(args[1], x, key)
+            return value if (ke, xe) == (k, x) else f"{{{ke}: {xe} for {k}, {x} in {value}.items()}}"
+        if isinstance(tp, type) and issubclass(tp, enum.Enum):
+            return f"{value}.value"
+        if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+            if tp in _BUILDING or "." in value:
+                return f"_to_dict({value})"  # by the value's own class, as the slow path does
+            items = ", ".join(f"{self.key(g.key)}: {self.encode_field(g, value)}" for g in _checked(_plan(tp)))
+            if _final(tp):
+                return f"{{{items}}}"
+            return f"({{{items}}} if {value}.__class__ is {self.const(tp)} else _to_dict({value}))"
+        enc, _ = _by_type(tp, key)
+        return f"{self.const(enc)}({value})"
+
+    # Decoding: statements per field that set its variable from ``v``.
+
+    def decoder(self) -> list[str]:
+        lines = [
+            "def decode(d):",
+            "    if d.__class__ is not dict and not isinstance(d, _Mapping):",
+            "        raise _not_a('a mapping', _cls, d)",
+            "    get = d.get",
+        ]
+        for i, f in enumerate(self.plan):
+            lines.append(f"    v = get({self.key(f.key)}, _ABSENT)")
+            lines.append("    if v is _ABSENT:")
+            lines.append(f"        {self.absent(f, i)}")
+            lines.append("    else:")
+            lines.extend(self.decode_field(f, i, "        "))
+        return [*lines, f"    return _cls({self.arguments()})"]
+
+    def row_decoder(self) -> list[str]:
+        lines = [
+            "def decode_row(row):",
+            "    if row.__class__ is not list and (isinstance(row, (str, bytes)) or not isinstance(row, _Sequence)):",
+            "        raise _not_a('a list', _cls, row)",
+            "    n = len(row)",
+            f"    if n > {len(self.plan)}:",
+            f"        raise ValueError(f'{{_cls.__name__}} has {len(self.plan)} fields, not {{n}}')",
+        ]
+        for i, f in enumerate(self.plan):
+            lines.append(f"    if n > {i}:")
+            lines.append(f"        v = row[{i}]")
+            lines.extend(self.decode_field(f, i, "        "))
+            lines.append("    else:")
+            lines.append(f"        {self.absent(f, i)}")
+        return [*lines, f"    return _cls({self.arguments()})"]
+
+    def arguments(self) -> str:
+        return ", ".join(f"{f.name}=a{i}" for i, f in enumerate(self.plan))
+
+    def absent(self, f: _Field, i: int) -> str:
+        if f.missing is None:
+            return f"raise KeyError({self.const(f.key)})"
+        return f"a{i} = {self.const(f.missing)}()"
+
+    def decode_field(self, f: _Field, i: int, indent: str) -> list[str]:
+        target = f"a{i}"
+        if f.rows is not None and f.rows not in _BUILDING:
+            rows_cls = self.const(f.rows)
+            return [
+                f"{indent}if v.__class__ is not list and (",
+                f"{indent}    isinstance(v, (str, bytes, _Mapping)) or not isinstance(v, _Sequence)",
+                f"{indent}):",
+                f"{indent}    raise _not_rows({rows_cls}, v)",
+                f"{indent}{target} = tuple(map({self.const(_coder(f.rows).decode_row)}, v))",
+            ]
+        if f.hooked:
+            earlier = ", ".join(f"{_identifier(g.name)}: a{j}" for j, g in enumerate(self.plan[:i]))
+            return [f"{indent}{target} = {self.const(f.decode)}(v, {{{earlier}}})"]
+        return self.decode_value(f.type, target, f.key, indent)
+
+    def decode_value(self, tp: Any, target: str, key: str, indent: str) -> list[str]:
+        """Statements that check ``v`` and set ``target`` to its value of type ``tp``, as :func:`_by_type`'s
+        decoder."""
+        k = self.const(key)
+        inner = _optional(tp)
+        if inner is not None:
+            return [
+                f"{indent}if v is None:",
+                f"{indent}    {target} = None",
+                f"{indent}else:",
+                *self.decode_value(inner, target, key, indent + "    "),
+            ]
+        if tp is Any:
+            return [f"{indent}{target} = v"]
+        if tp in _CHECKS:
+            extra, expected = _CHECKS[tp]
+            return [
+                f"{indent}if not isinstance(v, {tp.__name__}){extra}:",
+                f"{indent}    raise _wrong({k}, {expected!r}, v)",
+                f"{indent}{target} = v",
+            ]
+        if tp is float:
+            return [
+                f"{indent}if isinstance(v, bool) or not isinstance(v, (int, float)):",
+                f"{indent}    raise _wrong({k}, 'a number', v)",
+                f"{indent}{target} = float(v)",
+            ]
+        origin, args = typing.get_origin(tp), typing.get_args(tp)
+        if origin in (tuple, list) and (origin is list or (len(args) == 2 and args[1] is Ellipsis)):
+            lines = [
+                f"{indent}if v.__class__ is not list and (",
+                f"{indent}    isinstance(v, (str, bytes, _Mapping)) or not isinstance(v, _Sequence)",
+                f"{indent}):",
+                f"{indent}    raise _wrong({k}, 'a list', v)",
+            ]
+            if args[0] in _CHECKS:
+                extra, expected = _CHECKS[args[0]]
+                return [
+                    *lines,
+                    f"{indent}for x in v:",
+                    f"{indent}    if not isinstance(x, {args[0].__name__}){extra.replace('(v', '(x')}:",
+                    f"{indent}        raise _wrong({k}, {expected!r}, x)",
+                    f"{indent}{target} = {origin.__name__}(v)",
+                ]
+            item = self.decoder_of(args[0], key)
+            return [*lines, f"{indent}{target} = {origin.__name__}(map({item}, v))"]
+        if origin is dict and args[0] in _CHECKS and args[1] in _CHECKS:
+            (key_extra, key_expected), (extra, expected) = _CHECKS[args[0]], _CHECKS[args[1]]
+            return [
+                f"{indent}if v.__class__ is not dict and not isinstance(v, _Mapping):",
+                f"{indent}    raise _wrong({k}, 'a mapping', v)",
+                f"{indent}for y, x in v.items():",
+                f"{indent}    if not isinstance(y, {args[0].__name__}){key_extra.replace('(v', '(y')}:",
+                f"{indent}        raise _wrong({k}, {key_expected!r}, y)",
+                f"{indent}    if not isinstance(x, {args[1].__name__}){extra.replace('(v', '(x')}:",
+                f"{indent}        raise _wrong({k}, {expected!r}, x)",
+                f"{indent}{target} = dict(v)",
+            ]
+        if isinstance(tp, type) and issubclass(tp, enum.Enum):
+            members = {m.value: m for m in tp.__members__.values()}
+            return [
+                f"{indent}try:",
+                f"{indent}    {target} = {self.const(members)}[v]",
+                f"{indent}except (KeyError, TypeError):",
+                f"{indent}    {target} = {self.const(tp)}(v)",
+            ]
+        return [f"{indent}{target} = {self.decoder_of(tp, key)}(v)"]
+
+    def decoder_of(self, tp: Any, key: str) -> str:
+        """The name of a one-argument decoder of ``tp``: a class's generated one, else the slow path's."""
+        if isinstance(tp, type) and dataclasses.is_dataclass(tp) and tp not in _BUILDING:
+            return self.const(_coder(tp).decode)
+        return self.const(_by_type(tp, key)[1])

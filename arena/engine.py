@@ -475,6 +475,8 @@ class _Timeout:
 
 
 _TIMEOUT: Final = _Timeout()
+_UNSETTLED: Final = "(disconnected; exit status not yet known)"
+"""The detail of a disconnect's outcome before :meth:`EngineSession.settled` (compared by identity)."""
 
 # What an exchange comes to: None (finished), the failure, the end of the engine, or the deadline.
 _Ending = None | EngineError | SearchFailed | PeerGone | _Timeout
@@ -525,6 +527,8 @@ class EngineSession:
         self._abandoned: Exchange[Any] | None = None
         """An exchange the arena gave up (its game abandoned): its late answer is expected, not the engine's fault."""
         self._waiter: asyncio.Future[_Ending] | None = None
+        self._then: Callable[[SearchOutcome], None] | None = None
+        """Who hears how the running search ended, called from the callback that ended it (see :meth:`search_soon`)."""
         self._clock: SearchClock | None = None
         """The clock of the running (or last) exchange: made with the session's first exchange, restarted for
         each one; its timer calls :meth:`_expired`."""
@@ -609,13 +613,19 @@ class EngineSession:
             self._end(PeerGone(why))
 
     def _end(self, ending: _Ending) -> None:
-        self._exchange = None
+        exchange, self._exchange = self._exchange, None
         clock = self._clock
         if clock is not None:
             if ending is None and self._transport is not None:
                 clock.answered(self._transport.received_at)
             else:
                 clock.stop()
+        then = self._then
+        if then is not None:
+            self._then = None
+            assert isinstance(exchange, Search)
+            then(self._outcome(exchange, ending))
+            return
         waiter, self._waiter = self._waiter, None
         if waiter is not None and not waiter.done():
             waiter.set_result(ending)
@@ -632,7 +642,7 @@ class EngineSession:
         """Sends ``text`` and waits until ``exchange`` finishes or ``timeout`` seconds pass; returns how it ended."""
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[_Ending] = loop.create_future()
-        self._exchange, self._waiter = exchange, waiter
+        self._exchange, self._waiter, self._then = exchange, waiter, None
         self._abandoned = None
         clock = self._clock
         if clock is None:
@@ -818,15 +828,64 @@ class EngineSession:
         Never raises for an engine fault: a timeout, malformed reply or disconnect comes back as a failed
         :class:`SearchOutcome`. The engine is then in an unknown state; the caller kills it.
         """
+        done: asyncio.Future[SearchOutcome] = asyncio.get_running_loop().create_future()
+
+        def then(out: SearchOutcome) -> None:
+            if not done.done():
+                done.set_result(out)
+
+        self.search_soon(position, go, deadline, then)
+        try:
+            out = await done
+        except BaseException:  # cancelled from outside: the search is abandoned
+            self.abandon()
+            raise
+        return await self.settled(out)
+
+    def search_soon(
+        self, position: PositionCommand | str, go: Go | str, deadline: float, then: Callable[[SearchOutcome], None]
+    ) -> None:
+        """:meth:`search` without a coroutine: sends and returns at once; ``then`` gets the outcome, called from the
+        event loop's callback that ended the search (the line's reader, the deadline's timer), or before this
+        returns when the engine is not running or the write fails.
+
+        The referee answers the next engine from ``then``, so that a turn costs one pass of the event loop, not a
+        task's wake-up besides. A disconnect's outcome is not final: pass it to :meth:`settled` (which waits a
+        moment for the exit status to name). :meth:`abandon` gives the search up.
+        """
         t = self._transport
         if t is None or t.gone:
-            return SearchOutcome(None, 0, None, Termination.DISCONNECT, f"{self.name}: not running")
+            then(SearchOutcome(None, 0, None, Termination.DISCONNECT, f"{self.name}: not running"))
+            return
         exchange = Search(self.name, position, go, self.errors, self.complaints)
         p = position if isinstance(position, str) else format_command(position)
         g = go if isinstance(go, str) else format_command(go)
-        ending = await self._exchange_with(t, exchange, f"{p}\n{g}\n", deadline)
         clock = self._clock
-        assert clock is not None  # made by the exchange
+        if clock is None:
+            clock = self._clock = SearchClock(asyncio.get_running_loop(), self._expired)
+        self._exchange, self._waiter, self._then = exchange, None, then
+        self._abandoned = None
+        try:
+            t.send_text(f"{p}\n{g}\n")
+        except PeerGone as e:
+            clock.start(deadline)
+            self._end(e)
+            return
+        # Started once the write has returned: a delay of ours before it must not be charged to the engine.
+        clock.start(deadline)
+
+    def abandon(self) -> None:
+        """Gives up the running search (its game was abandoned): its late answer is read quietly, and nobody hears
+        of its end. Nothing when no search runs."""
+        if self._then is not None:
+            self._then = None
+            self._abandoned, self._exchange = self._exchange, None
+            if self._clock is not None:
+                self._clock.stop()
+
+    def _outcome(self, exchange: Search, ending: _Ending) -> SearchOutcome:
+        clock = self._clock
+        assert clock is not None  # made by the search
         if ending is None:
             return SearchOutcome(exchange.turn, clock.answer_ms(), exchange.score)
         ms = clock.elapsed_ms()
@@ -835,9 +894,16 @@ class EngineSession:
         if isinstance(ending, SearchFailed):
             detail = ending.detail if ending.detail.startswith(f"{self.name}: ") else f"{self.name}: {ending.detail}"
             return SearchOutcome(None, ms, exchange.score, ending.termination, detail)
-        await t.wait_exit(END_WAIT)  # so that the record can name the exit status
+        return SearchOutcome(None, ms, exchange.score, Termination.DISCONNECT, _UNSETTLED)
+
+    async def settled(self, out: SearchOutcome) -> SearchOutcome:
+        """The outcome of :meth:`search_soon` made final: a disconnect waits a moment for the exit status it names."""
+        if out.detail is not _UNSETTLED:
+            return out
+        if self._transport is not None:
+            await self._transport.wait_exit(END_WAIT)  # so that the record can name the exit status
         detail = f"{self.name}: disconnected during a search ({self.exit_info()})"
-        return SearchOutcome(None, ms, exchange.score, Termination.DISCONNECT, detail)
+        return SearchOutcome(None, out.ms, out.score, Termination.DISCONNECT, detail)
 
     async def stop(self) -> None:
         """Sends ``stop`` (the running search still ends with its ``turn``)."""

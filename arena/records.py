@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, final
 
 from . import codec
 
@@ -52,6 +52,7 @@ class Result(enum.Enum):
         return _FIRST_SCORES.get(self.value)
 
 
+@final  # the codec writes its rows inline, with no check of a value's class
 @dataclass(frozen=True, slots=True)
 class TurnRecord:
     """One turn as played."""
@@ -64,6 +65,7 @@ class TurnRecord:
     """The engine's last reported score for this search (``win 3``, ``draw``, ``value -40``), if any."""
 
 
+@final  # the codec writes it inline in a GameRecord, with no check of a value's class
 @dataclass(frozen=True, slots=True)
 class EngineIdentity:
     """Who played a side of a game, so that a result can be traced to a binary and its settings."""
@@ -79,6 +81,7 @@ class EngineIdentity:
     options: dict[str, str] = field(default_factory=dict)
     """UQI options the arena set (id -> value)."""
 
+    @codec.generated
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON/msgpack types (the inverse of :meth:`from_dict`): every field, by :mod:`.codec`."""
         return codec.to_dict(self)
@@ -89,6 +92,7 @@ class EngineIdentity:
         return codec.from_dict(cls, d)
 
 
+@final  # its to_dict is the codec's generated encoder itself (see codec.generated)
 @dataclass(frozen=True, slots=True)
 class GameRecord:
     """Everything about one finished game."""
@@ -134,6 +138,7 @@ class GameRecord:
             return self.first
         return None
 
+    @codec.generated
     def to_dict(self) -> dict[str, Any]:
         """A plain dict of JSON/msgpack types (the inverse of :meth:`from_dict`): every field, by :mod:`.codec`."""
         return codec.to_dict(self)

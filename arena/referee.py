@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from quarto_arena.arena import codec
-from quarto_arena.arena.engine import EngineError, EngineSession
+from quarto_arena.arena.engine import EngineError, EngineSession, SearchOutcome
 from quarto_arena.arena.errors import ArenaFault
 from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
 from quarto_arena.arena.timecontrol import DEFAULT_MARGIN_MS, Clock, TimeControl, as_text
@@ -126,6 +126,11 @@ async def play_game(
         raise
 
 
+_Stop = None | tuple[int, "SearchOutcome | tuple[Termination, str]"]
+"""Why the turns stopped: None (the game is over or to be adjudicated), or the side that loses with its failed search
+or with the termination and detail of its illegal turn."""
+
+
 class _Game:
     """The state of one game in progress (the loop is :meth:`play`)."""
 
@@ -151,6 +156,10 @@ class _Game:
         self.clocks = tuple(Clock(p.config.time_control or spec.time_control, spec.margin_ms) for p in self.players)
         self.started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
         self.exit_info: dict[str, str] = {}
+        self._side = 0
+        """The player whose search runs."""
+        self._stop: asyncio.Future[_Stop] = asyncio.get_running_loop().create_future()
+        """What :meth:`play` waits for while the turns are played (see :data:`_Stop`)."""
 
     def record(self, turn: Turn, ms: int, score: str | None) -> None:
         after = self.position.apply(turn)
@@ -165,25 +174,63 @@ class _Game:
         for side, engine in enumerate(self.players):
             if failure := await self._prepare(engine):
                 return await self.forfeit(side, *failure)
-        on_turn = self.on_turn  # a local: the turn loop is a measured hot path, and nobody listening costs one test
-        while not self.position.is_over:
-            if self.spec.adjudicate is not None and 16 - self.position.placed <= self.spec.adjudicate:
-                return await self.adjudicate()
-            side = len(self.turns) % 2
-            engine, clock, other = self.players[side], self.clocks[side], self.clocks[1 - side]
-            out = await engine.search(self.position_line, clock.go_line(other), clock.deadline(engine.deadlines.safety))
+        # The turns are played by callbacks, not by this coroutine: each engine's answer is checked, recorded and
+        # followed by the other engine's search in the event loop's callback that read it (one pass of the loop
+        # per turn, not two). This coroutine waits for what ends them: the end of the game, an adjudication, a
+        # failed search or an illegal turn.
+        try:
+            self._ask()
+            ended = await self._stop
+        except BaseException:  # cancelled (the run stopped) or the arena's own fault: no search is followed up
+            for engine in self.players:
+                engine.abandon()
+            raise
+        if ended is None:
+            if self.position.is_over:
+                return self.finish()
+            return await self.adjudicate()
+        side, out = ended
+        if isinstance(out, SearchOutcome):
+            out = await self.players[side].settled(out)
+            assert out.termination is not None
+            return await self.forfeit(side, out.termination, out.detail)
+        return await self.forfeit(side, *out)
+
+    def _ask(self) -> None:
+        """The player to move searches; or the game stops, when it is over or to be adjudicated."""
+        if self.position.is_over or (
+            self.spec.adjudicate is not None and 16 - self.position.placed <= self.spec.adjudicate
+        ):
+            self._stop.set_result(None)
+            return
+        side = self._side = len(self.turns) % 2
+        engine, clock = self.players[side], self.clocks[side]
+        go = clock.go_line(self.clocks[1 - side])
+        engine.search_soon(self.position_line, go, clock.deadline(engine.deadlines.safety), self._answered)
+
+    def _answered(self, out: SearchOutcome) -> None:
+        """The search of the player to move ended (called from the event loop's callback that ended it)."""
+        stop = self._stop
+        if stop.done():  # the game was already stopped (a fault below, then a late end)
+            return
+        try:
+            side = self._side
             if out.turn is None:
-                assert out.termination is not None
-                return await self.forfeit(side, out.termination, out.detail)
-            clock.charge(out.ms)
+                stop.set_result((side, out))
+                return
+            self.clocks[side].charge(out.ms)
             try:
                 self.record(out.turn, out.ms, out.score)
             except IllegalTurn as e:
                 reason = Termination.FALSE_CLAIM if e.false_claim else Termination.ILLEGAL_TURN
-                return await self.forfeit(side, reason, f"{self.names[side]}: {reason.value} {out.turn}: {e}")
-            if on_turn is not None:
-                on_turn(len(self.records) - 1, self.records[-1], self.position)
-        return self.finish()
+                stop.set_result((side, (reason, f"{self.names[side]}: {reason.value} {out.turn}: {e}")))
+                return
+            if self.on_turn is not None:
+                self.on_turn(len(self.records) - 1, self.records[-1], self.position)
+            self._ask()
+        except Exception as e:  # the arena's own fault: raised in play(), not in the engine's reader
+            if not stop.done():
+                stop.set_exception(e)
 
     async def _prepare(self, engine: EngineSession) -> tuple[Termination, str] | None:
         """Starts the engine if it is not running (a restart after a crash), then ``newgame``."""

@@ -9,8 +9,9 @@ counted. The asyncio event loop is used: with uvloop, waiting happens inside C c
 whichever coroutine ran last. The profiler's clock is the process's CPU time (``time.process_time``), not the wall
 clock: on a busy machine the wall clock charges a write that wakes an engine with the engine's time slice. The epoll
 calls are shown apart; the rest is ranked: the top functions by own time with their share, then the shares by area:
-the project's code, the event loop, other Python, and built-ins (system calls, C functions), and the Python
-function calls per game (a count, the same on a busy machine as on a quiet one).
+the project's code, the event loop, other Python, and built-ins (system calls, C functions), the Python
+function calls per game and the event loop's passes (``_run_once``) per engine turn (counts: the same on a busy
+machine as on a quiet one; a pass per turn is the least, as each turn waits for an engine).
 
 To compare with an older version, install it into a virtual environment of its own and name that interpreter:
 
@@ -107,11 +108,18 @@ def _is_wait(func: tuple[str, int, str]) -> bool:
     return func[0] == "~" and func[2] == "<method 'poll' of 'select.epoll' objects>"
 
 
-def games_played(out: Path) -> int:
+def games_played(out: Path) -> tuple[int, int]:
+    """(games, engine turns) in the run's JSON Lines (opening turns are not the engines')."""
     jsonl = out / "games.jsonl"
     if not jsonl.exists():
-        return 0
-    return sum(1 for line in jsonl.read_text().splitlines() if line.strip() and json.loads(line))
+        return 0, 0
+    games = [json.loads(line) for line in jsonl.read_text().splitlines() if line.strip()]
+    turns = sum(len(game.get("turns", ())) - len(game.get("opening", ())) for game in games)
+    return len(games), turns
+
+
+def _is_loop_pass(func: tuple[str, int, str]) -> bool:
+    return func[0].endswith(os.path.join("asyncio", "base_events.py")) and func[2] == "_run_once"
 
 
 def profile(tag: str, python: str, bot: Path, games: int, top: int, work: Path) -> None:
@@ -137,11 +145,13 @@ def profile(tag: str, python: str, bot: Path, games: int, top: int, work: Path) 
     raw = {func: entry for func, entry in raw.items() if not _is_wait(func)}
     total = sum(entry[2] for entry in raw.values())
     calls = sum(entry[1] for entry in raw.values())
-    played = games_played(out)
+    played, turns = games_played(out)
     per_game = 1e3 * total / max(played, 1)
+    passes = sum(entry[1] for func, entry in raw.items() if _is_loop_pass(func))
     print(
         f"== {tag} ({python}): {played} games, {total:.2f} s profiled ({per_game:.2f} ms per game), "
-        f"{waiting:.2f} s in epoll calls, {calls / max(played, 1):.0f} function calls per game"
+        f"{waiting:.2f} s in epoll calls, {calls / max(played, 1):.0f} function calls per game, "
+        f"{passes / max(turns, 1):.2f} event loop passes per engine turn ({turns} turns)"
     )
     rows = sorted(raw.items(), key=lambda item: item[1][2], reverse=True)[:top]
     print(f"  {'own time':>9} {'share':>6} {'calls':>9}  function")

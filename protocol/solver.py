@@ -483,6 +483,7 @@ class Solver:
         pool = ThreadPoolExecutor(1)
         work = _Children(distinct)
         theirs: Future[None] | None = None
+        twin_stopped = False
         try:
             if draw is not None:
                 theirs = pool.submit(twin._keeps_from, position, work, draw, keep_turns)
@@ -495,9 +496,16 @@ class Solver:
                 theirs = pool.submit(twin._keeps_from, position, work, value, keep_turns)
             self._keeps_from(position, work, value, keep_turns)
             theirs.result()
+        except BaseException:
+            # Cut short here (a limit, stop(), an interrupt): nothing the twin finds is wanted any more.
+            twin.core.stop()
+            twin_stopped = True
+            raise
         finally:
             work.halt()
-            pool.shutdown()  # the twin stops after its child, or at once on stop() or at the deadline
+            pool.shutdown()  # the twin stops after its child, or at once when stopped
+            if twin_stopped and not self._stop_requested:
+                twin.core.reset_stop()
             self._nodes += twin._nodes
         return value, tuple(turn for key, turn in zip(keys, turns, strict=True) if work.kept[key])
 

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from procs import free_port, wait_listening
 from quarto_arena.arena.engine import Deadlines, EngineConfig, EngineSession
-from quarto_arena.arena.records import GameRecord, Result, Termination
+from quarto_arena.arena.errors import ArenaFault
+from quarto_arena.arena.records import GameRecord, Result, Termination, TurnRecord
 from quarto_arena.arena.referee import GameSpec, play_game
 from quarto_arena.arena.results import summarize
 from quarto_arena.arena.roster import engine_config
@@ -199,6 +200,32 @@ def run_scripted(
 
     record = asyncio.run(main())
     return record, ta.sent + tb.sent
+
+
+def test_a_failing_turn_listener_aborts_the_game_with_the_turns_so_far_and_kills_both_engines() -> None:
+    # The turns are played in the reader's callbacks: the listener's failure must still reach play_game's caller
+    # (as an ArenaFault carrying the game so far), not the engine's reader, and no engine may be left running.
+    seen: list[str] = []
+
+    def on_turn(ply: int, turn: TurnRecord, position: Position) -> None:
+        seen.append(turn.token)
+        if len(seen) == 3:
+            raise ArenaFault("the journal's disk is full")
+
+    async def main() -> tuple[ArenaFault, EngineSession, EngineSession]:
+        a, b = (EngineSession(EngineConfig(n, command=tuple(command("random"))), deadlines=FAST) for n in "ab")
+        with pytest.raises(ArenaFault) as caught:
+            await play_game(a, b, GameSpec(time_control=QUICK), on_turn=on_turn)
+        return caught.value, a, b
+
+    fault, a, b = asyncio.run(main())
+    assert isinstance(fault.record, GameRecord)
+    assert fault.record.termination is Termination.ABORTED and fault.record.result is Result.UNFINISHED
+    assert [t.token for t in fault.record.turns] == seen
+    assert not a.alive and not b.alive
+    for pid in (*a.pids, *b.pids):
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)  # killed and reaped: no zombie either
 
 
 def test_illegal_turn_loses_with_a_detail_line() -> None:

@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import enum
 import json
-from dataclasses import fields, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from quarto_arena.arena.engine import EngineConfig
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from quarto_arena.arena import codec
+from quarto_arena.arena.compliance.checker import CheckTimeouts
+from quarto_arena.arena.engine import Deadlines, EngineConfig
 from quarto_arena.arena.journal import JOURNAL_NAME, encode_frame, read_journal
 from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
+from quarto_arena.arena.referee import GameSpec
 from quarto_arena.arena.run import CONFIG_NAME, JSONL_NAME, RunError, RunKind, RunSpec, ServerSpec
 from quarto_arena.arena.schedule import Format, OpeningBook
 from quarto_arena.arena.stats import Sprt, SprtModel
@@ -27,7 +32,8 @@ def unchanged(sample: Any, default: Any) -> list[str]:
     return [f.name for f in fields(sample) if getattr(sample, f.name) == getattr(default, f.name)]
 
 
-def test_every_field_of_a_game_record_round_trips_through_json() -> None:
+def every_field_record() -> GameRecord:
+    """A record with no field at its default."""
     identity = EngineIdentity("Greedy 1", "someone", 1, "python -m greedy", {"Seed": "3"})
     assert unchanged(identity, EngineIdentity()) == []
     record = GameRecord(
@@ -48,10 +54,11 @@ def test_every_field_of_a_game_record_round_trips_through_json() -> None:
         engines=(identity, EngineIdentity(source="greedy")),
     )
     assert unchanged(record, GameRecord("", "", Result.DRAW, Termination.NORMAL)) == []
-    assert GameRecord.from_dict(json.loads(json.dumps(record.to_dict()))) == record
+    return record
 
 
-def test_every_field_of_a_run_spec_round_trips_through_the_journal_header() -> None:
+def every_field_spec() -> RunSpec:
+    """A run spec with no field at its default."""
     variant = parse_variant("advanced", "color,shape", "strict")
     engines = (EngineConfig("a", command=("python", "-m", "a")), EngineConfig("b", remote="bob"))
     sample = RunSpec(
@@ -78,7 +85,130 @@ def test_every_field_of_a_run_spec_round_trips_through_the_journal_header() -> N
     default = RunSpec(RunKind.MATCH, (EngineConfig("x", command=("x",)), EngineConfig("y", command=("y",))))
     # A field RunSpec gains must be set here too, so that this test says whether the journal keeps it.
     assert unchanged(sample, default) == []
+    return sample
+
+
+def test_every_field_of_a_game_record_round_trips_through_json() -> None:
+    record = every_field_record()
+    assert GameRecord.from_dict(json.loads(json.dumps(record.to_dict()))) == record
+
+
+def test_every_field_of_a_run_spec_round_trips_through_the_journal_header() -> None:
+    sample = every_field_spec()
     assert RunSpec.from_dict(json.loads(json.dumps(sample.to_dict()))) == sample
+
+
+# The codec writes, for each class, an encoder and a decoder of its own (generated source); its slow path reads the
+# field declarations at each call. The two must agree on every value and every error, on samples of every class
+# the codec carries and on damaged copies of their data (keys dropped, values replaced by any JSON value).
+
+
+def samples() -> list[Any]:
+    """A value of every class the codec carries, and of its forms (None or not, each kind of engine)."""
+    record, spec = every_field_record(), every_field_spec()
+    game = GameSpec(
+        variant=parse_variant("advanced", "color,fill", "strict"),
+        time_control=TimeControl.parse("10+0.1"),
+        margin_ms=7,
+        start="f410/..../...9/.c7. b",
+        opening=("a1e",),
+        game_id=17,
+        round=3,
+        names=("a", "b"),
+        adjudicate=9,
+    )
+    return [
+        record,
+        GameRecord("a", "b", Result.DRAW, Termination.NORMAL),
+        *record.turns,
+        *record.engines,
+        spec,
+        replace(spec, kind=RunKind.MATCH, engines=spec.engines[:1] * 2, sprt=None, server=None, adjudicate=None),
+        *spec.engines,
+        EngineConfig(
+            "e", endpoint="tcp://127.0.0.1:1", cwd="/tmp", options={"Seed": "1"}, time_control=spec.time_control
+        ),
+        spec.sprt,
+        spec.server,
+        ServerSpec("tcp://127.0.0.1:1", "/keys", 1.5),
+        game,
+        GameSpec(),
+        Deadlines(1.0, 2.0, 3.0, 4.0, 5.0),
+        CheckTimeouts(),
+    ]
+
+
+KEYS = st.text(max_size=3) | st.integers()
+"""Keys of a dict in msgpack (JSON's are text)."""
+JSON_VALUES = st.sampled_from([None, True, False, 0, 1, -1, 2.5, "", "1", "x", [], {}, ["x"], {"x": "y"}, {1: "y"}]) | (
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=4),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=3),
+        max_leaves=5,
+    )
+)
+"""Any value of JSON or msgpack; first, those one type away from what a field holds."""
+
+
+def damaged(draw: st.DrawFn, value: Any) -> Any:
+    """``value`` (plain data) with one thing changed at any depth: a key dropped or added, a list cut short or made
+    longer, or a value replaced by any JSON or msgpack value."""
+    if isinstance(value, dict) and value and draw(st.booleans()):
+        key, how = draw(st.sampled_from(list(value))), draw(st.integers(0, 4))
+        if how == 0:
+            return {k: v for k, v in value.items() if k != key}
+        if how == 1:
+            return {**value, draw(KEYS): draw(JSON_VALUES)}
+        return {**value, key: damaged(draw, value[key])}
+    if isinstance(value, list) and value and draw(st.booleans()):
+        i = draw(st.integers(0, len(value) - 1))
+        if draw(st.integers(0, 3)) == 0:
+            return value[:i] if draw(st.booleans()) else [*value, draw(JSON_VALUES)]
+        return [*value[:i], damaged(draw, value[i]), *value[i + 1 :]]
+    return draw(JSON_VALUES)
+
+
+@st.composite
+def data_of(draw: st.DrawFn, value: Any) -> Any:
+    """``value`` as it is or with one or two things changed (more would hide all but the first error)."""
+    for _ in range(draw(st.integers(0, 2))):
+        value = damaged(draw, value)
+    return value
+
+
+def outcome(call: Any) -> tuple[Any, Any]:
+    """What ``call()`` gives: its value, or the type and message of what it raised."""
+    try:
+        return "value", call()
+    except Exception as e:
+        return type(e), str(e)
+
+
+@pytest.mark.parametrize("sample", samples(), ids=lambda sample: type(sample).__name__)
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_the_generated_coders_agree_with_the_slow_path(sample: Any, data: st.DataObject) -> None:
+    cls = type(sample)
+    assert codec.to_dict(sample) == codec._slow_to_dict(sample)
+    assert codec.to_row(sample) == codec._slow_to_row(sample)
+    assert codec.from_dict(cls, codec.to_dict(sample)) == codec._slow_from_dict(cls, codec.to_dict(sample)) == sample
+    d = data.draw(data_of(codec._slow_to_dict(sample)))
+    read = outcome(lambda: codec.from_dict(cls, d))
+    assert read == outcome(lambda: codec._slow_from_dict(cls, d))
+    if read[0] == "value":
+        assert codec.to_dict(read[1]) == codec._slow_to_dict(read[1])
+    row = data.draw(data_of(codec._slow_to_row(sample)))
+    assert outcome(lambda: codec.from_row(cls, row)) == outcome(lambda: codec._slow_from_row(cls, row))
+
+
+def test_the_generated_encoder_writes_a_subclass_by_its_own_fields() -> None:
+    # GameSpec-like containers may hold a CheckTimeouts where a Deadlines is declared.
+    @dataclass(frozen=True)
+    class Holder:
+        deadlines: Deadlines
+
+    held = codec.to_dict(Holder(CheckTimeouts()))["deadlines"]
+    assert held == codec._slow_to_dict(CheckTimeouts()) and "search_slack" in held
 
 
 # Files written by quarto-arena before records and specs had one generic codec (tests/data/README.md): a real SPRT

@@ -237,10 +237,12 @@ def test_deep_vectors(vector: dict[str, Any]) -> None:
 
 
 @needs_compiled
-def test_every_best_turn_on_two_threads_is_each_turn_valued_alone() -> None:
-    """From PARALLEL_EMPTIES on, a twin solver takes half of the root's children: the best turns, exact turn counts
-    included, are those whose own value (each from a fresh solver) is the position's."""
-    vector = next(v for v in DEEP if 16 - vector_case(v)[0].placed == PARALLEL_EMPTIES)
+@pytest.mark.parametrize("verdict", [Verdict.DRAW, Verdict.WIN])
+def test_every_best_turn_on_two_threads_is_each_turn_valued_alone(verdict: Verdict) -> None:
+    """From PARALLEL_EMPTIES on, a twin solver shares the root's children: the best turns, exact turn counts
+    included, are those whose own value (each from a fresh solver) is the position's. While the value is searched
+    the twin tests children as for a draw: at a draw that work is kept, at a win it is dropped."""
+    vector = next(v for v in DEEP if 16 - vector_case(v)[0].placed == PARALLEL_EMPTIES and vector_case(v)[1] is verdict)
     position = vector_case(vector)[0]
     analysis = Solver(position.variant, pure=False).analyse(position)
     assert analysis.value is not None
@@ -265,6 +267,20 @@ def test_stop_reaches_both_threads_of_every_best_turn() -> None:
     solver.resume()
     easy = parse_position("2fcd/46../53.9/8.1. 0")
     assert solver.analyse(easy).proven
+
+
+@needs_compiled
+def test_a_request_cut_short_leaves_the_twin_ready() -> None:
+    """A time limit that ends every best turn (the twin stopped with it) leaves both threads able to serve the
+    next request, which finds the vector's best turns."""
+    solver = Solver(Variant(), pure=False)
+    cut = solver.analyse(parse_position(HARD), Limits(seconds=0.3))
+    assert not cut.proven
+    vector = next(v for v in DEEP if 16 - vector_case(v)[0].placed == PARALLEL_EMPTIES)
+    position, verdict, best = vector_case(vector)
+    analysis = solver.analyse(position, keep_turns=False)
+    assert analysis.value is not None and analysis.value.verdict is verdict
+    assert set(analysis.best) == best
 
 
 @needs_compiled
