@@ -35,6 +35,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
+import inspect
 import threading
 import types
 import typing
@@ -557,7 +558,18 @@ class _Generator:
         return [*lines, f"    return _cls({self.arguments()})"]
 
     def arguments(self) -> str:
-        return ", ".join(f"{f.name}=a{i}" for i, f in enumerate(self.plan))
+        """The call's arguments: by position while ``__init__`` takes the fields in that order (a call with them
+        by name binds them the same, and costs more), then by name."""
+        try:
+            parameters = list(inspect.signature(self.cls).parameters.values())
+        except (TypeError, ValueError):
+            parameters = []
+        positional = 0
+        for f, p in zip(self.plan, parameters, strict=False):
+            if p.name != f.name or p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                break
+            positional += 1
+        return ", ".join(f"a{i}" if i < positional else f"{f.name}=a{i}" for i, f in enumerate(self.plan))
 
     def absent(self, f: _Field, i: int) -> str:
         if f.missing is None:
