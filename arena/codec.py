@@ -512,7 +512,7 @@ class _Generator:
             ke, xe = self.encode_value(args[0], k, key), self.encode_value(args[1], x, key)
             return value if (ke, xe) == (k, x) else f"{{{ke}: {xe} for {k}, {x} in {value}.items()}}"
         if isinstance(tp, type) and issubclass(tp, enum.Enum):
-            return f"{value}.value"
+            return f"{value}._value_"  # what .value returns, without the call of its descriptor
         if isinstance(tp, type) and dataclasses.is_dataclass(tp):
             if tp in _BUILDING or "." in value:
                 return f"_to_dict({value})"  # by the value's own class, as the slow path does
