@@ -22,8 +22,10 @@ A key absent from the dict gives the field's ``missing``, else its default; a fi
 Keys the dataclass does not know are ignored (the journal's header keeps ``schedule`` beside the spec's fields).
 Fields declared ``init=False`` are derived, and neither written nor read.
 
-Speed: for each class, the first call writes an encoder and a decoder of its own from these declarations (Python
-source compiled once, as dataclasses write ``__init__``; see :class:`_Generator`), with every check above. A
+Speed: for each class, once its values have been written or read :data:`GENERATE_AFTER` times (before, by the slow
+path: a short run does not pay for writing coders), an encoder and a decoder of its own are written from these
+declarations (Python source compiled once, as dataclasses write ``__init__``; see :class:`_Generator`), with every
+check above. A
 ``@typing.final`` class's nested values and rows are written inline, and its ``to_dict`` method marked
 :func:`generated` becomes the encoder itself: a GameRecord is written as fast as the hand-written method did
 (``benchmarks/codec.py``). The plan read field by field at each call stays as the reference the generated code is
@@ -85,14 +87,21 @@ def hook(
 
 def to_dict(obj: Any) -> dict[str, Any]:
     """Every field of the dataclass instance ``obj`` as plain JSON/msgpack data (the inverse of :func:`from_dict`)."""
-    encode = _ENCODERS.get(type(obj)) or _coder(type(obj)).encode
+    encode = _ENCODERS.get(type(obj))
+    if encode is None:
+        coder = _coder_after_uses(type(obj))
+        if coder is None:
+            return _slow_to_dict(obj)
+        encode = coder.encode
     return encode(obj)
 
 
 def from_dict(cls: type[T], d: Mapping[str, Any]) -> T:
     """An instance of the dataclass ``cls`` from :func:`to_dict`'s data; KeyError, TypeError or ValueError (or the
     class's own validation error) on bad data."""
-    coder = _CODERS.get(cls) or _coder(cls)
+    coder = _CODERS.get(cls) or _coder_after_uses(cls)
+    if coder is None:
+        return _slow_from_dict(cls, d)
     result: T = coder.decode(d)
     return result
 
@@ -100,21 +109,43 @@ def from_dict(cls: type[T], d: Mapping[str, Any]) -> T:
 def to_row(obj: Any) -> list[Any]:
     """The fields of ``obj`` as a list, in declaration order (a compact form for many small values)."""
     cls = type(obj)
-    coder = _CODERS.get(cls) or _coder(cls)
+    coder = _CODERS.get(cls) or _coder_after_uses(cls)
+    if coder is None:
+        return _slow_to_row(obj)
     return coder.encode_row(obj)
 
 
 def from_row(cls: type[T], row: Sequence[Any]) -> T:
     """The inverse of :func:`to_row`; a shorter row (written before the later fields existed) leaves them at their
     defaults."""
-    coder = _CODERS.get(cls) or _coder(cls)
+    coder = _CODERS.get(cls) or _coder_after_uses(cls)
+    if coder is None:
+        return _slow_from_row(cls, row)
     result: T = coder.decode_row(row)
     return result
 
 
+GENERATE_AFTER = 16
+"""Calls a class's values take on the slow path before its coder is generated. Writing a coder costs about as much
+as a few hundred calls of the slow path (a few milliseconds a class, eight classes in a run): a short run (a 2-game
+``play``, ``show``) would spend more on writing them than they save it; a long run writes each once, early."""
+_USES: dict[type, int] = {}
+
+
+def _coder_after_uses(cls: type) -> _Coder | None:
+    """The class's coder once it has been used :data:`GENERATE_AFTER` times (written now if need be), else None:
+    the caller takes the slow path. (Counted without the lock: a lost count under threads only delays the coder.)"""
+    uses = _USES.get(cls, 0)
+    if uses < GENERATE_AFTER:
+        _USES[cls] = uses + 1
+        return None
+    return _coder(cls)
+
+
 def generated(method: F) -> F:
     """Marks the ``to_dict`` method of a ``@typing.final`` dataclass, whose body is ``return codec.to_dict(self)``:
-    once the class's coder is written (at the first call), the method is replaced by the generated encoder itself,
+    once the class's coder is written (after :data:`GENERATE_AFTER` calls), the method is replaced by the generated
+    encoder itself,
     so that writing a record costs one call, as a hand-written method did."""
     setattr(method, _GENERATED, True)
     return method

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import enum
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,36 @@ def test_every_field_of_a_run_spec_round_trips_through_the_journal_header() -> N
 # The codec writes, for each class, an encoder and a decoder of its own (generated source); its slow path reads the
 # field declarations at each call. The two must agree on every value and every error, on samples of every class
 # the codec carries and on damaged copies of their data (keys dropped, values replaced by any JSON value).
+
+
+@pytest.fixture(autouse=True, scope="module")
+def generate_at_once() -> Iterator[None]:
+    """Every call of this module goes through the generated coders (a run takes the slow path for a class's first
+    calls, codec.GENERATE_AFTER, then generates them)."""
+    saved, codec.GENERATE_AFTER = codec.GENERATE_AFTER, 0
+    yield
+    codec.GENERATE_AFTER = saved
+
+
+def test_a_class_takes_the_slow_path_until_its_coder_pays_then_the_generated_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    @dataclass(frozen=True)
+    class Fresh:
+        n: int
+        names: tuple[str, ...] = ()
+
+    monkeypatch.setattr(codec, "GENERATE_AFTER", 3)
+    value = Fresh(7, ("a",))
+    data = codec.to_dict(value)  # uses of the class: written or read, in any form
+    assert codec.from_dict(Fresh, data) == value
+    assert codec.to_row(value) == [7, ["a"]]
+    assert Fresh not in codec._CODERS  # three uses, on the slow path
+    assert codec.to_dict(value) == data
+    assert Fresh in codec._CODERS  # the fourth use generates it, and every use after takes it
+    assert codec.from_row(Fresh, codec.to_row(value)) == value
+    with pytest.raises(TypeError, match="n: expected an integer"):
+        codec.from_dict(Fresh, {"n": "7"})
 
 
 def samples() -> list[Any]:
