@@ -12,8 +12,9 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from quarto_arena.arena.transport.supervision import launcher_prefix
 
@@ -24,6 +25,25 @@ CLI = [sys.executable, "-c", "import sys; from quarto_arena.arena.cli import mai
 def cli(*args: str, timeout: float = 120, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """``quarto-arena ARGS`` run to its end, its output captured as text."""
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd)
+
+
+def wait_until(
+    condition: Callable[[], object], timeout: float = 60.0, *, proc: subprocess.Popen[Any] | None = None
+) -> None:
+    """Polls ``condition`` until it holds; fails after ``timeout`` seconds, or at once when ``proc`` (the process
+    the test waits on) has exited, with its status and stderr."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"the process exited with {proc.returncode}: {proc.communicate()[1]}")
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def group_members(leader: int) -> list[int]:
+    """The pids of every process in ``leader``'s process group or session but the leader itself (the helpers a
+    command started, which must end with it)."""
+    return [pid for line in processes_in_groups([leader]) if (pid := int(line.split()[0])) != leader]
 
 
 def free_port() -> int:

@@ -31,8 +31,8 @@ from quarto_arena.arena.records import GameRecord, Termination
 from quarto_arena.arena.referee import GameSpec
 from quarto_arena.arena.roster import resolve_engines
 from quarto_arena.arena.run import JSONL_NAME, PGN_NAME, Run, RunKind, RunOptions, RunSpec, build_spec
-from quarto_arena.arena.timecontrol import TimeControl
-from quarto_arena.protocol.notation import parse_position, parse_turns, parse_variant
+from quarto_arena.protocol.notation import parse_position, parse_turns
+from samples import every_field_game_spec
 
 #: A bot that takes 20 ms a turn, so that a kill finds games in flight.
 SLOW_BOT = textwrap.dedent(
@@ -234,17 +234,7 @@ def test_cluster_addresses_and_crowded_machines() -> None:
 
 
 def test_every_field_of_a_game_travels_to_the_workers() -> None:
-    sample = GameSpec(
-        variant=parse_variant("advanced", "color,fill", "strict"),
-        time_control=TimeControl.parse("10+0.1"),
-        margin_ms=7,
-        start="f410/..../...9/.c7. b",
-        opening=("a1e",),
-        game_id=17,
-        round=3,
-        names=("a", "b"),
-        adjudicate=9,
-    )
+    sample = every_field_game_spec()
     default = GameSpec()
     # A field GameSpec gains must be set here too, so that this test says whether it reaches the workers.
     assert [f.name for f in fields(GameSpec) if getattr(sample, f.name) == getattr(default, f.name)] == []

@@ -4,21 +4,24 @@ key files, a real SQLite database; signals, kill -9 and restarts."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import signal
 import sqlite3
 import subprocess
-import time
 from dataclasses import replace
 from pathlib import Path
 
+import procs
 import pytest
-from procs import CLI, cli, free_port, present, processes_in_groups, started, wait_listening
+from procs import CLI, cli, free_port, group_members, present, started, wait_listening
 from quarto_arena.arena.ladder import LadderDB, LadderDBError
 from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
 from quarto_arena.arena.server import new_key_pair
 from quarto_arena.engines.registry import command
+
+wait_until = functools.partial(procs.wait_until, timeout=90.0)  # a ladder's games, on a loaded machine
 
 
 def counted(directory: Path, where: str = "1") -> int:
@@ -34,15 +37,6 @@ def counted(directory: Path, where: str = "1") -> int:
         return 0  # not created yet
     finally:
         db.close()
-
-
-def wait_until(condition: object, timeout: float = 90.0, proc: subprocess.Popen[str] | None = None) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():  # type: ignore[operator]
-        if proc is not None and proc.poll() is not None:
-            raise AssertionError(f"the ladder exited with {proc.returncode}: {proc.communicate()[1]}")
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.1)
 
 
 def start_ladder(directory: Path, *args: str) -> subprocess.Popen[str]:
@@ -159,13 +153,9 @@ def test_a_ladder_killed_by_sigkill_leaves_no_helper_process_behind(tmp_path: Pa
     resource tracker: a pool's worker holds its own task queue's writing end and would wait on it for ever."""
     proc = start_ladder(tmp_path / "lad", *HOUSE, "--web", "127.0.0.1:0")
     try:
-
-        def helpers() -> list[int]:
-            pids = [int(line.split()[0]) for line in processes_in_groups([proc.pid])]
-            return [pid for pid in pids if pid != proc.pid]
-
-        wait_until(lambda: len(helpers()) >= 2, proc=proc)  # the refit worker and the resource tracker
-        running = helpers()
+        # the refit worker and the resource tracker
+        wait_until(lambda: len(group_members(proc.pid)) >= 2, proc=proc)
+        running = group_members(proc.pid)
         os.kill(proc.pid, signal.SIGKILL)  # the ladder alone, as a user's kill -9 (not its group)
         proc.wait()
         wait_until(lambda: not present(running), timeout=30)

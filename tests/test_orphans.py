@@ -8,17 +8,9 @@ import contextlib
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 
-from procs import CLI, cli, present, processes_in_groups
-
-
-def wait_until(condition: object, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():  # type: ignore[operator]
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.1)
+from procs import CLI, cli, group_members, present, wait_until
 
 
 def test_analyse_killed_by_sigkill_leaves_no_worker_behind(tmp_path: Path) -> None:
@@ -33,13 +25,8 @@ def test_analyse_killed_by_sigkill_leaves_no_worker_behind(tmp_path: Path) -> No
         start_new_session=True,
     )
     try:
-
-        def workers() -> list[int]:
-            pids = [int(line.split()[0]) for line in processes_in_groups([proc.pid])]
-            return [pid for pid in pids if pid != proc.pid]
-
-        wait_until(lambda: len(workers()) >= 2)
-        running = workers()
+        wait_until(lambda: len(group_members(proc.pid)) >= 2)
+        running = group_members(proc.pid)
         os.kill(proc.pid, signal.SIGKILL)  # the command alone, as a user's kill -9 (not its group)
         proc.wait()
         wait_until(lambda: not present(running), timeout=30)

@@ -9,7 +9,7 @@ import resource
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from quarto_arena.engines import perfect
@@ -68,7 +68,14 @@ def deep_wins() -> list[Position]:
 
 
 def bot(level: int = 10, **options: int | str) -> PerfectBot:
-    engine = PerfectBot()
+    return configured(PerfectBot(), level, options)
+
+
+E = TypeVar("E", bound=PerfectBot)
+
+
+def configured(engine: E, level: int, options: dict[str, int | str]) -> E:
+    """``engine`` with its options reset, then its ``Level`` and ``options`` set."""
     engine.reset_options()
     engine.set_option(LEVEL.name, level)
     for name, value in options.items():
@@ -190,12 +197,7 @@ class CountingBot(PerfectBot):
 
 
 def counting_bot(level: int, **options: int | str) -> CountingBot:
-    engine = CountingBot()
-    engine.reset_options()
-    engine.set_option(LEVEL.name, level)
-    for name, value in options.items():
-        engine.set_option(name, value)
-    return engine
+    return configured(CountingBot(), level, options)
 
 
 def test_random_and_greedy_levels_do_not_search() -> None:

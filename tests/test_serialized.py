@@ -26,6 +26,7 @@ from quarto_arena.arena.stats import Sprt, SprtModel
 from quarto_arena.arena.timecontrol import TimeControl
 from quarto_arena.arena.transport import DEFAULT_STDERR_LIMIT
 from quarto_arena.protocol.notation import parse_variant
+from samples import every_field_game_spec
 
 
 def unchanged(sample: Any, default: Any) -> list[str]:
@@ -137,17 +138,7 @@ def test_a_class_takes_the_slow_path_until_its_coder_pays_then_the_generated_one
 def samples() -> list[Any]:
     """A value of every class the codec carries, and of its forms (None or not, each kind of engine)."""
     record, spec = every_field_record(), every_field_spec()
-    game = GameSpec(
-        variant=parse_variant("advanced", "color,fill", "strict"),
-        time_control=TimeControl.parse("10+0.1"),
-        margin_ms=7,
-        start="f410/..../...9/.c7. b",
-        opening=("a1e",),
-        game_id=17,
-        round=3,
-        names=("a", "b"),
-        adjudicate=9,
-    )
+    game = every_field_game_spec()
     return [
         record,
         GameRecord("a", "b", Result.DRAW, Termination.NORMAL),

@@ -10,13 +10,12 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 import zmq
 import zmq.auth
-from procs import CLI, cli, free_port, started
+from procs import CLI, cli, free_port, started, wait_until
 from quarto_arena.arena.journal import JOURNAL_NAME, read_journal
 from quarto_arena.arena.pgn import read_games
 from quarto_arena.arena.server import new_key_pair
@@ -83,13 +82,6 @@ def slow_bot(tmp_path: Path, seconds: float) -> list[str]:
 
 def records(out: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
-
-
-def wait_until(condition: object, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():  # type: ignore[operator]
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
 
 
 def journal_games(out: Path) -> int:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from procs import CLI, free_port, started
+from procs import CLI, free_port, started, wait_until
 from quarto_arena.engines import testing
 from quarto_arena.engines.registry import command
 from quarto_arena.protocol.bridge import EngineSlot
@@ -52,13 +52,6 @@ def records(out: Path) -> list[dict[str, object]]:
 
 def pids(path: Path) -> list[str]:
     return path.read_text().split() if path.exists() else []
-
-
-def wait_until(condition: Callable[[], object], timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
 
 
 @pytest.mark.serial  # no time forfeit at st=0.1 needs the cores: four tests at once on two cost it deadlines
