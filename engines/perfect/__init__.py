@@ -68,18 +68,9 @@ THREADS = OptionSpec("Threads", OptionType.SPIN, "1", 1, 2)
 """Threads of the exact search from :data:`~.hunt.HUNT_FROM` empty squares on: with 2 (when a CPU is to spare:
 :func:`spare_cpu`), a second thread hunts for a winning turn while the first proves the position (:mod:`.hunt`).
 One by default, as engines do: an arena that plays ``-j N`` games gives each engine one of N cores, and a second
-thread per engine only splits that core (and the hunt gained 10 to 9 of 20 conversions on the benchmark)."""
+thread per engine only splits that core (on ``benchmarks/convert.py``'s 20 positions, 9 were converted with the
+hunt against 10 without)."""
 _CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-def spare_cpu() -> bool:
-    """True when the machine has a CPU to spare for the second thread: the load average of the last minute is below
-    the CPUs this process may run on. On a busy machine a second thread only splits the engine's own share of the
-    CPU (measured here at a load of 7-11 on 2 CPUs: 2 of 29 won positions converted with the hunt, 3-5 without)."""
-    try:
-        return os.getloadavg()[0] < _CPUS
-    except (AttributeError, OSError):  # no load average on this platform
-        return _CPUS > 1
 
 
 SEARCH = OptionSpec("Search", OptionType.COMBO, "mcts", vars=("mcts", "alphabeta"))
@@ -105,6 +96,16 @@ proof it was running does not lose (:class:`~.hunt.Hunt`'s ``guess_from``)."""
 NO_CLOCK_SECONDS = SAFETY_TIME - 1.0
 """Time allowed to a search limited only by depth or nodes: SPEC §4.5's safety time (10 s) less a second's reserve
 for a loaded machine."""
+
+
+def spare_cpu() -> bool:
+    """True when the machine has a CPU to spare for the second thread: the load average of the last minute is below
+    the CPUs this process may run on. On a busy machine a second thread only splits the engine's own share of the
+    CPU (measured here at a load of 7-11 on 2 CPUs: 2 of 29 won positions converted with the hunt, 3-5 without)."""
+    try:
+        return os.getloadavg()[0] < _CPUS
+    except (AttributeError, OSError):  # no load average on this platform
+        return _CPUS > 1
 
 
 def time_budget(limits: Go, position: Position) -> float | None:
