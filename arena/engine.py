@@ -470,6 +470,23 @@ class SearchOutcome:
     """One line naming the engine and the failure."""
 
 
+_new: Final = object.__new__
+_SET_OUTCOME: Final = tuple(vars(SearchOutcome)[name].__set__ for name in SearchOutcome.__slots__)
+
+
+def _answer(turn: Turn, ms: int, score: str | None) -> SearchOutcome:
+    """``SearchOutcome(turn, ms, score)``, a search's success (one a turn), with its slots set directly rather than
+    through the frozen dataclass's ``object.__setattr__`` per field: the same value at under half the cost."""
+    out = _new(SearchOutcome)
+    set_turn, set_ms, set_score, set_termination, set_detail = _SET_OUTCOME
+    set_turn(out, turn)
+    set_ms(out, ms)
+    set_score(out, score)
+    set_termination(out, None)
+    set_detail(out, "")
+    return out
+
+
 class _Timeout:
     """What an exchange's waiter receives when its deadline passed with no answer (a sentinel, not raised)."""
 
@@ -887,7 +904,8 @@ class EngineSession:
         clock = self._clock
         assert clock is not None  # made by the search
         if ending is None:
-            return SearchOutcome(exchange.turn, clock.answer_ms(), exchange.score)
+            assert exchange.turn is not None  # the exchange finished: it has its turn
+            return _answer(exchange.turn, clock.answer_ms(), exchange.score)
         ms = clock.elapsed_ms()
         if isinstance(ending, _Timeout):
             return SearchOutcome(None, ms, exchange.score, Termination.TIME_FORFEIT, f"{self.name}: no turn in {ms} ms")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Final
 from quarto_arena.arena import codec
 from quarto_arena.arena.engine import EngineError, EngineSession, SearchOutcome
 from quarto_arena.arena.errors import ArenaFault
-from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
+from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination, TurnRecord, turn_record
 from quarto_arena.arena.timecontrol import DEFAULT_MARGIN_MS, Clock, TimeControl, as_text
 from quarto_arena.protocol.notation import (
     format_attributes,
@@ -168,7 +168,7 @@ class _Game:
         token = canonical.token
         self.position_line += f" {token}" if self.turns else f" turns {token}"
         self.turns.append(canonical)
-        self.records.append(TurnRecord(token, ms, score))
+        self.records.append(turn_record(token, ms, score))
 
     async def play(self) -> GameRecord:
         for side, engine in enumerate(self.players):
