@@ -403,7 +403,10 @@ class Search(Exchange[tuple[Turn, str | None]]):
         errors: ErrorTail | None = None,
         complaints: Complaints | None = None,
     ) -> None:
-        super().__init__(engine, errors, complaints)
+        # Exchange.__init__, inline (one Search a turn); a session always gives its own tail and complaints.
+        self.engine = engine
+        self.errors = ErrorTail() if errors is None else errors
+        self.complaints = Complaints(engine) if complaints is None else complaints
         self.position = position
         """The position to search, or its ``position`` line already formatted."""
         self.go = go
