@@ -342,6 +342,9 @@ class Handshake(Exchange[EngineId]):
         return EngineId(self.name, self.author, self.options, self.version)
 
 
+_ISREADY: Final = format_command(IsReady())
+
+
 class ReadyPing(Exchange[None]):
     """Optional commands (``setoption``, ``newgame``) then ``isready`` -> ``readyok``.
 
@@ -360,7 +363,7 @@ class ReadyPing(Exchange[None]):
         self.before = list(before)
 
     def lines(self) -> list[str]:
-        return [*self.before, format_command(IsReady())]
+        return [*self.before, _ISREADY]
 
     def feed(self, line: str) -> bool:
         try:
