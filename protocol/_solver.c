@@ -324,14 +324,14 @@ static int endgame(const Core *c, const Groups *g, const uint16_t except[16], un
         unsigned two = free_squares & ~(1u << square);
         for (unsigned t = safe; t; t &= t - 1) {
             int piece = lowest(t);
-            unsigned last = avail & ~(1u << piece);
+            unsigned last = (unsigned)lowest(avail & ~(1u << piece)); /* the one piece left */
             int holds = 0;
             for (unsigned f2 = two; f2 && !holds; f2 &= f2 - 1) {
                 int reply = lowest(f2), u = lowest(two & ~(1u << reply));
-                unsigned wins = 0;
-                for (int j = 0; j < c->nthrough[u]; j++) {
+                holds = 1;
+                for (int j = 0; j < c->nthrough[u] && holds; j++) {
                     int i = c->through[u][j];
-                    unsigned line = c->lines[i], set = g->all_set[i], clear = g->all_clear[i];
+                    unsigned line = c->lines[i], set = g->all_set[i] & last, clear = g->all_clear[i] & ~last;
                     if (line >> square & 1) {
                         set &= (unsigned)hand;
                         clear &= ~(unsigned)hand;
@@ -340,9 +340,8 @@ static int endgame(const Core *c, const Groups *g, const uint16_t except[16], un
                         set &= (unsigned)piece;
                         clear &= ~(unsigned)piece;
                     }
-                    wins |= WINNERS[set << 4 | (clear & 15)];
+                    holds = ((set | clear) & 15) == 0;
                 }
-                holds = (last & ~wins) != 0;
             }
             if (!holds)
                 return 1;
