@@ -250,7 +250,7 @@ class SearchClock:
     than the last one's, so a timer is made only about once per deadline's length, not once per turn.
     """
 
-    __slots__ = ("_handle", "_loop", "_on_expiry", "_running", "answered_at", "at", "seconds", "sent_at")
+    __slots__ = ("_handle", "_loop", "_on_expiry", "_running", "_when", "answered_at", "at", "seconds", "sent_at")
 
     def __init__(
         self, loop: asyncio.AbstractEventLoop | None = None, on_expiry: Callable[[], None] | None = None
@@ -266,6 +266,7 @@ class SearchClock:
         self._loop = loop
         self._on_expiry = on_expiry
         self._handle: asyncio.TimerHandle | None = None
+        self._when = 0.0  # when the pending timer fires (loop time): compared each turn without a call
         self._running = False
 
     @classmethod
@@ -287,10 +288,11 @@ class SearchClock:
             self._running = True
             when = loop.time() + seconds
             h = self._handle
-            if h is None or h.when() > when:
+            if h is None or self._when > when:
                 if h is not None:
                     h.cancel()
                 self._handle = loop.call_at(when, self._fire)
+                self._when = when
 
     def answered(self, at: float) -> None:
         """The answer was read at ``at`` (``time.monotonic``); the timer no longer calls ``on_expiry`` for it."""
@@ -339,7 +341,8 @@ class SearchClock:
         assert loop is not None and self._on_expiry is not None
         early = self.at - time.monotonic()
         if early > 0:  # moved to a later deadline since the timer was set
-            self._handle = loop.call_at(loop.time() + early, self._fire)
+            self._when = loop.time() + early
+            self._handle = loop.call_at(self._when, self._fire)
             return
         self._running = False
         self._on_expiry()
