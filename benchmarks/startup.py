@@ -4,7 +4,8 @@
     python benchmarks/startup.py --instructions [--python OTHER/.venv/bin/python]
 
 Each command is run as a new process, interleaved with a bare ``python -c pass`` (the floor no Python tool gets
-under on this machine), and the median and best of ``--runs`` are printed: wall time, and the CPU time of the
+under on this machine) and a bare ``import asyncio`` (the floor of any tool built on asyncio, as the referee is),
+and the median and best of ``--runs`` are printed: wall time, and the CPU time of the
 command's own process (``getrusage(RUSAGE_CHILDREN)`` less what the engines say they used). The 2-game ``play`` is
 between two copies of the instant engine of benchmarks/peers.py (``instant_uqi.c``, built with cc; it logs its own
 CPU at exit), so nearly all of its cost is the arena's. Goals (issue 24): ``--help`` and ``show startpos`` well under
@@ -54,6 +55,7 @@ def commands(python: str, engine: Path, scratch: Path) -> dict[str, list[str]]:
     play = [*cli, "play", f"a={engine}", f"b={engine}", "--games", "2", "--tc", "st=1", "--random-openings", "0"]
     return {
         "python -c pass": [python, "-c", "pass"],
+        "python -c 'import asyncio'": [python, "-c", "import asyncio"],
         "quarto-arena --help": [*cli, "--help"],
         "quarto-arena show startpos": [*cli, "show", "startpos"],
         "quarto-arena play, 2 games": [*play, "--out", str(scratch / "run"), "-q"],

@@ -37,6 +37,7 @@ from collections.abc import Callable, Sequence
 from typing import IO, Final
 
 from .bot import EXIT_USAGE, EndpointError, add_connect_arguments, parse_endpoint
+from .launch import launcher_prefix
 from .slots import Loop, Timer
 from .uqi import (
     MAX_LINE_BYTES,
@@ -207,7 +208,7 @@ class EngineSlot:
         self._searches = 0
         try:
             proc = subprocess.Popen(
-                self.argv,
+                [*launcher_prefix(), *self.argv],  # the engine dies with the bridge, even a SIGKILLed one
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE if self.stderr is None else self.stderr,

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from procs import free_port, tied, wait_listening
+from procs import free_port, tied, wait_listening, wait_until
 from quarto_arena.arena.engine import Deadlines, EngineConfig, EngineSession, EngineTerminated
 from quarto_arena.arena.records import Termination
 from quarto_arena.arena.referee import GameSpec
@@ -130,6 +130,40 @@ def bridged(argv: list[str]) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+
+
+def _living_children(pid: int) -> list[int]:
+    """The children of ``pid`` that have not ended (a zombie has ended: init reaps it)."""
+    try:
+        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
+    return [int(k) for k in kids if _living(int(k))]
+
+
+def _living(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+def test_a_killed_bridge_takes_its_engine_along() -> None:
+    """A bridge ended by SIGKILL runs no clean-up and closes no session. Its engine here ignores end of input and
+    SIGTERM, so only the kernel's parent-death signal ends it: it must not serve on as an orphan."""
+    stubborn = [sys.executable, "-m", "quarto_arena.engines.testing.ignores_quit"]
+    with bridged(stubborn) as (_, proc):
+        engines: list[int] = []
+        wait_until(lambda: engines.extend(_living_children(proc.pid)) or engines, proc=proc)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        try:
+            wait_until(lambda: not _living(engines[0]), timeout=20)
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(engines[0], signal.SIGKILL)  # when the test fails, the orphan it found
 
 
 @pytest.mark.slow

@@ -30,7 +30,6 @@ import atexit
 import contextlib
 import logging
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -39,6 +38,8 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Final
+
+from ...protocol.launch import launcher_prefix
 
 __all__ = ["MARKER", "exit_with_parent", "kill_all", "launcher_prefix", "shutdown", "sweep"]
 
@@ -92,23 +93,6 @@ def marker_value() -> str:
             _state.pop("watchdog", None)
             _state.pop("subreaper", None)
         return str(_state["marker"])
-
-
-def launcher_prefix() -> list[str]:
-    """argv words put before an engine's command: ``setpriv --pdeathsig KILL --`` where it can be used, else none."""
-    if "launcher" not in _state:
-        prefix: list[str] = []
-        setpriv = shutil.which("setpriv") if sys.platform.startswith("linux") else None
-        if setpriv is not None:
-            probe = subprocess.run(
-                [setpriv, "--pdeathsig", "KILL", "--", "true"], capture_output=True, check=False, timeout=10
-            )
-            if probe.returncode == 0:
-                prefix = [setpriv, "--pdeathsig", "KILL", "--"]
-        _state["launcher"] = prefix
-    launcher = _state["launcher"]
-    assert isinstance(launcher, list)
-    return launcher
 
 
 def _become_subreaper() -> None:
