@@ -1,6 +1,7 @@
 """What the runner costs per turn: a round-robin of four instant bots, with the journal on disk and without one.
 
-    python benchmarks/tournament.py [--games 1200] [--rounds 3] [--dir DIR] [--loops asyncio,uvloop]
+    python benchmarks/tournament.py [--games 1200] [--rounds 3] [--dir DIR] [--loops asyncio,uvloop] [--floors]
+    python benchmarks/tournament.py --instructions [--floors]
 
 Three set-ups are measured in interleaved rounds (the machine is shared: the best and the median round are shown):
 
@@ -14,6 +15,13 @@ once synced, yet the sync must not hold up the next game). The instant bot is en
 cc: it answers every ``go`` at once, so nearly all the time measured is ours. ``--dir`` puts the run directories on
 another file system (a real disk rather than tmpfs, say). ``--loops asyncio,uvloop`` measures every set-up under
 both event loops, interleaved (uvloop must be installed).
+
+``--instructions`` counts instead what load does not move: the instructions the arena's process executes per
+engine turn, under valgrind's callgrind (the engines run natively: children are not traced). Each set-up runs at
+two lengths (``--games`` 24 and 72 by default here) and the difference of the instructions over the difference of
+the turns is printed, so start-up and imports cancel out. User-space instructions only: the kernel's share of the
+CPU (pipe writes, wake-ups) is not in them. ``--floors`` adds benchmarks/floors.py's figures in the same unit: bare
+round trips with an instant engine (asyncio, uvloop, a thread with blocking reads), what Python itself costs a turn.
 """
 
 from __future__ import annotations
@@ -29,12 +37,15 @@ import tempfile
 import time
 from pathlib import Path
 
+import floors  # benchmarks/floors.py, beside this script
+from quarto_arena.arena.engine import EngineConfig
 from quarto_arena.arena.roster import resolve_engines
 from quarto_arena.arena.run import Run, RunKind, RunSpec
 from quarto_arena.arena.schedule import OpeningBook
 from quarto_arena.arena.timecontrol import TimeControl
 
 ROOT = Path(__file__).resolve().parent.parent
+GAMES = 1200
 
 
 def cpu() -> float:
@@ -62,34 +73,91 @@ def measure(spec: RunSpec, directory: Path | None) -> tuple[float, float, int]:
     return wall, used, turns
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--games", type=int, default=1200, help="about this many games per run (multiples of 12)")
-    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the three set-ups")
-    parser.add_argument("--dir", type=Path, default=None, help="where the run directories go (default: a temp dir)")
-    parser.add_argument("--loops", default="asyncio", help="event loops to compare, comma-separated: asyncio,uvloop")
-    args = parser.parse_args()
-    loops = args.loops.split(",")
+SETUPS = ("memory, j=1", "disk, j=1", "disk, j=2")
+
+
+def make_spec(engines: tuple[EngineConfig, ...], games: int, concurrency: int) -> RunSpec:
+    return RunSpec(
+        RunKind.TOURNAMENT,
+        engines,
+        rounds=max(1, round(games / 12)),
+        games=2,
+        concurrency=concurrency,
+        time_control=TimeControl.parse("st=1"),
+        book=OpeningBook(random_turns=2, seed=1),
+    )
+
+
+def build_bot(into: Path) -> Path:
     cc = shutil.which("cc")
     if cc is None:
         sys.exit("needs a C compiler (cc) for the instant bot")
+    exe = into / "quarto_bot"
+    subprocess.run([cc, "-O2", "-o", str(exe), str(ROOT / "engines" / "c" / "quarto_bot.c")], check=True)
+    return exe
+
+
+def one_run(setup: str, loop: str, bot: Path, games: int, runs: Path) -> None:
+    """A single run of one set-up (what ``--instructions`` counts under callgrind); prints its engine turns."""
+    use_loop(loop)
+    engines = tuple(resolve_engines([f"bot{i}={bot}" for i in range(1, 5)]))
+    spec = make_spec(engines, games, 2 if setup.endswith("j=2") else 1)
+    _, _, turns = measure(spec, None if setup.startswith("memory") else runs / "run")
+    print(turns)
+
+
+def instructions(loops: list[str], sizes: tuple[int, int]) -> None:
+    """The arena's instructions per engine turn, each set-up at two lengths under callgrind (the difference)."""
+    print(f"instructions per engine turn (callgrind; runs of {sizes[0]} and {sizes[1]} games, the difference)")
+    with tempfile.TemporaryDirectory() as tmp:
+        bot = build_bot(Path(tmp))
+        for loop in loops:
+            for setup in SETUPS:
+                counts, turns = [], []
+                for k, games in enumerate(sizes):
+                    runs = Path(tmp) / f"{loop}-{setup[:4]}-{setup[-1]}-{k}"
+                    runs.mkdir()
+                    argv = [sys.executable, str(Path(__file__).resolve()), "--one", setup, "--loops", loop]
+                    argv += ["--bot", str(bot), "--games", str(games), "--dir", str(runs)]
+                    count, out = floors.callgrind(argv)
+                    counts.append(count)
+                    turns.append(int(out.split()[-1]))
+                name = f"{setup}, {loop}" if len(loops) > 1 else setup
+                per_turn = (counts[1] - counts[0]) / (turns[1] - turns[0])
+                print(f"  {name:<21} {per_turn:9.0f} instructions per turn ({turns[1] - turns[0]} turns)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--games", type=int, default=GAMES, help="about this many games per run (multiples of 12)")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the three set-ups")
+    parser.add_argument("--dir", type=Path, default=None, help="where the run directories go (default: a temp dir)")
+    parser.add_argument("--loops", default="asyncio", help="event loops to compare, comma-separated: asyncio,uvloop")
+    parser.add_argument("--instructions", action="store_true", help="count instructions per turn with callgrind")
+    parser.add_argument("--floors", action="store_true", help="also the floors of benchmarks/floors.py")
+    parser.add_argument("--trips", type=int, default=20000, help="round trips per floor measurement")
+    parser.add_argument("--one", choices=SETUPS, help=argparse.SUPPRESS)  # one run, under callgrind
+    parser.add_argument("--bot", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    loops = args.loops.split(",")
+    if args.one is not None:
+        one_run(args.one, loops[0], args.bot, args.games, args.dir)
+        return
+    if args.instructions:
+        games = 24 if args.games == GAMES else args.games
+        instructions(loops, (games, 3 * games))
+        if args.floors:
+            with tempfile.TemporaryDirectory() as tmp:
+                floors.print_floors(floors.build_engine(Path(tmp)), min(args.trips, 2000), 1, True)
+        return
     with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory(dir=args.dir) as runs:
-        exe = Path(tmp) / "quarto_bot"
-        subprocess.run([cc, "-O2", "-o", str(exe), str(ROOT / "engines" / "c" / "quarto_bot.c")], check=True)
+        exe = build_bot(Path(tmp))
         engines = tuple(resolve_engines([f"bot{i}={exe}" for i in range(1, 5)]))
-
-        def spec(concurrency: int) -> RunSpec:
-            return RunSpec(
-                RunKind.TOURNAMENT,
-                engines,
-                rounds=max(1, round(args.games / 12)),
-                games=2,
-                concurrency=concurrency,
-                time_control=TimeControl.parse("st=1"),
-                book=OpeningBook(random_turns=2, seed=1),
-            )
-
-        base = {"memory, j=1": (spec(1), False), "disk, j=1": (spec(1), True), "disk, j=2": (spec(2), True)}
+        base = {
+            "memory, j=1": (make_spec(engines, args.games, 1), False),
+            "disk, j=1": (make_spec(engines, args.games, 1), True),
+            "disk, j=2": (make_spec(engines, args.games, 2), True),
+        }
         setups = {
             (f"{name}, {loop}" if len(loops) > 1 else name): (s, d, loop)
             for loop in loops
@@ -116,6 +184,9 @@ def main() -> None:
         ratios = [d[0] / m[0] for d, m in zip(disk, memory, strict=True)]
         best, median = min(ratios), statistics.median(ratios)
         print(f"  disk/memory wall ratio at j=1{suffix}: best {best:.2f}, median {median:.2f} (goal <= 1.15)")
+    if args.floors:
+        with tempfile.TemporaryDirectory() as tmp:
+            floors.print_floors(floors.build_engine(Path(tmp)), args.trips, args.rounds, False)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ EXACT: Final = 64
 """A depth no game reaches: the search is exact."""
 TT_MIN_EMPTY: Final = 7
 """Nodes with fewer empty squares than this are not stored: their subtrees are cheaper to search again."""
-ORDER_MIN: Final = 5
+ORDER_MIN: Final = 6
 """Nodes with fewer empty squares than this try their turns in generation order, unsorted."""
 _CHECK_EVERY: Final = 64
 _HAS: Final = tuple(sum(1 << p for p in range(16) if p >> a & 1) for a in range(4))
@@ -267,6 +267,8 @@ class Core:
             return 0
         if empty <= 3 and depth >= empty and not root:
             return self._endgame(occupied, planes, hand, avail, empty)
+        if empty <= 5 and depth >= empty and not root:
+            return self._small(occupied, planes, hand, avail, empty, alpha, beta)
         live, live_attributes = self._live_groups(occupied, planes, avail | 1 << hand)
         if not live or depth <= 0:
             return 0
@@ -373,6 +375,29 @@ class Core:
                         break
         if key is not None:
             self._store(slot, key, depth, best, original_alpha, beta, best_move)
+        return best
+
+    def _small(self, occupied: int, planes: int, hand: int, avail: int, empty: int, alpha: int, beta: int) -> int:
+        """The exact score of a node below the root with four or five empty squares, its children unvisited,
+        fail-soft: every placement and every safe gift in board order (no table, no ordering, no merging of
+        interchangeable turns), until a score reaches beta or the most the node can score. At five, each reply is
+        searched within (-beta, -max(alpha, best)); at four, each reply is the closed form at three, whose window
+        does not matter (``endgame4`` and ``endgame5`` in the C core)."""
+        best = 1 - empty
+        for square in _bits(0xFFFF & ~occupied):
+            occupied2 = occupied | 1 << square
+            planes2 = planes | _PIECE_PLANES[hand][square]
+            safe = avail & ~self._winning_pieces(occupied2, planes2)
+            for piece in _bits(safe):
+                rest = avail & ~(1 << piece)
+                if empty == 4:
+                    score = -self._endgame(occupied2, planes2, piece, rest, 3)
+                else:
+                    score = -self._small(occupied2, planes2, piece, rest, 4, -beta, -max(alpha, best))
+                if score > best:
+                    best = score
+                    if best >= beta or best == empty - 2:
+                        return best
         return best
 
     def _endgame(self, occupied: int, planes: int, hand: int, avail: int, empty: int) -> int:
