@@ -58,13 +58,13 @@ class Rung:
 
 
 RUNGS: Final[Mapping[int, Rung]] = {
-    2: Rung(1500, plain=0.871),
-    3: Rung(1500, plain=0.743),
-    4: Rung(1500, plain=0.616),
-    5: Rung(1500, plain=0.488),
-    6: Rung(1500, plain=0.364),
-    7: Rung(1500, plain=0.241),
-    8: Rung(1500, plain=0.118),
+    2: Rung(1500, plain=0.875),
+    3: Rung(1500, plain=0.741),
+    4: Rung(1500, plain=0.602),
+    5: Rung(1500, plain=0.462),
+    6: Rung(1500, plain=0.33),
+    7: Rung(1500, plain=0.209),
+    8: Rung(1500, plain=0.098),
     9: Rung(1500),
 }
 """Levels 2-9 (0 is random, 1 greedy, 10 the full engine)."""
