@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from quarto_arena.arena import codec
-from quarto_arena.arena.engine import EngineError, EngineSession, SearchOutcome
+from quarto_arena.arena.engine import EngineError, EngineSession, SearchOutcome, new_games
 from quarto_arena.arena.errors import ArenaFault
-from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
+from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination, TurnRecord, turn_record
 from quarto_arena.arena.timecontrol import DEFAULT_MARGIN_MS, Clock, TimeControl, as_text
 from quarto_arena.protocol.notation import (
     format_attributes,
@@ -168,12 +168,20 @@ class _Game:
         token = canonical.token
         self.position_line += f" {token}" if self.turns else f" turns {token}"
         self.turns.append(canonical)
-        self.records.append(TurnRecord(token, ms, score))
+        self.records.append(turn_record(token, ms, score))
 
     async def play(self) -> GameRecord:
         for side, engine in enumerate(self.players):
-            if failure := await self._prepare(engine):
+            if failure := await self._restart(engine):
                 return await self.forfeit(side, *failure)
+        # Both engines get ready at once (one wait for both answers); the first that failed loses the game.
+        failures = await new_games(self.players, self.spec.variant)
+        for side, failed in enumerate(failures):
+            if failed is not None:
+                if side == 0 and failures[1] is not None:  # not this game's loss: restarted before its next game
+                    log.info("game %d: %s", self.spec.game_id, failures[1])
+                    await self.players[1].kill()
+                return await self.forfeit(side, failed.termination, str(failed))
         # The turns are played by callbacks, not by this coroutine: each engine's answer is checked, recorded and
         # followed by the other engine's search in the event loop's callback that read it (one pass of the loop
         # per turn, not two). This coroutine waits for what ends them: the end of the game, an adjudication, a
@@ -232,12 +240,11 @@ class _Game:
             if not stop.done():
                 stop.set_exception(e)
 
-    async def _prepare(self, engine: EngineSession) -> tuple[Termination, str] | None:
-        """Starts the engine if it is not running (a restart after a crash), then ``newgame``."""
+    async def _restart(self, engine: EngineSession) -> tuple[Termination, str] | None:
+        """Starts the engine if it is not running (a restart after a crash); the failure, if it failed."""
         try:
             if not engine.alive:
                 await engine.start()
-            await engine.new_game(self.spec.variant)
         except EngineError as e:
             return e.termination, str(e)
         return None

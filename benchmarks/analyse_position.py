@@ -4,8 +4,10 @@
 Positions are fresh: random games of safe turns (never handing over a piece that wins at once, when another does
 not) from a seed, by default one drawn from the clock and printed, so each run meets positions no table or cache
 of the project has seen. Each position is analysed once per command, the commands interleaved position by position
-so that a busy machine slows them alike; the script prints each command's median and worst wall time, and with two
-commands the ratio of their medians, and checks that they agree on the value and the best turns.
+so that a busy machine slows them alike; the script prints each command's median and worst wall time and its median
+CPU time (user and system, the command's whole process: under load CPU time moves less than wall time), with two
+commands the ratios of their medians, and the load average before and after; it checks that the commands agree on
+the value and the best turns.
 
     python benchmarks/analyse_position.py [--empties 12] [--positions 9] [--seed N] [--variant standard]
                                  [--command .venv/bin/quarto-arena] [--command /other/venv/bin/quarto-arena]
@@ -15,7 +17,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import resource
 import shlex
 import shutil
 import statistics
@@ -73,14 +77,19 @@ def main() -> None:
     positions = sample_positions(variant, args.empties, args.positions, seed)
     print(f"{args.positions} positions, {args.empties} empty squares, {variant.describe()}, seed {seed}")
     times: list[list[float]] = [[] for _ in commands]
+    cpus: list[list[float]] = [[] for _ in commands]
+    print(f"load average {os.getloadavg()[0]:.2f} at the start")
     for position in positions:
         text = format_position(position)
         answers = []
         for i, command in enumerate(commands):
             argv = [*shlex.split(command), "analyse", text, "--json", "--variant", args.variant]
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             started = time.perf_counter()
             done = subprocess.run(argv, capture_output=True, text=True, check=False)
             times[i].append(time.perf_counter() - started)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus[i].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
             if done.returncode != 0:
                 sys.exit(f"{command} failed on {text!r}: {done.stderr.strip()}")
             answers.append(json.loads(done.stdout))
@@ -90,12 +99,19 @@ def main() -> None:
         if any((a["value"], a["turns"], a["best"]) != (first["value"], first["turns"], first["best"]) for a in answers):
             line += "  DISAGREE"
         print(line)
-    for command, t in zip(commands, times, strict=True):
-        print(f"{command}: median {statistics.median(t):.2f} s, worst {max(t):.2f} s (wall, start-up included)")
+    for command, t, c in zip(commands, times, cpus, strict=True):
+        print(
+            f"{command}: median {statistics.median(t):.2f} s, worst {max(t):.2f} s (wall, start-up included); "
+            f"CPU median {statistics.median(c):.2f} s"
+        )
     if len(commands) > 1:
-        base = statistics.median(times[-1])
-        for command, t in zip(commands[:-1], times[:-1], strict=True):
-            print(f"median ratio {command} / {commands[-1]}: {statistics.median(t) / base:.2f}")
+        base, base_cpu = statistics.median(times[-1]), statistics.median(cpus[-1])
+        for command, t, c in zip(commands[:-1], times[:-1], cpus[:-1], strict=True):
+            print(
+                f"median ratio {command} / {commands[-1]}: wall {statistics.median(t) / base:.2f}, "
+                f"CPU {statistics.median(c) / base_cpu:.2f}"
+            )
+    print(f"load average {os.getloadavg()[0]:.2f} at the end")
 
 
 if __name__ == "__main__":

@@ -249,6 +249,7 @@ def callgrind(argv: list[str]) -> tuple[int, str]:
         capture_output=True,
         text=True,
         check=False,
+        env={**os.environ, "PYTHONHASHSEED": "0"},  # the same dict and set layouts in every run: repeatable counts
     )
     found = [line.split()[-1] for line in out.stderr.splitlines() if "Collected :" in line]
     if out.returncode != 0 or not found:

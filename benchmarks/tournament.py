@@ -18,7 +18,7 @@ both event loops, interleaved (uvloop must be installed).
 
 ``--instructions`` counts instead what load does not move: the instructions the arena's process executes per
 engine turn, under valgrind's callgrind (the engines run natively: children are not traced). Each set-up runs at
-two lengths (``--games`` 24 and 72 by default here) and the difference of the instructions over the difference of
+two lengths (``--games`` 24 and 120 by default here) and the difference of the instructions over the difference of
 the turns is printed, so start-up and imports cancel out. User-space instructions only: the kernel's share of the
 CPU (pipe writes, wake-ups) is not in them. ``--floors`` adds benchmarks/floors.py's figures in the same unit: bare
 round trips with an instant engine (asyncio, uvloop, a thread with blocking reads), what Python itself costs a turn.
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import resource
 import shutil
 import statistics
@@ -100,19 +101,23 @@ def build_bot(into: Path) -> Path:
 def one_run(setup: str, loop: str, bot: Path, games: int, runs: Path) -> None:
     """A single run of one set-up (what ``--instructions`` counts under callgrind); prints its engine turns."""
     use_loop(loop)
-    engines = tuple(resolve_engines([f"bot{i}={bot}" for i in range(1, 5)]))
+    # Seeded, so that both lengths and every revision play the same games (instructions follow the games' lengths).
+    engines = tuple(
+        dataclasses.replace(e, options={"Seed": str(i)})
+        for i, e in enumerate(resolve_engines([f"bot{i}={bot}" for i in range(1, 5)]), 1)
+    )
     spec = make_spec(engines, games, 2 if setup.endswith("j=2") else 1)
     _, _, turns = measure(spec, None if setup.startswith("memory") else runs / "run")
     print(turns)
 
 
-def instructions(loops: list[str], sizes: tuple[int, int]) -> None:
+def instructions(loops: list[str], sizes: tuple[int, int], setups: list[str]) -> None:
     """The arena's instructions per engine turn, each set-up at two lengths under callgrind (the difference)."""
     print(f"instructions per engine turn (callgrind; runs of {sizes[0]} and {sizes[1]} games, the difference)")
     with tempfile.TemporaryDirectory() as tmp:
         bot = build_bot(Path(tmp))
         for loop in loops:
-            for setup in SETUPS:
+            for setup in setups:
                 counts, turns = [], []
                 for k, games in enumerate(sizes):
                     runs = Path(tmp) / f"{loop}-{setup[:4]}-{setup[-1]}-{k}"
@@ -136,6 +141,7 @@ def main() -> None:
     parser.add_argument("--instructions", action="store_true", help="count instructions per turn with callgrind")
     parser.add_argument("--floors", action="store_true", help="also the floors of benchmarks/floors.py")
     parser.add_argument("--trips", type=int, default=20000, help="round trips per floor measurement")
+    parser.add_argument("--setup", action="append", choices=SETUPS, help="with --instructions: only this set-up")
     parser.add_argument("--one", choices=SETUPS, help=argparse.SUPPRESS)  # one run, under callgrind
     parser.add_argument("--bot", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -145,7 +151,7 @@ def main() -> None:
         return
     if args.instructions:
         games = 24 if args.games == GAMES else args.games
-        instructions(loops, (games, 3 * games))
+        instructions(loops, (games, 5 * games), args.setup or list(SETUPS))
         if args.floors:
             with tempfile.TemporaryDirectory() as tmp:
                 floors.print_floors(floors.build_engine(Path(tmp)), min(args.trips, 2000), 1, True)

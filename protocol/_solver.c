@@ -310,24 +310,40 @@ static unsigned live_lines(const Core *c, const Groups *g, unsigned remaining, u
 static int endgame(const Core *c, const Groups *g, const uint16_t except[16], unsigned occupied, int hand,
                    unsigned avail, int empty) {
     int best = 1 - empty;
-    for (unsigned f = 0xFFFFu & ~occupied; f; f &= f - 1) {
+    unsigned free_squares = 0xFFFFu & ~occupied;
+    for (unsigned f = free_squares; f; f &= f - 1) {
         int square = lowest(f);
         unsigned safe = avail & ~winners_after(c, g, except, square, hand);
         if (!safe)
             continue;
         if (empty == 2)
             return 0;
-        Groups after;
-        uint16_t except_after[16];
-        unsigned occupied2 = occupied | 1u << square;
-        place(c, g, square, hand, &after);
-        threats(c, &after, occupied2, except_after);
+        /* The opponent places `piece` on one of the two squares left, and the last piece then wins, if anywhere,
+         * on the last square `u`: every group through u is full but for u by then, so the last piece wins when
+         * it shares a counted attribute value with the three pieces of one of them. */
+        unsigned two = free_squares & ~(1u << square);
         for (unsigned t = safe; t; t &= t - 1) {
             int piece = lowest(t);
             unsigned last = avail & ~(1u << piece);
             int holds = 0;
-            for (unsigned f2 = 0xFFFFu & ~occupied2; f2 && !holds; f2 &= f2 - 1)
-                holds = (last & ~winners_after(c, &after, except_after, lowest(f2), piece)) != 0;
+            for (unsigned f2 = two; f2 && !holds; f2 &= f2 - 1) {
+                int reply = lowest(f2), u = lowest(two & ~(1u << reply));
+                unsigned wins = 0;
+                for (int j = 0; j < c->nthrough[u]; j++) {
+                    int i = c->through[u][j];
+                    unsigned line = c->lines[i], set = g->all_set[i], clear = g->all_clear[i];
+                    if (line >> square & 1) {
+                        set &= (unsigned)hand;
+                        clear &= ~(unsigned)hand;
+                    }
+                    if (line >> reply & 1) {
+                        set &= (unsigned)piece;
+                        clear &= ~(unsigned)piece;
+                    }
+                    wins |= WINNERS[set << 4 | (clear & 15)];
+                }
+                holds = (last & ~wins) != 0;
+            }
             if (!holds)
                 return 1;
             best = 0;

@@ -226,7 +226,15 @@ def parse_variant(shapes: str = "standard", attributes: str | Iterable[str] = "a
 
 def format_attributes(attributes: frozenset[Attribute]) -> str:
     """``color,shape,height,fill`` order; the inverse of :func:`parse_attributes`."""
-    return ",".join(a.name.lower() for a in Attribute if a in attributes)
+    text = _ATTRIBUTE_TEXT.get(attributes)
+    if text is None:
+        text = _ATTRIBUTE_TEXT[attributes] = ",".join(a.name.lower() for a in Attribute if a in attributes)
+    return text
+
+
+_ATTRIBUTE_TEXT: Final[dict[frozenset[Attribute], str]] = {}
+"""format_attributes's answers (at most 16 sets): a run formats the same set three times a game (each engine's
+``newgame``, the record's variant)."""
 
 
 # Every valid lower-case token, so that the referee's hot path parses a reply with one dictionary look-up.

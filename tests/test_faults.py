@@ -97,3 +97,22 @@ def test_leaves_child_is_noticed_at_its_exit(pgids: set[int]) -> None:
     assert "exit code 3" in record.detail  # noticed at the exit, well before the 5 s search deadline
     assert record.turns == () or all(t.ms < 5000 for t in record.turns)
     assert pgids and processes_in_groups(pgids) == []
+
+
+@pytest.mark.parametrize("first_broken", [False, True])
+def test_both_engines_get_ready_at_once_and_the_one_that_stalls_loses(first_broken: bool, pgids: set[int]) -> None:
+    # newgame+isready goes to both engines before either answer is awaited (engine.new_games): the stalled side
+    # loses whichever it is; when both stall, the first loses the game and the second is killed too (restarted
+    # before its next game), and no process is left either way.
+    stalls = EngineConfig("broken", command=tuple(broken_command("no_readyok")))
+    if first_broken:  # both stall: the first loses
+        first, second = stalls, EngineConfig("other", command=stalls.command)
+    else:
+        first, second = EngineConfig("other", command=tuple(command("greedy"))), stalls
+    spec = GameSpec(time_control=TC)
+    records = asyncio.run(play_match(first, second, 1, spec, deadlines=DEADLINES, require_start=False))
+    record = records[0]
+    assert record.termination is Termination.STALL, record.detail
+    assert record.loser == "broken", record.detail
+    assert "newgame then isready" in record.detail
+    assert pgids and processes_in_groups(pgids) == []

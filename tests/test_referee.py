@@ -532,3 +532,22 @@ def test_engine_specs() -> None:
     assert engine_config("ipc:///tmp/x.sock", "served").endpoint == "ipc:///tmp/x.sock"
     with pytest.raises(ValueError, match="empty command"):
         engine_config("  ")
+
+
+def test_the_fast_constructors_of_the_per_turn_values_make_the_same_frozen_values() -> None:
+    # The referee builds a TurnRecord and a SearchOutcome a turn by setting their slots directly (engine._answer,
+    # records.turn_record): a field added to either class must be set there too, or this fails.
+    import dataclasses
+
+    from quarto_arena.arena.engine import SearchOutcome, _answer
+    from quarto_arena.arena.records import turn_record
+
+    turn = parse_turns(["a1!"])[0]
+    assert [f.name for f in dataclasses.fields(SearchOutcome)] == ["turn", "ms", "score", "termination", "detail"]
+    fast = _answer(turn, 7, "win 1")
+    assert fast == SearchOutcome(turn, 7, "win 1") and hash(fast) == hash(SearchOutcome(turn, 7, "win 1"))
+    assert [f.name for f in dataclasses.fields(TurnRecord)] == ["token", "ms", "score"]
+    record = turn_record("a1!", 7, None)
+    assert record == TurnRecord("a1!", 7) and hash(record) == hash(TurnRecord("a1!", 7))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        record.ms = 8  # type: ignore[misc]
