@@ -342,6 +342,9 @@ class Handshake(Exchange[EngineId]):
         return EngineId(self.name, self.author, self.options, self.version)
 
 
+_ISREADY: Final = format_command(IsReady())
+
+
 class ReadyPing(Exchange[None]):
     """Optional commands (``setoption``, ``newgame``) then ``isready`` -> ``readyok``.
 
@@ -360,7 +363,7 @@ class ReadyPing(Exchange[None]):
         self.before = list(before)
 
     def lines(self) -> list[str]:
-        return [*self.before, format_command(IsReady())]
+        return [*self.before, _ISREADY]
 
     def feed(self, line: str) -> bool:
         try:
@@ -403,7 +406,10 @@ class Search(Exchange[tuple[Turn, str | None]]):
         errors: ErrorTail | None = None,
         complaints: Complaints | None = None,
     ) -> None:
-        super().__init__(engine, errors, complaints)
+        # Exchange.__init__, inline (one Search a turn); a session always gives its own tail and complaints.
+        self.engine = engine
+        self.errors = ErrorTail() if errors is None else errors
+        self.complaints = Complaints(engine) if complaints is None else complaints
         self.position = position
         """The position to search, or its ``position`` line already formatted."""
         self.go = go

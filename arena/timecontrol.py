@@ -183,7 +183,15 @@ class Clock:
         """
         key = (self.remaining_ms, opponent.remaining_ms, self.control, opponent.control, self.turns)
         if key != self._go_key:
-            self._go_line = format_command(self.go(opponent))
+            if self.remaining_ms is None and opponent.remaining_ms is None:  # no game clock: the controls alone
+                line = _UNTIMED_GO.get((self.control, opponent.control))
+                if line is None:
+                    if len(_UNTIMED_GO) >= 64:
+                        _UNTIMED_GO.clear()
+                    line = _UNTIMED_GO[self.control, opponent.control] = format_command(self.go(opponent))
+                self._go_line = line
+            else:
+                self._go_line = format_command(self.go(opponent))
             self._go_key = key
         return self._go_line
 
@@ -218,6 +226,11 @@ class Clock:
         if self.control.movetime_ms is not None:
             return f"{self.control.movetime_ms} ms per turn"
         return "untimed"
+
+
+_UNTIMED_GO: Final[dict[tuple[TimeControl, TimeControl], str]] = {}
+"""The ``go`` line of two controls without a game clock (``st``, depth or node limits), which is the same in every
+game: formatted once per pair, not per game and player (at most 64 pairs kept)."""
 
 
 class SearchClock:

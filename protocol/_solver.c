@@ -11,8 +11,8 @@
  *   - a win at once: the piece in hand completes a winning group (a piece "wins" on a board when some group holds
  *     three pieces that share a counted attribute value with it); below the root this never happens;
  *   - two or three empty squares, below the root and within the depth: the exact score in closed form (see
- *     endgame); four or five: the exact score (fail-soft) by a bare loop over the turns, the replies in closed form
- *     (endgame4, endgame5), which costs less than the search's own work at a node that small;
+ *     endgame); four to six: the exact score (fail-soft) by a bare loop over the turns, the replies likewise down
+ *     to three (endgame4 to endgame6), which costs less than the search's own work at a node that small;
  *   - the last empty square, or no group left that can still be won (each group is full, or mixed on every
  *     counted attribute, or fewer pieces are left with its common attribute than it has empty squares): a draw;
  *     then the horizon;
@@ -51,7 +51,7 @@
 
 #define BIG 64
 #define TT_MIN_EMPTY 7 /* below this the table costs more than it saves (memory latency): benchmarks/solver.py */
-#define ORDER_MIN 6
+#define ORDER_MIN 7
 #define CHECK_EVERY 64
 #define EXACT 64 /* a depth no game can reach: the search is exact */
 #define MAX_LINES 32
@@ -324,14 +324,14 @@ static int endgame(const Core *c, const Groups *g, const uint16_t except[16], un
         unsigned two = free_squares & ~(1u << square);
         for (unsigned t = safe; t; t &= t - 1) {
             int piece = lowest(t);
-            unsigned last = avail & ~(1u << piece);
+            unsigned last = (unsigned)lowest(avail & ~(1u << piece)); /* the one piece left */
             int holds = 0;
             for (unsigned f2 = two; f2 && !holds; f2 &= f2 - 1) {
                 int reply = lowest(f2), u = lowest(two & ~(1u << reply));
-                unsigned wins = 0;
-                for (int j = 0; j < c->nthrough[u]; j++) {
+                holds = 1;
+                for (int j = 0; j < c->nthrough[u] && holds; j++) {
                     int i = c->through[u][j];
-                    unsigned line = c->lines[i], set = g->all_set[i], clear = g->all_clear[i];
+                    unsigned line = c->lines[i], set = g->all_set[i] & last, clear = g->all_clear[i] & ~last;
                     if (line >> square & 1) {
                         set &= (unsigned)hand;
                         clear &= ~(unsigned)hand;
@@ -340,9 +340,8 @@ static int endgame(const Core *c, const Groups *g, const uint16_t except[16], un
                         set &= (unsigned)piece;
                         clear &= ~(unsigned)piece;
                     }
-                    wins |= WINNERS[set << 4 | (clear & 15)];
+                    holds = ((set | clear) & 15) == 0;
                 }
-                holds = (last & ~wins) != 0;
             }
             if (!holds)
                 return 1;
@@ -404,6 +403,34 @@ static int endgame5(const Core *c, const Groups *g, const uint16_t except[16], u
             if (score > best) {
                 best = score;
                 if (best >= beta || best == 3)
+                    return best;
+            }
+        }
+    }
+    return best;
+}
+
+/* Likewise at six, each reply by endgame5. */
+static int endgame6(const Core *c, const Groups *g, const uint16_t except[16], unsigned occupied, int hand,
+                    unsigned avail, int alpha, int beta) {
+    int best = -5;
+    for (unsigned f = 0xFFFFu & ~occupied; f; f &= f - 1) {
+        int square = lowest(f);
+        unsigned safe = avail & ~winners_after(c, g, except, square, hand);
+        if (!safe)
+            continue;
+        Groups after;
+        uint16_t except_after[16];
+        unsigned occupied2 = occupied | 1u << square;
+        place(c, g, square, hand, &after);
+        threats(c, &after, occupied2, except_after);
+        for (unsigned t = safe; t; t &= t - 1) {
+            int piece = lowest(t);
+            int a = alpha > best ? alpha : best;
+            int score = -endgame5(c, &after, except_after, occupied2, piece, avail & ~(1u << piece), -beta, -a);
+            if (score > best) {
+                best = score;
+                if (best >= beta || best == 4)
                     return best;
             }
         }
@@ -583,6 +610,8 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
         return endgame(c, g, except, occupied, hand, avail, empty);
     if (empty == 4 && depth >= 4 && !root)
         return endgame4(c, g, except, occupied, hand, avail, beta);
+    if (empty == 6 && depth >= 6 && !root)
+        return endgame6(c, g, except, occupied, hand, avail, alpha, beta);
     if (empty == 5 && depth >= 5 && !root)
         return endgame5(c, g, except, occupied, hand, avail, alpha, beta);
     unsigned live_attributes = 0;

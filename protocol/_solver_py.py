@@ -23,7 +23,7 @@ EXACT: Final = 64
 """A depth no game reaches: the search is exact."""
 TT_MIN_EMPTY: Final = 7
 """Nodes with fewer empty squares than this are not stored: their subtrees are cheaper to search again."""
-ORDER_MIN: Final = 6
+ORDER_MIN: Final = 7
 """Nodes with fewer empty squares than this try their turns in generation order, unsorted."""
 _CHECK_EVERY: Final = 64
 _HAS: Final = tuple(sum(1 << p for p in range(16) if p >> a & 1) for a in range(4))
@@ -267,7 +267,7 @@ class Core:
             return 0
         if empty <= 3 and depth >= empty and not root:
             return self._endgame(occupied, planes, hand, avail, empty)
-        if empty <= 5 and depth >= empty and not root:
+        if empty <= 6 and depth >= empty and not root:
             return self._small(occupied, planes, hand, avail, empty, alpha, beta)
         live, live_attributes = self._live_groups(occupied, planes, avail | 1 << hand)
         if not live or depth <= 0:
@@ -378,11 +378,11 @@ class Core:
         return best
 
     def _small(self, occupied: int, planes: int, hand: int, avail: int, empty: int, alpha: int, beta: int) -> int:
-        """The exact score of a node below the root with four or five empty squares, its children unvisited,
+        """The exact score of a node below the root with four to six empty squares, its children unvisited,
         fail-soft: every placement and every safe gift in board order (no table, no ordering, no merging of
-        interchangeable turns), until a score reaches beta or the most the node can score. At five, each reply is
+        interchangeable turns), until a score reaches beta or the most the node can score. From five, each reply is
         searched within (-beta, -max(alpha, best)); at four, each reply is the closed form at three, whose window
-        does not matter (``endgame4`` and ``endgame5`` in the C core)."""
+        does not matter (``endgame4`` to ``endgame6`` in the C core)."""
         best = 1 - empty
         for square in _bits(0xFFFF & ~occupied):
             occupied2 = occupied | 1 << square
@@ -393,7 +393,7 @@ class Core:
                 if empty == 4:
                     score = -self._endgame(occupied2, planes2, piece, rest, 3)
                 else:
-                    score = -self._small(occupied2, planes2, piece, rest, 4, -beta, -max(alpha, best))
+                    score = -self._small(occupied2, planes2, piece, rest, empty - 1, -beta, -max(alpha, best))
                 if score > best:
                     best = score
                     if best >= beta or best == empty - 2:

@@ -327,7 +327,12 @@ class ProcessTransport(Transport):
     def _on_readable(self, size: int = _CHUNK) -> int:
         """One non-blocking read of at most ``size`` bytes of the output: how many it took (0: none there, or the
         end)."""
-        data = _read_some(self._out, size)
+        try:  # _read_some, inline: this runs once a turn
+            data: bytes | None = os.read(self._out, size)
+        except BlockingIOError:
+            data = None
+        except OSError:
+            data = b""
         if not data:
             if data is not None:
                 self._at_eof()
