@@ -60,13 +60,13 @@ class Rung:
 
 
 RUNGS: Final[Mapping[int, Rung]] = {
-    2: Rung(1500, plain=0.875),
-    3: Rung(1500, plain=0.741),
-    4: Rung(1500, plain=0.602),
-    5: Rung(1500, plain=0.462),
-    6: Rung(1500, plain=0.33),
-    7: Rung(1500, plain=0.209),
-    8: Rung(1500, plain=0.098),
-    9: Rung(1500),
+    2: Rung(900, plain=0.875),
+    3: Rung(900, plain=0.741),
+    4: Rung(900, plain=0.602),
+    5: Rung(900, plain=0.462),
+    6: Rung(900, plain=0.33),
+    7: Rung(900, plain=0.209),
+    8: Rung(900, plain=0.098),
+    9: Rung(900),
 }
 """Levels 2-9 (0 is random, 1 greedy, 10 the full engine)."""
