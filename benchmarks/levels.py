@@ -9,18 +9,22 @@ machine's load); level 10 at ``--top-tc`` (default ``st=0.1``: it is "perfect wi
 tolerated up to ``--timemargin`` (default 500 ms: the engines keep their own clocks; the margin only keeps a
 loaded scheduler from forfeiting games). Everything runs under ``nice -n 19``.
 
-The games are played in chunks of ``--chunk`` games, round-robin over the steps (chunk 1 of every step, then
-chunk 2, ...), so a run stopped early has covered every step alike; each chunk is a run directory
-``OUT/step-K/chunk-C`` and a rerun of the same command skips the finished chunks and resumes an unfinished one
-(``tournament --resume``). ``--report`` only prints what is there.
+A step plays ``--games`` games, or what ``--step-games`` gives it: the steps with fewer draws (lower levels)
+have wider margins for the same games, so the default plays those more (see ``STEP_GAMES``). The games are played
+in chunks of ``--chunk`` games, each step's chunks spread over the run in proportion to its games, so a run stopped
+early has played about the same share of every step; each chunk is a run directory ``OUT/step-K/chunk-C`` (its
+openings' seed is ``100000 * --seed + 1000 * K + C``) and a rerun of the same command skips the finished chunks and
+resumes an unfinished one (``tournament --resume``). ``--report`` only prints what is there. The CPU time of the
+games and the arena, and the load average, are printed as the run goes.
 
 Printed per step: games, level k+1's wins, draws and losses, its Elo difference over level k with the 95% margin
 (the project's statistics, :mod:`quarto_arena.arena.stats.match`): from the colour-swapped pairs (pentanomial,
 the games of a pair share an opening) and from the games (trinomial), forfeits, and whether the step is at least
 ``--goal`` Elo (the estimate, and the lower end of its interval).
 
-    python benchmarks/levels.py [--games 1100] [--chunk 100] [--steps 0-9] [--out out/levels] [-j 2]
-                                [--openings 3] [--tc st=10] [--top-tc st=0.1] [--goal 25] [--report]
+    python benchmarks/levels.py [--games 1100] [--step-games 1-7=4400] [--chunk 200] [--steps 0-9] [--seed 1]
+                                [--out out/levels] [-j 2] [--openings 3] [--tc st=10] [--top-tc st=0.1]
+                                [--goal 25] [--report]
 """
 
 from __future__ import annotations
@@ -28,8 +32,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from quarto_arena.arena.records import GameRecord
@@ -37,18 +43,50 @@ from quarto_arena.arena.results import summarize
 from quarto_arena.arena.stats.match import Estimate, pentanomial_stats, trinomial_stats
 from quarto_arena.engines.perfect import MAX_LEVEL
 
+STEP_GAMES = "1-6=8800,7=6600,8=4400,9=2200"
+"""The default games of particular steps (see ``--step-games``): enough that a step of about 37 Elo (greedy to
+level 9 is about 300 Elo head to head, in eight steps) has a 95% margin of about 6 or less: 2 v 1 to 7 v 6 draw
+least and need the most games."""
+
 CLI = [sys.executable, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
 
 
-def parse_steps(text: str) -> list[int]:
+def parse_steps(text: str, option: str = "--steps") -> list[int]:
     """``0-9`` or ``2,5,9``: the lower levels of the steps."""
     steps: list[int] = []
-    for part in text.split(","):
-        low, _, high = part.partition("-")
-        steps.extend(range(int(low), int(high or low) + 1))
+    try:
+        for part in text.split(","):
+            low, _, high = part.partition("-")
+            steps.extend(range(int(low), int(high or low) + 1))
+    except ValueError:
+        steps = []
     if not steps or min(steps) < 0 or max(steps) >= MAX_LEVEL:
-        raise SystemExit(f"--steps: lower levels from 0 to {MAX_LEVEL - 1}, not {text!r}")
+        raise SystemExit(f"{option}: lower levels from 0 to {MAX_LEVEL - 1}, not {text!r}")
     return sorted(set(steps))
+
+
+def parse_step_games(text: str, default: int) -> dict[int, int]:
+    """``0=1100,1-7=4400``: games per step where it differs from ``--games``."""
+    games = dict.fromkeys(range(MAX_LEVEL), default)
+    for part in filter(None, text.split(",") if text else []):
+        steps, _, count = part.partition("=")
+        if not count.isdigit() or int(count) < 2:
+            raise SystemExit(f"--step-games: STEPS=GAMES with GAMES at least 2, not {part!r}")
+        for step in parse_steps(steps, "--step-games"):
+            games[step] = int(count)
+    return games
+
+
+def schedule(steps: list[int], games: dict[int, int], chunk: int) -> list[tuple[int, int, int]]:
+    """(step, chunk number, games in it) in playing order: each step's chunks spread over the run in proportion to
+    its games, so that a run stopped early has played about the same share of every step."""
+    plan = []
+    for step in steps:
+        chunks = -(-games[step] // chunk)
+        for number in range(1, chunks + 1):
+            size = min(chunk, games[step] - (number - 1) * chunk)
+            plan.append((number / chunks, step, number, size + size % 2))
+    return [(step, number, size) for _, step, number, size in sorted(plan)]
 
 
 def engines_file(directory: Path, step: int, tc: str, top_tc: str) -> Path:
@@ -86,7 +124,7 @@ def play_chunk(run: Path, step: int, chunk: int, games: int, args: argparse.Name
             "--random-openings",
             str(args.openings),
             "--seed",
-            str(1000 * step + chunk),
+            str(100_000 * args.seed + 1000 * step + chunk),
             "-j",
             str(args.concurrency),
             "--timemargin",
@@ -147,7 +185,13 @@ def report(out: Path, steps: list[int], goal: float) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--games", type=int, default=1100, help="games per step (default 1100)")
-    parser.add_argument("--chunk", type=int, default=100, help="games per run directory (even; default 100)")
+    parser.add_argument(
+        "--step-games",
+        default=STEP_GAMES,
+        help=f"games of particular steps, e.g. 0=1100,1-7=4400 (default {STEP_GAMES}; '' for none)",
+    )
+    parser.add_argument("--chunk", type=int, default=200, help="games per run directory (even; default 200)")
+    parser.add_argument("--seed", type=int, default=1, help="openings' seed base (default 1; the first runs used 0)")
     parser.add_argument("--steps", default=f"0-{MAX_LEVEL - 1}", help="lower levels of the steps, e.g. 0-9 or 3,5")
     parser.add_argument("--out", type=Path, default=Path("out/levels"))
     parser.add_argument("-j", "--concurrency", type=int, default=2)
@@ -161,19 +205,28 @@ def main() -> None:
     if args.chunk < 2 or args.chunk % 2:
         raise SystemExit("--chunk: an even number of games, at least 2")
     steps = parse_steps(args.steps)
-    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {args.games} games per step", flush=True)
+    games = parse_step_games(args.step_games, args.games)
+    plan = ", ".join(f"{step + 1} v {step}: {games[step]}" for step in steps)
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; games per step {plan}", flush=True)
+    start = time.monotonic()
     if not args.report:
-        chunks = -(-args.games // args.chunk)
-        for chunk in range(1, chunks + 1):
-            size = min(args.chunk, args.games - (chunk - 1) * args.chunk)
-            size += size % 2
-            for step in steps:
-                run = args.out / f"step-{step}" / f"chunk-{chunk}"
-                if not chunk_done(run, size):
-                    play_chunk(run, step, chunk, size, args)
-            print(f"chunk {chunk}/{chunks} done, load {os.getloadavg()[0]:.2f}", flush=True)
+        chunks = schedule(steps, games, args.chunk)
+        for done, (step, chunk, size) in enumerate(chunks, 1):
+            run = args.out / f"step-{step}" / f"chunk-{chunk}"
+            if not chunk_done(run, size):
+                play_chunk(run, step, chunk, size, args)
+                used = resource.getrusage(resource.RUSAGE_CHILDREN)
+                print(
+                    f"{done}/{len(chunks)} chunks ({step + 1} v {step} #{chunk}), {time.monotonic() - start:.0f} s, "
+                    f"CPU {used.ru_utime + used.ru_stime:.0f} s, load {os.getloadavg()[0]:.2f}",
+                    flush=True,
+                )
     print("\n".join(report(args.out, steps, args.goal)))
-    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    print(
+        f"this run: {time.monotonic() - start:.0f} s, CPU {used.ru_utime + used.ru_stime:.0f} s (games and arena); "
+        f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
 
 
 if __name__ == "__main__":

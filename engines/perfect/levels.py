@@ -8,13 +8,18 @@ later the exact solve fits in it, so a larger cap plays perfectly from more empt
 old "search N turns deep" levels, whose strength went up in pairs (3 = 4, 5 = 6, 7 = 8: a horizon effect of odd
 and even depths).
 
-The caps alone span too little: in a pilot round-robin (20 games a pair) 300 nodes a
-turn was about 110 Elo below perfect play, 3,000 nodes about 50 and 10,000 about 25, while greedy (level 1) was
-about 270 Elo below 300 nodes. So levels 2-9 all search :data:`RUNGS`' 3,000 nodes, and below 9 a level plays,
-with probability :attr:`Rung.plain`, a plain turn instead of the search's: greedy's (a win when there is one, else
-a random turn that does not hand one over), drawn from the engine's seeded generator, as Stockfish's Skill Level
-weakens its play by chance. Strength falls with that rate, faster near 0 and 1 than in the middle (head to head,
-25 to 45 Elo per 0.1), so the rates were set from measured steps for even ones between greedy and 3,000 nodes.
+The caps alone span too little: in a pilot round-robin (20 games a pair) 300 nodes a turn was about 110 Elo below
+perfect play, 3,000 nodes about 50 and 10,000 about 25 (nodes of the solver of that time), while greedy (level 1)
+was about 270 Elo below 300 nodes. So levels 2-9 all search :data:`RUNGS`' 900 nodes (as far as 3,000 nodes reached
+before the solver scored nodes of four to six empty squares as leaves: on 240 positions at 6-15 empties the same
+depth on average, the same turn in 236-238; 1,500 did so while the leaves began at five), and below 9 a level plays,
+with probability :attr:`Rung.plain`, a plain turn instead of the search's: greedy's (a win when there is one, else a
+random turn that does not hand one over), drawn from the engine's seeded generator, as Stockfish's Skill Level
+weakens its play by chance. Head to head, strength falls smoothly with that rate, faster near 0 and 1 than in the
+middle: a least-squares fit of a cubic S(p) to 34 measured steps (48,000 games, rates from 0 to 1) puts the slope at
+about 370 Elo per unit of rate at 0, 270 at 0.5 and 310 at 1, and greedy about 290 Elo below level 9 (chi2 29.4 on
+31 degrees of freedom; a straight line, 40.7 on 33, fits worse). The rates are even steps on that curve, the lower
+ones a little wider (their games draw less, so their margins are wider for the same games).
 With ``Seed`` set a level's choices repeat exactly.
 
 Calibrated by ``benchmarks/levels.py``: each level against the one above it, colour-swapped pairs from random
@@ -55,13 +60,13 @@ class Rung:
 
 
 RUNGS: Final[Mapping[int, Rung]] = {
-    2: Rung(3000, plain=0.85),
-    3: Rung(3000, plain=0.75),
-    4: Rung(3000, plain=0.58),
-    5: Rung(3000, plain=0.4),
-    6: Rung(3000, plain=0.27),
-    7: Rung(3000, plain=0.17),
-    8: Rung(3000, plain=0.1),
-    9: Rung(3000),
+    2: Rung(900, plain=0.875),
+    3: Rung(900, plain=0.741),
+    4: Rung(900, plain=0.602),
+    5: Rung(900, plain=0.462),
+    6: Rung(900, plain=0.33),
+    7: Rung(900, plain=0.209),
+    8: Rung(900, plain=0.098),
+    9: Rung(900),
 }
 """Levels 2-9 (0 is random, 1 greedy, 10 the full engine)."""
