@@ -12,7 +12,7 @@
  *     three pieces that share a counted attribute value with it); below the root this never happens;
  *   - two or three empty squares, below the root and within the depth: the exact score in closed form (see
  *     endgame); four to six: the exact score (fail-soft) by a bare loop over the turns, the replies likewise down
- *     to three (endgame4 to endgame6), which costs less than the search's own work at a node that small;
+ *     to three (small4 to small6), which costs less than the search's own work at a node that small;
  *   - the last empty square, or no group left that can still be won (each group is full, or mixed on every
  *     counted attribute, or fewer pieces are left with its common attribute than it has empty squares): a draw;
  *     then the horizon;
@@ -351,41 +351,23 @@ static int endgame(const Core *c, const Groups *g, const uint16_t except[16], un
     return best;
 }
 
-/* The exact score of a node below the root with four empty squares, its children unvisited, fail-soft: every
- * placement of the piece in hand and every safe gift in board order, the opponent's reply in closed form (endgame
- * at three), until a score reaches beta or the most a node of four can score (a win on the next own placement). */
-static int endgame4(const Core *c, const Groups *g, const uint16_t except[16], unsigned occupied, int hand,
-                    unsigned avail, int beta) {
-    int best = -3;
-    for (unsigned f = 0xFFFFu & ~occupied; f; f &= f - 1) {
-        int square = lowest(f);
-        unsigned safe = avail & ~winners_after(c, g, except, square, hand);
-        if (!safe)
-            continue;
-        Groups after;
-        uint16_t except_after[16];
-        unsigned occupied2 = occupied | 1u << square;
-        place(c, g, square, hand, &after);
-        threats(c, &after, occupied2, except_after);
-        for (unsigned t = safe; t; t &= t - 1) {
-            int piece = lowest(t);
-            int score = -endgame(c, &after, except_after, occupied2, piece, avail & ~(1u << piece), 3);
-            if (score > best) {
-                best = score;
-                if (best >= beta || best == 2)
-                    return best;
-            }
-        }
-    }
-    return best;
-}
+static int small4(const Core *c, const Groups *g, const uint16_t except[16], unsigned occupied, int hand,
+                  unsigned avail, int alpha, int beta);
+static int small5(const Core *c, const Groups *g, const uint16_t except[16], unsigned occupied, int hand,
+                  unsigned avail, int alpha, int beta);
 
-/* Likewise at five empty squares, each reply by endgame4 within the window left (-beta, -max(alpha, best)). Without
- * the per-node work of the search (table, ordering, live groups) these last two levels cost a quarter less
- * (instructions under callgrind), though they try interchangeable turns the search would merge. */
-static int endgame5(const Core *c, const Groups *g, const uint16_t except[16], unsigned occupied, int hand,
-                    unsigned avail, int alpha, int beta) {
-    int best = -4;
+/* The exact score of a node below the root with four to six empty squares, its children unvisited, fail-soft:
+ * every placement of the piece in hand and every safe gift in board order, until a score reaches beta or the most
+ * the node can score (a win on the next own placement). From five, each reply is scored likewise within (-beta,
+ * -max(alpha, best)); at four, each reply is the closed form at three, whose window does not matter. Without the
+ * per-node work of the search (table, ordering, live groups) these levels cost less (instructions under callgrind),
+ * though they try interchangeable turns the search would merge. The mirror's _small. One body, compiled once per
+ * number of empty squares (small4 to small6): with `empty` a constant, the compiler calls the next level directly
+ * (one recursive function executed 3% more instructions). */
+static inline __attribute__((always_inline)) int small(const Core *c, const Groups *g, const uint16_t except[16],
+                                                       unsigned occupied, int hand, unsigned avail, const int empty,
+                                                       int alpha, int beta) {
+    int best = 1 - empty;
     for (unsigned f = 0xFFFFu & ~occupied; f; f &= f - 1) {
         int square = lowest(f);
         unsigned safe = avail & ~winners_after(c, g, except, square, hand);
@@ -398,44 +380,32 @@ static int endgame5(const Core *c, const Groups *g, const uint16_t except[16], u
         threats(c, &after, occupied2, except_after);
         for (unsigned t = safe; t; t &= t - 1) {
             int piece = lowest(t);
-            int score = -endgame4(c, &after, except_after, occupied2, piece, avail & ~(1u << piece),
-                                  -(alpha > best ? alpha : best));
-            if (score > best) {
-                best = score;
-                if (best >= beta || best == 3)
-                    return best;
-            }
-        }
-    }
-    return best;
-}
-
-/* Likewise at six, each reply by endgame5. */
-static int endgame6(const Core *c, const Groups *g, const uint16_t except[16], unsigned occupied, int hand,
-                    unsigned avail, int alpha, int beta) {
-    int best = -5;
-    for (unsigned f = 0xFFFFu & ~occupied; f; f &= f - 1) {
-        int square = lowest(f);
-        unsigned safe = avail & ~winners_after(c, g, except, square, hand);
-        if (!safe)
-            continue;
-        Groups after;
-        uint16_t except_after[16];
-        unsigned occupied2 = occupied | 1u << square;
-        place(c, g, square, hand, &after);
-        threats(c, &after, occupied2, except_after);
-        for (unsigned t = safe; t; t &= t - 1) {
-            int piece = lowest(t);
+            unsigned rest = avail & ~(1u << piece);
             int a = alpha > best ? alpha : best;
-            int score = -endgame5(c, &after, except_after, occupied2, piece, avail & ~(1u << piece), -beta, -a);
+            int score = empty == 4   ? -endgame(c, &after, except_after, occupied2, piece, rest, 3)
+                        : empty == 5 ? -small4(c, &after, except_after, occupied2, piece, rest, -beta, -a)
+                                     : -small5(c, &after, except_after, occupied2, piece, rest, -beta, -a);
             if (score > best) {
                 best = score;
-                if (best >= beta || best == 4)
+                if (best >= beta || best == empty - 2)
                     return best;
             }
         }
     }
     return best;
+}
+
+static int small4(const Core *c, const Groups *g, const uint16_t except[16], unsigned occupied, int hand,
+                  unsigned avail, int alpha, int beta) {
+    return small(c, g, except, occupied, hand, avail, 4, alpha, beta);
+}
+static int small5(const Core *c, const Groups *g, const uint16_t except[16], unsigned occupied, int hand,
+                  unsigned avail, int alpha, int beta) {
+    return small(c, g, except, occupied, hand, avail, 5, alpha, beta);
+}
+static int small6(const Core *c, const Groups *g, const uint16_t except[16], unsigned occupied, int hand,
+                  unsigned avail, int alpha, int beta) {
+    return small(c, g, except, occupied, hand, avail, 6, alpha, beta);
 }
 
 /* Sorts the planes `source[0..n)` by their cell (plane << 1 | hand bit), ties by plane: at most four. */
@@ -609,11 +579,11 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
     if (empty <= 3 && depth >= empty && !root)
         return endgame(c, g, except, occupied, hand, avail, empty);
     if (empty == 4 && depth >= 4 && !root)
-        return endgame4(c, g, except, occupied, hand, avail, beta);
+        return small4(c, g, except, occupied, hand, avail, alpha, beta);
     if (empty == 6 && depth >= 6 && !root)
-        return endgame6(c, g, except, occupied, hand, avail, alpha, beta);
+        return small6(c, g, except, occupied, hand, avail, alpha, beta);
     if (empty == 5 && depth >= 5 && !root)
-        return endgame5(c, g, except, occupied, hand, avail, alpha, beta);
+        return small5(c, g, except, occupied, hand, avail, alpha, beta);
     unsigned live_attributes = 0;
     unsigned live = live_lines(c, g, avail | 1u << hand, &live_attributes);
     if (!live || depth <= 0)

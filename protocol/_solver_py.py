@@ -382,7 +382,7 @@ class Core:
         fail-soft: every placement and every safe gift in board order (no table, no ordering, no merging of
         interchangeable turns), until a score reaches beta or the most the node can score. From five, each reply is
         searched within (-beta, -max(alpha, best)); at four, each reply is the closed form at three, whose window
-        does not matter (``endgame4`` to ``endgame6`` in the C core)."""
+        does not matter (``small`` in the C core)."""
         best = 1 - empty
         for square in _bits(0xFFFF & ~occupied):
             occupied2 = occupied | 1 << square
