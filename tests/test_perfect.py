@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import random
 import resource
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -256,20 +258,47 @@ def test_a_level_repeats_its_choices_with_a_seed() -> None:
     level = min(level for level, rung in RUNGS.items() if rung.plain > 0)
 
     def game(seed: int) -> list[Turn]:
-        engines = (counting_bot(level, Seed=seed), counting_bot(level, Seed=seed + 1))
-        position = Position.start()
-        for engine in engines:
-            engine.new_game(position.variant)
-        turns: list[Turn] = []
-        while not position.is_over:
-            engine = engines[len(turns) % 2]
-            turn = engine.search(position, SearchContext(EXACT_GO, position=position))
-            turns.append(turn)
-            position = position.apply(turn)
-        return turns
+        return self_play(counting_bot(level, Seed=seed), counting_bot(level, Seed=seed + 1))
 
     assert game(5) == game(5)
     assert game(5) != game(7)
+
+
+def self_play(first: PerfectBot, second: PerfectBot, on_info: Callable[[Info], None] | None = None) -> list[Turn]:
+    """The turns of a whole game from the start, ``first`` moving first, each turn searched with ``EXACT_GO``."""
+    engines = (first, second)
+    position = Position.start()
+    for engine in engines:
+        engine.new_game(position.variant)
+    turns: list[Turn] = []
+    while not position.is_over:
+        context = SearchContext(EXACT_GO, position=position, on_info=on_info)
+        turn = engines[len(turns) % 2].search(position, context)
+        turns.append(turn)
+        position = position.apply(turn)
+    return turns
+
+
+#: sha1 of the games below (each turn, and the depth, nodes and score each search reported) as levels 2-9 play on
+#: the solver their steps were measured with (benchmarks/levels.py, README "perfect and its levels"): their
+#: strength rests on what their node cap reaches.
+CALIBRATED_LADDER = "0b6fa75c5e05cb1788ecde75ac003d8332658f9f"
+
+
+def test_the_levels_search_as_when_the_ladder_was_measured() -> None:
+    """A tripwire, as an engine's bench signature: a solver change that makes a node reach further or less far, or a
+    change to a rung, changes what levels 2-9 search and play, and the measured steps may no longer hold. Then match
+    the caps again on the new solver, re-run benchmarks/levels.py, and put the new hash here with the figures."""
+    digest = hashlib.sha1()
+
+    def seen(info: Info) -> None:  # not the time: it varies
+        digest.update(f"{info.depth} {info.nodes} {info.score}".encode())
+
+    for level in sorted(RUNGS):
+        for seed in range(1, 4):
+            for turn in self_play(bot(level, Seed=seed), bot(level, Seed=seed + 100), seen):
+                digest.update(str(turn).encode())
+    assert digest.hexdigest() == CALIBRATED_LADDER, "levels 2-9 search differently from the measured ladder"
 
 
 def test_a_level_is_exact_in_the_endgame() -> None:
