@@ -12,12 +12,13 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from cbuild import C_BOT, compile_c
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
@@ -81,14 +82,10 @@ def main() -> None:
     args = parser.parse_args()
     counts = [int(x) for x in args.games.split(",")]
     jobs = [int(x) for x in args.jobs.split(",")]
-    cc = shutil.which("cc")
-    if cc is None:
-        sys.exit("needs cc, to build the C example bot the README's games are played with")
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
-        bot = directory / "my_bot"
-        subprocess.run([cc, "-O2", "-o", str(bot), str(ROOT / "engines" / "c" / "quarto_bot.c")], check=True)
+        bot = compile_c(C_BOT, directory, "my_bot")
         for games in counts:
             pgn = play(directory, bot, games)
             base: tuple[float, float] | None = None

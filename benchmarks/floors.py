@@ -37,6 +37,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
+from cbuild import PEERS, compile_c
+
 HERE = Path(__file__).resolve().parent
 GO = b"go\n"
 
@@ -48,14 +50,7 @@ def cpu() -> float:
 
 def build_engine(into: Path) -> Path:
     """benchmarks/peers/instant_uqi.c compiled into ``into``."""
-    cc = shutil.which("cc")
-    if cc is None:
-        sys.exit("needs a C compiler (cc) for the instant engine")
-    exe = into / "instant_uqi"
-    subprocess.run(
-        [cc, "-O2", "-I", str(HERE / "peers"), "-o", str(exe), str(HERE / "peers" / "instant_uqi.c")], check=True
-    )
-    return exe
+    return compile_c(PEERS / "instant_uqi.c", into)
 
 
 def _pipes(exe: Path) -> tuple[subprocess.Popen[bytes], int, int]:

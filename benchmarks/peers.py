@@ -36,6 +36,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from cbuild import compile_c
+
 HERE = Path(__file__).resolve().parent / "peers"
 PLIES = 16
 
@@ -64,15 +66,7 @@ class Figures:
 
 def build(directory: Path) -> dict[str, Path]:
     """The two instant engines, compiled."""
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        sys.exit("error: cc is needed to build the instant engines (benchmarks/peers/*.c)")
-    out = {}
-    for kind in ("uci", "uqi"):
-        binary = directory / f"instant_{kind}"
-        subprocess.run([cc, "-O2", "-o", str(binary), str(HERE / f"instant_{kind}.c")], check=True)
-        out[kind] = binary
-    return out
+    return {kind: compile_c(HERE / f"instant_{kind}.c", directory) for kind in ("uci", "uqi")}
 
 
 def fastchess(path: str, concurrency: int) -> Arena:

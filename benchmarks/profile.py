@@ -34,6 +34,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from cbuild import C_BOT, compile_c
+
 ROOT = Path(__file__).resolve().parent.parent
 
 #: Runs in the interpreter being measured: a warm-up tournament, then the profiled one.
@@ -61,12 +63,7 @@ finally:
 
 
 def compile_bot(work: Path) -> Path:
-    cc = shutil.which("cc")
-    if cc is None:
-        sys.exit("error: cc is needed to build the instant C bot (engines/c/quarto_bot.c)")
-    binary = work / "quarto_bot"
-    subprocess.run([cc, "-O2", "-o", str(binary), str(ROOT / "engines" / "c" / "quarto_bot.c")], check=True)
-    return binary
+    return compile_c(C_BOT, work)
 
 
 def tournament_args(bot: Path, games: int, out: Path) -> list[str]:

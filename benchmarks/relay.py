@@ -19,7 +19,6 @@ import argparse
 import asyncio
 import io
 import os
-import shutil
 import signal
 import socket
 import statistics
@@ -29,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from cbuild import C_BOT, compile_c
 
 if TYPE_CHECKING:
     import cProfile
@@ -171,13 +172,9 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=12, help="functions shown per profile")
     parser.add_argument("--no-profile", action="store_true", help="time the bridges without cProfile")
     args = parser.parse_args()
-    cc = shutil.which("cc")
-    if cc is None:
-        sys.exit("benchmarks/relay.py needs a C compiler (cc) for the C example bot")
     with tempfile.TemporaryDirectory(prefix="quarto-relay-") as tmp:
         directory = Path(tmp)
-        c_bot = str(directory / "quarto_bot")
-        subprocess.run([cc, "-O2", "-o", c_bot, str(ROOT / "engines" / "c" / "quarto_bot.c")], check=True)
+        c_bot = str(compile_c(C_BOT, directory))
         asyncio.run(main_async(args, directory, c_bot))
 
 

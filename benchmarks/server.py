@@ -24,7 +24,6 @@ import argparse
 import asyncio
 import contextlib
 import os
-import shutil
 import signal
 import socket
 import statistics
@@ -35,6 +34,8 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
+
+from cbuild import C_BOT, compile_c
 
 ROOT = Path(__file__).resolve().parent.parent
 BRIDGE = [sys.executable, "-m", "quarto_arena.protocol.bridge"]
@@ -47,12 +48,7 @@ def free_endpoint() -> str:
 
 
 def compile_c_bot(directory: Path) -> str:
-    cc = shutil.which("cc")
-    if cc is None:
-        sys.exit("benchmarks/server.py needs a C compiler (cc) for the C example bot")
-    exe = directory / "quarto_bot"
-    subprocess.run([cc, "-O2", "-o", str(exe), str(ROOT / "engines" / "c" / "quarto_bot.c")], check=True)
-    return str(exe)
+    return str(compile_c(C_BOT, directory))
 
 
 def make_keys(directory: Path, names: Sequence[str]) -> None:

@@ -37,17 +37,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from cbuild import PEERS, compile_c
+
 HERE = Path(__file__).resolve().parent
 GOAL_MS = 120
 
 
 def build_engine(directory: Path) -> Path:
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        sys.exit("error: cc is needed to build the instant engine (benchmarks/peers/instant_uqi.c)")
-    binary = directory / "instant_uqi"
-    subprocess.run([cc, "-O2", "-o", str(binary), str(HERE / "peers" / "instant_uqi.c")], check=True)
-    return binary
+    return compile_c(PEERS / "instant_uqi.c", directory)
 
 
 def commands(python: str, engine: Path, scratch: Path) -> dict[str, list[str]]:

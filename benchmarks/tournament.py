@@ -30,15 +30,14 @@ import argparse
 import asyncio
 import dataclasses
 import resource
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import floors  # benchmarks/floors.py, beside this script
+from cbuild import C_BOT, compile_c
 from quarto_arena.arena.engine import EngineConfig
 from quarto_arena.arena.roster import resolve_engines
 from quarto_arena.arena.run import Run, RunKind, RunSpec
@@ -90,12 +89,7 @@ def make_spec(engines: tuple[EngineConfig, ...], games: int, concurrency: int) -
 
 
 def build_bot(into: Path) -> Path:
-    cc = shutil.which("cc")
-    if cc is None:
-        sys.exit("needs a C compiler (cc) for the instant bot")
-    exe = into / "quarto_bot"
-    subprocess.run([cc, "-O2", "-o", str(exe), str(ROOT / "engines" / "c" / "quarto_bot.c")], check=True)
-    return exe
+    return compile_c(C_BOT, into)
 
 
 def one_run(setup: str, loop: str, bot: Path, games: int, runs: Path) -> None:
