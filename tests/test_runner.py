@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from procs import processes_in_groups
+from procs import processes_in_groups, wait_until
 from quarto_arena.arena import cli
 from quarto_arena.arena.engine import Deadlines
 from quarto_arena.arena.journal import JOURNAL_NAME, read_journal
@@ -191,6 +191,41 @@ def test_a_signal_stops_every_command_cleanly(command: str, signum: int, again: 
     _, stderr = again.communicate(timeout=30)
     assert again.returncode == 130, stderr
     assert len(read_journal(out / JOURNAL_NAME).records) >= len(done)
+
+
+@pytest.mark.slow
+def test_a_second_signal_while_python_exits_keeps_the_first_ones_status(tmp_path: Path) -> None:
+    """Python's finalization puts the default action back on signals with a handler: a second SIGTERM then killed
+    the arena (status -15) after it had printed its resume line with status 143. Here the second one is sent from
+    inside the finalization itself, so the race is certain."""
+    bot = tmp_path / "slow.py"
+    bot.write_text(SLOW)
+    out = tmp_path / "run"
+    # A cycle made at exit (this handler runs after the arena's own: last in, first out) is collected by the last
+    # garbage collection, after the signal module is torn down; its __del__ then sends the second signal.
+    late_signal = (
+        "import atexit, os, signal, sys\n"
+        "class Late:\n"
+        "    def __del__(self): os.kill(os.getpid(), signal.SIGTERM)\n"
+        "def arm():\n"
+        "    late = Late(); late.cycle = late\n"
+        "atexit.register(arm)\n"
+        "from quarto_arena.arena.cli import main\n"
+        "main(sys.argv[1:])\n"
+    )
+    engines = [f"s1={sys.executable} {bot}", f"s2={sys.executable} {bot}"]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", late_signal, "play", *engines, "--games", "200", "--tc", "st=1", "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    wait_until(lambda: (out / JOURNAL_NAME).exists() and read_journal(out / JOURNAL_NAME).records, proc=proc)
+    os.kill(proc.pid, signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, stderr
+    assert "interrupted by SIGTERM after" in stderr
 
 
 def _children(pid: int) -> list[int]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -238,6 +238,7 @@ async def _play(
     ``web``, the live page is served at that address while the run goes; on ``cluster`` (a ClusterAddress) when
     given."""
     import asyncio
+    import atexit
     import gc
     import signal
 
@@ -284,6 +285,7 @@ async def _play(
         for signum in handled:
             loop.remove_signal_handler(signum)
             signal.signal(signum, _late_signal)  # kept until the standings, the report and the resume hint are out
+        atexit.register(_ignore_stop_signals, handled)
 
 
 _LATE_SIGNALS: list[int] = []  # signals that came after the games: the shutdown hurries (no report), and finishes
@@ -291,6 +293,16 @@ _LATE_SIGNALS: list[int] = []  # signals that came after the games: the shutdown
 
 def _late_signal(signum: int, frame: Any) -> None:
     _LATE_SIGNALS.append(signum)
+
+
+def _ignore_stop_signals(handled: Iterable[int]) -> None:
+    """At exit, once every line is out: Python's finalization then puts the default action back on each signal that
+    has a Python handler, and a second Ctrl-C or SIGTERM in the rest of it killed the process, losing the 128+N
+    status the first signal had chosen. An ignored signal it leaves ignored."""
+    import signal
+
+    for signum in handled:
+        signal.signal(signum, signal.SIG_IGN)
 
 
 def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options: RunOptions) -> None:
