@@ -242,9 +242,12 @@ async def _serve(ladder: Any, address: tuple[str, int] | None, anchor: tuple[str
 
             await serve_ladder(ladder, stop, address, anchor, announce=lambda url: echo_err(f"ladder page: {url}"))
     finally:
+        await shutdown()  # a second signal still hurries it
         for signum in handled:
             loop.remove_signal_handler(signum)
-        await shutdown()
+            # Not the default action (a second signal now would kill the process and lose its 128+N status), nor a
+            # Python handler (finalization puts the default back): what is left is one line and the exit.
+            signal.signal(signum, signal.SIG_IGN)
     return caught[0] if caught else None
 
 
