@@ -26,6 +26,7 @@ the compliance check all time their requests with a :class:`SearchClock`.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Callable
@@ -184,12 +185,7 @@ class Clock:
         key = (self.remaining_ms, opponent.remaining_ms, self.control, opponent.control, self.turns)
         if key != self._go_key:
             if self.remaining_ms is None and opponent.remaining_ms is None:  # no game clock: the controls alone
-                line = _UNTIMED_GO.get((self.control, opponent.control))
-                if line is None:
-                    if len(_UNTIMED_GO) >= 64:
-                        _UNTIMED_GO.clear()
-                    line = _UNTIMED_GO[self.control, opponent.control] = format_command(self.go(opponent))
-                self._go_line = line
+                self._go_line = _untimed_go_line(self.control, opponent.control)
             else:
                 self._go_line = format_command(self.go(opponent))
             self._go_key = key
@@ -228,9 +224,11 @@ class Clock:
         return "untimed"
 
 
-_UNTIMED_GO: Final[dict[tuple[TimeControl, TimeControl], str]] = {}
-"""The ``go`` line of two controls without a game clock (``st``, depth or node limits), which is the same in every
-game: formatted once per pair, not per game and player (at most 64 pairs kept)."""
+@functools.lru_cache(maxsize=64)
+def _untimed_go_line(mine: TimeControl, theirs: TimeControl) -> str:
+    """The ``go`` line of two controls without a game clock (``st``, depth or node limits), which is the same in
+    every game: formatted once per pair of controls, not per game and player."""
+    return format_command(Clock(mine).go(Clock(theirs)))
 
 
 class SearchClock:

@@ -11,6 +11,7 @@ game), ``b3!`` (place and call QUARTO!), ``!`` (claim the alignment the opponent
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Final
 
@@ -224,17 +225,10 @@ def parse_variant(shapes: str = "standard", attributes: str | Iterable[str] = "a
     return Variant(shapes=sh, attributes=parse_attributes(attributes), claims=cl)
 
 
+@functools.cache  # at most 16 sets; a run formats the same one three times a game (each newgame, the record)
 def format_attributes(attributes: frozenset[Attribute]) -> str:
     """``color,shape,height,fill`` order; the inverse of :func:`parse_attributes`."""
-    text = _ATTRIBUTE_TEXT.get(attributes)
-    if text is None:
-        text = _ATTRIBUTE_TEXT[attributes] = ",".join(a.name.lower() for a in Attribute if a in attributes)
-    return text
-
-
-_ATTRIBUTE_TEXT: Final[dict[frozenset[Attribute], str]] = {}
-"""format_attributes's answers (at most 16 sets): a run formats the same set three times a game (each engine's
-``newgame``, the record's variant)."""
+    return ",".join(a.name.lower() for a in Attribute if a in attributes)
 
 
 # Every valid lower-case token, so that the referee's hot path parses a reply with one dictionary look-up.
