@@ -245,9 +245,8 @@ static void mobility_setup(const Core *c, const Groups *g, unsigned occupied2, i
         m->fixed[m->nfree++] = except_after[s];
     }
     m->npairs = 0;
-    for (int i = 0; i < c->nlines; i++) {
-        if (after.count[i] != 2)
-            continue;
+    for (unsigned t = after.twos; t; t &= t - 1) {
+        int i = lowest(t);
         unsigned open = c->lines[i] & ~occupied2;
         m->pair_sc[m->npairs] = after.sc[i];
         m->pair_at[m->npairs][0] = (uint8_t)index[lowest(open)];
