@@ -84,6 +84,7 @@ typedef struct {
     uint16_t lines[MAX_LINES];
     int nthrough[16];
     uint8_t through[16][MAX_LINES]; /* the groups through each square */
+    uint32_t through_mask[16];      /* the same, a bit each */
     int ncounted, counted[4];
     int nothers, others[4];
     int nmaps;
@@ -106,6 +107,8 @@ static uint64_t PIECE_PLANES[16][16];
 /* WINNERS[set << 4 | clear]: the pieces that complete a group of three whose pieces all have the attribute bits
  * `set` and all lack the bits `clear`. */
 static uint16_t WINNERS[256];
+/* PIECE_SC[p]: p's attribute bits over their complement (see Groups.sc). */
+static uint8_t PIECE_SC[16];
 
 static double now_seconds(void) {
     struct timespec ts;
@@ -130,13 +133,16 @@ static int piece_at(uint64_t planes, int square) {
 /* What the search needs to know of each winning group of a board. */
 typedef struct {
     unsigned threes;              /* the groups holding exactly three pieces */
+    unsigned twos;                /* the groups holding exactly two */
     uint8_t count[MAX_LINES];     /* pieces in the group */
-    uint8_t all_set[MAX_LINES];   /* counted attribute bits every piece in it has (all of them when it is empty) */
-    uint8_t all_clear[MAX_LINES]; /* counted attribute bits no piece in it has (likewise) */
+    /* The counted attribute bits every piece in it has (all of them when it is empty), shifted left by four, over
+     * those no piece in it has (likewise): a piece p keeps of them sc & PIECE_SC[p], and WINNERS[sc] are the
+     * pieces that complete the group when it holds three. */
+    uint8_t sc[MAX_LINES];
 } Groups;
 
 static void summarize(const Core *c, unsigned occupied, uint64_t planes, Groups *g) {
-    g->threes = 0;
+    g->threes = g->twos = 0;
     for (int i = 0; i < c->nlines; i++) {
         unsigned m = c->lines[i];
         unsigned x = occupied & m;
@@ -151,10 +157,11 @@ static void summarize(const Core *c, unsigned occupied, uint64_t planes, Groups 
         }
         int k = popcount16(x);
         g->count[i] = (uint8_t)k;
-        g->all_set[i] = (uint8_t)set;
-        g->all_clear[i] = (uint8_t)clear;
+        g->sc[i] = (uint8_t)(set << 4 | clear);
         if (k == 3)
             g->threes |= 1u << i;
+        else if (k == 2)
+            g->twos |= 1u << i;
     }
 }
 
@@ -164,36 +171,40 @@ static void place(const Core *c, const Groups *g, int square, int piece, Groups 
     for (int j = 0; j < c->nthrough[square]; j++) {
         int i = c->through[square][j];
         int k = ++out->count[i];
-        out->all_set[i] &= (uint8_t)piece;
-        out->all_clear[i] &= (uint8_t)~piece;
-        if (k == 3)
+        out->sc[i] &= PIECE_SC[piece];
+        if (k == 2) {
+            out->twos |= 1u << i;
+        } else if (k == 3) {
+            out->twos &= ~(1u << i);
             out->threes |= 1u << i;
-        else if (k == 4)
+        } else if (k == 4) {
             out->threes &= ~(1u << i);
+        }
     }
 }
 
 /* Fills except[s]: the pieces that win somewhere on the board other than on square s (so, after a placement on s,
- * at a group not through s). Returns the pieces that win anywhere. */
+ * at a group not through s). Returns the pieces that win anywhere. A square no group of three waits on gets every
+ * winner; only the few squares some group waits on need the union of the others, so the array is filled with the
+ * whole and those few are patched (a scan of all 16 squares cost a fifth of the search's instructions). */
 static unsigned threats(const Core *c, const Groups *g, unsigned occupied, uint16_t except[16]) {
     uint16_t at[16] = {0};
-    unsigned all = 0;
+    unsigned all = 0, where = 0;
     for (unsigned t = g->threes; t; t &= t - 1) {
         int i = lowest(t);
-        unsigned w = WINNERS[g->all_set[i] << 4 | g->all_clear[i]];
-        at[lowest(c->lines[i] & ~occupied)] |= (uint16_t)w;
+        int s = lowest(c->lines[i] & ~occupied);
+        at[s] |= (uint16_t)WINNERS[g->sc[i]];
+        where |= 1u << s;
+    }
+    /* A piece is in except[s] unless it wins at s alone. */
+    unsigned multi = 0;
+    for (unsigned x = where; x; x &= x - 1) {
+        unsigned w = at[lowest(x)];
+        multi |= all & w;
         all |= w;
     }
-    uint16_t before = 0;
-    for (int s = 0; s < 16; s++) {
-        except[s] = before;
-        before |= at[s];
-    }
-    uint16_t after = 0;
-    for (int s = 15; s >= 0; s--) {
-        except[s] |= after;
-        after |= at[s];
-    }
+    for (int s = 0; s < 16; s++)
+        except[s] = (uint16_t)(all & ~(at[s] & ~multi));
     return all;
 }
 
@@ -201,10 +212,9 @@ static unsigned threats(const Core *c, const Groups *g, unsigned occupied, uint1
 static inline unsigned winners_after(const Core *c, const Groups *g, const uint16_t except[16], int square,
                                      int piece) {
     unsigned w = except[square];
-    for (int j = 0; j < c->nthrough[square]; j++) {
-        int i = c->through[square][j];
-        if (g->count[i] == 2)
-            w |= WINNERS[(g->all_set[i] & piece) << 4 | (g->all_clear[i] & ~piece & 15)];
+    for (unsigned t = c->through_mask[square] & g->twos; t; t &= t - 1) {
+        int i = lowest(t);
+        w |= WINNERS[g->sc[i] & PIECE_SC[piece]];
     }
     return w;
 }
@@ -217,7 +227,7 @@ typedef struct {
     uint8_t free[16];
     uint16_t fixed[16];   /* by index into free: the winners from groups not through that square */
     int npairs;
-    uint8_t pair_set[MAX_LINES], pair_clear[MAX_LINES];
+    uint8_t pair_sc[MAX_LINES];
     uint8_t pair_at[MAX_LINES][2]; /* the indices into free of the group's two empty squares */
 } Mobility;
 
@@ -235,12 +245,10 @@ static void mobility_setup(const Core *c, const Groups *g, unsigned occupied2, i
         m->fixed[m->nfree++] = except_after[s];
     }
     m->npairs = 0;
-    for (int i = 0; i < c->nlines; i++) {
-        if (after.count[i] != 2)
-            continue;
+    for (unsigned t = after.twos; t; t &= t - 1) {
+        int i = lowest(t);
         unsigned open = c->lines[i] & ~occupied2;
-        m->pair_set[m->npairs] = after.all_set[i];
-        m->pair_clear[m->npairs] = after.all_clear[i];
+        m->pair_sc[m->npairs] = after.sc[i];
         m->pair_at[m->npairs][0] = (uint8_t)index[lowest(open)];
         m->pair_at[m->npairs][1] = (uint8_t)index[lowest(open & (open - 1))];
         m->npairs++;
@@ -259,7 +267,7 @@ static int mobility(const Mobility *m, unsigned rest, int piece) {
     uint16_t w[16];
     memcpy(w, m->fixed, sizeof w);
     for (int j = 0; j < m->npairs; j++) {
-        uint16_t x = WINNERS[(m->pair_set[j] & piece) << 4 | (m->pair_clear[j] & ~piece & 15)];
+        uint16_t x = WINNERS[m->pair_sc[j] & PIECE_SC[piece]];
         w[m->pair_at[j][0]] |= x;
         w[m->pair_at[j][1]] |= x;
     }
@@ -293,10 +301,10 @@ static unsigned live_lines(const Core *c, const Groups *g, unsigned remaining, u
         int need = 4 - g->count[i];
         if (need == 0)
             continue;
-        unsigned here = (g->all_set[i] & enough_set[need]) | (g->all_clear[i] & enough_clear[need]);
+        unsigned here = g->sc[i] & (enough_set[need] << 4 | enough_clear[need]);
         if (here) {
             out |= 1u << i;
-            attrs |= here;
+            attrs |= here >> 4 | (here & 15);
         }
     }
     *attributes = attrs;
@@ -331,16 +339,12 @@ static int endgame(const Core *c, const Groups *g, const uint16_t except[16], un
                 holds = 1;
                 for (int j = 0; j < c->nthrough[u] && holds; j++) {
                     int i = c->through[u][j];
-                    unsigned line = c->lines[i], set = g->all_set[i] & last, clear = g->all_clear[i] & ~last;
-                    if (line >> square & 1) {
-                        set &= (unsigned)hand;
-                        clear &= ~(unsigned)hand;
-                    }
-                    if (line >> reply & 1) {
-                        set &= (unsigned)piece;
-                        clear &= ~(unsigned)piece;
-                    }
-                    holds = ((set | clear) & 15) == 0;
+                    unsigned line = c->lines[i], x = g->sc[i] & PIECE_SC[last];
+                    if (line >> square & 1)
+                        x &= PIECE_SC[hand];
+                    if (line >> reply & 1)
+                        x &= PIECE_SC[piece];
+                    holds = x == 0;
                 }
             }
             if (!holds)
@@ -839,9 +843,12 @@ static int Core_init(Core *c, PyObject *args, PyObject *kwds) {
     c->nlines = (int)n;
     for (int sq = 0; sq < 16; sq++) {
         c->nthrough[sq] = 0;
+        c->through_mask[sq] = 0;
         for (int i = 0; i < c->nlines; i++)
-            if (c->lines[i] >> sq & 1)
+            if (c->lines[i] >> sq & 1) {
                 c->through[sq][c->nthrough[sq]++] = (uint8_t)i;
+                c->through_mask[sq] |= 1u << i;
+            }
     }
     c->ncounted = c->nothers = 0;
     for (int a = 0; a < 4; a++) {
@@ -990,6 +997,8 @@ PyMODINIT_FUNC PyInit__solver(void) {
                 w |= 1u << p;
         WINNERS[x] = (uint16_t)w;
     }
+    for (int p = 0; p < 16; p++)
+        PIECE_SC[p] = (uint8_t)(p << 4 | (~p & 15));
     for (int p = 0; p < 16; p++)
         for (int s = 0; s < 16; s++) {
             uint64_t v = 0;
