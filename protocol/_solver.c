@@ -231,12 +231,11 @@ typedef struct {
     uint8_t pair_at[MAX_LINES][2]; /* the indices into free of the group's two empty squares */
 } Mobility;
 
-static void mobility_setup(const Core *c, const Groups *g, unsigned occupied2, int square, int hand, Mobility *m) {
-    Groups after;
-    uint16_t except_after[16];
+/* `after` and `except_after` describe the board after the placement (the child's groups and threats, which the
+ * search then hands to the child rather than derive them again). */
+static void mobility_setup(const Core *c, const Groups *after, const uint16_t except_after[16], unsigned occupied2,
+                           Mobility *m) {
     int index[16];
-    place(c, g, square, hand, &after);
-    threats(c, &after, occupied2, except_after);
     m->nfree = 0;
     for (unsigned f = 0xFFFFu & ~occupied2; f; f &= f - 1) {
         int s = lowest(f);
@@ -245,10 +244,10 @@ static void mobility_setup(const Core *c, const Groups *g, unsigned occupied2, i
         m->fixed[m->nfree++] = except_after[s];
     }
     m->npairs = 0;
-    for (unsigned t = after.twos; t; t &= t - 1) {
+    for (unsigned t = after->twos; t; t &= t - 1) {
         int i = lowest(t);
         unsigned open = c->lines[i] & ~occupied2;
-        m->pair_sc[m->npairs] = after.sc[i];
+        m->pair_sc[m->npairs] = after->sc[i];
         m->pair_at[m->npairs][0] = (uint8_t)index[lowest(open)];
         m->pair_at[m->npairs][1] = (uint8_t)index[lowest(open & (open - 1))];
         m->npairs++;
@@ -562,7 +561,7 @@ static void store(Core *c, size_t slot, const Key *k, int depth, int best, int a
 /* Score of a node for the player to move, searched `depth` turns deep (a node at the horizon scores 0, as a draw;
  * with depth >= empty squares nothing is cut and the score is exact). */
 static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsigned avail, int empty, int depth,
-                   int alpha, int beta, int root, const Groups *g) {
+                   int alpha, int beta, int root, const Groups *g, const uint16_t *known, unsigned known_winners) {
     if (c->max_nodes && c->nodes >= c->max_nodes) {
         c->aborted = 1;
         return 0;
@@ -573,8 +572,14 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
         if (c->aborted)
             return 0;
     }
-    uint16_t except[16];
-    unsigned winners = threats(c, g, occupied, except);
+    /* The threats on the board: from the parent when it derived them (to order its turns), else here. */
+    uint16_t own[16];
+    const uint16_t *except = known;
+    unsigned winners = known_winners;
+    if (except == NULL) {
+        winners = threats(c, g, occupied, own);
+        except = own;
+    }
     /* Below the root the piece in hand is never a winner: the parent gives only safe pieces. */
     if (winners >> hand & 1)
         return empty;
@@ -645,6 +650,9 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
         free_squares &= covered | (dead_squares & -dead_squares);
     int ordered = empty >= ORDER_MIN;
     int moves[256], keys[256], n = 0;
+    Groups afters[16];          /* ordered: the groups after the piece in hand is placed on each square ... */
+    uint16_t excepts[16][16];   /* ... and the threats then */
+    unsigned winners_at[16];
     for (unsigned f = free_squares; f; f &= f - 1) {
         int square = lowest(f);
         unsigned safe = avail & ~winners_after(c, g, except, square, hand);
@@ -658,9 +666,13 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
             continue;
         }
         Mobility mob;
-        mob.nfree = 0;
-        if (ordered)
-            mobility_setup(c, g, occupied | 1u << square, square, hand, &mob);
+        mob.nfree = mob.npairs = 0;
+        if (ordered) {
+            unsigned occupied2 = occupied | 1u << square;
+            place(c, g, square, hand, &afters[square]);
+            winners_at[square] = threats(c, &afters[square], occupied2, excepts[square]);
+            mobility_setup(c, &afters[square], excepts[square], occupied2, &mob);
+        }
         /* Pieces that agree on every live attribute are interchangeable: give one of them. */
         unsigned classes = 0;
         for (unsigned t = safe; t; t &= t - 1) {
@@ -698,12 +710,16 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
     Groups after;
     for (int i = 0; i < n; i++) {
         int square = moves[i] >> 4, piece = moves[i] & 15;
-        if (square != last_square) {
+        const Groups *child = &after;
+        if (ordered) {
+            child = &afters[square];
+        } else if (square != last_square) {
             place(c, g, square, hand, &after);
             last_square = square;
         }
         int score = -negamax(c, occupied | 1u << square, planes | PIECE_PLANES[hand][square], piece,
-                             avail & ~(1u << piece), empty - 1, depth - 1, -beta, -alpha, 0, &after);
+                             avail & ~(1u << piece), empty - 1, depth - 1, -beta, -alpha, 0, child,
+                             ordered ? excepts[square] : NULL, ordered ? winners_at[square] : 0);
         if (c->aborted)
             return 0;
         if (score > best) {
@@ -915,7 +931,7 @@ static PyObject *Core_search(Core *c, PyObject *args, PyObject *kwds) {
         Py_BEGIN_ALLOW_THREADS
         Groups g;
         summarize(c, occupied, planes, &g);
-        score = negamax(c, occupied, planes, hand, avail, empty, depth, alpha, beta, 1, &g);
+        score = negamax(c, occupied, planes, hand, avail, empty, depth, alpha, beta, 1, &g, NULL, 0);
         Py_END_ALLOW_THREADS
         if (c->aborted)
             score = 0;
