@@ -19,18 +19,21 @@ import functools
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from quarto_arena.protocol.notation import NotationError, parse_position, parse_turn, parse_variant
 from quarto_arena.protocol.rules import Position, Turn, Variant
 from quarto_arena.protocol.solver import Analysis, Limits, Solver, Value, Verdict
 
 from .errors import ArenaError, ExitStatus
-from .pgn import PgnGame, format_game, parse_movetext, read_games
-from .stats import TableRows
+
+if TYPE_CHECKING:
+    # PGN, the tables and the process pool serve games only; a position's analysis (`analyse POSITION`, the
+    # common case, timed with its start-up) imports none of them (they cost about a third of its start-up).
+    from .pgn import PgnGame
+    from .stats import TableRows
 
 __all__ = [
     "DEFAULT_FROM",
@@ -178,6 +181,8 @@ class Analyser:
             position = parse_position(start, variant)
         except NotationError as e:
             raise AnalysisError(f"{where}: bad StartPosition: {e}") from None
+        from .pgn import parse_movetext
+
         tokens, comments = parse_movetext(game.movetext)
         solver = self.solver(variant)
         names = (game.tags.get("White", "?"), game.tags.get("Black", "?"))
@@ -225,6 +230,10 @@ class Analyser:
         positions share one table, as in one process. ``games``: the file's games, when already read.
         Raises :class:`~.pgn.PgnError`, :class:`AnalysisError` or OSError.
         """
+        from concurrent.futures import ProcessPoolExecutor
+
+        from .pgn import read_games
+
         directory = directory or path.parent
         stem = path.name[: -len(path.suffix)] if path.suffix else path.name
         done = AnalysedFile(directory / f"{stem}.analysis.pgn", directory / f"{stem}.analysis.jsonl", [])
@@ -316,6 +325,8 @@ def summarize(analyses: Iterable[GameAnalysis]) -> list[EngineSummary]:
 
 def summary_rows(summaries: Iterable[EngineSummary]) -> TableRows:
     """The per-engine summary as a table."""
+    from .stats import TableRows
+
     headers = ("engine", "games", "turns", "mistakes", "per_game", "wins_thrown", "draws_thrown", "unproven")
     rows = tuple(
         (
@@ -350,6 +361,8 @@ def _comment(t: TurnAnalysis) -> str:
 def annotated_pgn(analysis: GameAnalysis) -> str:
     """The game as PGN, each analysed turn's comment followed by ``solver: VALUE`` (the value of the turn for the
     player who made it), and at a mistake what it threw away and the best turns."""
+    from .pgn import format_game
+
     comments = dict(analysis.comments)
     for t in analysis.analysed:
         note = _comment(t)

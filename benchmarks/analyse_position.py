@@ -9,7 +9,14 @@ CPU time (user and system, the command's whole process: under load CPU time move
 commands the ratios of their medians, and the load average before and after; it checks that the commands agree on
 the value and the best turns.
 
+Bytecode caches (``--caches``): ``absent`` (the default) runs the commands as this environment is; where it sets
+``PYTHONDONTWRITEBYTECODE=1`` and no caches lie beside the sources, every start compiles the project's modules
+again (about 0.1 s here). ``present`` runs them as a user's install does (pip compiles the modules as it installs
+them, and Python writes the caches of an editable install on its first run): the caches go to a scratch folder
+(``PYTHONPYCACHEPREFIX``), filled by one untimed run of each command first.
+
     python benchmarks/analyse_position.py [--empties 12] [--positions 9] [--seed N] [--variant standard]
+                                 [--caches absent|present]
                                  [--command .venv/bin/quarto-arena] [--command /other/venv/bin/quarto-arena]
 """
 
@@ -25,6 +32,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -70,6 +78,7 @@ def main() -> None:
         default=None,
         help="the CLI to time (repeatable; default: the quarto-arena beside this Python)",
     )
+    parser.add_argument("--caches", choices=("absent", "present"), default="absent", help="bytecode caches")
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else time.time_ns() % 1_000_000_007
     commands = args.command or [default_command()]
@@ -78,7 +87,16 @@ def main() -> None:
     print(f"{args.positions} positions, {args.empties} empty squares, {variant.describe()}, seed {seed}")
     times: list[list[float]] = [[] for _ in commands]
     cpus: list[list[float]] = [[] for _ in commands]
-    print(f"load average {os.getloadavg()[0]:.2f} at the start")
+    env = dict(os.environ)
+    if args.caches == "present":
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        scratch = tempfile.TemporaryDirectory(prefix="analyse-position-")  # removed at exit, however it ends
+        env["PYTHONPYCACHEPREFIX"] = scratch.name
+        small = format_position(sample_positions(variant, 4, 1, seed)[0])  # next to no search
+        for command in commands:
+            run = [*shlex.split(command), "analyse", small, "--variant", args.variant]
+            subprocess.run(run, capture_output=True, env=env, check=False)
+    print(f"bytecode caches {args.caches}; load average {os.getloadavg()[0]:.2f} at the start")
     for position in positions:
         text = format_position(position)
         answers = []
@@ -86,7 +104,7 @@ def main() -> None:
             argv = [*shlex.split(command), "analyse", text, "--json", "--variant", args.variant]
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             started = time.perf_counter()
-            done = subprocess.run(argv, capture_output=True, text=True, check=False)
+            done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
             times[i].append(time.perf_counter() - started)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpus[i].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)

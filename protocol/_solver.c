@@ -92,6 +92,7 @@ typedef struct {
     uint16_t lines[MAX_LINES];
     int nthrough[16];
     uint8_t through[16][MAX_LINES]; /* the groups through each square */
+    uint32_t through_mask[16];      /* the same, a bit each */
     int ncounted, counted[4];
     int nothers, others[4];
     int nmaps;
@@ -115,6 +116,8 @@ static uint64_t PIECE_PLANES[16][16];
 /* WINNERS[set << 4 | clear]: the pieces that complete a group of three whose pieces all have the attribute bits
  * `set` and all lack the bits `clear`. */
 static uint16_t WINNERS[256];
+/* PIECE_SC[p]: p's attribute bits over their complement (see Groups.sc). */
+static uint8_t PIECE_SC[16];
 
 static double now_seconds(void) {
     struct timespec ts;
@@ -139,13 +142,16 @@ static int piece_at(uint64_t planes, int square) {
 /* What the search needs to know of each winning group of a board. */
 typedef struct {
     unsigned threes;              /* the groups holding exactly three pieces */
+    unsigned twos;                /* the groups holding exactly two */
     uint8_t count[MAX_LINES];     /* pieces in the group */
-    uint8_t all_set[MAX_LINES];   /* counted attribute bits every piece in it has (all of them when it is empty) */
-    uint8_t all_clear[MAX_LINES]; /* counted attribute bits no piece in it has (likewise) */
+    /* The counted attribute bits every piece in it has (all of them when it is empty), shifted left by four, over
+     * those no piece in it has (likewise): a piece p keeps of them sc & PIECE_SC[p], and WINNERS[sc] are the
+     * pieces that complete the group when it holds three. */
+    uint8_t sc[MAX_LINES];
 } Groups;
 
 static void summarize(const Core *c, unsigned occupied, uint64_t planes, Groups *g) {
-    g->threes = 0;
+    g->threes = g->twos = 0;
     for (int i = 0; i < c->nlines; i++) {
         unsigned m = c->lines[i];
         unsigned x = occupied & m;
@@ -160,10 +166,11 @@ static void summarize(const Core *c, unsigned occupied, uint64_t planes, Groups 
         }
         int k = popcount16(x);
         g->count[i] = (uint8_t)k;
-        g->all_set[i] = (uint8_t)set;
-        g->all_clear[i] = (uint8_t)clear;
+        g->sc[i] = (uint8_t)(set << 4 | clear);
         if (k == 3)
             g->threes |= 1u << i;
+        else if (k == 2)
+            g->twos |= 1u << i;
     }
 }
 
@@ -173,36 +180,40 @@ static void place(const Core *c, const Groups *g, int square, int piece, Groups 
     for (int j = 0; j < c->nthrough[square]; j++) {
         int i = c->through[square][j];
         int k = ++out->count[i];
-        out->all_set[i] &= (uint8_t)piece;
-        out->all_clear[i] &= (uint8_t)~piece;
-        if (k == 3)
+        out->sc[i] &= PIECE_SC[piece];
+        if (k == 2) {
+            out->twos |= 1u << i;
+        } else if (k == 3) {
+            out->twos &= ~(1u << i);
             out->threes |= 1u << i;
-        else if (k == 4)
+        } else if (k == 4) {
             out->threes &= ~(1u << i);
+        }
     }
 }
 
 /* Fills except[s]: the pieces that win somewhere on the board other than on square s (so, after a placement on s,
- * at a group not through s). Returns the pieces that win anywhere. */
+ * at a group not through s). Returns the pieces that win anywhere. A square no group of three waits on gets every
+ * winner; only the few squares some group waits on need the union of the others, so the array is filled with the
+ * whole and those few are patched (a scan of all 16 squares cost a fifth of the search's instructions). */
 static unsigned threats(const Core *c, const Groups *g, unsigned occupied, uint16_t except[16]) {
     uint16_t at[16] = {0};
-    unsigned all = 0;
+    unsigned all = 0, where = 0;
     for (unsigned t = g->threes; t; t &= t - 1) {
         int i = lowest(t);
-        unsigned w = WINNERS[g->all_set[i] << 4 | g->all_clear[i]];
-        at[lowest(c->lines[i] & ~occupied)] |= (uint16_t)w;
+        int s = lowest(c->lines[i] & ~occupied);
+        at[s] |= (uint16_t)WINNERS[g->sc[i]];
+        where |= 1u << s;
+    }
+    /* A piece is in except[s] unless it wins at s alone. */
+    unsigned multi = 0;
+    for (unsigned x = where; x; x &= x - 1) {
+        unsigned w = at[lowest(x)];
+        multi |= all & w;
         all |= w;
     }
-    uint16_t before = 0;
-    for (int s = 0; s < 16; s++) {
-        except[s] = before;
-        before |= at[s];
-    }
-    uint16_t after = 0;
-    for (int s = 15; s >= 0; s--) {
-        except[s] |= after;
-        after |= at[s];
-    }
+    for (int s = 0; s < 16; s++)
+        except[s] = (uint16_t)(all & ~(at[s] & ~multi));
     return all;
 }
 
@@ -210,10 +221,9 @@ static unsigned threats(const Core *c, const Groups *g, unsigned occupied, uint1
 static inline unsigned winners_after(const Core *c, const Groups *g, const uint16_t except[16], int square,
                                      int piece) {
     unsigned w = except[square];
-    for (int j = 0; j < c->nthrough[square]; j++) {
-        int i = c->through[square][j];
-        if (g->count[i] == 2)
-            w |= WINNERS[(g->all_set[i] & piece) << 4 | (g->all_clear[i] & ~piece & 15)];
+    for (unsigned t = c->through_mask[square] & g->twos; t; t &= t - 1) {
+        int i = lowest(t);
+        w |= WINNERS[g->sc[i] & PIECE_SC[piece]];
     }
     return w;
 }
@@ -226,16 +236,15 @@ typedef struct {
     uint8_t free[16];
     uint16_t fixed[16];   /* by index into free: the winners from groups not through that square */
     int npairs;
-    uint8_t pair_set[MAX_LINES], pair_clear[MAX_LINES];
+    uint8_t pair_sc[MAX_LINES];
     uint8_t pair_at[MAX_LINES][2]; /* the indices into free of the group's two empty squares */
 } Mobility;
 
-static void mobility_setup(const Core *c, const Groups *g, unsigned occupied2, int square, int hand, Mobility *m) {
-    Groups after;
-    uint16_t except_after[16];
+/* `after` and `except_after` describe the board after the placement (the child's groups and threats, which the
+ * search then hands to the child rather than derive them again). */
+static void mobility_setup(const Core *c, const Groups *after, const uint16_t except_after[16], unsigned occupied2,
+                           Mobility *m) {
     int index[16];
-    place(c, g, square, hand, &after);
-    threats(c, &after, occupied2, except_after);
     m->nfree = 0;
     for (unsigned f = 0xFFFFu & ~occupied2; f; f &= f - 1) {
         int s = lowest(f);
@@ -244,12 +253,10 @@ static void mobility_setup(const Core *c, const Groups *g, unsigned occupied2, i
         m->fixed[m->nfree++] = except_after[s];
     }
     m->npairs = 0;
-    for (int i = 0; i < c->nlines; i++) {
-        if (after.count[i] != 2)
-            continue;
+    for (unsigned t = after->twos; t; t &= t - 1) {
+        int i = lowest(t);
         unsigned open = c->lines[i] & ~occupied2;
-        m->pair_set[m->npairs] = after.all_set[i];
-        m->pair_clear[m->npairs] = after.all_clear[i];
+        m->pair_sc[m->npairs] = after->sc[i];
         m->pair_at[m->npairs][0] = (uint8_t)index[lowest(open)];
         m->pair_at[m->npairs][1] = (uint8_t)index[lowest(open & (open - 1))];
         m->npairs++;
@@ -268,7 +275,7 @@ static int mobility(const Mobility *m, unsigned rest, int piece) {
     uint16_t w[16];
     memcpy(w, m->fixed, sizeof w);
     for (int j = 0; j < m->npairs; j++) {
-        uint16_t x = WINNERS[(m->pair_set[j] & piece) << 4 | (m->pair_clear[j] & ~piece & 15)];
+        uint16_t x = WINNERS[m->pair_sc[j] & PIECE_SC[piece]];
         w[m->pair_at[j][0]] |= x;
         w[m->pair_at[j][1]] |= x;
     }
@@ -302,10 +309,10 @@ static unsigned live_lines(const Core *c, const Groups *g, unsigned remaining, u
         int need = 4 - g->count[i];
         if (need == 0)
             continue;
-        unsigned here = (g->all_set[i] & enough_set[need]) | (g->all_clear[i] & enough_clear[need]);
+        unsigned here = g->sc[i] & (enough_set[need] << 4 | enough_clear[need]);
         if (here) {
             out |= 1u << i;
-            attrs |= here;
+            attrs |= here >> 4 | (here & 15);
         }
     }
     *attributes = attrs;
@@ -340,16 +347,12 @@ static int endgame(const Core *c, const Groups *g, const uint16_t except[16], un
                 holds = 1;
                 for (int j = 0; j < c->nthrough[u] && holds; j++) {
                     int i = c->through[u][j];
-                    unsigned line = c->lines[i], set = g->all_set[i] & last, clear = g->all_clear[i] & ~last;
-                    if (line >> square & 1) {
-                        set &= (unsigned)hand;
-                        clear &= ~(unsigned)hand;
-                    }
-                    if (line >> reply & 1) {
-                        set &= (unsigned)piece;
-                        clear &= ~(unsigned)piece;
-                    }
-                    holds = ((set | clear) & 15) == 0;
+                    unsigned line = c->lines[i], x = g->sc[i] & PIECE_SC[last];
+                    if (line >> square & 1)
+                        x &= PIECE_SC[hand];
+                    if (line >> reply & 1)
+                        x &= PIECE_SC[piece];
+                    holds = x == 0;
                 }
             }
             if (!holds)
@@ -567,7 +570,7 @@ static void store(Core *c, size_t slot, const Key *k, int depth, int best, int a
 /* Score of a node for the player to move, searched `depth` turns deep (a node at the horizon scores 0, as a draw;
  * with depth >= empty squares nothing is cut and the score is exact). */
 static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsigned avail, int empty, int depth,
-                   int alpha, int beta, int root, const Groups *g) {
+                   int alpha, int beta, int root, const Groups *g, const uint16_t *known, unsigned known_winners) {
     if (c->max_nodes && c->nodes >= c->max_nodes) {
         c->aborted = 1;
         return 0;
@@ -578,8 +581,14 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
         if (c->aborted)
             return 0;
     }
-    uint16_t except[16];
-    unsigned winners = threats(c, g, occupied, except);
+    /* The threats on the board: from the parent when it derived them (to order its turns), else here. */
+    uint16_t own[16];
+    const uint16_t *except = known;
+    unsigned winners = known_winners;
+    if (except == NULL) {
+        winners = threats(c, g, occupied, own);
+        except = own;
+    }
     /* Below the root the piece in hand is never a winner: the parent gives only safe pieces. */
     if (winners >> hand & 1)
         return empty;
@@ -650,6 +659,9 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
         free_squares &= covered | (dead_squares & -dead_squares);
     int ordered = empty >= ORDER_MIN;
     int moves[256], keys[256], n = 0;
+    Groups afters[16];          /* ordered: the groups after the piece in hand is placed on each square ... */
+    uint16_t excepts[16][16];   /* ... and the threats then */
+    unsigned winners_at[16];
     for (unsigned f = free_squares; f; f &= f - 1) {
         int square = lowest(f);
         unsigned winners = winners_after(c, g, except, square, hand);
@@ -667,9 +679,13 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
          * against the turn as well (see WIN_ORDER_DEADLY). */
         int deadly = root && c->win_order ? WIN_ORDER_DEADLY * popcount16(avail & winners) : 0;
         Mobility mob;
-        mob.nfree = 0;
-        if (ordered)
-            mobility_setup(c, g, occupied | 1u << square, square, hand, &mob);
+        mob.nfree = mob.npairs = 0;
+        if (ordered) {
+            unsigned occupied2 = occupied | 1u << square;
+            place(c, g, square, hand, &afters[square]);
+            winners_at[square] = threats(c, &afters[square], occupied2, excepts[square]);
+            mobility_setup(c, &afters[square], excepts[square], occupied2, &mob);
+        }
         /* Pieces that agree on every live attribute are interchangeable: give one of them. */
         unsigned classes = 0;
         for (unsigned t = safe; t; t &= t - 1) {
@@ -707,12 +723,16 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
     Groups after;
     for (int i = 0; i < n; i++) {
         int square = moves[i] >> 4, piece = moves[i] & 15;
-        if (square != last_square) {
+        const Groups *child = &after;
+        if (ordered) {
+            child = &afters[square];
+        } else if (square != last_square) {
             place(c, g, square, hand, &after);
             last_square = square;
         }
         int score = -negamax(c, occupied | 1u << square, planes | PIECE_PLANES[hand][square], piece,
-                             avail & ~(1u << piece), empty - 1, depth - 1, -beta, -alpha, 0, &after);
+                             avail & ~(1u << piece), empty - 1, depth - 1, -beta, -alpha, 0, child,
+                             ordered ? excepts[square] : NULL, ordered ? winners_at[square] : 0);
         if (c->aborted)
             return 0;
         if (score > best) {
@@ -852,9 +872,12 @@ static int Core_init(Core *c, PyObject *args, PyObject *kwds) {
     c->nlines = (int)n;
     for (int sq = 0; sq < 16; sq++) {
         c->nthrough[sq] = 0;
+        c->through_mask[sq] = 0;
         for (int i = 0; i < c->nlines; i++)
-            if (c->lines[i] >> sq & 1)
+            if (c->lines[i] >> sq & 1) {
                 c->through[sq][c->nthrough[sq]++] = (uint8_t)i;
+                c->through_mask[sq] |= 1u << i;
+            }
     }
     c->ncounted = c->nothers = 0;
     for (int a = 0; a < 4; a++) {
@@ -923,7 +946,7 @@ static PyObject *Core_search(Core *c, PyObject *args, PyObject *kwds) {
         Py_BEGIN_ALLOW_THREADS
         Groups g;
         summarize(c, occupied, planes, &g);
-        score = negamax(c, occupied, planes, hand, avail, empty, depth, alpha, beta, 1, &g);
+        score = negamax(c, occupied, planes, hand, avail, empty, depth, alpha, beta, 1, &g, NULL, 0);
         Py_END_ALLOW_THREADS
         if (c->aborted)
             score = 0;
@@ -1006,6 +1029,8 @@ PyMODINIT_FUNC PyInit__solver(void) {
                 w |= 1u << p;
         WINNERS[x] = (uint16_t)w;
     }
+    for (int p = 0; p < 16; p++)
+        PIECE_SC[p] = (uint8_t)(p << 4 | (~p & 15));
     for (int p = 0; p < 16; p++)
         for (int s = 0; s < 16; s++) {
             uint64_t v = 0;

@@ -211,7 +211,12 @@ class _Unproven(Exception):
 
 
 class _Children:
-    """The root's distinct children still to test, square by square, for one or two threads; and what was found."""
+    """The root's distinct children still to test, for one or two threads; and what was found.
+
+    Each thread takes the children of one square after another (they share the most subtrees, so its table serves
+    them best). When no square is left, a thread that runs dry takes the back half of what the other has left of
+    its square, so that neither waits long for the other at the end (a square's children can take a second).
+    """
 
     def __init__(self, children: list[tuple[int, Turn]]) -> None:
         by_square: dict[int | None, list[tuple[int, Turn]]] = {}
@@ -219,19 +224,33 @@ class _Children:
             by_square.setdefault(turn.place, []).append((key, turn))
         # The largest groups first, so that the last ones taken, while the other thread may be idle, are small.
         self._groups = collections.deque(sorted(by_square.values(), key=len, reverse=True))
+        self._mine: dict[int, collections.deque[tuple[int, Turn]]] = {}
         self._lock = threading.Lock()
         self.kept: dict[int, bool] = {}
         """Child key -> whether the turn keeps the value tested."""
 
-    def take(self) -> list[tuple[int, Turn]] | None:
-        """The children of the next square, or None when none is left (or :meth:`halt` was called)."""
+    def take(self, taker: int) -> tuple[int, Turn] | None:
+        """The next child for ``taker`` (0 or 1), or None when none is left (or :meth:`halt` was called)."""
         with self._lock:
-            return self._groups.popleft() if self._groups else None
+            mine = self._mine.get(taker)
+            if not mine:
+                if self._groups:
+                    mine = self._mine[taker] = collections.deque(self._groups.popleft())
+                else:
+                    theirs = self._mine.get(1 - taker)
+                    if not theirs:
+                        return None
+                    half = collections.deque[tuple[int, Turn]]()
+                    for _ in range((len(theirs) + 1) // 2):
+                        half.appendleft(theirs.pop())
+                    mine = self._mine[taker] = half
+            return mine.popleft()
 
     def halt(self) -> None:
         """Leaves nothing more to take."""
         with self._lock:
             self._groups.clear()
+            self._mine.clear()
 
 
 def _wait_quietly(future: Future[None]) -> None:
@@ -464,9 +483,10 @@ class Solver:
         """The value and every legal turn that keeps it. Symmetric children have one value, so each is searched
         once. From PARALLEL_EMPTIES empty squares on, with the C core and no node limit, a twin solver on a second
         thread shares the children with this one (the core runs without the GIL), each thread on its own table: they
-        take the children square by square from one queue (the children of one square share the most subtrees), and
-        while this thread finds the value, the twin already tests the children as if it were a draw (a drawn root is
-        the common case and its children cost the most); for any other value that work is dropped."""
+        take the children square by square from one queue (the children of one square share the most subtrees), the
+        last square split between them (see _Children), and while this thread finds the value, the twin already
+        tests the children as if it were a draw (a drawn root is the common case and its children cost the most); for
+        any other value that work is dropped."""
         turns = position.legal_turns()
         keys = [canonical_key(position.apply(turn)) for turn in turns]
         first: dict[int, Turn] = {}
@@ -492,15 +512,15 @@ class Solver:
         twin_stopped = False
         try:
             if draw is not None:
-                theirs = pool.submit(twin._keeps_from, position, work, draw, keep_turns)
+                theirs = pool.submit(twin._keeps_from, position, work, draw, keep_turns, 1)
             value = self._value(position)
             if theirs is not None and value != draw:
                 work.halt()
                 _wait_quietly(theirs)
                 work, theirs = _Children(distinct), None
             if theirs is None:
-                theirs = pool.submit(twin._keeps_from, position, work, value, keep_turns)
-            self._keeps_from(position, work, value, keep_turns)
+                theirs = pool.submit(twin._keeps_from, position, work, value, keep_turns, 1)
+            self._keeps_from(position, work, value, keep_turns, 0)
             theirs.result()
         except BaseException:
             # Cut short here (a limit, stop(), an interrupt): nothing the twin finds is wanted any more.
@@ -515,11 +535,11 @@ class Solver:
             self._nodes += twin._nodes
         return value, tuple(turn for key, turn in zip(keys, turns, strict=True) if work.kept[key])
 
-    def _keeps_from(self, position: Position, work: _Children, value: Value, keep_turns: bool) -> None:
-        """Takes the children of one square after another from ``work`` and records whether each keeps ``value``."""
-        while (children := work.take()) is not None:
-            for key, turn in children:
-                work.kept[key] = self._keeps(position, turn, value, keep_turns)
+    def _keeps_from(self, position: Position, work: _Children, value: Value, keep_turns: bool, taker: int) -> None:
+        """Takes child after child from ``work`` (as ``taker``, 0 or 1) and records whether each keeps ``value``."""
+        while (child := work.take(taker)) is not None:
+            key, turn = child
+            work.kept[key] = self._keeps(position, turn, value, keep_turns)
 
     def _twin_solver(self) -> Solver:
         """The solver that takes half of the root's children (made on first use, kept with its table)."""

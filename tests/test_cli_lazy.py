@@ -64,3 +64,20 @@ def test_help_and_a_misspelt_command_still_see_every_command() -> None:
     typo = subprocess.run([*CLI, "ladderr"], capture_output=True, text=True, timeout=60)
     assert typo.returncode == 2
     assert typo.stderr == "quarto-arena: error: No such command 'ladderr'. Did you mean 'ladder'?\n"
+
+
+def test_analysing_a_position_imports_nothing_of_games() -> None:
+    # `analyse POSITION` is timed with its start-up (issue 24): PGN, the rating tables and the process pool serve
+    # `analyse FILE.pgn` only, and cost about a quarter of the position's start-up.
+    found = _in_fresh_process(
+        """
+        import contextlib, io, json, sys
+        from quarto_arena.arena.cli import main
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+            main(["analyse", "0..d/9178/...b/5af. 2", "--json"])
+        heavy = ("quarto_arena.arena.pgn", "quarto_arena.arena.stats", "concurrent.futures.process")
+        print(json.dumps([json.loads(out.getvalue())["value"], [m for m in heavy if m in sys.modules]]))
+        """
+    )
+    assert found == ["loss", []]

@@ -8,7 +8,16 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from quarto_arena.arena.pgn import PgnError, format_game, parse_movetext, read_games, read_results
+from quarto_arena.arena.pgn import (
+    PgnError,
+    _pgn_text_general,
+    format_game,
+    parse_movetext,
+    pgn_text,
+    read_games,
+    read_results,
+)
+from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
 from quarto_arena.arena.stats import ScoredGame
 
 TAGS = {
@@ -259,3 +268,66 @@ def test_tag_values_are_unescaped_in_one_pass_and_stray_quotes_are_kept(tmp_path
         "Black": "B",
         "Result": "1-0",
     }
+
+
+# --------------------------------------------------------------------------------------------------------------
+# A run's records: pgn_text's direct path against format_game's
+
+ODD_TEXT = st.sampled_from(
+    ["", " ", "bot1 wins", "  two  spaces ", "a}b", "tab\there", "line\nend", 'say "hi"', "b\\s"]
+)
+ODD_SCORE = st.sampled_from([None, "", "win 3", "draw", " value -40 ", "lose}", "\t", "value  7\n"])
+ODD_TOKEN = st.one_of(TOKEN, st.sampled_from(["", "1-0", "b3 e", "12.c3", "x\0y", "a;b"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.one_of(TOKEN, TOKEN, TOKEN, ODD_TOKEN), st.integers(0, 99999), ODD_SCORE), max_size=18),
+    st.integers(0, 4),
+    ODD_TEXT,
+    st.sampled_from(list(Result)),
+    st.sampled_from(["bot1", 'q"uote', "back\\slash", "new\nline", "cr\rx"]),
+    st.sampled_from(["startpos", "some position"]),
+    st.lists(
+        st.builds(
+            EngineIdentity,
+            st.sampled_from([None, "E 1.0", 'E "x"']),
+            st.sampled_from([None, "me"]),
+            st.just(1),
+            st.sampled_from(["", "/bin/e"]),
+            st.sampled_from([{}, {"Seed": "1", "A": "b c"}]),
+        ),
+        max_size=2,
+    ),
+)
+def test_pgn_text_writes_what_format_game_writes(
+    turns: list[tuple[str, int, str | None]],
+    book: int,
+    detail: str,
+    result: Result,
+    name: str,
+    start: str,
+    engines: list[EngineIdentity],
+) -> None:
+    record = GameRecord(
+        name,
+        "bot2",
+        result,
+        Termination.NORMAL,
+        detail=detail,
+        start=start,
+        opening=tuple(t for t, _, _ in turns[:book]),
+        turns=tuple(TurnRecord(t, ms, s) for t, ms, s in turns),
+        game_id=7,
+        started="2026-11-26T20:56:11+00:00",
+        engines=tuple(engines),
+    )
+    try:
+        expected: str | None = _pgn_text_general(record, "ev")
+    except ValueError:
+        expected = None
+    if expected is None:
+        with pytest.raises(ValueError):
+            pgn_text(record, "ev")
+    else:
+        assert pgn_text(record, "ev") == expected

@@ -35,6 +35,7 @@ from quarto_arena.protocol.solver import (
     Solver,
     Value,
     Verdict,
+    _Children,
     compiled_core_available,
 )
 
@@ -279,6 +280,29 @@ def test_every_best_turn_on_two_threads_is_each_turn_valued_alone(verdict: Verdi
     values = {t: Solver(position.variant, pure=False).turn_value(position, t) for t in position.legal_turns()}
     assert analysis.best == tuple(t for t, v in values.items() if v == analysis.value)
     assert 0 < len(analysis.best) < len(values)
+
+
+def test_the_children_queue_hands_each_child_out_once_and_splits_the_last_square() -> None:
+    """Each thread takes whole squares; once none is left, a thread that runs dry takes the back half of what the
+    other has left of its square, so neither waits on the other's last square alone."""
+    position = parse_position("..../..../..../.... 0")
+    by_square: dict[int, list[tuple[int, Turn]]] = {}
+    for key, turn in enumerate(position.legal_turns()):
+        if turn.place in (0, 5) and turn.give is not None and turn.give <= 6:
+            by_square.setdefault(turn.place, []).append((key, turn))
+    work = _Children([child for square in (0, 5) for child in by_square[square]])
+    first = work.take(0)
+    assert first is not None
+    square = first[1].place
+    other = 5 if square == 0 else 0
+    theirs = [work.take(1) for _ in by_square[other]]
+    assert [c[1].place for c in theirs if c is not None] == [other] * len(by_square[other])
+    # Taker 1 is dry with 5 of taker 0's square left: it gets the back 3, taker 0 keeps the front 2.
+    stolen = [work.take(1) for _ in range(3)]
+    rest = by_square[square][1:]
+    assert stolen == rest[2:]
+    assert [work.take(0), work.take(0)] == rest[:2]
+    assert work.take(0) is None and work.take(1) is None
 
 
 @needs_compiled
