@@ -41,6 +41,8 @@ class Committer:
         self._idle.set()
         self._task: asyncio.Task[None] | None = None
         self._error: BaseException | None = None
+        self._window: asyncio.Future[None] | None = None
+        """While the loop waits for company: done when the window closes or :meth:`drain` cuts it short."""
 
     def submit(self, record: GameRecord) -> None:
         """Queues a finished game; raises the journal's error if a previous sync failed."""
@@ -57,18 +59,26 @@ class Committer:
 
     async def _loop(self) -> None:
         assert self._journal is not None
+        loop = asyncio.get_running_loop()
         while True:
             await self._wake.wait()
             if not self._hurry.is_set():
-                with contextlib.suppress(TimeoutError):  # the window: let other games join this sync
-                    await asyncio.wait_for(self._hurry.wait(), WINDOW_S)
+                # The window: let other games join this sync. One future and one timer (wait_for on the hurry
+                # event made a task, a timer and a cancellation each time: more than a game's records cost).
+                window = self._window = loop.create_future()
+                timer = loop.call_later(WINDOW_S, _close, window)
+                try:
+                    await window
+                finally:
+                    timer.cancel()
+                    self._window = None
             self._wake.clear()
             batch, self._waiting = self._waiting, []
             if batch:
                 try:
                     # In a thread, so that the other games' clocks keep going during the sync.
                     dicts = [r.to_dict() for r in batch]
-                    await asyncio.to_thread(self._journal.append_many, batch, dicts)
+                    await loop.run_in_executor(None, self._journal.append_many, batch, dicts)
                 except BaseException as e:
                     self._error = e
                     self._idle.set()
@@ -81,6 +91,8 @@ class Committer:
     async def drain(self) -> None:
         """Waits until every submitted game is synced and counted; raises the journal's error."""
         self._hurry.set()  # no more waiting for company: sync what there is
+        if self._window is not None:
+            _close(self._window)
         if self._task is not None and not self._task.done():
             await asyncio.shield(self._wait_idle())
         if self._error is not None:
@@ -104,3 +116,9 @@ class Committer:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
+
+
+def _close(window: asyncio.Future[None]) -> None:
+    """Ends a group's wait for company (its timer, or a drain)."""
+    if not window.done():
+        window.set_result(None)
