@@ -23,10 +23,11 @@
  *     value of a square where every piece is unsafe). Empty squares on no live group are interchangeable, and so
  *     are pieces that agree on every attribute a live group depends on: one of each is tried. From ORDER_MIN
  *     empty squares on, the turns are tried in order of the opponent's mobility (its turns that do not lose at
- *     once: fewest first), after the table's best turn for the node.
+ *     once: fewest first; at the root of a win proof, see WIN_ORDER_DEADLY), after the table's best turn.
  *
  * Per node, a summary of the groups (pieces in each, the attribute bits they all have or all lack) is passed to the
- * children, so that the pieces that win after one or two more placements are a few table look-ups away.
+ * children, so that the pieces that win after one or two more placements are a few table look-ups away; a node that
+ * orders its turns has derived each child's summary and threats already, and hands them over.
  *
  * The canonical image: the board maps that give the least occupied mask; for each, every attribute plane is
  * complemented when that makes it less (on an empty board, when that clears the bit of the piece in hand), then
@@ -52,6 +53,14 @@
 #define BIG 64
 #define TT_MIN_EMPTY 7 /* below this the table costs more than it saves (memory latency): benchmarks/solver.py */
 #define ORDER_MIN 7
+/* At the root of a search with win_order (solver.py asks for it in win proofs without a node limit), a turn's key is
+ * the opponent's mobility plus this much per piece left that already wins somewhere after the placement. Mobility
+ * counts such a piece unsafe on nearly every square, about -9 at 12 empty squares, so this weighs it about half.
+ * Chosen on 40 won 12-empty positions of seed 2 (each root turn proven alone: 3 to 7 gave 0.87-0.95 of the nodes
+ * before the first winning turn, 8 and more did worse than mobility alone). Safety then win proof, fresh table,
+ * benchmarks/root_order.py: seed 2 0.87 of the nodes, seed 3 0.90 (24 positions), seed 1, the conversion
+ * benchmark's, 0.955 (20): fewer in all, but not at every position. */
+#define WIN_ORDER_DEADLY 5
 #define CHECK_EVERY 64
 #define EXACT 64 /* a depth no game can reach: the search is exact */
 #define MAX_LINES 32
@@ -100,6 +109,7 @@ typedef struct {
     int aborted;
     int best_move;
     int busy;
+    int win_order; /* the root orders its turns for a win proof (WIN_ORDER_DEADLY) */
 } Core;
 
 static uint16_t HAS[4], HAS_NOT[4];
@@ -655,7 +665,8 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
     unsigned winners_at[16];
     for (unsigned f = free_squares; f; f &= f - 1) {
         int square = lowest(f);
-        unsigned safe = avail & ~winners_after(c, g, except, square, hand);
+        unsigned winners = winners_after(c, g, except, square, hand);
+        unsigned safe = avail & ~winners;
         if (!safe) {
             if (1 - empty > best) {
                 best = 1 - empty;
@@ -665,6 +676,9 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
             }
             continue;
         }
+        /* A win proof's root (win_order): the pieces left that already win somewhere after the placement weigh
+         * against the turn as well (see WIN_ORDER_DEADLY). */
+        int deadly = root && c->win_order ? WIN_ORDER_DEADLY * popcount16(avail & winners) : 0;
         Mobility mob;
         mob.nfree = mob.npairs = 0;
         if (ordered) {
@@ -682,7 +696,7 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
                 continue;
             classes |= cls;
             /* Mobility: the opponent's turns that do not lose at once; fewest first. */
-            keys[n] = ordered ? mobility(&mob, avail & ~(1u << piece), piece) : 0;
+            keys[n] = ordered ? mobility(&mob, avail & ~(1u << piece), piece) + deadly : 0;
             moves[n++] = square << 4 | piece;
         }
     }
@@ -893,13 +907,14 @@ static void Core_dealloc(Core *c) {
 }
 
 static PyObject *Core_search(Core *c, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"occupied", "planes", "hand", "alpha", "beta", "max_nodes", "seconds", "depth", NULL};
+    static char *kwlist[] = {"occupied", "planes", "hand",  "alpha",     "beta", "max_nodes",
+                             "seconds",  "depth",  "win_order", NULL};
     unsigned int occupied;
     unsigned long long planes, max_nodes = 0;
-    int hand, alpha, beta, depth = EXACT;
+    int hand, alpha, beta, depth = EXACT, win_order = 0;
     double seconds = 0.0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "IKiii|Kdi", kwlist, &occupied, &planes, &hand, &alpha, &beta,
-                                     &max_nodes, &seconds, &depth))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "IKiii|Kdip", kwlist, &occupied, &planes, &hand, &alpha, &beta,
+                                     &max_nodes, &seconds, &depth, &win_order))
         return NULL;
     if (c->tt == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "Core is not initialised");
@@ -918,6 +933,7 @@ static PyObject *Core_search(Core *c, PyObject *args, PyObject *kwds) {
     c->aborted = 0;
     c->best_move = -1;
     c->max_nodes = max_nodes;
+    c->win_order = win_order;
     c->deadline = seconds > 0 ? now_seconds() + seconds : 0.0;
     int score = 0;
     if (c->stopped) {
@@ -966,7 +982,8 @@ static PyObject *Core_get_best_move(Core *c, void *closure) { return PyLong_From
 
 static PyMethodDef Core_methods[] = {
     {"search", (PyCFunction)(void (*)(void))Core_search, METH_VARARGS | METH_KEYWORDS,
-     "search(occupied, planes, hand, alpha, beta, max_nodes=0, seconds=0.0, depth=64) -> fail-soft score"},
+     "search(occupied, planes, hand, alpha, beta, max_nodes=0, seconds=0.0, depth=64, win_order=False) -> fail-soft "
+     "score"},
     {"stop", (PyCFunction)Core_stop, METH_NOARGS, "End a running search (thread-safe), until reset_stop()."},
     {"reset_stop", (PyCFunction)Core_reset_stop, METH_NOARGS, "Clear a stop request."},
     {"clear", (PyCFunction)Core_clear, METH_NOARGS, "Empty the transposition table."},

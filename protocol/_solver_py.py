@@ -25,6 +25,9 @@ TT_MIN_EMPTY: Final = 7
 """Nodes with fewer empty squares than this are not stored: their subtrees are cheaper to search again."""
 ORDER_MIN: Final = 7
 """Nodes with fewer empty squares than this try their turns in generation order, unsorted."""
+WIN_ORDER_DEADLY: Final = 5
+"""At the root of a search with ``win_order``, each piece left that wins somewhere after a placement adds this much
+to the mobility key of the turns that place there (_solver.c says why)."""
 _CHECK_EVERY: Final = 64
 _HAS: Final = tuple(sum(1 << p for p in range(16) if p >> a & 1) for a in range(4))
 _HAS_NOT: Final = tuple(0xFFFF & ~h for h in _HAS)
@@ -109,6 +112,7 @@ class Core:
         self._stopped = False
         self._max_nodes = 0
         self._deadline = 0.0
+        self._win_order = False
 
     def stop(self) -> None:
         """Makes a running search (or the next one) end as soon as possible, until :meth:`reset_stop`."""
@@ -132,12 +136,14 @@ class Core:
         max_nodes: int = 0,
         seconds: float = 0.0,
         depth: int = EXACT,
+        win_order: bool = False,
     ) -> int:
         """Fail-soft score of the position for the player to move, searched with the window (alpha, beta).
 
         A score strictly inside the window is exact; at or below alpha it is an upper bound, at or above beta a
         lower bound. ``max_nodes`` and ``seconds`` (0: none) bound the search; then :attr:`aborted` tells.
         ``depth`` below the empty squares makes a heuristic search: nodes that many turns away score 0.
+        ``win_order`` orders the root's turns for a win proof (:data:`WIN_ORDER_DEADLY`); the score is the same.
         """
         if not (0 <= occupied < 0xFFFF and 0 <= hand <= 15):
             raise ValueError("a node has an empty square and a piece in hand (0..15)")
@@ -145,6 +151,7 @@ class Core:
         self.aborted = False
         self.best_move = -1
         self._max_nodes = max_nodes
+        self._win_order = win_order
         self._deadline = time.monotonic() + seconds if seconds > 0 else 0.0
         if self._stopped:
             self.aborted = True
@@ -322,7 +329,8 @@ class Core:
         for square in _bits(free):
             occupied2 = occupied | 1 << square
             planes2 = planes | _PIECE_PLANES[hand][square]
-            safe = avail & ~self._winning_pieces(occupied2, planes2)
+            winners = self._winning_pieces(occupied2, planes2)
+            safe = avail & ~winners
             if not safe:
                 if 1 - empty > best:
                     best = 1 - empty
@@ -330,6 +338,8 @@ class Core:
                     if root:
                         self.best_move = best_move
                 continue
+            # A win proof's root: the pieces left that win somewhere after the placement weigh in too (_solver.c).
+            deadly = WIN_ORDER_DEADLY * (avail & winners).bit_count() if root and self._win_order else 0
             # Pieces that agree on every live attribute are interchangeable: give one of them.
             classes = 0
             for piece in _bits(safe):
@@ -337,7 +347,7 @@ class Core:
                 if classes & cls:
                     continue
                 classes |= cls
-                mobility = 0
+                mobility = deadly
                 if ordered:
                     # Mobility: the opponent's turns that do not lose at once; fewest first.
                     rest = avail & ~(1 << piece)

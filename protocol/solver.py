@@ -79,6 +79,7 @@ class CoreProtocol(Protocol):
         max_nodes: int = 0,
         seconds: float = 0.0,
         depth: int = EXACT,
+        win_order: bool = False,
     ) -> int: ...
 
     def stop(self) -> None: ...
@@ -343,7 +344,10 @@ class Solver:
         alpha, beta = _WINDOWS[aim]
         occupied, planes = position[1], position[2]
         if position.hand is not None:
-            score = self._search(occupied, planes, position[3], alpha, beta, depth)
+            # A win proof's root tries its turns in an order of its own (the core's win_order), but never under a
+            # node limit: perfect's Levels search with one, and their ladder was measured on the plain order's nodes.
+            win_order = aim is Aim.WIN and self._node_limit is None
+            score = self._search(occupied, planes, position[3], alpha, beta, depth, win_order)
             move = self.core.best_move
             turn = (_core_turn(position, move) if move >= 0 else None) or self._found(position)
             extra = 0
@@ -398,7 +402,9 @@ class Solver:
             return Analysis(None, (self._found(position),), self._nodes, time.monotonic() - started)
         return Analysis(value, best, self._nodes, time.monotonic() - started)
 
-    def _search(self, occupied: int, planes: int, hand: int, alpha: int, beta: int, depth: int = EXACT) -> int:
+    def _search(
+        self, occupied: int, planes: int, hand: int, alpha: int, beta: int, depth: int = EXACT, win_order: bool = False
+    ) -> int:
         """One core search within what is left of the request's limits; raises _Unproven when cut short."""
         max_nodes = 0
         if self._node_limit is not None:
@@ -410,7 +416,7 @@ class Solver:
             seconds = self._deadline - time.monotonic()
             if seconds <= 0:
                 raise _Unproven
-        score = self.core.search(occupied, planes, hand, alpha, beta, max_nodes, seconds, depth)
+        score = self.core.search(occupied, planes, hand, alpha, beta, max_nodes, seconds, depth, win_order)
         self._nodes += self.core.nodes
         if self.core.aborted:
             raise _Unproven

@@ -196,7 +196,8 @@ def test_searches_prove_what_they_aim_at(variant: Variant, seed: int, empties: i
 def test_deepening_searches_the_same_tree_in_both_cores(
     variant: Variant, seed: int, empties: int, tt_bits: int
 ) -> None:
-    """Depth 1, 2, ... to the end on one table, with windows of every kind: same scores, nodes and best turns."""
+    """Depth 1, 2, ... to the end on one table, with windows of every kind and either root order (win_order): same
+    scores, nodes and best turns."""
     rng = random.Random(seed)
     position = random_position(variant, rng, empties)
     if position.hand is None or position.claimable:
@@ -206,11 +207,40 @@ def test_deepening_searches_the_same_tree_in_both_cores(
     for depth in range(1, 17 - position.placed):
         alpha = rng.randint(-3, 1)
         beta = alpha + rng.randint(1, 3)
+        win_order = rng.random() < 0.5
         got = []
         for core in cores:
-            score = core.search(position[1], position[2], position[3], alpha, beta, 0, 0.0, depth)
+            score = core.search(position[1], position[2], position[3], alpha, beta, 0, 0.0, depth, win_order)
             got.append((score, core.nodes, core.best_move))
-        assert got[0] == got[1], (depth, alpha, beta)
+        assert got[0] == got[1], (depth, alpha, beta, win_order)
+
+
+@settings(max_examples=25, deadline=None)
+@given(variant=variants, seed=st.integers(0, 2**32), empties=st.integers(7, 8), pure=st.booleans())
+def test_the_win_order_changes_no_answer(variant: Variant, seed: int, empties: int, pure: bool) -> None:
+    """The root's order for win proofs reaches the same side of every window as the plain order (a score inside
+    it is exact, so the same), and its best turn, when a win is proven, wins too."""
+    rng = random.Random(seed)
+    position = random_position(variant, rng, empties)
+    if position.hand is None or position.claimable:
+        return
+    args = (variant.lines, sum(a.value for a in variant.attributes), board_maps(variant.shapes), 16)
+    core_type = _solver_py.Core if pure or _solver is None else _solver.Core
+    for alpha, beta in ((0, 1), (-1, 0), (-1, 1)):
+        plain, ordered = core_type(*args), core_type(*args)
+        a = plain.search(position[1], position[2], position[3], alpha, beta)
+        b = ordered.search(position[1], position[2], position[3], alpha, beta, win_order=True)
+        assert (a <= alpha, a >= beta) == (b <= alpha, b >= beta)
+        if alpha < a < beta:
+            assert a == b
+    solver = Solver(variant, pure=pure)
+    win = solver.search(position, empties, aim=Aim.WIN)
+    assert win is not None
+    if win.verdict is Verdict.WIN:
+        child = position.apply(win.turn)
+        if child.outcome is not Outcome.WIN:
+            reply = Solver(variant, pure=pure).value(child).value
+            assert reply is not None and reply.verdict is Verdict.LOSS
 
 
 # --- vectors -----------------------------------------------------------------------------------------------------

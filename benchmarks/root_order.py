@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""The root order of win proofs (the core's ``win_order``), counted in nodes: no clock, so load does not enter.
+
+For won positions sampled as benchmarks/convert.py does (``--seed``; the benchmark's own positions are seed 1),
+each on a fresh table: the nodes ``perfect``'s exact search takes to prove the win, the safety proof (window
+(-1, 0)) then the win proof (window (0, 1)), once with the root's plain order (the opponent's mobility, fewest
+first) and once with ``win_order`` (each piece left that already wins somewhere after the placement counts
+against the turn too: ``WIN_ORDER_DEADLY`` in protocol/_solver.c). Both must prove the win. Prints each position,
+the sums and medians, and how many positions each proves within each budget of nodes (a quiet machine's 70 ms
+turn is roughly 40,000 nodes: ``nps`` in the engine's ``info``). WIN_ORDER_DEADLY was chosen on seed 2.
+
+    python benchmarks/root_order.py [--empties 12] [--positions 20] [--variant standard] [--seed 1]
+                                    [--budgets 20000,30000,40000,50000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+
+from convert import won_positions
+from quarto_arena.protocol.notation import format_position, parse_variant
+from quarto_arena.protocol.rules import Position
+from quarto_arena.protocol.solver import Solver
+
+
+def proof_nodes(position: Position, win_order: bool) -> int:
+    """Nodes of the safety proof and then the win proof at ``position``, on a fresh table."""
+    core = Solver(position.variant).core
+    occupied, planes, hand = position[1], position[2], position[3]
+    assert hand is not None
+    core.search(occupied, planes, hand, -1, 0)
+    nodes = core.nodes
+    score = core.search(occupied, planes, hand, 0, 1, win_order=win_order)
+    assert score >= 1, "a won position's win proof proves the win"
+    return nodes + core.nodes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--empties", type=int, default=12, help="empty squares of the won positions")
+    parser.add_argument("--positions", type=int, default=20)
+    parser.add_argument("--variant", default="standard")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--budgets", default="20000,30000,40000,50000", help="nodes, comma-separated")
+    args = parser.parse_args()
+    variant = parse_variant(args.variant)
+    positions = won_positions(variant, args.empties, args.positions, args.seed, Solver(variant))
+    rows = []
+    for index, position in enumerate(positions):
+        plain, ordered = proof_nodes(position, False), proof_nodes(position, True)
+        rows.append((plain, ordered))
+        line = f"plain {plain:>9,}  win_order {ordered:>9,}  {ordered / plain:5.2f}"
+        print(f"{index:3}  {format_position(position):24} {line}")
+    plains = [p for p, _ in rows]
+    ordereds = [o for _, o in rows]
+    print(
+        f"nodes in all: plain {sum(plains):,}, win_order {sum(ordereds):,} ({sum(ordereds) / sum(plains):.3f}); "
+        f"median {statistics.median(plains):,.0f} -> {statistics.median(ordereds):,.0f}; "
+        f"fewer at {sum(o < p for p, o in rows)}, more at {sum(o > p for p, o in rows)} of {len(rows)}"
+    )
+    for budget in (int(b) for b in args.budgets.split(",") if b):
+        print(
+            f"within {budget:>7,} nodes: plain {sum(n <= budget for n in plains):>3}/{len(rows)}, "
+            f"win_order {sum(n <= budget for n in ordereds):>3}/{len(rows)}"
+        )
+
+
+if __name__ == "__main__":
+    main()
