@@ -35,6 +35,7 @@ from .records import GameRecord, Result, Termination
 from .results import MatchSummary, forfeit_counts, rating_table, summarize
 from .stats import (
     Cell,
+    RatingTable,
     TableRows,
     crosstable_rows,
     display_cell,
@@ -166,9 +167,27 @@ def results_table(ratings: TableRows, forfeits: Mapping[str, Mapping[Termination
     return TableRows(tuple(headers), tuple(tuple(r) for r in rows))
 
 
-def standings_table(records: Sequence[GameRecord], names: Sequence[str]) -> TableRows:
-    """The results so far: ratings plus forfeits."""
-    return results_table(rating_rows(rating_table(records, names)), forfeit_counts(records, names))
+def standings_table(records: Sequence[GameRecord], names: Sequence[str], rated: RatingTable | None = None) -> TableRows:
+    """The results so far: ratings (``rated``, if the caller has fitted them already) plus forfeits."""
+    return results_table(
+        rating_rows(rating_table(records, names) if rated is None else rated), forfeit_counts(records, names)
+    )
+
+
+_RATED: list[tuple[tuple[GameRecord, ...], tuple[str, ...], RatingTable]] = []
+
+
+def _rated(outcome: RunOutcome) -> RatingTable:
+    """The rating table of a run's games, fitted once for all that the run ends with (standings.txt, .csv and .json,
+    the final report: six fits of every game before). Kept for the last outcome's records only: a tuple of frozen
+    records, so the same tuple always has the same table."""
+    records, names = outcome.records, tuple(outcome.spec.names)
+    for kept, kept_names, table in _RATED:
+        if kept is records and kept_names == names:
+            return table
+    table = rating_table(records, names)
+    _RATED[:] = [(records, names, table)]
+    return table
 
 
 def game_comment(record: GameRecord) -> str:
@@ -569,7 +588,8 @@ def final_report(outcome: RunOutcome, fmt: str = "simple") -> str:
     spec = outcome.spec
     records = list(outcome.records)
     names = spec.names
-    table = standings_table(records, names)
+    rated = _rated(outcome)
+    table = standings_table(records, names, rated)
     if fmt in ("csv", "json"):
         return format_table(table, fmt)
     parts: list[str] = []
@@ -578,7 +598,7 @@ def final_report(outcome: RunOutcome, fmt: str = "simple") -> str:
         if len(names) == 2:
             parts.append("\n".join(match_lines(summarize(records, *names))))
         else:
-            parts.append(format_table(crosstable_rows(rating_table(records, names)), fmt))
+            parts.append(format_table(crosstable_rows(rated), fmt))
     else:
         parts.append("\n".join(match_lines(summarize(records, *names))))
     if spec.kind is RunKind.SPRT and outcome.sprt is not None:
@@ -598,7 +618,7 @@ def _standings_json(outcome: RunOutcome) -> dict[str, Any]:
         "scheduled": outcome.total,
         "complete": outcome.complete,
         "interrupted": outcome.interrupted is not None,
-        "table": json.loads(format_table(standings_table(records, spec.names), "json")),
+        "table": json.loads(format_table(standings_table(records, spec.names, _rated(outcome)), "json")),
     }
     if len(spec.names) == 2:
         s = summarize(records, *spec.names)
@@ -630,7 +650,7 @@ def _standings_json(outcome: RunOutcome) -> dict[str, Any]:
 def write_standings(directory: Path, outcome: RunOutcome) -> None:
     """Writes ``standings.txt`` (the final report), ``standings.csv`` and ``standings.json`` into ``directory``."""
     records = list(outcome.records)
-    table = standings_table(records, outcome.spec.names)
+    table = standings_table(records, outcome.spec.names, _rated(outcome))
     files = {
         "standings.txt": final_report(outcome) + "\n",
         "standings.csv": format_table(table, "csv") + "\n",

@@ -448,20 +448,49 @@ def pgn_text(record: GameRecord, event: str) -> str:
     comment ends with what ended the game.
 
     A run writes one a game as it counts it: the usual game (no tag value to escape, canonical tokens) is written
-    here directly, byte for byte as :func:`format_game` writes it, at about a third of its cost; anything else goes
+    here directly, byte for byte as :func:`format_game` writes it, at half its cost; anything else goes
     through :func:`format_game` (tests/test_pgn.py checks the two agree).
     """
-    tags = _record_tags(record, event)
     turns = record.turns
-    if _UNSAFE_VALUE.search("".join(tags.values())) is None and _good_tokens([t.token for t in turns]):
+    start = record.start
+    opening = " ".join((start, *record.opening)) if start != _STARTPOS or record.opening else "-"
+    date = record.started[:10].replace("-", ".") if record.started else "????.??.??"
+    # The tag lines as format_game writes them from _record_tags; ``values`` gathers every value that may need an
+    # escape (Round and GameId are numbers, Result and Termination fixed words).
+    head = (
+        f'[Event "{event}"]\n[Site "{_SITE}"]\n[Date "{date}"]\n[Round "{record.round}"]\n[White "{record.first}"]\n'
+        f'[Black "{record.second}"]\n[Result "{record.result.value}"]\n[Variant "{record.variant}"]\n'
+        f'[TimeControl "{record.time_control}"]\n[Termination "{record.termination.value}"]\n'
+        f'[Opening "{opening}"]\n[GameId "{record.game_id}"]'
+    )
+    values = [event, _SITE, date, record.first, record.second, record.variant, record.time_control, opening]
+    if start != _STARTPOS:
+        head += f'\n[StartPosition "{start}"]'
+    for side, ident in zip(("White", "Black"), record.engines, strict=False):
+        if ident.id_name is not None:
+            head += f'\n[{side}Engine "{ident.id_name}"]'
+            values.append(ident.id_name)
+        if ident.author is not None:
+            head += f'\n[{side}Author "{ident.author}"]'
+            values.append(ident.author)
+        if ident.source:
+            head += f'\n[{side}Command "{ident.source}"]'
+            values.append(ident.source)
+        if ident.options:
+            options = " ".join(f"{k}={v}" for k, v in ident.options.items())
+            head += f'\n[{side}Options "{options}"]'
+            values.append(options)
+    if _UNSAFE_VALUE.search("".join(values)) is None and _good_tokens([t.token for t in turns]):
         words = []
         book = len(record.opening)
         ending = record.detail.replace("}", ")")
         last = len(turns) - 1
         for i, turn in enumerate(turns):
-            if not i & 1:
-                words.append(_MOVE_NUMBERS[i >> 1] if i < _NUMBERED else f"{(i >> 1) + 1}.")
-            words.append(turn.token)
+            # A turn's words as one string (its number, token and comment): the text is joined by spaces anyway.
+            if i & 1:
+                lead = turn.token
+            else:
+                lead = f"{_MOVE_NUMBERS[i >> 1] if i < _NUMBERED else f'{(i >> 1) + 1}.'} {turn.token}"
             score = turn.score if i >= book else None
             if score:
                 if "}" in score:
@@ -470,17 +499,16 @@ def pgn_text(record: GameRecord, event: str) -> str:
             else:
                 text = "book" if i < book else f"{turn.ms}ms"
                 if i != last or not ending:
-                    words.append(f"{{{text}}}")  # no white space in it to normalize
+                    words.append(f"{lead} {{{text}}}")  # no white space in the comment to normalize
                     continue
             if i == last and ending:
                 text = f"{text}; {ending}"
-            words.append(f"{{{' '.join(text.split())}}}")
+            words.append(f"{lead} {{{' '.join(text.split())}}}")
         else:
             if ending and not turns:
                 words.append(f"{{{' '.join(ending.split())}}}")
             words.append(record.result.value)
-            lines = [f'[{name} "{value}"]' for name, value in tags.items()]
-            return "\n".join(lines) + "\n\n" + _wrap(" ".join(words)) + "\n"
+            return f"{head}\n\n{_wrap(' '.join(words))}\n"
     return _pgn_text_general(record, event)
 
 

@@ -39,7 +39,22 @@ spec = importlib.util.spec_from_file_location("quarto_arena.protocol._solver", p
 module = importlib.util.module_from_spec(spec)
 loader.exec_module(module)
 import quarto_arena.protocol.solver as S
-S._COMPILED = module.Core
+
+
+# The core at CORE behind this checkout's solver.py: an older core takes no win_order (analyse leaves it off).
+class Core:
+
+    def __init__(self, *args):
+        self._core = module.Core(*args)
+
+    def search(self, *args):
+        return self._core.search(*(args[:8] if len(args) > 8 and not args[8] else args))
+
+    def __getattr__(self, name):
+        return getattr(self._core, name)
+
+
+S._COMPILED = Core
 S._WORKERS = 1
 from analyse_position import sample_positions
 from quarto_arena.protocol.notation import parse_variant

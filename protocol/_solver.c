@@ -26,7 +26,8 @@
  *     once: fewest first; at the root of a win proof, see WIN_ORDER_DEADLY), after the table's best turn.
  *
  * Per node, a summary of the groups (pieces in each, the attribute bits they all have or all lack) is passed to the
- * children, so that the pieces that win after one or two more placements are a few table look-ups away.
+ * children, so that the pieces that win after one or two more placements are a few table look-ups away; a node that
+ * orders its turns has derived each child's summary and threats already, and hands them over.
  *
  * The canonical image: the board maps that give the least occupied mask; for each, every attribute plane is
  * complemented when that makes it less (on an empty board, when that clears the bit of the piece in hand), then

@@ -29,8 +29,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from . import _solver_py
-from ._solver_py import EXACT
 from .rules import CLAIM, Outcome, Position, Turn, Variant, turn_of
 from .symmetry import board_maps, canonical_key
 
@@ -58,6 +56,9 @@ PARALLEL_EMPTIES: Final = 10
 """From this many empty squares on, every best turn is searched on two threads (below, a thread costs more than
 it saves)."""
 _WORKERS: Final = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+EXACT: Final = 64
+"""A depth no game reaches: the search is exact (as the cores' own EXACT: _solver.c's, and the mirror's, which a
+test holds equal)."""
 
 
 class CoreProtocol(Protocol):
@@ -99,6 +100,14 @@ def _compiled() -> type[CoreProtocol] | None:
 
 
 _COMPILED: Final = _compiled()
+
+
+def _pure_core() -> type[CoreProtocol]:
+    # Imported on first use: with the C core (the common case) the mirror is never needed, and compiling its module
+    # is part of every start-up where no bytecode cache is kept.
+    from . import _solver_py
+
+    return _solver_py.Core
 
 
 def compiled_core_available() -> bool:
@@ -265,14 +274,14 @@ class Solver:
     def __init__(self, variant: Variant, *, tt_bits: int = DEFAULT_TT_BITS, pure: bool | None = None) -> None:
         if pure is None:
             pure = os.environ.get(PURE_ENV, "") not in ("", "0")
-        core_type: type[CoreProtocol] = _solver_py.Core if pure or _COMPILED is None else _COMPILED
+        self.compiled = not pure and _COMPILED is not None
+        """True when the C core is in use."""
+        core_type = _COMPILED if self.compiled and _COMPILED is not None else _pure_core()
         counted = sum(a.value for a in variant.attributes)
         self.variant = variant
         """The rules this solver plays by."""
         self.core: CoreProtocol = core_type(variant.lines, counted, board_maps(variant.shapes), tt_bits)
         """The search core (C or pure Python)."""
-        self.compiled = core_type is not _solver_py.Core
-        """True when the C core is in use."""
         self._tt_bits = tt_bits
         self._nodes = 0
         self._node_limit: int | None = None

@@ -6,10 +6,13 @@ import csv
 import io
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from quarto_arena.arena import output
+from quarto_arena.arena.engine import EngineConfig
 from quarto_arena.arena.output import (
     TABLE_FORMATS,
     ProgressEvery,
@@ -20,9 +23,9 @@ from quarto_arena.arena.output import (
     results_table,
 )
 from quarto_arena.arena.records import GameRecord, Result, Termination
-from quarto_arena.arena.run import GameFinished, GameStarted, Notice, RunKind
+from quarto_arena.arena.run import GameFinished, GameStarted, Notice, RunKind, RunOutcome, RunSpec
 from quarto_arena.arena.schedule import Opening, ScheduledGame
-from quarto_arena.arena.stats import TableRows
+from quarto_arena.arena.stats import RatingTable, TableRows
 
 ROWS = TableRows(
     ("rank", "player", "rating", "margin", "score", "los_next", "pool", "regularized"),
@@ -162,3 +165,29 @@ def test_progress_every_values() -> None:
     for bad in ("", "0", "1.5", "soon", "10x", "-3"):
         with pytest.raises(ValueError, match="--progress-every"):
             parse_progress_every(bad)
+
+
+def test_a_finished_run_is_rated_once_for_all_it_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fits: list[int] = []
+    real = output.rating_table
+
+    def counted(records: Sequence[GameRecord], names: Sequence[str]) -> RatingTable:
+        fits.append(len(records))
+        return real(records, names)
+
+    monkeypatch.setattr(output, "rating_table", counted)
+    engines = tuple(EngineConfig(name, command=("x",)) for name in ("a", "b", "c"))
+    spec = RunSpec(RunKind.TOURNAMENT, engines)
+    pairs = [("a", "b"), ("b", "c"), ("c", "a"), ("a", "c")] * 3
+    games = tuple(GameRecord(w, b, Result.FIRST_WINS, Termination.NORMAL, game_id=i) for i, (w, b) in enumerate(pairs))
+    outcome = RunOutcome(spec, games, len(games))
+    output.write_standings(tmp_path, outcome)
+    shown = output.final_report(outcome)
+    assert fits == [len(games)]  # standings.txt, .csv, .json and the report on the terminal: one fit
+    assert (tmp_path / "standings.txt").read_text() == shown + "\n"
+    # Another run's games (another tuple) are fitted anew: the table follows the records, never the last run's.
+    flipped = RunOutcome(spec, tuple(replace(g, result=Result.SECOND_WINS) for g in games), len(games))
+    assert output.final_report(flipped) != shown
+    assert fits == [len(games)] * 2
+    monkeypatch.setattr(output, "rating_table", real)
+    assert output.final_report(flipped) == output.final_report(replace(flipped, records=tuple(list(flipped.records))))

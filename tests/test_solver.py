@@ -27,6 +27,7 @@ except ImportError:  # no C core: the tests that need it skip
     _solver = None  # type: ignore[assignment]
 from quarto_arena.protocol import _solver_py
 from quarto_arena.protocol.solver import (
+    EXACT,
     PARALLEL_EMPTIES,
     PURE_ENV,
     Aim,
@@ -101,6 +102,11 @@ def vector_case(v: dict[str, Any]) -> tuple[Position, Verdict, set[Turn]]:
 
 
 # --- against the oracle, and the two cores against each other ----------------------------------------------------
+
+
+def test_the_exact_depth_is_the_mirrors() -> None:
+    # solver.py keeps its own copy so as not to import the mirror with the C core (start-up).
+    assert EXACT == _solver_py.EXACT
 
 
 @pytest.mark.slow
