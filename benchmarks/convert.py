@@ -34,6 +34,16 @@ from quarto_arena.protocol.solver import Aim, Solver, Verdict
 from quarto_arena.protocol.uqi import Go, Info
 
 
+def won_position_arguments(parser: argparse.ArgumentParser, budgets: str) -> None:
+    """The options of a script that counts the nodes of win proofs on :func:`won_positions` (hunt_nodes.py,
+    root_order.py): which positions, and the budgets in nodes to count them within."""
+    parser.add_argument("--empties", type=int, default=12, help="empty squares of the won positions")
+    parser.add_argument("--positions", type=int, default=20)
+    parser.add_argument("--variant", default="standard")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--budgets", default=budgets, help="nodes, comma-separated")
+
+
 def won_positions(variant: Variant, empties: int, count: int, seed: int, solver: Solver) -> list[Position]:
     """``count`` positions with ``empties`` empty squares and a piece in hand, won for the player to move."""
     rng = random.Random(f"{seed}-{empties}-{variant.describe()}")

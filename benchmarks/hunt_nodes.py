@@ -7,10 +7,10 @@ without limits: the nodes the main search takes to prove the win (the safety pro
 thread does), and the nodes the hunt takes to prove a winning turn by itself (its ordering searches included).
 With two threads on two free cores, the win is proven when the sooner of the two is done. Prints each position,
 then for each budget in nodes how many positions one thread and two threads prove within it. A quiet machine's
-70 ms turn is roughly 100,000-200,000 nodes (``nps`` in the engine's ``info``).
+70 ms turn is roughly 60,000-70,000 nodes (about 0.9 M a second in these proofs, measured on this 2-core machine).
 
     python benchmarks/hunt_nodes.py [--empties 12] [--positions 20] [--variant standard] [--seed 1]
-                                    [--budgets 50000,100000,150000,200000,300000]
+                                    [--budgets 40000,50000,60000,70000,100000]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import statistics
 
-from convert import won_positions
+from convert import won_position_arguments, won_positions
 from quarto_arena.engines.perfect.hunt import Hunt
 from quarto_arena.protocol.notation import parse_variant
 from quarto_arena.protocol.solver import Aim, Solver
@@ -26,11 +26,7 @@ from quarto_arena.protocol.solver import Aim, Solver
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--empties", type=int, default=12, help="empty squares of the won positions")
-    parser.add_argument("--positions", type=int, default=20)
-    parser.add_argument("--variant", default="standard")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--budgets", default="50000,100000,150000,200000,300000", help="nodes, comma-separated")
+    won_position_arguments(parser, "40000,50000,60000,70000,100000")
     args = parser.parse_args()
     variant = parse_variant(args.variant)
     positions = won_positions(variant, args.empties, args.positions, args.seed, Solver(variant))

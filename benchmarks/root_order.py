@@ -7,10 +7,11 @@ each on a fresh table: the nodes ``perfect``'s exact search takes to prove the w
 first) and once with ``win_order`` (each piece left that already wins somewhere after the placement counts
 against the turn too: ``WIN_ORDER_DEADLY`` in protocol/_solver.c). Both must prove the win. Prints each position,
 the sums and medians, and how many positions each proves within each budget of nodes (a quiet machine's 70 ms
-turn is roughly 40,000 nodes: ``nps`` in the engine's ``info``). WIN_ORDER_DEADLY was chosen on seed 2.
+turn is roughly 60,000-70,000 nodes: about 0.9 M a second in these proofs, measured on this 2-core machine).
+WIN_ORDER_DEADLY was chosen on seed 2.
 
     python benchmarks/root_order.py [--empties 12] [--positions 20] [--variant standard] [--seed 1]
-                                    [--budgets 20000,30000,40000,50000]
+                                    [--budgets 40000,50000,60000,70000]
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import argparse
 import statistics
 
-from convert import won_positions
+from convert import won_position_arguments, won_positions
 from quarto_arena.protocol.notation import format_position, parse_variant
 from quarto_arena.protocol.rules import Position
 from quarto_arena.protocol.solver import Solver
@@ -38,11 +39,7 @@ def proof_nodes(position: Position, win_order: bool) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--empties", type=int, default=12, help="empty squares of the won positions")
-    parser.add_argument("--positions", type=int, default=20)
-    parser.add_argument("--variant", default="standard")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--budgets", default="20000,30000,40000,50000", help="nodes, comma-separated")
+    won_position_arguments(parser, "40000,50000,60000,70000")
     args = parser.parse_args()
     variant = parse_variant(args.variant)
     positions = won_positions(variant, args.empties, args.positions, args.seed, Solver(variant))
