@@ -23,6 +23,7 @@ import argparse
 import random
 import statistics
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from quarto_arena.engines.greedy import safe_turns, winning_turns
@@ -42,6 +43,13 @@ def won_position_arguments(parser: argparse.ArgumentParser, budgets: str) -> Non
     parser.add_argument("--variant", default="standard")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--budgets", default=budgets, help="nodes, comma-separated")
+
+
+def print_within(budgets: str, columns: Sequence[tuple[str, Sequence[int]]]) -> None:
+    """For each budget in nodes (comma-separated), how many of each column's proofs it holds: a line a budget."""
+    for budget in (int(b) for b in budgets.split(",") if b):
+        counts = ", ".join(f"{label} {sum(n <= budget for n in nodes):>3}/{len(nodes)}" for label, nodes in columns)
+        print(f"within {budget:>9,} nodes: {counts}")
 
 
 def won_positions(variant: Variant, empties: int, count: int, seed: int, solver: Solver) -> list[Position]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import statistics
 
-from convert import won_position_arguments, won_positions
+from convert import print_within, won_position_arguments, won_positions
 from quarto_arena.engines.perfect.hunt import Hunt
 from quarto_arena.protocol.notation import parse_variant
 from quarto_arena.protocol.solver import Aim, Solver
@@ -47,11 +47,7 @@ def main() -> None:
         f"median nodes to a proven win: one thread {statistics.median(ones):,.0f}, two {statistics.median(soon):,.0f}; "
         f"in all {sum(soon) / sum(ones):.2f} of one thread's"
     )
-    for budget in (int(b) for b in args.budgets.split(",") if b):
-        print(
-            f"within {budget:>9,} nodes: one thread proves {sum(n <= budget for n in ones):>3}/{len(rows)}, "
-            f"two {sum(n <= budget for n in soon):>3}/{len(rows)}"
-        )
+    print_within(args.budgets, [("one thread", ones), ("two", soon)])
 
 
 if __name__ == "__main__":

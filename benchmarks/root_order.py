@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import statistics
 
-from convert import won_position_arguments, won_positions
+from convert import print_within, won_position_arguments, won_positions
 from quarto_arena.protocol.notation import format_position, parse_variant
 from quarto_arena.protocol.rules import Position
 from quarto_arena.protocol.solver import Solver
@@ -56,11 +56,7 @@ def main() -> None:
         f"median {statistics.median(plains):,.0f} -> {statistics.median(ordereds):,.0f}; "
         f"fewer at {sum(o < p for p, o in rows)}, more at {sum(o > p for p, o in rows)} of {len(rows)}"
     )
-    for budget in (int(b) for b in args.budgets.split(",") if b):
-        print(
-            f"within {budget:>7,} nodes: plain {sum(n <= budget for n in plains):>3}/{len(rows)}, "
-            f"win_order {sum(n <= budget for n in ordereds):>3}/{len(rows)}"
-        )
+    print_within(args.budgets, [("plain", plains), ("win_order", ordereds)])
 
 
 if __name__ == "__main__":
