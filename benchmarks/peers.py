@@ -12,12 +12,14 @@ For each run it prints, per ply: the wall time, the arena's own CPU (its CPU and
 wait4, less what the engines report they used: each engine appends its own CPU to a log at exit), and the round
 trips (the engines' replies: one per command that wants an answer). Each figure is marginal: every arena plays
 ``--games`` and a quarter of them, and the difference is divided by the difference in plies, so that fixed costs
-(start-up; fastchess waits about a second at exit) do not count against the games. Rounds are interleaved
+(start-up; fastchess waits about a second at exit) do not count against the games. That wait varies by more than
+a few hundred games take, so the default is 2,000 (with 40 or 200, fastchess's marginal wall came out negative on
+a quiet 2-core machine; a run of 3 rounds then takes under a minute). Rounds are interleaved
 (every arena once, then again) so a busy machine slows them alike; the table gives each figure's median over the
 rounds, and each quarto-arena figure as a ratio to fastchess's at the same concurrency in the same round (median of
 the rounds).
 
-    python benchmarks/peers.py [--fastchess PATH] [--cutechess PATH] [--games 40] [--rounds 3] [--concurrency 1,2]
+    python benchmarks/peers.py [--fastchess PATH] [--cutechess PATH] [--games 2000] [--rounds 3] [--concurrency 1,2]
                                [--arena "quarto-arena"]
 """
 
@@ -165,7 +167,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--fastchess", help="path of a fastchess binary (skipped when not given)")
     parser.add_argument("--cutechess", default=shutil.which("cutechess-cli"), help="path of cutechess-cli")
-    parser.add_argument("--games", type=int, default=40, help="games per run (even)")
+    parser.add_argument("--games", type=int, default=2000, help="games per run (even; fewer leave the margin to noise)")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds")
     parser.add_argument("--concurrency", default="1,2", help="concurrencies, comma-separated")
     parser.add_argument(
