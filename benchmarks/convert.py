@@ -35,14 +35,18 @@ from quarto_arena.protocol.solver import Aim, Solver, Verdict
 from quarto_arena.protocol.uqi import Go, Info
 
 
-def won_position_arguments(parser: argparse.ArgumentParser, budgets: str) -> None:
-    """The options of a script that counts the nodes of win proofs on :func:`won_positions` (hunt_nodes.py,
-    root_order.py): which positions, and the budgets in nodes to count them within."""
+def sampled_won_positions(description: str | None, budgets: str) -> tuple[argparse.Namespace, list[Position]]:
+    """The command line of a script that counts the nodes of win proofs on :func:`won_positions` (hunt_nodes.py,
+    root_order.py: which positions, and the budgets in nodes to count them within), and those positions."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--empties", type=int, default=12, help="empty squares of the won positions")
     parser.add_argument("--positions", type=int, default=20)
     parser.add_argument("--variant", default="standard")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--budgets", default=budgets, help="nodes, comma-separated")
+    args = parser.parse_args()
+    variant = parse_variant(args.variant)
+    return args, won_positions(variant, args.empties, args.positions, args.seed, Solver(variant))
 
 
 def print_within(budgets: str, columns: Sequence[tuple[str, Sequence[int]]]) -> None:

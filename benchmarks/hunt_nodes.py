@@ -15,29 +15,23 @@ then for each budget in nodes how many positions one thread and two threads prov
 
 from __future__ import annotations
 
-import argparse
 import statistics
 
-from convert import print_within, won_position_arguments, won_positions
+from convert import print_within, sampled_won_positions
 from quarto_arena.engines.perfect.hunt import Hunt
-from quarto_arena.protocol.notation import parse_variant
 from quarto_arena.protocol.solver import Aim, Solver
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    won_position_arguments(parser, "40000,50000,60000,70000,100000")
-    args = parser.parse_args()
-    variant = parse_variant(args.variant)
-    positions = won_positions(variant, args.empties, args.positions, args.seed, Solver(variant))
+    args, positions = sampled_won_positions(__doc__, "40000,50000,60000,70000,100000")
     rows: list[tuple[int, int]] = []
     for index, position in enumerate(positions):
-        solver = Solver(variant)
+        solver = Solver(position.variant)
         safety = solver.search(position, args.empties, aim=Aim.SAFETY)
         win = solver.search(position, args.empties, aim=Aim.WIN)
         assert safety is not None and win is not None
         one = safety.nodes + win.nodes
-        won, hunted = Hunt(Solver(variant), position, None, lambda: None).wait()
+        won, hunted = Hunt(Solver(position.variant), position, None, lambda: None).wait()
         assert won is not None, "the hunt proves a win at every won position, given the time"
         rows.append((one, hunted))
         print(f"{index:3}  one thread {one:>10,} nodes   the hunt {hunted:>10,}   sooner {min(one, hunted):>10,}")

@@ -16,11 +16,10 @@ WIN_ORDER_DEADLY was chosen on seed 2.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 
-from convert import print_within, won_position_arguments, won_positions
-from quarto_arena.protocol.notation import format_position, parse_variant
+from convert import print_within, sampled_won_positions
+from quarto_arena.protocol.notation import format_position
 from quarto_arena.protocol.rules import Position
 from quarto_arena.protocol.solver import Solver
 
@@ -38,11 +37,7 @@ def proof_nodes(position: Position, win_order: bool) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    won_position_arguments(parser, "40000,50000,60000,70000")
-    args = parser.parse_args()
-    variant = parse_variant(args.variant)
-    positions = won_positions(variant, args.empties, args.positions, args.seed, Solver(variant))
+    args, positions = sampled_won_positions(__doc__, "40000,50000,60000,70000")
     rows = []
     for index, position in enumerate(positions):
         plain, ordered = proof_nodes(position, False), proof_nodes(position, True)
