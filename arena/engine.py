@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Generic, TypeAlias, TypeVar
 
-from quarto_arena.arena.records import Termination
+from quarto_arena.arena.records import EngineIdentity, Termination
 from quarto_arena.arena.timecontrol import SearchClock, TimeControl, as_text
 from quarto_arena.arena.transport import (
     DEFAULT_STDERR_LIMIT,
@@ -558,6 +558,8 @@ class EngineSession:
         self._clock: SearchClock | None = None
         """The clock of the running (or last) exchange: made with the session's first exchange, restarted for
         each one; its timer calls :meth:`_expired`."""
+        self._identity: tuple[EngineId | None, EngineConfig, EngineIdentity] | None = None
+        """The last :meth:`identity`, with the handshake and the config it was made from."""
 
     @property
     def name(self) -> str:
@@ -586,6 +588,24 @@ class EngineSession:
     def describe(self) -> str:
         """``greedy (pid 123)``, for messages."""
         return self.name if self.pid is None else f"{self.name} (pid {self.pid})"
+
+    def identity(self) -> EngineIdentity:
+        """What the handshake told about the engine, with how it was run (for a game's record, its JSON Lines and
+        PGN). Made again only when the handshake or the config changed (a restart): every game of a session
+        records the same (equal) value."""
+        ident, config = self.id, self.config
+        made = self._identity
+        if made is not None and made[0] is ident and made[1] is config:
+            return made[2]
+        identity = EngineIdentity(
+            id_name=None if ident is None or ident.name is None else safe_text(ident.name),
+            author=None if ident is None or ident.author is None else safe_text(ident.author),
+            protocol=None if ident is None else ident.version,
+            source=config.describe(),
+            options=dict(config.options),
+        )
+        self._identity = (ident, config, identity)
+        return identity
 
     def _fail(self, what: str, termination: Termination) -> EngineError:
         last = None if self._transport is None else self._transport.last_line

@@ -35,6 +35,7 @@ import fcntl
 import logging
 import os
 import struct
+import threading
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -88,9 +89,17 @@ class JournalContents:
     """Why the tail was dropped (one line), or None when the journal ended cleanly."""
 
 
+_PACKERS = threading.local()
+"""One msgpack Packer per thread (``packb`` makes one per call; a Packer resets itself after each pack, and after a
+failed one)."""
+
+
 def encode_frame(payload: Mapping[str, Any]) -> bytes:
     """One frame: the length/CRC header and the msgpack payload."""
-    data: bytes = msgpack.packb(payload, use_bin_type=True)
+    packer = getattr(_PACKERS, "packer", None)
+    if packer is None:
+        packer = _PACKERS.packer = msgpack.Packer(use_bin_type=True)
+    data: bytes = packer.pack(payload)
     head = struct.pack(">II", len(data), zlib.crc32(data))
     return head + struct.pack(">I", zlib.crc32(head)) + data
 

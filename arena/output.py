@@ -473,11 +473,13 @@ class RunView:
         self.fmt = fmt if fmt not in ("csv", "json") else "simple"
         self.interval = 0 if quiet else interval
         self.failures_shown = 0
+        from .run import GameEnded, GameFinished, GameStarted, Notice, SprtUpdate  # not at start-up: run imports us
+
+        self._events = (GameStarted, GameEnded, GameFinished, SprtUpdate, Notice)
 
     def __call__(self, event: object) -> None:
         """Handles one event of :meth:`quarto_arena.arena.run.Run.run`."""
-        from .run import GameEnded, GameFinished, GameStarted, Notice, SprtUpdate
-
+        GameStarted, GameEnded, GameFinished, SprtUpdate, Notice = self._events  # imported once (3 events a game)
         if isinstance(event, GameStarted):
             self.progress.started(event.game.game_id)
         elif isinstance(event, GameEnded):

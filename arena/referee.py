@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Final
 from quarto_arena.arena import codec
 from quarto_arena.arena.engine import EngineError, EngineSession, SearchOutcome, new_games
 from quarto_arena.arena.errors import ArenaFault
-from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination, TurnRecord, turn_record
+from quarto_arena.arena.records import GameRecord, Result, Termination, TurnRecord, turn_record
 from quarto_arena.arena.timecontrol import DEFAULT_MARGIN_MS, Clock, TimeControl, as_text
 from quarto_arena.protocol.notation import (
     format_attributes,
@@ -302,7 +302,7 @@ class _Game:
             round=self.spec.round,
             started=self.started,
             exit_info=dict(self.exit_info),
-            engines=tuple(_identity(p) for p in self.players),
+            engines=(self.players[0].identity(), self.players[1].identity()),
         )
 
 
@@ -313,15 +313,3 @@ def adjudication(position: Position) -> Value:
     found = Solver(position.variant, tt_bits=ADJUDICATION_TABLE_BITS).value(position)
     assert found.value is not None  # no limits: the solver always proves it
     return found.value
-
-
-def _identity(session: EngineSession) -> EngineIdentity:
-    """What the handshake told about an engine, with how it was run (for the record, the JSON Lines and PGN)."""
-    ident = session.id
-    return EngineIdentity(
-        id_name=None if ident is None or ident.name is None else safe_text(ident.name),
-        author=None if ident is None or ident.author is None else safe_text(ident.author),
-        protocol=None if ident is None else ident.version,
-        source=session.config.describe(),
-        options=dict(session.config.options),
-    )

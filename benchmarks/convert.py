@@ -36,7 +36,7 @@ from quarto_arena.protocol.uqi import Go, Info
 
 
 def sampled_won_positions(description: str | None, budgets: str) -> tuple[argparse.Namespace, list[Position]]:
-    """The command line of a script that counts the nodes of win proofs on :func:`won_positions` (hunt_nodes.py,
+    """The command line of a script that counts the nodes of win proofs on :func:`won_positions` (two_threads.py,
     root_order.py: which positions, and the budgets in nodes to count them within), and those positions."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--empties", type=int, default=12, help="empty squares of the won positions")

@@ -110,6 +110,9 @@ typedef struct {
     int best_move;
     int busy;
     int win_order; /* the root orders its turns for a win proof (WIN_ORDER_DEADLY) */
+    int listing;   /* root_turns: the root lists its turns, in the order it would try them, instead of searching */
+    int nlisted;
+    int listed[256];
 } Core;
 
 static uint16_t HAS[4], HAS_NOT[4];
@@ -720,6 +723,11 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
             break;
         }
     }
+    if (root && c->listing) {
+        memcpy(c->listed, moves, (size_t)n * sizeof *moves);
+        c->nlisted = n;
+        return 0;
+    }
     int last_square = -1;
     Groups after;
     for (int i = 0; i < n; i++) {
@@ -906,7 +914,8 @@ static void Core_dealloc(Core *c) {
     Py_TYPE(c)->tp_free((PyObject *)c);
 }
 
-static PyObject *Core_search(Core *c, PyObject *args, PyObject *kwds) {
+/* Runs a search from the Python side (search and root_turns); returns the score, or -1000 with an exception set. */
+static int run(Core *c, PyObject *args, PyObject *kwds, int listing) {
     static char *kwlist[] = {"occupied", "planes", "hand",  "alpha",     "beta", "max_nodes",
                              "seconds",  "depth",  "win_order", NULL};
     unsigned int occupied;
@@ -915,18 +924,18 @@ static PyObject *Core_search(Core *c, PyObject *args, PyObject *kwds) {
     double seconds = 0.0;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "IKiii|Kdip", kwlist, &occupied, &planes, &hand, &alpha, &beta,
                                      &max_nodes, &seconds, &depth, &win_order))
-        return NULL;
+        return -1000;
     if (c->tt == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "Core is not initialised");
-        return NULL;
+        return -1000;
     }
     if (occupied > 0xFFFF || occupied == 0xFFFF || hand < 0 || hand > 15) {
         PyErr_SetString(PyExc_ValueError, "a node has an empty square and a piece in hand (0..15)");
-        return NULL;
+        return -1000;
     }
     if (c->busy) {
         PyErr_SetString(PyExc_RuntimeError, "Core.search is already running (one search per core at a time)");
-        return NULL;
+        return -1000;
     }
     c->busy = 1;
     c->nodes = 0;
@@ -934,6 +943,8 @@ static PyObject *Core_search(Core *c, PyObject *args, PyObject *kwds) {
     c->best_move = -1;
     c->max_nodes = max_nodes;
     c->win_order = win_order;
+    c->listing = listing;
+    c->nlisted = -1;
     c->deadline = seconds > 0 ? now_seconds() + seconds : 0.0;
     int score = 0;
     if (c->stopped) {
@@ -952,8 +963,33 @@ static PyObject *Core_search(Core *c, PyObject *args, PyObject *kwds) {
         if (c->aborted)
             score = 0;
     }
+    c->listing = 0;
     c->busy = 0;
-    return PyLong_FromLong(score);
+    return score;
+}
+
+static PyObject *Core_search(Core *c, PyObject *args, PyObject *kwds) {
+    int score = run(c, args, kwds, 0);
+    return score == -1000 ? NULL : PyLong_FromLong(score);
+}
+
+static PyObject *Core_root_turns(Core *c, PyObject *args, PyObject *kwds) {
+    if (run(c, args, kwds, 1) == -1000)
+        return NULL;
+    if (c->nlisted < 0)
+        Py_RETURN_NONE;
+    PyObject *out = PyList_New(c->nlisted);
+    if (out == NULL)
+        return NULL;
+    for (int i = 0; i < c->nlisted; i++) {
+        PyObject *move = PyLong_FromLong(c->listed[i]);
+        if (move == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, move);
+    }
+    return out;
 }
 
 static PyObject *Core_stop(Core *c, PyObject *Py_UNUSED(ignored)) {
@@ -984,6 +1020,10 @@ static PyMethodDef Core_methods[] = {
     {"search", (PyCFunction)(void (*)(void))Core_search, METH_VARARGS | METH_KEYWORDS,
      "search(occupied, planes, hand, alpha, beta, max_nodes=0, seconds=0.0, depth=64, win_order=False) -> fail-soft "
      "score"},
+    {"root_turns", (PyCFunction)(void (*)(void))Core_root_turns, METH_VARARGS | METH_KEYWORDS,
+     "root_turns(occupied, planes, hand, alpha, beta, max_nodes=0, seconds=0.0, depth=64, win_order=False) -> the "
+     "root's turns (square << 4 | piece) in the order search() would try them, or None when the root decides without "
+     "trying any (a win at once, the table, a bound)"},
     {"stop", (PyCFunction)Core_stop, METH_NOARGS, "End a running search (thread-safe), until reset_stop()."},
     {"reset_stop", (PyCFunction)Core_reset_stop, METH_NOARGS, "Clear a stop request."},
     {"clear", (PyCFunction)Core_clear, METH_NOARGS, "Empty the transposition table."},

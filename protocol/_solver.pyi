@@ -18,6 +18,18 @@ class Core:
         depth: int = 64,
         win_order: bool = False,
     ) -> int: ...
+    def root_turns(
+        self,
+        occupied: int,
+        planes: int,
+        hand: int,
+        alpha: int,
+        beta: int,
+        max_nodes: int = 0,
+        seconds: float = 0.0,
+        depth: int = 64,
+        win_order: bool = False,
+    ) -> list[int] | None: ...
     def stop(self) -> None: ...
     def reset_stop(self) -> None: ...
     def clear(self) -> None: ...

@@ -113,6 +113,8 @@ class Core:
         self._max_nodes = 0
         self._deadline = 0.0
         self._win_order = False
+        self._listing = False
+        self._listed: list[int] | None = None
 
     def stop(self) -> None:
         """Makes a running search (or the next one) end as soon as possible, until :meth:`reset_stop`."""
@@ -166,6 +168,27 @@ class Core:
         except _Abort:
             self.aborted = True
             return 0
+
+    def root_turns(
+        self,
+        occupied: int,
+        planes: int,
+        hand: int,
+        alpha: int,
+        beta: int,
+        max_nodes: int = 0,
+        seconds: float = 0.0,
+        depth: int = EXACT,
+        win_order: bool = False,
+    ) -> list[int] | None:
+        """The root's turns (``square << 4 | piece``) in the order :meth:`search` with the same arguments would try
+        them, or None when the root decides without trying any (a win at once, the table, a bound)."""
+        self._listing, self._listed = True, None
+        try:
+            self.search(occupied, planes, hand, alpha, beta, max_nodes, seconds, depth, win_order)
+        finally:
+            self._listing = False
+        return None if self.aborted else self._listed
 
     @staticmethod
     def _piece_at(planes: int, square: int) -> int:
@@ -361,6 +384,9 @@ class Core:
         if tt_move in order:  # the table's best turn first
             order.remove(tt_move)
             order.insert(0, tt_move)
+        if root and self._listing:
+            self._listed = order
+            return 0
         for move in order:
             square, piece = move >> 4, move & 15
             score = -self._negamax(

@@ -20,7 +20,7 @@ was.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 
@@ -124,6 +124,8 @@ class Variant:
     """For each square, the winning groups that contain it (derived): pairs of the group's square mask and that
     mask moved into each counted attribute's plane. A full group wins when the planes, masked by one of those,
     are all zeros or all ones."""
+    groups: tuple[tuple[int, tuple[int, ...]], ...] = field(init=False, repr=False, compare=False)
+    """Every winning group as in :attr:`through`, each once, in the order of :attr:`lines` (derived)."""
     strict: bool = field(init=False, repr=False, compare=False)
     """``claims is ClaimMode.STRICT`` (derived; read on every turn)."""
 
@@ -135,11 +137,9 @@ class Variant:
         object.__setattr__(self, "attributes", attributes)
         object.__setattr__(self, "lines", lines)
         shifts = sorted(16 * a.plane for a in attributes)
-        object.__setattr__(
-            self,
-            "through",
-            tuple(tuple((m, tuple(m << sh for sh in shifts)) for m in lines if m >> s & 1) for s in SQUARES),
-        )
+        groups = tuple((m, tuple(m << sh for sh in shifts)) for m in lines)
+        object.__setattr__(self, "groups", groups)
+        object.__setattr__(self, "through", tuple(tuple(g for g in groups if g[0] >> s & 1) for s in SQUARES))
         object.__setattr__(self, "strict", self.claims is ClaimMode.STRICT)
 
     @property
@@ -509,6 +509,42 @@ class Position(NamedTuple):
         wins = after.outcome is _WIN if after is not None else turn.call or self.wins_at(place)
         return turn_of(place=place) if wins else turn
 
+    def advance(self, turns: Sequence[Turn]) -> tuple[Position, int]:
+        """The position after the longest legal prefix of ``turns``, and that prefix's length: the next turn, if
+        any, is illegal there (its :meth:`apply` raises saying why). What applying the turns one by one gives.
+
+        A plain placement with a give that ends nothing (most turns of a game) is applied here on the position's
+        fields, with :meth:`apply`'s own checks; every other turn goes through :meth:`apply`. A report replays
+        every game of a run, and this is most of that work.
+        """
+        variant, occupied, planes, held, available, _, _ = self
+        through = variant.through
+        position: Position | None = self  # what the fields stand for; None once the loop moved them on by itself
+        n = 0
+        for turn in turns:
+            place = turn.fast
+            give = turn.give
+            if place | held >= 0 and give is not None and not occupied >> place & 1 and available >> give & 1:
+                # apply's fast path (a piece in hand is never one to give, and with a piece left to give the board
+                # is not full), when the placement completes no alignment: the game goes on.
+                after = occupied | 1 << place
+                more = planes | _PIECE_PLANES[held << 4 | place]
+                if not _completes(through[place], after, more):
+                    occupied, planes, held, available, position = after, more, give, available ^ 1 << give, None
+                    n += 1
+                    continue
+            if position is None:  # moved on only by the loop above: no claim pending, the game goes on
+                position = _new(Position, (variant, occupied, planes, held, available, False, _ONGOING))
+            try:
+                position = position.apply(turn)
+            except IllegalTurn:
+                return position, n
+            variant, occupied, planes, held, available, _, _ = position
+            n += 1
+        if position is None:
+            position = _new(Position, (variant, occupied, planes, held, available, False, _ONGOING))
+        return position, n
+
     def play(self, turns: Iterable[Turn]) -> Position:
         """Applies turns in order (raising :class:`IllegalTurn` at the first bad one)."""
         pos = self
@@ -599,8 +635,10 @@ def perft(position: Position, depth: int) -> int:
 def iter_alignments(position: Position) -> Iterator[int]:
     """Masks of every full winning group on the board that shares a counted attribute."""
     variant, occupied, planes, _, _, _, _ = position
-    for mask in variant.lines:
-        # Taken as the only occupied cells, this group is the one full group through its lowest square: the win
-        # test through that square then tests this group alone.
-        if occupied & mask == mask and _completes(variant.through[(mask & -mask).bit_length() - 1], mask, planes):
-            yield mask
+    for mask, wides in variant.groups:
+        if occupied & mask == mask:
+            for wide in wides:  # _completes for this one group (a report asks this of every game won)
+                x = planes & wide
+                if x == 0 or x == wide:
+                    yield mask
+                    break

@@ -17,6 +17,7 @@ from quarto_arena.arena.engine import (
     Deadlines,
     EngineConfig,
     EngineError,
+    EngineId,
     EngineSession,
     EngineTerminated,
     Handshake,
@@ -24,12 +25,13 @@ from quarto_arena.arena.engine import (
     Search,
     SearchFailed,
 )
-from quarto_arena.arena.records import Termination
+from quarto_arena.arena.records import EngineIdentity, Termination
 from quarto_arena.arena.transport import BadLine, ProcessTransport
 from quarto_arena.arena.transport.testing import ScriptedTransport
 from quarto_arena.engines.registry import command
 from quarto_arena.protocol.notation import parse_turns
 from quarto_arena.protocol.rules import STANDARD, Variant
+from quarto_arena.protocol.text import safe_text
 from quarto_arena.protocol.uqi import Go, PositionCommand
 
 T = TypeVar("T")
@@ -212,6 +214,22 @@ def test_restart_after_kill_gives_a_new_process(greedy_argv: list[str]) -> None:
         await s.quit()
 
     run(main())
+
+
+def test_identity_is_made_once_per_handshake() -> None:
+    # The record's identity of an engine is kept while its handshake and config stay, and made again after a
+    # restart (a new handshake), from what that one said.
+    s = session([sys.executable, "-c", "pass"], Seed="3")
+    assert s.identity() == EngineIdentity(source=s.config.describe(), options={"Seed": "3"})
+    s.id = EngineId("greedy 1", "me", {}, 1)
+    first = s.identity()
+    assert first is s.identity()
+    assert first == EngineIdentity("greedy 1", "me", 1, s.config.describe(), {"Seed": "3"})
+    s.id = EngineId("greedy\x1b 2", None, {}, 2)  # a restart: a new handshake (control characters replaced)
+    second = s.identity()
+    assert second == EngineIdentity(safe_text("greedy\x1b 2"), None, 2, s.config.describe(), {"Seed": "3"})
+    assert second.id_name is not None and "\x1b" not in second.id_name
+    assert second is s.identity()
 
 
 def test_missing_command_is_an_engine_terminated_error(tmp_path: Path) -> None:

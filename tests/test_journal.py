@@ -234,3 +234,28 @@ def test_payload_is_plain_msgpack(tmp_path: Path) -> None:
     data = path.read_bytes()[len(MAGIC) :]
     n = int.from_bytes(data[:4], "big")
     assert msgpack.unpackb(data[12 : 12 + n])["config"] == CONFIG
+
+
+def test_frames_are_packb_in_every_thread_and_after_a_failed_one() -> None:
+    # encode_frame keeps one Packer per thread: its frames must be packb's, also after a payload it could not pack
+    # (the Packer resets itself) and from another thread (the group commit syncs in the executor's).
+    import threading
+    import zlib
+
+    payload = {"kind": "game", "id": 7, "game": {"first": "é", "turns": [["a1b", 3, None]] * 16, "x": 1.5}}
+
+    def expected(p: dict[str, object]) -> bytes:
+        data = msgpack.packb(p, use_bin_type=True)
+        head = len(data).to_bytes(4, "big") + zlib.crc32(data).to_bytes(4, "big")
+        return head + zlib.crc32(head).to_bytes(4, "big") + data
+
+    assert encode_frame(payload) == expected(payload)
+    with pytest.raises(TypeError):
+        encode_frame({"kind": "game", "game": object()})
+    assert encode_frame(payload) == expected(payload)
+    other: list[bytes] = []
+    thread = threading.Thread(target=lambda: other.append(encode_frame({**payload, "id": 8})))
+    thread.start()
+    thread.join()
+    assert other == [expected({**payload, "id": 8})]
+    assert encode_frame(payload) == expected(payload)

@@ -17,7 +17,6 @@ import pytest
 from quarto_arena.engines import perfect
 from quarto_arena.engines.greedy import safe_turns, winning_turns
 from quarto_arena.engines.perfect import HASH, LEVEL, MAX_LEVEL, SEARCH, PerfectBot, time_budget
-from quarto_arena.engines.perfect.hunt import Helper, Hunt
 from quarto_arena.engines.perfect.levels import RUNGS
 from quarto_arena.protocol.bot import SearchContext
 from quarto_arena.protocol.notation import parse_position, parse_variant
@@ -185,10 +184,10 @@ class CountingSolver(Solver):
     total = 0
 
     def search(
-        self, position: Position, depth: int, limits: Limits | None = None, *, aim: Aim = Aim.VALUE
+        self, position: Position, depth: int, limits: Limits | None = None, *, aim: Aim = Aim.VALUE, threads: int = 1
     ) -> Search | None:
         try:
-            return super().search(position, depth, limits, aim=aim)
+            return super().search(position, depth, limits, aim=aim, threads=threads)
         finally:
             self.total += self._nodes
 
@@ -375,60 +374,48 @@ def test_time_budget() -> None:
     assert time_budget(Go(time=10, inc=0), start) == pytest.approx(0.001)
 
 
-def test_the_hunt_proves_a_winning_turn_and_only_that() -> None:
-    """The second thread's hunt names a turn only when it proved it wins (so it never spoils a draw), and says so
-    through its callback; at a drawn position it tries every turn and names none."""
+def test_two_threads_split_only_exact_win_proofs_and_end_with_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``Threads`` 2, the exact win proof from SPLIT_FROM empty squares on asks the solver for two threads
+    (here from 10, so that these positions are quick to sample), only when a CPU is to spare, and the second thread
+    has ended when the turn is played."""
+    monkeypatch.setattr(perfect, "SPLIT_FROM", 10)
+    monkeypatch.setattr(perfect, "spare_cpu", lambda: True)  # a loaded test machine would keep one thread
+    asked: list[tuple[int, Aim, int]] = []
+    plain = Solver.search
+
+    def counted(solver: Solver, position: Position, depth: int, *args: Any, **kwargs: Any) -> Search | None:
+        asked.append((16 - position.placed, kwargs.get("aim", Aim.VALUE), kwargs.get("threads", 1)))
+        return plain(solver, position, depth, *args, **kwargs)
+
+    monkeypatch.setattr(Solver, "search", counted)
     variant = Variant()
-    for position in positions_of(Verdict.WIN, variant, 10, 2, seed=2):
-        called = threading.Event()
-        won, nodes = Hunt(Solver(variant), position, None, called.set).wait()
-        assert won is not None and called.is_set() and nodes > 0
-        value = Solver(variant).turn_value(position, won.turn)
-        assert value is not None and value.verdict is Verdict.WIN and value.turns <= won.turns
-    for position in positions_of(Verdict.DRAW, variant, 9, 2, seed=2):
-        called = threading.Event()
-        won, nodes = Hunt(Solver(variant), position, None, called.set).wait()
-        assert won is None and not called.is_set() and nodes > 0
-
-
-def test_the_hunt_stops_and_its_thread_ends(monkeypatch: pytest.MonkeyPatch) -> None:
-    """finish() stops a hunt without limits at once, and its thread ends; the engine's hunt threads end by the next
-    game (the hunt started from 10 empty squares here, so that these positions are quick to sample)."""
-    monkeypatch.setattr(perfect, "HUNT_FROM", 10)
-    monkeypatch.setattr(perfect, "spare_cpu", lambda: True)  # a loaded test machine would skip the hunt
-    variant = Variant()
-    position = safe_play(variant, random.Random(7), 12)
-    before = threading.active_count()
-    hunt = Hunt(Solver(variant), position, None, lambda: None)
-    hunt.finish()
-    hunt.wait()
-    assert threading.active_count() == before
-    started: list[Position] = []
-    start = Helper.start
-
-    def counted(helper: Helper, position: Position, *args: Any) -> Hunt:
-        started.append(position)
-        return start(helper, position, *args)
-
-    monkeypatch.setattr(Helper, "start", counted)
+    before = set(threading.enumerate())
     engine = bot(Threads=2)
     wins = positions_of(Verdict.WIN, variant, 10, 2, seed=2)
     for position in wins:
-        search(engine, position, Go(movetime=100))  # each starts with new_game
-    engine.new_game(variant)
-    assert threading.active_count() == before
-    assert started == list(wins)
-    monkeypatch.setattr(perfect, "spare_cpu", lambda: False)  # a busy machine: no second thread
+        turn, infos = search(engine, position, Go(movetime=2000))
+        assert set(threading.enumerate()) <= before  # the second thread has ended
+        assert infos[-1].score.kind == "win"  # type: ignore[union-attr]
+        value = Solver(variant).turn_value(position, turn)
+        assert value is not None and value.verdict is Verdict.WIN
+    split = [(empty, aim) for empty, aim, threads in asked if threads == 2]
+    assert split == [(10, Aim.WIN)] * len(wins)
+    assert all(threads == 1 for empty, aim, threads in asked if empty < 10 or aim is not Aim.WIN)
+    asked.clear()
+    monkeypatch.setattr(perfect, "spare_cpu", lambda: False)  # a busy machine: one thread
     for position in wins:
-        search(engine, position, Go(movetime=100))
-    assert started == list(wins)
+        search(engine, position, Go(movetime=2000))
+    assert asked and all(threads == 1 for _, _, threads in asked)
+    asked.clear()
+    search(bot(), wins[0], Go(movetime=2000))  # Threads 1, the default
+    assert asked and all(threads == 1 for _, _, threads in asked)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_threads_convert_and_keep_draws(threads: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """With one thread or two, a won position is won and a drawn one kept against perfect defence (the hunt only
-    adds proven wins; started from 9 empty squares here)."""
-    monkeypatch.setattr(perfect, "HUNT_FROM", 9)
+    """With one thread or two, a won position is won and a drawn one kept against perfect defence (the two threads
+    share the win proof from 9 empty squares here)."""
+    monkeypatch.setattr(perfect, "SPLIT_FROM", 9)
     monkeypatch.setattr(perfect, "spare_cpu", lambda: True)
     variant = Variant()
     for verdict, empties in ((Verdict.WIN, 10), (Verdict.DRAW, 9)):
@@ -445,20 +432,3 @@ def test_threads_convert_and_keep_draws(threads: int, monkeypatch: pytest.Monkey
                 assert p.outcome is Outcome.WIN and turns % 2 == 1
             else:
                 assert p.outcome is Outcome.DRAW or turns % 2 == 1  # never lost
-
-
-def test_the_hunt_out_of_proving_time_names_a_turn_only_if_it_does_not_lose() -> None:
-    """At ``guess_from`` the hunt gives up the proof it is running and proves that turn does not lose: the turn it
-    names then never loses (here the proving time is over at once, and the check has no time limit)."""
-    variant = Variant()
-    named = 0
-    for verdict, empties in ((Verdict.WIN, 10), (Verdict.DRAW, 9)):
-        for position in positions_of(verdict, variant, empties, 2, seed=2):
-            hunt = Hunt(Solver(variant), position, None, lambda: None, guess_from=time.monotonic())
-            won, _ = hunt.wait()
-            assert won is None
-            if hunt.safe is not None:
-                named += 1
-                value = Solver(variant).turn_value(position, hunt.safe)
-                assert value is not None and value.verdict is not Verdict.LOSS
-    assert named

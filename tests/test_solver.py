@@ -33,6 +33,7 @@ from quarto_arena.protocol.solver import (
     Aim,
     Analysis,
     Limits,
+    Search,
     Solver,
     Value,
     Verdict,
@@ -203,7 +204,8 @@ def test_deepening_searches_the_same_tree_in_both_cores(
     variant: Variant, seed: int, empties: int, tt_bits: int
 ) -> None:
     """Depth 1, 2, ... to the end on one table, with windows of every kind and either root order (win_order): same
-    scores, nodes and best turns."""
+    scores, nodes and best turns; and the same root turns in the same order (root_turns, which the two-thread win
+    proof shares out)."""
     rng = random.Random(seed)
     position = random_position(variant, rng, empties)
     if position.hand is None or position.claimable:
@@ -217,7 +219,9 @@ def test_deepening_searches_the_same_tree_in_both_cores(
         got = []
         for core in cores:
             score = core.search(position[1], position[2], position[3], alpha, beta, 0, 0.0, depth, win_order)
-            got.append((score, core.nodes, core.best_move))
+            found = (score, core.nodes, core.best_move)
+            turns = core.root_turns(position[1], position[2], position[3], alpha, beta, 0, 0.0, depth, win_order)
+            got.append((*found, turns))
         assert got[0] == got[1], (depth, alpha, beta, win_order)
 
 
@@ -309,6 +313,61 @@ def test_the_children_queue_hands_each_child_out_once_and_splits_the_last_square
     assert stolen == rest[2:]
     assert [work.take(0), work.take(0)] == rest[:2]
     assert work.take(0) is None and work.take(1) is None
+
+
+@needs_compiled
+@pytest.mark.parametrize("verdict", [Verdict.WIN, Verdict.DRAW, Verdict.LOSS])
+def test_a_win_proof_on_two_threads_finds_what_one_thread_finds(verdict: Verdict) -> None:
+    """threads=2 shares an exact win proof's root turns between two threads: the same verdict as one thread, and a
+    turn it names as winning wins; on the pure core, or with a node limit, it runs on one thread (the same search)."""
+    cases = [(p, v) for p, v, _ in map(vector_case, DEEP) if 9 <= 16 - p.placed <= PARALLEL_EMPTIES and v is verdict]
+    assert cases
+    for position, _ in cases[:3]:
+        empty = 16 - position.placed
+        one = Solver(position.variant, pure=False).search(position, empty, aim=Aim.WIN)
+        two = Solver(position.variant, pure=False).search(position, empty, aim=Aim.WIN, threads=2)
+        assert one is not None and two is not None
+        assert two.verdict is one.verdict is (Verdict.WIN if verdict is Verdict.WIN else one.verdict)
+        if verdict is Verdict.WIN:
+            value = Solver(position.variant).turn_value(position, two.turn)
+            assert value is not None and value.verdict is Verdict.WIN
+        else:
+            assert not two.safe and two.verdict is not Verdict.WIN
+        limits = Limits(nodes=10**9)
+        capped = [
+            Solver(position.variant, pure=False).search(position, empty, limits, aim=Aim.WIN, threads=t) for t in (1, 2)
+        ]
+        assert capped[0] == capped[1]
+    position = cases[0][0]
+    empty = 16 - position.placed
+    pure = [Solver(position.variant, pure=True).search(position, empty, aim=Aim.WIN, threads=t) for t in (1, 2)]
+    assert pure[0] == pure[1]
+    with pytest.raises(ValueError, match="threads"):
+        Solver(position.variant).search(position, empty, aim=Aim.WIN, threads=3)
+
+
+@needs_compiled
+def test_stop_and_time_reach_both_threads_of_a_win_proof() -> None:
+    """stop() from another thread ends a two-thread win proof (unproven, both threads ended); after resume(), and
+    after one cut short by its time, the next two-thread proof finds its win."""
+    position = parse_position(HARD)
+    solver = Solver(Variant(), pure=False)
+    before = set(threading.enumerate())
+    results: list[Search | None] = []
+    worker = threading.Thread(target=lambda: results.append(solver.search(position, 12, aim=Aim.WIN, threads=2)))
+    worker.start()
+    time.sleep(0.2)
+    solver.stop()
+    worker.join(5.0)
+    assert not worker.is_alive() and results == [None]
+    assert set(threading.enumerate()) <= before  # the second thread has ended
+    assert solver.search(position, 12, aim=Aim.WIN, threads=2) is None  # stopped until resume()
+    solver.resume()
+    assert solver.search(position, 12, Limits(seconds=0.05), aim=Aim.WIN, threads=2) is None
+    won = next(p for p, v, _ in map(vector_case, DEEP) if 16 - p.placed == PARALLEL_EMPTIES and v is Verdict.WIN)
+    found = Solver(won.variant, pure=False).search(won, 10, aim=Aim.WIN, threads=2)
+    assert found is not None and found.verdict is Verdict.WIN
+    assert set(threading.enumerate()) <= before  # the second thread has ended
 
 
 @needs_compiled

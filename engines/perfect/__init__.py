@@ -2,10 +2,10 @@
 
 With 12 empty squares or fewer it tries to solve the position (:meth:`quarto_arena.protocol.solver.Solver.search`):
 first a turn that does not lose, then whether a turn wins, the second being most of the work at a drawn position,
-so the first is what it falls back on when time runs out. From 11 empty squares on, with ``Threads`` 2 and a CPU
-to spare, a second thread hunts meanwhile for a turn it can prove wins, trying the turns in another order
-(:mod:`.hunt`); a turn it proves is played, and when nothing is proven, the turn whose proof it was running once it
-is proven not to lose; no unproven turn is ever played. Once the value is proven the search stops at once and
+so the first is what it falls back on when time runs out; no unproven turn is ever played. From 11 empty squares
+on, with ``Threads`` 2 and a CPU to spare, the win proof runs on two threads that share the root's turns
+(:meth:`~quarto_arena.protocol.solver.Solver.search`'s ``threads``). Once the value is proven the search stops at
+once and
 ``info`` reports ``score win N``, ``loss N`` or ``draw``; a proven win is converted by the quickest win. At
 ``movetime 100`` (a 70 ms budget) every won position tried at 11 empty squares is converted, at 12 about half with
 standard shapes from a cold table (the win proof alone outlasts the budget there) and all with advanced ones
@@ -41,7 +41,6 @@ from quarto_arena.protocol.uqi import Go, OptionSpec, OptionType, Score
 
 from ..greedy import greedy_turn, safe_turns
 from ..random import SEED, SeededBot
-from .hunt import HUNT_FROM, Helper
 from .levels import RUNGS
 from .mcts import mcts_turn
 
@@ -51,6 +50,7 @@ __all__ = [
     "MAX_LEVEL",
     "MCTS_ABOVE",
     "SEARCH",
+    "SPLIT_FROM",
     "THREADS",
     "PerfectBot",
     "deepening_turn",
@@ -64,12 +64,14 @@ LEVEL = OptionSpec("Level", OptionType.SPIN, str(MAX_LEVEL), 0, MAX_LEVEL)
 HASH = OptionSpec("Hash", OptionType.SPIN, "16", 1, 1024)
 """MiB of transposition table (rounded down to a power of two entries of 16 bytes); with two ``Threads``, the
 second thread has a table of its own of the same size."""
+SPLIT_FROM = 11
+"""Empty squares (a piece in hand) from which the exact win proof runs on two threads with ``Threads`` 2: below,
+proofs take a few milliseconds and a thread would cost more than it saves."""
 THREADS = OptionSpec("Threads", OptionType.SPIN, "1", 1, 2)
-"""Threads of the exact search from :data:`~.hunt.HUNT_FROM` empty squares on: with 2 (when a CPU is to spare:
-:func:`spare_cpu`), a second thread hunts for a winning turn while the first proves the position (:mod:`.hunt`).
-One by default, as engines do: an arena that plays ``-j N`` games gives each engine one of N cores, and a second
-thread per engine only splits that core (on ``benchmarks/convert.py``'s 20 positions, 9 were converted with the
-hunt against 10 without)."""
+"""Threads of the exact win proof from :data:`SPLIT_FROM` empty squares on: with 2 (when a CPU is to spare:
+:func:`spare_cpu`), two threads share the root's turns, each on a table of its own. One by default, as engines do:
+an arena that plays ``-j N`` games gives each engine one of N cores, and a second thread per engine only splits that
+core (``benchmarks/convert.py --compare`` plays both)."""
 _CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
@@ -90,9 +92,6 @@ PREPASS_SHARE = 0.25
 """Share of the turn's time the deepening before MCTS may take."""
 MCTS_ABOVE = 12
 """With ``Search mcts``, positions with more empty squares than this are searched by MCTS, the rest as usual."""
-GUESS_SHARE = 0.25
-"""Share of the exact search's remaining time that the hunt keeps, at the end, to prove that the turn whose win
-proof it was running does not lose (:class:`~.hunt.Hunt`'s ``guess_from``)."""
 NO_CLOCK_SECONDS = SAFETY_TIME - 1.0
 """Time allowed to a search limited only by depth or nodes: SPEC §4.5's safety time (10 s) less a second's reserve
 for a loaded machine."""
@@ -101,7 +100,8 @@ for a loaded machine."""
 def spare_cpu() -> bool:
     """True when the machine has a CPU to spare for the second thread: the load average of the last minute is below
     the CPUs this process may run on. On a busy machine a second thread only splits the engine's own share of the
-    CPU (measured here at a load of 7-11 on 2 CPUs: 2 of 29 won positions converted with the hunt, 3-5 without)."""
+    CPU (measured here with the second thread of an earlier design, at a load of 7-11 on 2 CPUs: 2 of 29 won positions
+    converted with it, 3-5 without)."""
     try:
         return os.getloadavg()[0] < _CPUS
     except (AttributeError, OSError):  # no load average on this platform
@@ -146,16 +146,12 @@ class PerfectBot(SeededBot):
     def __init__(self) -> None:
         super().__init__()
         self._solver: Solver | None = None
-        self._helper: Helper | None = None
-        """The second thread's solver (``Threads`` 2)."""
 
     def set_option(self, name: str, value: OptionValue) -> None:
-        """Drops the solvers when ``Hash`` or ``Threads`` changes (the next game builds them anew)."""
+        """Drops the solver when ``Hash`` or ``Threads`` changes (the next game builds it anew)."""
         super().set_option(name, value)
         if name in (HASH.name, THREADS.name):
-            if self._helper is not None:
-                self._helper.settle()
-            self._solver = self._helper = None
+            self._solver = None
 
     def new_game(self, variant: Variant) -> None:
         """Every variant is played; a new game starts with an empty table.
@@ -167,13 +163,9 @@ class PerfectBot(SeededBot):
         """
         if self._solver is None or self._solver.variant != variant:
             self._solver = self._make_solver(variant)
+        if self._two_threads():
+            self._solver.make_twin()  # the second thread's table, faulted in by the clear below
         self._solver.clear()
-        if self._helper is not None:
-            self._helper.settle()
-        if self._two_threads() and (self._helper is None or self._helper.solver.variant != variant):
-            self._helper = Helper(self._make_solver(variant))
-        if self._helper is not None:
-            self._helper.solver.clear()
 
     def _two_threads(self) -> bool:
         return self.option(THREADS.name) == 2 and _CPUS > 1
@@ -200,12 +192,8 @@ class PerfectBot(SeededBot):
             ctx.limits = rung.limits(ctx.limits)
             return deepening_turn(position, ctx, self._solver, EXACT, self.rng)
         mcts = self.option(SEARCH.name) == "mcts" and 16 - position.placed > MCTS_ABOVE
-        if self._two_threads() and (self._helper is None or self._helper.solver.variant != position.variant):
-            if self._helper is not None:
-                self._helper.settle()
-            self._helper = Helper(self._make_solver(position.variant))
-        helper = self._helper if self._two_threads() else None
-        return deepening_turn(position, ctx, self._solver, EXACT, self.rng, mcts=mcts, helper=helper)
+        threads = 2 if self._two_threads() else 1
+        return deepening_turn(position, ctx, self._solver, EXACT, self.rng, mcts=mcts, threads=threads)
 
 
 def deepening_turn(
@@ -216,14 +204,14 @@ def deepening_turn(
     rng: random.Random,
     *,
     mcts: bool = False,
-    helper: Helper | None = None,
+    threads: int = 1,
 ) -> Turn:
     """The turn a search of at most ``max_depth`` turns (:data:`EXACT`: no limit) chooses within the time.
 
     A ``go depth`` limit lowers ``max_depth``. With ``mcts`` (and no ``go depth`` or ``nodes`` limit, which only
     the deepening search counts in) a deepening of :data:`PREPASS_DEPTH` turns comes first, then
-    :func:`mcts_turn` decides whatever that did not prove. With a ``helper`` (and no ``go nodes`` limit),
-    the exact search from :data:`~.hunt.HUNT_FROM` empty squares on runs a :class:`~.hunt.Hunt` on it.
+    :func:`mcts_turn` decides whatever that did not prove. With ``threads`` 2 (and no ``go nodes`` limit), the
+    exact win proof from :data:`SPLIT_FROM` empty squares on runs on two threads when a CPU is to spare.
     """
     if position.hand is None and position.placed == 0:
         # Every first gift is the same one up to symmetry: no search can prefer one.
@@ -232,8 +220,6 @@ def deepening_turn(
         return turn
     budget = time_budget(ctx.limits, position)
     deadline = None if budget is None else ctx.started + budget
-    if helper is not None:
-        helper.settle()  # the last turn's hunt must not stop this turn's search
     solver.resume()
     ctx.on_stop(solver.stop)
     if ctx.stopped:
@@ -246,8 +232,8 @@ def deepening_turn(
     if ctx.limits.depth is not None:
         max_depth = min(max_depth, ctx.limits.depth)
     if ctx.limits.nodes is not None:
-        helper = None  # nodes are counted one search after the other
-    return _deepen(position, ctx, solver, max_depth, deadline, helper)[0]
+        threads = 1  # nodes are counted one search after the other
+    return _deepen(position, ctx, solver, max_depth, deadline, threads)[0]
 
 
 def _fallback(position: Position) -> Turn:
@@ -276,15 +262,14 @@ def _deepen(
     solver: Solver,
     max_depth: int,
     deadline: float | None,
-    helper: Helper | None = None,
+    threads: int = 1,
 ) -> tuple[Turn, Search | None]:
     """Iterative deepening to ``max_depth`` turns (exact near the end), within the deadline and the nodes; the
     turn, and what was proven (None: nothing).
 
     Each depth first proves a turn safe (it does not lose within the depth), then looks for a win: at a drawn
-    position the second costs most, and the first is what keeps the draw. With a ``helper``, the exact depth
-    from :data:`~.hunt.HUNT_FROM` empty squares on also hunts for a winning turn on a second thread, in another
-    order; a turn it proves is played (the main search stops at once).
+    position the second costs most, and the first is what keeps the draw. With ``threads`` 2, the exact depth's win
+    proof from :data:`SPLIT_FROM` empty squares on runs on two threads (when a CPU is to spare: :func:`spare_cpu`).
     """
     empty = 16 - position.placed + (1 if position.hand is None else 0)
     exact_allowed = max_depth >= empty
@@ -297,10 +282,6 @@ def _deepen(
         depth += 1
         if exact_allowed and ((depth > SHALLOW and empty <= EXACT_FROM) or depth >= empty - EXACT_GAP):
             depth = empty
-        hunt = None
-        if helper is not None and depth == empty and empty >= HUNT_FROM and position.hand is not None and spare_cpu():
-            guess_from = None if deadline is None else deadline - GUESS_SHARE * (deadline - time.monotonic())
-            hunt = helper.start(position, deadline, solver.stop, guess_from)
         safe = _step(solver, position, depth, ctx, deadline, nodes, Aim.SAFETY)
         if safe is not None:
             nodes += safe.nodes
@@ -308,7 +289,8 @@ def _deepen(
             if safe.verdict is not None:
                 proven = safe
             else:
-                win = _step(solver, position, depth, ctx, deadline, nodes, Aim.WIN)
+                split = threads == 2 and depth == empty and empty >= SPLIT_FROM and spare_cpu()
+                win = _step(solver, position, depth, ctx, deadline, nodes, Aim.WIN, 2 if split else 1)
                 if win is None:
                     spent = True  # cut short: the time or the nodes are all spent (its nodes are not in ``nodes``)
                 else:
@@ -317,17 +299,6 @@ def _deepen(
                         best, proven = win.turn, win
                     elif depth >= empty:
                         proven = Search(best, Verdict.DRAW, True, empty, nodes)  # safe, and no turn wins
-        if hunt is not None:
-            won, hunted = hunt.finish()
-            nodes += hunted
-            if won is not None and (proven is None or proven.verdict is not Verdict.WIN):
-                # The hunt stopped the main search: let it run again for the quickest win below.
-                best, proven = won.turn, Search(won.turn, Verdict.WIN, True, won.turns, nodes)
-                solver.resume()
-                if ctx.stopped:  # the arena's stop came before the resume: it stands
-                    solver.stop()
-            elif proven is None and hunt.safe is not None:
-                best = hunt.safe  # proven not to lose, like the safety proof's turn, and likelier to win (.hunt)
         if safe is None and proven is None:
             break
         score = _score(proven)
@@ -359,10 +330,11 @@ def _step(
     deadline: float | None,
     nodes: int,
     aim: Aim,
+    threads: int = 1,
 ) -> Search | None:
     """One search within what is left of the turn's time and nodes; None when nothing is left or it ran out."""
     limits = _limits(ctx, deadline, nodes)
-    return None if limits is None else solver.search(position, depth, limits, aim=aim)
+    return None if limits is None else solver.search(position, depth, limits, aim=aim, threads=threads)
 
 
 def _score(found: Search | None) -> Score:
