@@ -558,6 +558,8 @@ class EngineSession:
         self._clock: SearchClock | None = None
         """The clock of the running (or last) exchange: made with the session's first exchange, restarted for
         each one; its timer calls :meth:`_expired`."""
+        self._search: Search | None = None
+        """The exchange of :meth:`search_soon`, reset for each search."""
         self._identity: tuple[EngineId | None, EngineConfig, EngineIdentity] | None = None
         """The last :meth:`identity`, with the handshake and the config it was made from."""
 
@@ -918,7 +920,11 @@ class EngineSession:
         if t is None or t.gone:
             then(SearchOutcome(None, 0, None, Termination.DISCONNECT, f"{self.name}: not running"))
             return
-        exchange = Search(self.name, position, go, self.errors, self.complaints)
+        exchange = self._search
+        if exchange is None:
+            exchange = self._search = Search(self.name, position, go, self.errors, self.complaints)
+        else:  # one Search a session, made anew for each search (the last one's outcome was handed on at its end)
+            exchange.position, exchange.go, exchange.score, exchange.turn = position, go, None, None
         p = position if isinstance(position, str) else format_command(position)
         g = go if isinstance(go, str) else format_command(go)
         clock = self._clock

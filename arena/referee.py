@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # the solver is imported when a game is adjudicated: most run
 __all__ = ["MAX_ADJUDICATE", "OFFICIAL_TIME_CONTROL", "GameSpec", "adjudication", "play_game", "variant_text"]
 
 log = logging.getLogger(__name__)
+_WIN: Final = Outcome.WIN
 
 OFFICIAL_TIME_CONTROL: Final = TimeControl.parse("st=60")
 """One minute per turn: the official tournament rule."""
@@ -163,7 +164,8 @@ class _Game:
 
     def record(self, turn: Turn, ms: int, score: str | None) -> None:
         after = self.position.apply(turn)
-        canonical = self.position.canonical(turn, after)
+        # A turn that wins nothing is recorded as sent (canonical only changes a winning placement's give or call).
+        canonical = turn if after.outcome is not _WIN else self.position.canonical(turn, after)
         self.position = after
         token = canonical.token
         self.position_line += f" {token}" if self.turns else f" turns {token}"
