@@ -63,6 +63,7 @@ __all__ = [
     "match_figures",
     "match_lines",
     "parse_progress_every",
+    "rate_run",
     "results_table",
     "verdict_line",
     "write_standings",
@@ -174,20 +175,11 @@ def standings_table(records: Sequence[GameRecord], names: Sequence[str], rated: 
     )
 
 
-_RATED: list[tuple[tuple[GameRecord, ...], tuple[str, ...], RatingTable]] = []
-
-
-def _rated(outcome: RunOutcome) -> RatingTable:
-    """The rating table of a run's games, fitted once for all that the run ends with (standings.txt, .csv and .json,
-    the final report: six fits of every game before). Kept for the last outcome's records only: a tuple of frozen
-    records, so the same tuple always has the same table."""
-    records, names = outcome.records, tuple(outcome.spec.names)
-    for kept, kept_names, table in _RATED:
-        if kept is records and kept_names == names:
-            return table
-    table = rating_table(records, names)
-    _RATED[:] = [(records, names, table)]
-    return table
+def rate_run(outcome: RunOutcome) -> RatingTable:
+    """The rating table of a run's games, for its engines. Fit it once where the run ends and pass it to
+    :func:`write_standings` and :func:`final_report`: they show it and fit nothing themselves (four fits of every game
+    otherwise: standings.txt, .csv and .json, and the report on the terminal)."""
+    return rating_table(outcome.records, outcome.spec.names)
 
 
 def game_comment(record: GameRecord) -> str:
@@ -580,17 +572,17 @@ def verdict_line(outcome: RunOutcome) -> str:
     return "not decided yet (interrupted)" if verdict is None else texts[verdict]
 
 
-def final_report(outcome: RunOutcome, fmt: str = "simple") -> str:
+def final_report(outcome: RunOutcome, rated: RatingTable, fmt: str = "simple") -> str:
     """The text a run ends with: the table and crosstable, or the match statistics, and the SPRT's verdict.
 
-    With ``csv`` or ``json`` only the results table, in that format (machine-readable standard output).
+    ``rated`` is the run's rating table (:func:`rate_run`). With ``csv`` or ``json`` only the results table, in that
+    format (machine-readable standard output).
     """
     from .run import RunKind, Verdict
 
     spec = outcome.spec
     records = list(outcome.records)
     names = spec.names
-    rated = _rated(outcome)
     table = standings_table(records, names, rated)
     if fmt in ("csv", "json"):
         return format_table(table, fmt)
@@ -610,7 +602,7 @@ def final_report(outcome: RunOutcome, fmt: str = "simple") -> str:
     return "\n\n".join(parts)
 
 
-def _standings_json(outcome: RunOutcome) -> dict[str, Any]:
+def _standings_json(outcome: RunOutcome, rated: RatingTable) -> dict[str, Any]:
     spec = outcome.spec
     records = list(outcome.records)
     out: dict[str, Any] = {
@@ -620,7 +612,7 @@ def _standings_json(outcome: RunOutcome) -> dict[str, Any]:
         "scheduled": outcome.total,
         "complete": outcome.complete,
         "interrupted": outcome.interrupted is not None,
-        "table": json.loads(format_table(standings_table(records, spec.names, _rated(outcome)), "json")),
+        "table": json.loads(format_table(standings_table(records, spec.names, rated), "json")),
     }
     if len(spec.names) == 2:
         s = summarize(records, *spec.names)
@@ -649,14 +641,15 @@ def _standings_json(outcome: RunOutcome) -> dict[str, Any]:
     return out
 
 
-def write_standings(directory: Path, outcome: RunOutcome) -> None:
-    """Writes ``standings.txt`` (the final report), ``standings.csv`` and ``standings.json`` into ``directory``."""
+def write_standings(directory: Path, outcome: RunOutcome, rated: RatingTable) -> None:
+    """Writes ``standings.txt`` (the final report), ``standings.csv`` and ``standings.json`` into ``directory``;
+    ``rated`` is the run's rating table (:func:`rate_run`)."""
     records = list(outcome.records)
-    table = standings_table(records, outcome.spec.names, _rated(outcome))
+    table = standings_table(records, outcome.spec.names, rated)
     files = {
-        "standings.txt": final_report(outcome) + "\n",
+        "standings.txt": final_report(outcome, rated) + "\n",
         "standings.csv": format_table(table, "csv") + "\n",
-        "standings.json": json.dumps(_standings_json(outcome), indent=2) + "\n",
+        "standings.json": json.dumps(_standings_json(outcome, rated), indent=2) + "\n",
     }
     for name, text in files.items():
         tmp = directory / (name + ".tmp")

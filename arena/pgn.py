@@ -25,6 +25,7 @@ import re
 import socket
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import BinaryIO, Final
 
@@ -59,12 +60,19 @@ _TAG_LINE: Final = re.compile(r'\[\s*([A-Za-z0-9_][A-Za-z0-9_+#=:-]*)\s+"(.*)"\s
 _ESCAPE: Final = re.compile(r'\\(["\\])')
 _TAG_NAME: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_+#=:-]*")
 _MOVE_NUMBER: Final = re.compile(r"\d+\.+")
-_MOVE_NUMBER_AT: Final = re.compile(r"\0\d+\.")  # a move number at the start of a token, tokens joined by NUL
 _BAD_TOKEN: Final = re.compile(r"[\s{};]")  # what a turn token cannot hold: it would not read back as one token
-# Tag names already checked, so that the same few names are not matched again for every game (bounded: a caller
-# inventing names without end only loses the shortcut).
-_GOOD_NAMES: set[str] = set()
-_GOOD_NAMES_KEPT: Final = 256
+_ROSTER_NAMES: Final = frozenset(_ROSTER)
+_ROSTER_LINES: Final = "\n".join(f'[{name} "{{}}"]' for name in _ROSTER)  # a template for the seven values
+# Who played, White's then Black's (pgn_text): the engine's id name, its author, how it was run, its options.
+_ENGINE_TAGS: Final = tuple(
+    tuple(f"{side}{what}" for what in ("Engine", "Author", "Command", "Options")) for side in ("White", "Black")
+)
+# Tag names known to be good (the roster and what pgn_text adds): others are matched against the pattern.
+_USUAL_NAMES: Final = _ROSTER_NAMES.union(
+    ("Variant", "TimeControl", "Termination", "Opening", "GameId", "StartPosition"), *_ENGINE_TAGS
+)
+_NUMBERED: Final = 64
+_MOVE_NUMBERS: Final = tuple(f"{k}." for k in range(1, _NUMBERED // 2 + 1))
 _MOVETEXT_ITEM: Final = re.compile(r"\{([^}]*)\}|;([^\n]*)|([^\s{};]+)")
 # States of a brace comment at the end of a movetext line.
 _CLOSED: Final = 0
@@ -138,49 +146,90 @@ def format_game(
     normalized to single spaces. Raises :class:`ValueError` for a tag, token, comment or result that would not
     read back as written.
     """
+    # A run writes one of these a game as it counts it, so the usual game (known tag names, no value to escape, one
+    # comment a turn, canonical tokens) is checked a whole game at a time and written through one template; anything
+    # else is checked a tag, token and comment at a time, which also names what is wrong.
     if result not in RESULTS:
         raise ValueError(f"result {result!r} is not one of {', '.join(RESULTS)}")
-    if tags.get("Result", result) != result:
+    get = tags.get
+    if get("Result", result) != result:
         raise ValueError(f"tag Result {tags['Result']!r} contradicts result {result!r}")
-    lines = []
-    for name in _ROSTER:
-        value = result if name == "Result" else tags.get(name, _UNKNOWN.get(name, "?"))
-        lines.append(_tag_line(name, value))
-    lines.extend(_tag_line(name, value) for name, value in tags.items() if name not in _ROSTER)
+    if not _USUAL_NAMES.issuperset(tags):
+        for name in tags:
+            if name not in _USUAL_NAMES and not _TAG_NAME.fullmatch(name):
+                raise ValueError(f"{name!r} is not a PGN tag name (letters, digits, _ + # = : -)")
+    values = "".join(tags.values())
+    if '"' in values or "\\" in values or "\n" in values or "\r" in values:
+        lines = [
+            _tag_line(name, result if name == "Result" else get(name, _UNKNOWN.get(name, "?"))) for name in _ROSTER
+        ]
+        lines.extend(_tag_line(name, value) for name, value in tags.items() if name not in _ROSTER_NAMES)
+        head = "\n".join(lines)
+    elif tuple(islice(tags, len(_ROSTER))) == _ROSTER:  # all seven first, in order (pgn_text's tags)
+        head = "\n".join([f'[{name} "{value}"]' for name, value in tags.items()])
+    else:
+        head = _ROSTER_LINES.format(
+            get("Event", "?"), get("Site", "?"), get("Date", "????.??.??"), get("Round", "?"), get("White", "?"),
+            get("Black", "?"), result
+        )  # fmt: skip
+        if not _ROSTER_NAMES.issuperset(tags):
+            head += "".join([f'\n[{name} "{value}"]' for name, value in tags.items() if name not in _ROSTER_NAMES])
+    movetext = _usual_movetext(turns, result, comments)
+    if movetext is None:
+        movetext = _movetext(turns, result, comments)
+    return f"{head}\n\n{_wrap(movetext)}\n"
 
-    notes = {} if comments is None else dict(comments)
-    for index, text in notes.items():
-        if not -1 <= index < len(turns):
-            raise ValueError(f"comment index {index} is not a turn index (-1 .. {len(turns) - 1})")
+
+def _usual_movetext(turns: Sequence[str], result: str, comments: Mapping[int, str] | None) -> str | None:
+    """The movetext on one line when the game is usual (a comment a turn, canonical tokens, comments with nothing to
+    normalize), checked on the whole text; None for any other game."""
+    count = len(turns)
+    if comments is None or len(comments) != count:
+        return None
+    joined = "".join(turns)
+    # No token empty, a result, or holding a plain space, '{};' or the '.' of a move number (other white space: below).
+    if not all(turns) or "{" in joined or "}" in joined or ";" in joined or "." in joined or " " in joined:
+        return None
+    if not RESULTS.keys().isdisjoint(turns):
+        return None
+    numbers = _MOVE_NUMBERS if count <= _NUMBERED else [f"{k}." for k in range(1, count // 2 + 2)]
+    try:
+        words = [
+            f"{numbers[i >> 1]} {t} {{{comments[i]}}}" if not i & 1 else f"{t} {{{comments[i]}}}"
+            for i, t in enumerate(turns)
+        ]
+    except KeyError:  # not one comment a turn after all
+        return None
+    words.append(result)
+    text = " ".join(words)
+    # The tokens hold no brace and no plain space, so one '}' too many is in a comment, and so is a space to
+    # normalize; printable text holds no white space but the plain space (a token's tab, or a comment's, shows here).
+    if text.count("}") != count or "  " in text or "{ " in text or " }" in text or not text.isprintable():
+        return None
+    return text
+
+
+def _movetext(turns: Sequence[str], result: str, comments: Mapping[int, str] | None) -> str:
+    """The movetext on one line, a token and a comment at a time."""
+    for index, token in enumerate(turns):
+        if not token or _BAD_TOKEN.search(token) or token in RESULTS or _MOVE_NUMBER.match(token):
+            raise ValueError(f"turn {index + 1}: {token!r} cannot be a PGN token")
+    count = len(turns)
+    notes: dict[int, str] = {}
+    for index, text in (comments or {}).items():
+        if not -1 <= index < count:
+            raise ValueError(f"comment index {index} is not a turn index (-1 .. {count - 1})")
         if "}" in text:
             raise ValueError(f"comment {text!r} contains '}}', which would end it early")
-    if not _good_tokens(turns):
-        for index, token in enumerate(turns):
-            if not token or _BAD_TOKEN.search(token) or token in RESULTS or _MOVE_NUMBER.match(token):
-                raise ValueError(f"turn {index + 1}: {token!r} cannot be a PGN token")
-    words: list[str] = []
+        notes[index] = " ".join(text.split())
+    words = [f"{k // 2 + 1}. {t}" if k % 2 == 0 else t for k, t in enumerate(turns)]
+    for index, text in notes.items():
+        if index >= 0:
+            words[index] = f"{words[index]} {{{text}}}"
     if -1 in notes:
-        words.extend(_comment_words(notes[-1]))
-    for index, token in enumerate(turns):
-        if index % 2 == 0:
-            words.append(f"{index // 2 + 1}.")
-        words.append(token)
-        if index in notes:
-            words.extend(_comment_words(notes[index]))
+        words.insert(0, f"{{{notes[-1]}}}")
     words.append(result)
-    return "\n".join(lines) + "\n\n" + _wrap(" ".join(words)) + "\n"
-
-
-def _good_tokens(turns: Sequence[str]) -> bool:
-    """True when every token reads back as one PGN token: not empty, no white space or ``{};``, no result, no move
-        number. Checked on all tokens at once, and may say False for a good token holding a NUL: the caller then checks
-    each token alone (to name the bad one)."""
-    return (
-        all(turns)
-        and not _BAD_TOKEN.search("".join(turns))
-        and not _MOVE_NUMBER_AT.search("\0".join(("", *turns)))
-        and RESULTS.keys().isdisjoint(turns)
-    )
+    return " ".join(words)
 
 
 def _wrap(text: str) -> str:
@@ -200,25 +249,13 @@ def _wrap(text: str) -> str:
 
 
 def _tag_line(name: str, value: str) -> str:
-    if name not in _GOOD_NAMES:
-        if not _TAG_NAME.fullmatch(name):
-            raise ValueError(f"{name!r} is not a PGN tag name (letters, digits, _ + # = : -)")
-        if len(_GOOD_NAMES) < _GOOD_NAMES_KEPT:
-            _GOOD_NAMES.add(name)
+    if not _TAG_NAME.fullmatch(name):
+        raise ValueError(f"{name!r} is not a PGN tag name (letters, digits, _ + # = : -)")
     if "\n" in value or "\r" in value:
         raise ValueError(f"tag {name} spans lines: {value!r}")
     if "\\" in value or '"' in value:
         value = value.replace("\\", "\\\\").replace('"', '\\"')
     return f'[{name} "{value}"]'
-
-
-def _comment_words(text: str) -> list[str]:
-    words = text.split()
-    if not words:
-        return ["{}"]
-    words[0] = "{" + words[0]
-    words[-1] = words[-1] + "}"
-    return words
 
 
 def parse_movetext(movetext: str) -> tuple[list[str], dict[int, str]]:
@@ -433,10 +470,6 @@ def _finish(
 
 _SITE: Final = socket.gethostname() or "?"
 _STARTPOS: Final = "startpos"
-# What a tag value written as it is may not hold: format_game escapes a quote or a backslash and refuses a line end.
-_UNSAFE_VALUE: Final = re.compile(r'[\n\r\\"]')
-_NUMBERED: Final = 64
-_MOVE_NUMBERS: Final = tuple(f"{k}." for k in range(1, _NUMBERED // 2 + 1))
 
 
 def pgn_text(record: GameRecord, event: str) -> str:
@@ -445,81 +478,14 @@ def pgn_text(record: GameRecord, event: str) -> str:
     or endpoint) and ``...Options`` (``ID=VALUE`` separated by spaces) as far as known.
 
     Opening turns are marked ``{book}``; every engine turn has ``{score, ms}`` as far as known; the last turn's
-    comment ends with what ended the game.
-
-    A run writes one a game as it counts it: the usual game (no tag value to escape, canonical tokens) is written
-    here directly, byte for byte as :func:`format_game` writes it, at half its cost; anything else goes
-    through :func:`format_game` (tests/test_pgn.py checks the two agree).
+    comment ends with what ended the game. Written by :func:`format_game` (raises its ValueError for what would not
+    read back).
     """
-    turns = record.turns
     start = record.start
-    opening = " ".join((start, *record.opening)) if start != _STARTPOS or record.opening else "-"
-    date = record.started[:10].replace("-", ".") if record.started else "????.??.??"
-    # The tag lines as format_game writes them from _record_tags; ``values`` gathers every value that may need an
-    # escape (Round and GameId are numbers, Result and Termination fixed words).
-    head = (
-        f'[Event "{event}"]\n[Site "{_SITE}"]\n[Date "{date}"]\n[Round "{record.round}"]\n[White "{record.first}"]\n'
-        f'[Black "{record.second}"]\n[Result "{record.result.value}"]\n[Variant "{record.variant}"]\n'
-        f'[TimeControl "{record.time_control}"]\n[Termination "{record.termination.value}"]\n'
-        f'[Opening "{opening}"]\n[GameId "{record.game_id}"]'
-    )
-    values = [event, _SITE, date, record.first, record.second, record.variant, record.time_control, opening]
-    if start != _STARTPOS:
-        head += f'\n[StartPosition "{start}"]'
-    for side, ident in zip(("White", "Black"), record.engines, strict=False):
-        if ident.id_name is not None:
-            head += f'\n[{side}Engine "{ident.id_name}"]'
-            values.append(ident.id_name)
-        if ident.author is not None:
-            head += f'\n[{side}Author "{ident.author}"]'
-            values.append(ident.author)
-        if ident.source:
-            head += f'\n[{side}Command "{ident.source}"]'
-            values.append(ident.source)
-        if ident.options:
-            options = " ".join(f"{k}={v}" for k, v in ident.options.items())
-            head += f'\n[{side}Options "{options}"]'
-            values.append(options)
-    if _UNSAFE_VALUE.search("".join(values)) is None and _good_tokens([t.token for t in turns]):
-        words = []
-        book = len(record.opening)
-        ending = record.detail.replace("}", ")")
-        last = len(turns) - 1
-        for i, turn in enumerate(turns):
-            # A turn's words as one string (its number, token and comment): the text is joined by spaces anyway.
-            if i & 1:
-                lead = turn.token
-            else:
-                lead = f"{_MOVE_NUMBERS[i >> 1] if i < _NUMBERED else f'{(i >> 1) + 1}.'} {turn.token}"
-            score = turn.score if i >= book else None
-            if score:
-                if "}" in score:
-                    break  # format_game refuses it (the loop's else is skipped)
-                text = f"{score}, {turn.ms}ms"
-            else:
-                text = "book" if i < book else f"{turn.ms}ms"
-                if i != last or not ending:
-                    words.append(f"{lead} {{{text}}}")  # no white space in the comment to normalize
-                    continue
-            if i == last and ending:
-                text = f"{text}; {ending}"
-            words.append(f"{lead} {{{' '.join(text.split())}}}")
-        else:
-            if ending and not turns:
-                words.append(f"{{{' '.join(ending.split())}}}")
-            words.append(record.result.value)
-            return f"{head}\n\n{_wrap(' '.join(words))}\n"
-    return _pgn_text_general(record, event)
-
-
-def _record_tags(record: GameRecord, event: str) -> dict[str, str]:
-    """A record's tags in the order :func:`format_game` writes them (the roster's, Result in it, then the rest)."""
-    date = record.started[:10].replace("-", ".") if record.started else "????.??.??"
-    opening = " ".join((record.start, *record.opening)) if record.start != _STARTPOS or record.opening else "-"
     tags = {
         "Event": event,
         "Site": _SITE,
-        "Date": date,
+        "Date": record.started[:10].replace("-", ".") if record.started else "????.??.??",
         "Round": str(record.round),
         "White": record.first,
         "Black": record.second,
@@ -527,35 +493,27 @@ def _record_tags(record: GameRecord, event: str) -> dict[str, str]:
         "Variant": record.variant,
         "TimeControl": record.time_control,
         "Termination": record.termination.value,
-        "Opening": opening,
+        "Opening": " ".join((start, *record.opening)) if start != _STARTPOS or record.opening else "-",
         "GameId": str(record.game_id),
     }
-    if record.start != _STARTPOS:
-        tags["StartPosition"] = record.start
-    for side, ident in zip(("White", "Black"), record.engines, strict=False):
+    if start != _STARTPOS:
+        tags["StartPosition"] = start
+    for (engine, author, command, options), ident in zip(_ENGINE_TAGS, record.engines, strict=False):
         if ident.id_name is not None:
-            tags[f"{side}Engine"] = ident.id_name
+            tags[engine] = ident.id_name
         if ident.author is not None:
-            tags[f"{side}Author"] = ident.author
+            tags[author] = ident.author
         if ident.source:
-            tags[f"{side}Command"] = ident.source
+            tags[command] = ident.source
         if ident.options:
-            tags[f"{side}Options"] = " ".join(f"{k}={v}" for k, v in ident.options.items())
-    return tags
-
-
-def _pgn_text_general(record: GameRecord, event: str) -> str:
-    """:func:`pgn_text` through :func:`format_game`: escapes tag values, and raises its ValueError for what would
-    not read back."""
-    tags = _record_tags(record, event)
-    comments: dict[int, str] = {}
-    for i, turn in enumerate(record.turns):
-        if i < len(record.opening):
-            comments[i] = "book"
-        else:
-            comments[i] = f"{turn.score}, {turn.ms}ms" if turn.score else f"{turn.ms}ms"
-    last = len(record.turns) - 1
+            tags[options] = " ".join([f"{k}={v}" for k, v in ident.options.items()])
+    turns = record.turns
+    book = len(record.opening)
+    comments = dict.fromkeys(range(min(book, len(turns))), "book")
+    for i, turn in enumerate(turns[book:], book):
+        comments[i] = f"{turn.score}, {turn.ms}ms" if turn.score else f"{turn.ms}ms"
     ending = record.detail.replace("}", ")")
     if ending:
-        comments[last] = f"{comments[last]}; {ending}" if last in comments else ending
-    return format_game(tags, [t.token for t in record.turns], record.result.value, comments)
+        last = len(turns) - 1
+        comments[last] = f"{comments[last]}; {ending}" if turns else ending
+    return format_game(tags, [turn.token for turn in turns], record.result.value, comments)

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from quarto_arena.arena.output import write_standings
+from quarto_arena.arena.output import rate_run, write_standings
 from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
 from quarto_arena.arena.roster import resolve_engines
 from quarto_arena.arena.run import RunKind, RunOutcome, RunSpec, TurnPlayed
@@ -71,8 +71,9 @@ def best_of(fn: Callable[[], object], runs: int) -> float:
 
 
 def baseline(directory: Path, outcome: RunOutcome) -> None:
-    """What every run writes at its end already: the standings, and the games as JSON Lines."""
-    write_standings(directory, outcome)
+    """What every run writes at its end already: the standings (its ratings fitted once), and the games as JSON
+    Lines."""
+    write_standings(directory, outcome, rate_run(outcome))
     text = "".join(json.dumps(r.to_dict()) + "\n" for r in outcome.records)
     (directory / "games.jsonl").write_text(text)
 

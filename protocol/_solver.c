@@ -1091,5 +1091,9 @@ PyMODINIT_FUNC PyInit__solver(void) {
         Py_DECREF(m);
         return NULL;
     }
+    if (PyModule_AddIntMacro(m, EXACT) < 0) { /* solver.EXACT is this one */
+        Py_DECREF(m);
+        return NULL;
+    }
     return m;
 }

@@ -1,6 +1,8 @@
 # Types of the C extension built from _solver.c; _solver_py.Core is the same class in pure Python.
 from collections.abc import Sequence
 
+EXACT: int  # the #define: a depth no game reaches, the search is exact
+
 class Core:
     nodes: int
     aborted: bool
@@ -15,7 +17,7 @@ class Core:
         beta: int,
         max_nodes: int = 0,
         seconds: float = 0.0,
-        depth: int = 64,
+        depth: int = ...,
         win_order: bool = False,
     ) -> int: ...
     def root_turns(
@@ -27,7 +29,7 @@ class Core:
         beta: int,
         max_nodes: int = 0,
         seconds: float = 0.0,
-        depth: int = 64,
+        depth: int = ...,
         win_order: bool = False,
     ) -> list[int] | None: ...
     def stop(self) -> None: ...

@@ -20,7 +20,9 @@ __all__ = ["EXACT", "Core"]
 _MASK64: Final = (1 << 64) - 1
 _BIG: Final = 64
 EXACT: Final = 64
-"""A depth no game reaches: the search is exact."""
+"""A depth no game reaches: the search is exact. The C core's ``#define EXACT`` is the source; this mirrors it as
+the mirror does all of the C core (tests/test_solver.py holds the two equal), since the mirror must run where the C
+core was not built."""
 TT_MIN_EMPTY: Final = 7
 """Nodes with fewer empty squares than this are not stored: their subtrees are cheaper to search again."""
 ORDER_MIN: Final = 7

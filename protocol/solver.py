@@ -56,9 +56,6 @@ PARALLEL_EMPTIES: Final = 10
 """From this many empty squares on, every best turn is searched on two threads (below, a thread costs more than
 it saves)."""
 _WORKERS: Final = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-EXACT: Final = 64
-"""A depth no game reaches: the search is exact (as the cores' own EXACT: _solver.c's, and the mirror's, which a
-test holds equal)."""
 
 
 class CoreProtocol(Protocol):
@@ -79,7 +76,7 @@ class CoreProtocol(Protocol):
         beta: int,
         max_nodes: int = 0,
         seconds: float = 0.0,
-        depth: int = EXACT,
+        depth: int = ...,
         win_order: bool = False,
     ) -> int: ...
 
@@ -92,7 +89,7 @@ class CoreProtocol(Protocol):
         beta: int,
         max_nodes: int = 0,
         seconds: float = 0.0,
-        depth: int = EXACT,
+        depth: int = ...,
         win_order: bool = False,
     ) -> list[int] | None: ...
 
@@ -103,16 +100,32 @@ class CoreProtocol(Protocol):
     def clear(self) -> None: ...
 
 
-def _compiled() -> type[CoreProtocol] | None:
+def _compiled() -> tuple[type[CoreProtocol], int] | None:
+    """The C core and its EXACT, or None when it was not built."""
     try:
         from . import _solver
     except ImportError:
         return None
     core: type[CoreProtocol] = _solver.Core
-    return core
+    return core, _solver.EXACT
 
 
-_COMPILED: Final = _compiled()
+_COMPILED_CORE: Final = _compiled()
+_COMPILED: Final = None if _COMPILED_CORE is None else _COMPILED_CORE[0]
+
+
+def _exact() -> int:
+    # The C core's #define is the one source; only where it was not built does start-up import the mirror for it
+    # (it holds the same, tests/test_solver.py), and then the mirror is the core anyway.
+    if _COMPILED_CORE is not None:
+        return _COMPILED_CORE[1]
+    from . import _solver_py
+
+    return _solver_py.EXACT
+
+
+EXACT: Final = _exact()
+"""A depth no game reaches: the search is exact (the cores' own, from the C core where it was built)."""
 
 
 def _pure_core() -> type[CoreProtocol]:

@@ -181,13 +181,16 @@ def test_a_finished_run_is_rated_once_for_all_it_writes(tmp_path: Path, monkeypa
     pairs = [("a", "b"), ("b", "c"), ("c", "a"), ("a", "c")] * 3
     games = tuple(GameRecord(w, b, Result.FIRST_WINS, Termination.NORMAL, game_id=i) for i, (w, b) in enumerate(pairs))
     outcome = RunOutcome(spec, games, len(games))
-    output.write_standings(tmp_path, outcome)
-    shown = output.final_report(outcome)
+    # What the CLI does where a run ends: one fit, passed to all that shows it.
+    rated = output.rate_run(outcome)
+    output.write_standings(tmp_path, outcome, rated)
+    shown = output.final_report(outcome, rated)
+    shown_csv, shown_json = (output.final_report(outcome, rated, fmt) for fmt in ("csv", "json"))
     assert fits == [len(games)]  # standings.txt, .csv, .json and the report on the terminal: one fit
     assert (tmp_path / "standings.txt").read_text() == shown + "\n"
-    # Another run's games (another tuple) are fitted anew: the table follows the records, never the last run's.
+    assert (tmp_path / "standings.csv").read_text() == shown_csv + "\n"
+    assert json.loads((tmp_path / "standings.json").read_text())["table"] == json.loads(shown_json)
+    # They show the table they are given: another run's games, fitted anew, give another report.
     flipped = RunOutcome(spec, tuple(replace(g, result=Result.SECOND_WINS) for g in games), len(games))
-    assert output.final_report(flipped) != shown
+    assert output.final_report(flipped, output.rate_run(flipped)) != shown
     assert fits == [len(games)] * 2
-    monkeypatch.setattr(output, "rating_table", real)
-    assert output.final_report(flipped) == output.final_report(replace(flipped, records=tuple(list(flipped.records))))

@@ -5,12 +5,12 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import pgn_reference
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from quarto_arena.arena.pgn import (
     PgnError,
-    _pgn_text_general,
     format_game,
     parse_movetext,
     pgn_text,
@@ -271,13 +271,20 @@ def test_tag_values_are_unescaped_in_one_pass_and_stray_quotes_are_kept(tmp_path
 
 
 # --------------------------------------------------------------------------------------------------------------
-# A run's records: pgn_text's direct path against format_game's
+# The writer against a plain reference (tests/pgn_reference.py): a run's records, and odd tags, tokens and comments
 
 ODD_TEXT = st.sampled_from(
-    ["", " ", "bot1 wins", "  two  spaces ", "a}b", "tab\there", "line\nend", 'say "hi"', "b\\s"]
+    ["", " ", "bot1 wins", "  two  spaces ", "a}b", "tab\there", "line\nend", 'say "hi"', "b\\s", "end ", " start"]
 )
+# White space that only str.split knows, a control character that is no white space, a letter outside ASCII.
+ODD_TEXT = st.one_of(ODD_TEXT, st.sampled_from(["no\xa0break", "unit\x1fsep", "bell\x07", "cr\rx", "é"]))
 ODD_SCORE = st.sampled_from([None, "", "win 3", "draw", " value -40 ", "lose}", "\t", "value  7\n"])
-ODD_TOKEN = st.one_of(TOKEN, st.sampled_from(["", "1-0", "b3 e", "12.c3", "x\0y", "a;b"]))
+ODD_TOKEN = st.one_of(
+    TOKEN,
+    st.sampled_from(
+        ["", "1-0", "*", "b3 e", "12.c3", "3...", "x\0y", "a;b", "b3\te", "a\xa0b", "c{", "d}", "é", "a.b"]
+    ),
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -300,7 +307,7 @@ ODD_TOKEN = st.one_of(TOKEN, st.sampled_from(["", "1-0", "b3 e", "12.c3", "x\0y"
         max_size=2,
     ),
 )
-def test_pgn_text_writes_what_format_game_writes(
+def test_pgn_text_writes_what_the_reference_writes(
     turns: list[tuple[str, int, str | None]],
     book: int,
     detail: str,
@@ -323,7 +330,7 @@ def test_pgn_text_writes_what_format_game_writes(
         engines=tuple(engines),
     )
     try:
-        expected: str | None = _pgn_text_general(record, "ev")
+        expected: str | None = pgn_reference.pgn_text(record, "ev")
     except ValueError:
         expected = None
     if expected is None:
@@ -331,3 +338,35 @@ def test_pgn_text_writes_what_format_game_writes(
             pgn_text(record, "ev")
     else:
         assert pgn_text(record, "ev") == expected
+
+
+ODD_NAME = st.sampled_from(["Event", "Result", "White", "Annotator", "Bad Name", "", "a+b", "x\ny", "é"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.one_of(TOKEN, ODD_TOKEN), max_size=18),
+    st.sampled_from(["1-0", "0-1", "1/2-1/2", "*", "2-0"]),
+    st.dictionaries(ODD_NAME, st.one_of(ODD_TEXT, st.just("1-0")), max_size=5),
+    st.data(),
+)
+def test_format_game_writes_what_the_reference_writes(
+    turns: list[str], result: str, tags: dict[str, str], data: st.DataObject
+) -> None:
+    text = st.one_of(ODD_TEXT, ODD_SCORE.filter(bool))
+    # Half the games with one comment a turn (as a run writes them), the others with comments anywhere.
+    comments = data.draw(
+        st.one_of(
+            st.lists(text, min_size=len(turns), max_size=len(turns)).map(lambda texts: dict(enumerate(texts))),
+            st.dictionaries(st.integers(-2, 19), text, max_size=8),
+        )
+    )
+    try:
+        expected: str | None = pgn_reference.format_game(tags, turns, result, comments)
+    except ValueError:
+        expected = None
+    if expected is None:
+        with pytest.raises(ValueError):
+            format_game(tags, turns, result, comments)
+    else:
+        assert format_game(tags, turns, result, comments) == expected

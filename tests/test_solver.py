@@ -105,9 +105,25 @@ def vector_case(v: dict[str, Any]) -> tuple[Position, Verdict, set[Turn]]:
 # --- against the oracle, and the two cores against each other ----------------------------------------------------
 
 
-def test_the_exact_depth_is_the_mirrors() -> None:
-    # solver.py keeps its own copy so as not to import the mirror with the C core (start-up).
-    assert EXACT == _solver_py.EXACT
+@needs_compiled
+def test_the_exact_depth_is_the_c_cores_and_the_mirror_holds_the_same() -> None:
+    assert EXACT == _solver.EXACT == _solver_py.EXACT
+
+
+@pytest.mark.parametrize("built", [True, False])
+def test_start_up_takes_the_exact_depth_from_the_core_it_loads(built: bool) -> None:
+    """With the C core, importing the solver leaves the mirror unloaded (start-up); without it, the mirror is the
+    core and gives EXACT."""
+    if built and _solver is None:
+        pytest.skip("the C core is not built")
+    hide = "" if built else "sys.modules['quarto_arena.protocol._solver'] = None  # as if it was never built\n"
+    code = (
+        f"import json, sys\n{hide}from quarto_arena.protocol import solver\n"
+        "mirror = 'quarto_arena.protocol._solver_py' in sys.modules\n"
+        "print(json.dumps([solver.EXACT, solver.compiled_core_available(), mirror]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60).stdout
+    assert json.loads(out) == [_solver_py.EXACT, built, not built]
 
 
 @pytest.mark.slow

@@ -13,11 +13,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pgn_reference
 import pytest
 from quarto_arena.arena.engine import Deadlines
 from quarto_arena.arena.journal import JOURNAL_NAME, MAGIC, read_journal
 from quarto_arena.arena.output import RunView, format_table, standings_table
-from quarto_arena.arena.pgn import _pgn_text_general, read_games
+from quarto_arena.arena.pgn import read_games
 from quarto_arena.arena.records import Result, Termination
 from quarto_arena.arena.roster import resolve_engines
 from quarto_arena.arena.run import (
@@ -128,10 +129,10 @@ def test_round_robin_records_every_game_in_journal_pgn_and_jsonl(c_bot: Path, tm
     lines = (tmp_path / "t" / JSONL_NAME).read_text().splitlines()
     assert sorted(json.loads(line)["game_id"] for line in lines) == list(range(1, 13))
     assert all(len(json.loads(line)["turns"]) >= 3 for line in lines)
-    # Byte for byte what the reference writers (json.dumps, format_game) make of the journal's records, in its order.
+    # Byte for byte what the reference writers (json.dumps, tests/pgn_reference.py) make of the journal's records.
     records = list(journal.records.values())
     assert lines == [json.dumps(r.to_dict()) for r in records]
-    pgn = "\n".join(_pgn_text_general(r, spec.event) for r in records)
+    pgn = "\n".join(pgn_reference.pgn_text(r, spec.event) for r in records)
     assert (tmp_path / "t" / PGN_NAME).read_text(encoding="utf-8") == pgn
     # Colours swap inside each pair: every engine gives first as often as second.
     firsts = Counter(r.first for r in journal.records.values())

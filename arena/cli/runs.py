@@ -311,7 +311,7 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
     import signal
 
     from ..errors import ArenaFault, arena_fault
-    from ..output import RunView, final_report, parse_progress_every, write_standings
+    from ..output import RunView, final_report, parse_progress_every, rate_run, write_standings
     from ..records import GameRecord
     from ..run import RunError, Verdict
     from ..web import WebError, parse_address, require_server
@@ -392,8 +392,9 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
                 )
             fail(f"{run.directory}: {e.strerror or e}")
         view.close()
+        rated = rate_run(outcome)  # one fit of the run's games for all that shows them
         try:
-            write_standings(run.directory, outcome)
+            write_standings(run.directory, outcome, rated)
         except OSError as e:
             echo_err(f"quarto-arena: warning: cannot write the standings into {run.directory}: {e.strerror or e}")
         if _LATE_SIGNALS:  # a signal during the shutdown: hurry, the report can be made later (quarto-arena report)
@@ -402,7 +403,7 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
             )
         else:
             _write_report(run.directory, outcome)
-        report = final_report(outcome, spec.table_format)
+        report = final_report(outcome, rated, spec.table_format)
         with contextlib.suppress(OSError):
             echo_out(report)
     resume = f"quarto-arena {kind} --resume {run.directory}"
