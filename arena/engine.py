@@ -23,6 +23,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import collections
+import functools
 import logging
 import os
 import time
@@ -996,6 +997,12 @@ class EngineSession:
             self._clock = None
 
 
+@functools.lru_cache(maxsize=64)
+def _newgame_line(variant: Variant) -> str:
+    """The ``newgame`` line of a variant (kept: every game sends it twice)."""
+    return format_command(NewGame(variant))
+
+
 async def new_games(sessions: Sequence[EngineSession], variant: Variant) -> list[EngineError | None]:
     """``newgame`` + ``isready`` to every session at once, each under its own new-game deadline; then each one's
     failure (refused, stalled, gone), in order, or None.
@@ -1004,7 +1011,7 @@ async def new_games(sessions: Sequence[EngineSession], variant: Variant) -> list
     and a task wake-up after the other. Every exchange is waited for to its end (each is bounded by its deadline),
     so that no session is left with an exchange running; cancelled, the ones not yet waited for are given up.
     """
-    line = format_command(NewGame(variant))
+    line = _newgame_line(variant)
     started = []
     for session in dict.fromkeys(sessions):  # a session given twice (an engine playing itself) is asked once
         ping = ReadyPing(session.name, [line], session.errors, session.complaints)

@@ -5,11 +5,10 @@ first a turn that does not lose, then whether a turn wins, the second being most
 so the first is what it falls back on when time runs out; no unproven turn is ever played. From 11 empty squares
 on, with ``Threads`` 2 and a CPU to spare, the win proof runs on two threads that share the root's turns
 (:meth:`~quarto_arena.protocol.solver.Solver.search`'s ``threads``). Once the value is proven the search stops at
-once and
-``info`` reports ``score win N``, ``loss N`` or ``draw``; a proven win is converted by the quickest win. At
-``movetime 100`` (a 70 ms budget) every won position tried at 11 empty squares is converted, at 12 about half with
-standard shapes from a cold table (the win proof alone outlasts the budget there) and all with advanced ones
-(``benchmarks/convert.py``, figures in the README).
+once and ``info`` reports ``score win N``, ``loss N`` or ``draw``; a proven win is converted by the quickest win.
+At ``movetime 100`` (a 70 ms budget) every won position tried at 11 empty squares is converted, at 12 with one
+thread 17 of 20 with standard shapes from a cold table on a quiet machine (the win proof outlasts the budget at the
+rest) and all with advanced ones (``benchmarks/convert.py``, figures in the README).
 
 Before that, a deepening search of three turns proves any near win or loss, and Monte Carlo tree search with the
 solver at the leaves (:mod:`.mcts`) weighs the rest, reporting its win rate as ``score value``. It was measured
