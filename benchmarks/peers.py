@@ -21,6 +21,14 @@ the rounds).
 
     python benchmarks/peers.py [--fastchess PATH] [--cutechess PATH] [--games 2000] [--rounds 3] [--concurrency 1,2]
                                [--arena "quarto-arena"]
+    python benchmarks/peers.py --instructions [--games 800]
+
+``--instructions`` counts instead what load does not move, for quarto-arena alone: the user-space instructions its
+own process executes per ply under valgrind's callgrind (engines run natively), marginal as above, for each of its
+command lines (play and tournament at each concurrency): the same command as the CPU figure, with its journal,
+PGN, JSON Lines and report.html, on the event loop the command picks (uvloop where installed). The kernel's share
+(pipe writes, wake-ups, fsync) is not in it. Side by side with an older revision: ``python benchmarks/ab.py --base
+REV --script benchmarks/peers.py -- --instructions``.
 """
 
 from __future__ import annotations
@@ -139,6 +147,42 @@ def run(arena: Arena, engine: Path, games: int, scratch: Path) -> Figures:
     return Figures(wall * 1e6 / plies, cpu / plies, trips / plies, plies)
 
 
+def instructions(arena: Arena, engine: Path, games: int, scratch: Path) -> tuple[int, int]:
+    """(instructions of the arena's own process under callgrind, plies) of one match."""
+    directory = Path(tempfile.mkdtemp(dir=scratch))
+    log = directory / "engines.log"
+    argv = arena.command(engine, games, directory)
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        sys.exit("error: --instructions needs valgrind")
+    out = subprocess.run(
+        [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv],
+        cwd=directory,
+        env={**os.environ, "PEERS_LOG": str(log), "PYTHONHASHSEED": "0"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    found = [line.split()[-1] for line in out.stderr.splitlines() if "Collected :" in line]
+    if out.returncode != 0 or not found:
+        sys.exit(f"{arena.name} failed under valgrind ({out.returncode}): {shlex.join(argv)}\n{out.stderr[-2000:]}")
+    plies = sum(int(line.split()[4]) for line in log.read_text().splitlines() if line.strip())
+    shutil.rmtree(directory, ignore_errors=True)
+    return int(found[0]), plies
+
+
+def count_instructions(arenas: list[Arena], engine: Path, games: int, scratch: Path) -> None:
+    small = max(2, games // 4 // 2 * 2)
+    print(f"quarto-arena's own instructions per ply (callgrind; runs of {games} and {small} games, the difference)")
+    for arena in arenas:
+        big, big_plies = instructions(arena, engine, games, scratch)
+        least, small_plies = instructions(arena, engine, small, scratch)
+        if big_plies <= small_plies:
+            sys.exit("error: --games must be at least 8, so that a quarter of them is fewer")
+        per_ply = (big - least) / (big_plies - small_plies)
+        print(f"  {arena.name:<28} {per_ply:9.0f} instructions per ply ({big_plies - small_plies} plies)")
+
+
 def marginal(big: Figures, small: Figures) -> Figures:
     """What the plies of ``big`` beyond those of ``small`` cost, per ply."""
     extra = big.plies - small.plies
@@ -175,6 +219,9 @@ def main() -> None:
         default=shutil.which("quarto-arena", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"),
         help="the quarto-arena command",
     )
+    parser.add_argument(
+        "--instructions", action="store_true", help="count quarto-arena's instructions per ply with callgrind"
+    )
     args = parser.parse_args()
     if not args.arena:
         sys.exit("error: quarto-arena is not on PATH: give --arena")
@@ -189,6 +236,12 @@ def main() -> None:
         if c == 1:
             arenas.append(quarto(arena_argv, "play", c))
         arenas.append(quarto(arena_argv, "tournament", c))
+    if args.instructions:
+        games = args.games if "--games" in sys.argv else 800
+        with tempfile.TemporaryDirectory(prefix="peers-") as scratch:
+            engine = build(Path(scratch))["uqi"]
+            count_instructions([a for a in arenas if a.engine == "uqi"], engine, games, Path(scratch))
+        return
     load = os.getloadavg()[0]
     print(f"{args.games} games of {PLIES} plies per run, {args.rounds} interleaved rounds; load {load:.2f}")
     results: dict[str, list[Figures]] = {a.name: [] for a in arenas}
