@@ -23,6 +23,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import collections
+import functools
 import logging
 import os
 import time
@@ -432,6 +433,9 @@ class Search(Exchange[tuple[Turn, str | None]]):
                 self.complaints.warn(f"ignored malformed info line {_clip(line)!r}: {e}")
                 return False
             raise SearchFailed(Termination.MALFORMED_REPLY, f"malformed reply {_clip(line)!r}: {e}") from None
+        if type(reply) is TurnReply:  # the usual line first (the match below tests it the same way)
+            self.turn = reply.turn
+            return True
         match reply:
             case TurnReply(turn):
                 self.turn = turn
@@ -672,7 +676,10 @@ class EngineSession:
         if then is not None:
             self._then = None
             assert isinstance(exchange, Search)
-            then(self._outcome(exchange, ending))
+            if ending is None and clock is not None and exchange.turn is not None:  # _outcome's success, inline
+                then(_answer(exchange.turn, clock.answer_ms(), exchange.score))
+            else:
+                then(self._outcome(exchange, ending))
             return
         waiter, self._waiter = self._waiter, None
         if waiter is not None and not waiter.done():
@@ -996,6 +1003,12 @@ class EngineSession:
             self._clock = None
 
 
+@functools.lru_cache(maxsize=64)
+def _newgame_line(variant: Variant) -> str:
+    """The ``newgame`` line of a variant (kept: every game sends it twice)."""
+    return format_command(NewGame(variant))
+
+
 async def new_games(sessions: Sequence[EngineSession], variant: Variant) -> list[EngineError | None]:
     """``newgame`` + ``isready`` to every session at once, each under its own new-game deadline; then each one's
     failure (refused, stalled, gone), in order, or None.
@@ -1004,7 +1017,7 @@ async def new_games(sessions: Sequence[EngineSession], variant: Variant) -> list
     and a task wake-up after the other. Every exchange is waited for to its end (each is bounded by its deadline),
     so that no session is left with an exchange running; cancelled, the ones not yet waited for are given up.
     """
-    line = format_command(NewGame(variant))
+    line = _newgame_line(variant)
     started = []
     for session in dict.fromkeys(sessions):  # a session given twice (an engine playing itself) is asked once
         ping = ReadyPing(session.name, [line], session.errors, session.complaints)

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import functools
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
@@ -86,7 +88,27 @@ class GameSpec:
 
 def variant_text(variant: Variant) -> str:
     """``standard color,shape,height,fill auto``: the three ``newgame`` fields, as GameRecord stores them."""
+    return _variant_text(variant)
+
+
+@functools.lru_cache(maxsize=64)
+def _variant_text(variant: Variant) -> str:
+    # Kept: every game's record has it.
     return f"{variant.shapes.value} {format_attributes(variant.attributes)} {variant.claims.value}"
+
+
+_START_LINE: Final = format_command(PositionCommand(None))
+_stamp: tuple[int, str] = (-1, "")
+"""The last :func:`_now_text`, by its POSIX second."""
+
+
+def _now_text() -> str:
+    """``datetime.now(UTC).isoformat(timespec="seconds")``, made once a second (a game's ``started``)."""
+    global _stamp
+    second, stamp = int(time.time()), _stamp  # read once: games may run on other threads (a cluster's workers)
+    if second != stamp[0]:
+        stamp = _stamp = (second, datetime.datetime.fromtimestamp(second, datetime.UTC).isoformat(timespec="seconds"))
+    return stamp[1]
 
 
 async def play_game(
@@ -152,10 +174,10 @@ class _Game:
         self.turns: list[Turn] = []
         # The position line sent before every search, grown by one canonical token per turn: what
         # format_command(PositionCommand(start, turns)) gives, without formatting the whole game every turn.
-        self.position_line = format_command(PositionCommand(self.start_text))
+        self.position_line = _START_LINE if spec.start is None else format_command(PositionCommand(self.start_text))
         self.records: list[TurnRecord] = []
         self.clocks = tuple(Clock(p.config.time_control or spec.time_control, spec.margin_ms) for p in self.players)
-        self.started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+        self.started = _now_text()
         self.exit_info: dict[str, str] = {}
         self._side = 0
         """The player whose search runs."""

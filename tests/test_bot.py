@@ -390,9 +390,11 @@ def test_info_lines_and_search_context(tmp_path: Path) -> None:
 class ZmqArena:
     """The arena side of SPEC §3.3: a DEALER that connects, one frame per line."""
 
-    def __init__(self, context: zmq.Context[zmq.Socket[bytes]], endpoint: str) -> None:
+    def __init__(self, context: zmq.Context[zmq.Socket[bytes]], endpoint: str, watch: bool = False) -> None:
         self.sock = context.socket(zmq.DEALER)
         self.sock.setsockopt(zmq.LINGER, 0)
+        # Watching for the connection's drop (before it is made, so that no drop goes unseen).
+        self.drops = self.sock.get_monitor_socket(zmq.EVENT_DISCONNECTED) if watch else None
         self.sock.connect(endpoint)
 
     def send(self, *lines: str) -> None:
@@ -411,27 +413,37 @@ class ZmqArena:
         return True
 
     def close(self) -> None:
+        if self.drops is not None:
+            self.sock.disable_monitor()
+            self.drops.close()
         self.sock.close()
 
     @classmethod
     def handshake(cls, context: zmq.Context[zmq.Socket[bytes]], endpoint: str) -> tuple[ZmqArena, list[str]]:
         """Connects and sends ``uqi``; returns the arena and the handshake's replies up to ``uqiok``.
 
-        SPEC §3.3: an arena that connects while the server switches sessions may land on the closing socket; with
-        no answer it connects again (a fresh socket) and starts over, as the real arena does.
+        SPEC §3.3: an arena that connects while the server switches sessions may land on the closing socket; when
+        that connection drops before any handshake reply, it connects again (a fresh socket) and starts over, as
+        the real arena does. A plain DEALER would reconnect by itself, but its ``uqi`` went down with the old
+        connection: hence the drop is watched, not waited out.
         """
         for _ in range(5):
-            arena = cls(context, endpoint)
+            arena = cls(context, endpoint, watch=True)
+            assert arena.drops is not None
             arena.send("uqi")
-            # Long enough that a loaded machine's answer is not taken for a closing socket: a second arena on the
-            # same socket would share the answer with this one, line by line (a bound DEALER deals round-robin).
-            if arena.sock.poll(5000):
+            poller = zmq.Poller()
+            poller.register(arena.sock, zmq.POLLIN)
+            poller.register(arena.drops, zmq.POLLIN)
+            ready = dict(poller.poll(int(DEADLINE * 1000)))
+            if arena.sock in ready:
                 lines = [arena.recv()]
                 while lines[-1] != "uqiok 1":
                     lines.append(arena.recv())
                 return arena, lines
             arena.close()
-        pytest.fail("no answer to uqi after five connections")
+            if not ready:
+                pytest.fail("no answer to uqi")
+        pytest.fail("five connections dropped before any answer to uqi")
 
 
 @pytest.fixture

@@ -551,3 +551,19 @@ def test_the_fast_constructors_of_the_per_turn_values_make_the_same_frozen_value
     assert record == TurnRecord("a1!", 7) and hash(record) == hash(TurnRecord("a1!", 7))
     with pytest.raises(dataclasses.FrozenInstanceError):
         record.ms = 8  # type: ignore[misc]
+
+
+def test_a_games_start_time_is_now_in_seconds() -> None:
+    # The referee formats the start time once a second: the same text as datetime's, between two readings of it.
+    import datetime
+
+    from quarto_arena.arena.referee import _now_text
+
+    def now() -> str:
+        return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+
+    for _ in range(3):
+        before, text, after = now(), _now_text(), now()
+        assert before <= text <= after
+        assert datetime.datetime.fromisoformat(text).isoformat(timespec="seconds") == text
+        assert text.endswith("+00:00")
