@@ -72,6 +72,7 @@ _USUAL_NAMES: Final = _ROSTER_NAMES.union(
     ("Variant", "TimeControl", "Termination", "Opening", "GameId", "StartPosition"), *_ENGINE_TAGS
 )
 _NUMBERED: Final = 64
+_ASCII_SPACE: Final = bytes(c for c in range(128) if chr(c).isspace() and c != 32)  # what str.split splits on, too
 _MOVE_NUMBERS: Final = tuple(f"{k}." for k in range(1, _NUMBERED // 2 + 1))
 _MOVETEXT_ITEM: Final = re.compile(r"\{([^}]*)\}|;([^\n]*)|([^\s{};]+)")
 # States of a brace comment at the end of a movetext line.
@@ -203,8 +204,14 @@ def _usual_movetext(turns: Sequence[str], result: str, comments: Mapping[int, st
     words.append(result)
     text = " ".join(words)
     # The tokens hold no brace and no plain space, so one '}' too many is in a comment, and so is a space to
-    # normalize; printable text holds no white space but the plain space (a token's tab, or a comment's, shows here).
-    if text.count("}") != count or "  " in text or "{ " in text or " }" in text or not text.isprintable():
+    # normalize. Other white space (a token's tab, a comment's line end) is looked for in the bytes of ASCII text,
+    # and in other text through isprintable (printable text holds no white space but the plain space).
+    if text.count("}") != count or "  " in text or "{ " in text or " }" in text:
+        return None
+    if text.isascii():
+        if len(text.encode().translate(None, _ASCII_SPACE)) != len(text):
+            return None
+    elif not text.isprintable():
         return None
     return text
 
@@ -482,6 +489,7 @@ def pgn_text(record: GameRecord, event: str) -> str:
     read back).
     """
     start = record.start
+    result = record.result.value
     tags = {
         "Event": event,
         "Site": _SITE,
@@ -489,7 +497,7 @@ def pgn_text(record: GameRecord, event: str) -> str:
         "Round": str(record.round),
         "White": record.first,
         "Black": record.second,
-        "Result": record.result.value,
+        "Result": result,
         "Variant": record.variant,
         "TimeControl": record.time_control,
         "Termination": record.termination.value,
@@ -516,4 +524,4 @@ def pgn_text(record: GameRecord, event: str) -> str:
     if ending:
         last = len(turns) - 1
         comments[last] = f"{comments[last]}; {ending}" if turns else ending
-    return format_game(tags, [turn.token for turn in turns], record.result.value, comments)
+    return format_game(tags, [turn.token for turn in turns], result, comments)

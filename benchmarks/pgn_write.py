@@ -1,13 +1,17 @@
 """What writing one game's PGN costs: ``pgn_text`` on records shaped like a run's, in microseconds per game.
 
     python benchmarks/pgn_write.py [--games 2000] [--rounds 7] [--seed 1]
-    python benchmarks/ab.py --base REV --script benchmarks/pgn_write.py --runs 5   # against an older revision
+    python benchmarks/pgn_write.py --instructions [--games 300]
+    python benchmarks/ab.py --base REV --script benchmarks/pgn_write.py --runs 5 [-- --instructions]   # vs REV
 
 A run writes each game's PGN once, as it counts it. The records are generated (seeded): two book turns, then
 engine turns of plausible tokens, a third of them with a ``score`` (``win 3``, ``value -40``...), both engines
 identified (name, author, command, options), a detail on the last turn; one game in ten starts from a position. The
 best and the median of ``--rounds`` timed passes over all records are printed (CPU time of this process). Prints
 figures only; nothing here asserts a time.
+
+``--instructions`` counts instead what load does not move: the instructions of one ``pgn_text`` under valgrind's
+callgrind (the same records written in 1 and in 3 rounds: the difference over the calls it adds).
 """
 
 from __future__ import annotations
@@ -15,8 +19,11 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
+import sys
 import time
+from pathlib import Path
 
+import floors  # benchmarks/floors.py, beside this script
 from quarto_arena.arena.pgn import pgn_text
 from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
 
@@ -63,7 +70,15 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--instructions", action="store_true", help="count instructions per game with callgrind")
     args = parser.parse_args()
+    if args.instructions:
+        games = min(args.games, 300)  # callgrind is slow; the count per game does not need more
+        argv = [sys.executable, str(Path(__file__).resolve()), "--games", str(games), "--seed", str(args.seed)]
+        one, three = (floors.callgrind([*argv, "--rounds", str(n)])[0] for n in (1, 3))
+        print(f"{games} games, {args.seed} seed, callgrind")
+        print(f"pgn_text per game: {(three - one) / (2 * games):.0f} instructions")
+        return
     rng = random.Random(args.seed)
     records = [record(rng, n) for n in range(1, args.games + 1)]
     turns = sum(len(r.turns) for r in records)

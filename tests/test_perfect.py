@@ -432,3 +432,39 @@ def test_threads_convert_and_keep_draws(threads: int, monkeypatch: pytest.Monkey
                 assert p.outcome is Outcome.WIN and turns % 2 == 1
             else:
                 assert p.outcome is Outcome.DRAW or turns % 2 == 1  # never lost
+
+
+def test_stop_ends_a_win_proof_on_two_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``stop`` during the two-thread win proof of a drawn 12-empty position ends both threads at once, and the turn
+    played is one proven not to lose."""
+    monkeypatch.setattr(perfect, "spare_cpu", lambda: True)
+    split: list[Position] = []
+    started = threading.Event()
+    plain = Solver._win_on_two_threads
+
+    def counted(solver: Solver, position: Position) -> tuple[int, int] | None:
+        split.append(position)
+        started.set()
+        return plain(solver, position)
+
+    monkeypatch.setattr(Solver, "_win_on_two_threads", counted)
+    variant = Variant()
+    position = positions_of(Verdict.DRAW, variant, 12, 1, seed=3)[0]
+    engine = bot(Threads=2)
+    engine.new_game(variant)
+    before = set(threading.enumerate())
+    infos: list[Info] = []
+    ctx = SearchContext(Go(infinite=True), position=position, on_info=infos.append)
+    turns: list[Turn] = []
+    worker = threading.Thread(target=lambda: turns.append(engine.search(position, ctx)))
+    worker.start()
+    assert started.wait(10.0)
+    time.sleep(0.01)  # the proof takes about 0.1 s on two quiet cores
+    ctx.stop()
+    worker.join(5.0)
+    assert not worker.is_alive()
+    assert split == [position]  # stopped in the win proof, on two threads
+    assert set(threading.enumerate()) <= before | {worker}
+    assert turns
+    value = Solver(variant).turn_value(position, turns[0])
+    assert value is not None and value.verdict is Verdict.DRAW

@@ -366,20 +366,20 @@ def test_a_win_proof_on_two_threads_finds_what_one_thread_finds(verdict: Verdict
 def test_stop_and_time_reach_both_threads_of_a_win_proof() -> None:
     """stop() from another thread ends a two-thread win proof (unproven, both threads ended); after resume(), and
     after one cut short by its time, the next two-thread proof finds its win."""
-    position = parse_position(HARD)
+    position = parse_position("..../..../..../3c.. 9")  # 14 empty squares: its win proof takes seconds
     solver = Solver(Variant(), pure=False)
     before = set(threading.enumerate())
     results: list[Search | None] = []
-    worker = threading.Thread(target=lambda: results.append(solver.search(position, 12, aim=Aim.WIN, threads=2)))
+    worker = threading.Thread(target=lambda: results.append(solver.search(position, 14, aim=Aim.WIN, threads=2)))
     worker.start()
     time.sleep(0.2)
     solver.stop()
     worker.join(5.0)
     assert not worker.is_alive() and results == [None]
     assert set(threading.enumerate()) <= before  # the second thread has ended
-    assert solver.search(position, 12, aim=Aim.WIN, threads=2) is None  # stopped until resume()
+    assert solver.search(position, 14, aim=Aim.WIN, threads=2) is None  # stopped until resume()
     solver.resume()
-    assert solver.search(position, 12, Limits(seconds=0.05), aim=Aim.WIN, threads=2) is None
+    assert solver.search(position, 14, Limits(seconds=0.05), aim=Aim.WIN, threads=2) is None
     won = next(p for p, v, _ in map(vector_case, DEEP) if 16 - p.placed == PARALLEL_EMPTIES and v is Verdict.WIN)
     found = Solver(won.variant, pure=False).search(won, 10, aim=Aim.WIN, threads=2)
     assert found is not None and found.verdict is Verdict.WIN
