@@ -20,7 +20,7 @@ was.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 
@@ -508,42 +508,6 @@ class Position(NamedTuple):
             return turn
         wins = after.outcome is _WIN if after is not None else turn.call or self.wins_at(place)
         return turn_of(place=place) if wins else turn
-
-    def advance(self, turns: Sequence[Turn]) -> tuple[Position, int]:
-        """The position after the longest legal prefix of ``turns``, and that prefix's length: the next turn, if
-        any, is illegal there (its :meth:`apply` raises saying why). What applying the turns one by one gives.
-
-        A plain placement with a give that ends nothing (most turns of a game) is applied here on the position's
-        fields, with :meth:`apply`'s own checks; every other turn goes through :meth:`apply`. A report replays
-        every game of a run, and this is most of that work.
-        """
-        variant, occupied, planes, held, available, _, _ = self
-        through = variant.through
-        position: Position | None = self  # what the fields stand for; None once the loop moved them on by itself
-        n = 0
-        for turn in turns:
-            place = turn.fast
-            give = turn.give
-            if place | held >= 0 and give is not None and not occupied >> place & 1 and available >> give & 1:
-                # apply's fast path (a piece in hand is never one to give, and with a piece left to give the board
-                # is not full), when the placement completes no alignment: the game goes on.
-                after = occupied | 1 << place
-                more = planes | _PIECE_PLANES[held << 4 | place]
-                if not _completes(through[place], after, more):
-                    occupied, planes, held, available, position = after, more, give, available ^ 1 << give, None
-                    n += 1
-                    continue
-            if position is None:  # moved on only by the loop above: no claim pending, the game goes on
-                position = _new(Position, (variant, occupied, planes, held, available, False, _ONGOING))
-            try:
-                position = position.apply(turn)
-            except IllegalTurn:
-                return position, n
-            variant, occupied, planes, held, available, _, _ = position
-            n += 1
-        if position is None:
-            position = _new(Position, (variant, occupied, planes, held, available, False, _ONGOING))
-        return position, n
 
     def play(self, turns: Iterable[Turn]) -> Position:
         """Applies turns in order (raising :class:`IllegalTurn` at the first bad one)."""

@@ -21,7 +21,6 @@ from quarto_arena.protocol.notation import (
 from quarto_arena.protocol.rules import (
     Attribute,
     ClaimMode,
-    IllegalTurn,
     Outcome,
     Position,
     Shapes,
@@ -161,39 +160,6 @@ def test_games_replay_from_their_records(game: Game) -> None:
     assert replayed.outcome is game.position.outcome
     assert replayed.hand is None or not replayed.is_over  # a finished game holds no piece
     assert [format_turn(t) for t in parse_turns(record.upper())] == record.split()
-
-
-def one_by_one(position: Position, turns: list[Turn]) -> tuple[Position, int]:
-    """What Position.advance must give: apply each turn in turn, stopping before the first that raises."""
-    for n, turn in enumerate(turns):
-        try:
-            position = position.apply(turn)
-        except IllegalTurn:
-            return position, n
-    return position, len(turns)
-
-
-@SETTINGS
-@given(games(ALL_VARIANTS), st.data())
-def test_advance_is_apply_one_by_one(game: Game, data: st.DataObject) -> None:
-    # A played game, with any turns (mostly illegal ones: occupied squares, pieces already used, wins played on,
-    # false claims) put in anywhere and added at the end.
-    turns = list(game.turns)
-    for _ in range(data.draw(st.integers(0, 3))):
-        turns.insert(data.draw(st.integers(0, len(turns))), parse_turn(data.draw(st.sampled_from(TOKENS))))
-    start = Position.start(game.variant)
-    position, n = start.advance(turns)
-    expected, m = one_by_one(start, turns)
-    assert (n, position) == (m, expected)
-    assert position.outcome is expected.outcome
-    if n < len(turns):
-        with pytest.raises(IllegalTurn):
-            position.apply(turns[n])
-    assert start.advance(game.turns) == (game.position, len(game.turns))
-    # From any position reached, not only from the start (a claim pending, a piece in hand or not).
-    middle = data.draw(st.integers(0, len(game.turns)))
-    from_middle = start.play(game.turns[:middle])
-    assert from_middle.advance(turns[middle:]) == one_by_one(from_middle, turns[middle:])
 
 
 # --- agreement with the oracle ---------------------------------------------------------------------------------------

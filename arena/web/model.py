@@ -101,29 +101,14 @@ def replay(variant: str | Variant, start: str, turns: Sequence[TurnRecord]) -> R
         return Replay([-1] * 16, -1, [], None, f"the game cannot be shown: {e}")
     board = [-1 if p is None else p for p in position.board()]
     hand = -1 if position.hand is None else position.hand
-    # Every turn is checked by the rules core (Position.advance applies the usual ones on the position's fields): a
-    # report replays every game of a run, so the loop is written for speed, with the same result as one by one.
-    parsed: list[Turn] = []
     plies: list[list[Any]] = []
-    error: tuple[int, Exception] | None = None
-    for t in turns:
+    for ply, t in enumerate(turns):
         try:
             turn, place, give, mark = _token(t.token)
-        except NotationError as e:
-            error = (len(parsed), e)
-            break
-        parsed.append(turn)
+            position = position.apply(turn)
+        except (NotationError, IllegalTurn) as e:
+            return Replay(board, hand, plies, position, f"turn {ply + 1} {t.token!r} cannot be replayed: {e}")
         plies.append([place, give, mark, t.ms, t.score])
-    position, n = position.advance(parsed)
-    if n < len(parsed):
-        try:
-            position.apply(parsed[n])
-        except IllegalTurn as e:
-            error = (n, e)
-    if error is not None:
-        ply, why = error
-        del plies[ply:]
-        return Replay(board, hand, plies, position, f"turn {ply + 1} {turns[ply].token!r} cannot be replayed: {why}")
     return Replay(board, hand, plies, position, None)
 
 
