@@ -433,13 +433,10 @@ class Search(Exchange[tuple[Turn, str | None]]):
                 self.complaints.warn(f"ignored malformed info line {_clip(line)!r}: {e}")
                 return False
             raise SearchFailed(Termination.MALFORMED_REPLY, f"malformed reply {_clip(line)!r}: {e}") from None
-        if type(reply) is TurnReply:  # the usual line first (the match below tests it the same way)
+        if isinstance(reply, TurnReply):  # the usual line, before the match of the other kinds (measured: it pays)
             self.turn = reply.turn
             return True
         match reply:
-            case TurnReply(turn):
-                self.turn = turn
-                return True
             case Info(score=score):
                 if score is not None:
                     self.score = str(score)
@@ -676,10 +673,7 @@ class EngineSession:
         if then is not None:
             self._then = None
             assert isinstance(exchange, Search)
-            if ending is None and clock is not None and exchange.turn is not None:  # _outcome's success, inline
-                then(_answer(exchange.turn, clock.answer_ms(), exchange.score))
-            else:
-                then(self._outcome(exchange, ending))
+            then(self._outcome(exchange, ending))
             return
         waiter, self._waiter = self._waiter, None
         if waiter is not None and not waiter.done():
