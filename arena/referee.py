@@ -98,17 +98,16 @@ def _variant_text(variant: Variant) -> str:
 
 
 _START_LINE: Final = format_command(PositionCommand(None))
-_stamp: tuple[int, str] = (-1, "")
-"""The last :func:`_now_text`, by its POSIX second."""
 
 
 def _now_text() -> str:
-    """``datetime.now(UTC).isoformat(timespec="seconds")``, made once a second (a game's ``started``)."""
-    global _stamp
-    second, stamp = int(time.time()), _stamp  # read once: games may run on other threads (a cluster's workers)
-    if second != stamp[0]:
-        stamp = _stamp = (second, datetime.datetime.fromtimestamp(second, datetime.UTC).isoformat(timespec="seconds"))
-    return stamp[1]
+    """``datetime.now(UTC).isoformat(timespec="seconds")`` (a game's ``started``), formatted once a second."""
+    return _second_text(int(time.time()))
+
+
+@functools.lru_cache(maxsize=2)
+def _second_text(second: int) -> str:
+    return datetime.datetime.fromtimestamp(second, datetime.UTC).isoformat(timespec="seconds")
 
 
 async def play_game(
