@@ -234,8 +234,9 @@ def run_floor(name: str, exe: Path, trips: int) -> float:
         use_loop("asyncio")
 
 
-def callgrind(argv: list[str]) -> tuple[int, str]:
-    """Instructions callgrind counts in the process ``argv`` runs (children not traced), and what it printed."""
+def callgrind(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> tuple[int, str]:
+    """Instructions callgrind counts in the process ``argv`` runs (children not traced), and what it printed; run in
+    ``cwd``, with ``env`` added to the environment."""
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         sys.exit("error: --instructions needs valgrind")
@@ -244,7 +245,8 @@ def callgrind(argv: list[str]) -> tuple[int, str]:
         capture_output=True,
         text=True,
         check=False,
-        env={**os.environ, "PYTHONHASHSEED": "0"},  # the same dict and set layouts in every run: repeatable counts
+        cwd=cwd,
+        env={**os.environ, **(env or {}), "PYTHONHASHSEED": "0"},  # the same dict and set layouts: repeatable counts
     )
     found = [line.split()[-1] for line in out.stderr.splitlines() if "Collected :" in line]
     if out.returncode != 0 or not found:

@@ -46,6 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import floors
 from cbuild import compile_c
 
 HERE = Path(__file__).resolve().parent / "peers"
@@ -151,24 +152,10 @@ def instructions(arena: Arena, engine: Path, games: int, scratch: Path) -> tuple
     """(instructions of the arena's own process under callgrind, plies) of one match."""
     directory = Path(tempfile.mkdtemp(dir=scratch))
     log = directory / "engines.log"
-    argv = arena.command(engine, games, directory)
-    valgrind = shutil.which("valgrind")
-    if valgrind is None:
-        sys.exit("error: --instructions needs valgrind")
-    out = subprocess.run(
-        [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv],
-        cwd=directory,
-        env={**os.environ, "PEERS_LOG": str(log), "PYTHONHASHSEED": "0"},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    found = [line.split()[-1] for line in out.stderr.splitlines() if "Collected :" in line]
-    if out.returncode != 0 or not found:
-        sys.exit(f"{arena.name} failed under valgrind ({out.returncode}): {shlex.join(argv)}\n{out.stderr[-2000:]}")
+    count, _ = floors.callgrind(arena.command(engine, games, directory), cwd=directory, env={"PEERS_LOG": str(log)})
     plies = sum(int(line.split()[4]) for line in log.read_text().splitlines() if line.strip())
     shutil.rmtree(directory, ignore_errors=True)
-    return int(found[0]), plies
+    return count, plies
 
 
 def count_instructions(arenas: list[Arena], engine: Path, games: int, scratch: Path) -> None:
