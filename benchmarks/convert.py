@@ -56,6 +56,19 @@ def print_within(budgets: str, columns: Sequence[tuple[str, Sequence[int]]]) -> 
         print(f"within {budget:>9,} nodes: {counts}")
 
 
+def proof_nodes(position: Position, win_order: bool) -> tuple[int, int]:
+    """Nodes of the safety proof and then of the win proof (``win_order``: the core's win order at the root) at a
+    won ``position``, on a fresh table (root_order.py, two_threads.py)."""
+    core = Solver(position.variant).core
+    occupied, planes, hand = position[1], position[2], position[3]
+    assert hand is not None
+    core.search(occupied, planes, hand, -1, 0)
+    safety = core.nodes
+    score = core.search(occupied, planes, hand, 0, 1, win_order=win_order)
+    assert score >= 1, "a won position's win proof proves the win"
+    return safety, core.nodes
+
+
 def won_positions(variant: Variant, empties: int, count: int, seed: int, solver: Solver) -> list[Position]:
     """``count`` positions with ``empties`` empty squares and a piece in hand, won for the player to move."""
     rng = random.Random(f"{seed}-{empties}-{variant.describe()}")

@@ -18,29 +18,15 @@ from __future__ import annotations
 
 import statistics
 
-from convert import print_within, sampled_won_positions
+from convert import print_within, proof_nodes, sampled_won_positions
 from quarto_arena.protocol.notation import format_position
-from quarto_arena.protocol.rules import Position
-from quarto_arena.protocol.solver import Solver
-
-
-def proof_nodes(position: Position, win_order: bool) -> int:
-    """Nodes of the safety proof and then the win proof at ``position``, on a fresh table."""
-    core = Solver(position.variant).core
-    occupied, planes, hand = position[1], position[2], position[3]
-    assert hand is not None
-    core.search(occupied, planes, hand, -1, 0)
-    nodes = core.nodes
-    score = core.search(occupied, planes, hand, 0, 1, win_order=win_order)
-    assert score >= 1, "a won position's win proof proves the win"
-    return nodes + core.nodes
 
 
 def main() -> None:
     args, positions = sampled_won_positions(__doc__, "40000,50000,60000,70000")
     rows = []
     for index, position in enumerate(positions):
-        plain, ordered = proof_nodes(position, False), proof_nodes(position, True)
+        plain, ordered = sum(proof_nodes(position, False)), sum(proof_nodes(position, True))
         rows.append((plain, ordered))
         line = f"plain {plain:>9,}  win_order {ordered:>9,}  {ordered / plain:5.2f}"
         print(f"{index:3}  {format_position(position):24} {line}")

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import statistics
 
-from convert import print_within, sampled_won_positions
+from convert import print_within, proof_nodes, sampled_won_positions
 from quarto_arena.protocol.rules import Position, turn_of
 from quarto_arena.protocol.solver import Solver
 
@@ -49,14 +49,8 @@ def main() -> None:
     args, positions = sampled_won_positions(__doc__, "40000,50000,60000,70000,100000")
     rows: list[tuple[int, int]] = []
     for index, position in enumerate(positions):
-        core = Solver(position.variant).core
-        occupied, planes, hand = position[1], position[2], position[3]
-        assert hand is not None
-        core.search(occupied, planes, hand, -1, 0)
-        safety = core.nodes
-        score = core.search(occupied, planes, hand, 0, 1, win_order=True)
-        assert score >= 1, "a won position's win proof proves the win"
-        one, two = safety + core.nodes, two_threads(position, safety)
+        safety, win = proof_nodes(position, win_order=True)
+        one, two = safety + win, two_threads(position, safety)
         rows.append((one, two))
         print(f"{index:3}  one thread {one:>10,} nodes   two threads {two:>10,}   {two / one:5.2f}")
     ones = [one for one, _ in rows]
