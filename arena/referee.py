@@ -51,9 +51,13 @@ ADJUDICATION_TABLE_BITS: Final = 18
 """A 4 MiB table for each adjudication (a solver per game: games run concurrently, a solver is not shared)."""
 
 
-_VARIANT_TEXT: Final = codec.hook(
-    encode=lambda v: variant_text(v), decode=lambda text, _: parse_variant(*str(text).split(" "))
-)
+@functools.lru_cache(maxsize=64)  # every game's record has it
+def variant_text(variant: Variant) -> str:
+    """``standard color,shape,height,fill auto``: the three ``newgame`` fields, as GameRecord stores them."""
+    return f"{variant.shapes.value} {format_attributes(variant.attributes)} {variant.claims.value}"
+
+
+_VARIANT_TEXT: Final = codec.hook(encode=variant_text, decode=lambda text, _: parse_variant(*str(text).split(" ")))
 """A variant as :func:`variant_text` (GameRecord's form)."""
 
 
@@ -84,17 +88,6 @@ class GameSpec:
     def __post_init__(self) -> None:
         if self.adjudicate is not None and not 1 <= self.adjudicate <= MAX_ADJUDICATE:
             raise ValueError(f"adjudication needs 1 to {MAX_ADJUDICATE} empty squares, not {self.adjudicate}")
-
-
-def variant_text(variant: Variant) -> str:
-    """``standard color,shape,height,fill auto``: the three ``newgame`` fields, as GameRecord stores them."""
-    return _variant_text(variant)
-
-
-@functools.lru_cache(maxsize=64)
-def _variant_text(variant: Variant) -> str:
-    # Kept: every game's record has it.
-    return f"{variant.shapes.value} {format_attributes(variant.attributes)} {variant.claims.value}"
 
 
 _START_LINE: Final = format_command(PositionCommand(None))
