@@ -50,6 +50,17 @@
 #include <string.h>
 #include <time.h>
 
+/* Where GCC can choose a function's body when the module loads (ifunc: glibc on x86-64), the search's functions are
+ * compiled twice, for x86-64-v3 (popcnt, BMI1/2, AVX2: about a tenth less time per node, benchmarks/solver_core.py)
+ * and for the baseline, and each CPU runs the one it supports; a clone calls the other functions' same clone
+ * directly. Elsewhere (clang, other architectures, musl, or a build for v3 already) they are compiled once. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12 && defined(__GLIBC__) &&      \
+    !defined(__AVX2__)
+#define DISPATCHED __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define DISPATCHED
+#endif
+
 #define BIG 64
 #define TT_MIN_EMPTY 7 /* below this the table costs more than it saves (memory latency): benchmarks/solver.py */
 #define ORDER_MIN 7
@@ -197,6 +208,7 @@ static void summarize(const Core *c, unsigned occupied, uint64_t planes, Groups 
 }
 
 /* The groups after `piece` is placed on the empty `square` of the board `occupied`. */
+DISPATCHED
 static void place(const Core *c, const Groups *g, unsigned occupied, int square, int piece, Groups *out) {
     *out = *g;
     unsigned occupied2 = occupied | 1u << square;
@@ -221,6 +233,7 @@ static void place(const Core *c, const Groups *g, unsigned occupied, int square,
 }
 
 /* Fills *t from the board's groups; returns the pieces that win anywhere. */
+DISPATCHED
 static unsigned threats(const Core *c, const Groups *g, unsigned occupied, Threats *t) {
     unsigned all = 0, multi = 0;
     for (unsigned x = g->where; x; x &= x - 1) {
@@ -263,6 +276,7 @@ typedef struct {
 
 /* `after` and `threats_after` describe the board after the placement (the child's groups and threats, which the
  * search then hands to the child rather than derive them again). */
+DISPATCHED
 static void mobility_setup(const Groups *after, const Threats *threats_after, unsigned occupied2, Mobility *m) {
     m->nfree = 0;
     for (unsigned f = 0xFFFFu & ~occupied2; f; f &= f - 1) {
@@ -280,6 +294,7 @@ static inline int popcount64(uint64_t x) {
     return (int)((x * 0x0101010101010101ULL) >> 56);
 }
 
+DISPATCHED
 static int mobility(const Mobility *m, unsigned rest, int piece) {
     unsigned keep = PIECE_SC[piece];
     int total = 0;
@@ -294,6 +309,7 @@ static int mobility(const Mobility *m, unsigned rest, int piece) {
 
 /* The groups that can still be won (not full, and enough pieces left share an attribute value with the pieces in
  * it), a bit each; *attributes receives the attribute bits those groups depend on. */
+DISPATCHED
 static unsigned live_lines(const Core *c, const Groups *g, unsigned remaining, unsigned *attributes) {
     /* enough_set[k]: the attribute bits at least k pieces left have; enough_clear[k]: at least k lack. */
     unsigned enough_set[5] = {0}, enough_clear[5] = {0};
@@ -326,6 +342,7 @@ static unsigned live_lines(const Core *c, const Groups *g, unsigned remaining, u
  * are a third of all nodes). Below the root the piece in hand never wins, so at two empty squares a safe gift
  * draws: the last piece goes on the last square and wins nothing. At three, the opponent then holds the draw when
  * it has a square where the last piece is safe, and else loses on our next placement. */
+DISPATCHED
 static int endgame(const Core *c, const Groups *g, const Threats *th, unsigned occupied, int hand,
                    unsigned avail, int empty) {
     int best = 1 - empty;
@@ -410,14 +427,17 @@ static inline __attribute__((always_inline)) int small(const Core *c, const Grou
     return best;
 }
 
+DISPATCHED
 static int small4(const Core *c, const Groups *g, const Threats *th, unsigned occupied, int hand,
                   unsigned avail, int alpha, int beta) {
     return small(c, g, th, occupied, hand, avail, 4, alpha, beta);
 }
+DISPATCHED
 static int small5(const Core *c, const Groups *g, const Threats *th, unsigned occupied, int hand,
                   unsigned avail, int alpha, int beta) {
     return small(c, g, th, occupied, hand, avail, 5, alpha, beta);
 }
+DISPATCHED
 static int small6(const Core *c, const Groups *g, const Threats *th, unsigned occupied, int hand,
                   unsigned avail, int alpha, int beta) {
     return small(c, g, th, occupied, hand, avail, 6, alpha, beta);
@@ -436,6 +456,7 @@ static void sort_sources(int *source, const uint32_t *cells, int n) {
     }
 }
 
+DISPATCHED
 static void canonical_key(const Core *c, unsigned occupied, uint64_t planes, int hand, Key *key) {
     uint16_t images[MAX_MAPS];
     uint16_t least = 0xFFFF;
@@ -572,6 +593,7 @@ static void store(Core *c, size_t slot, const Key *k, int depth, int best, int a
 
 /* Score of a node for the player to move, searched `depth` turns deep (a node at the horizon scores 0, as a draw;
  * with depth >= empty squares nothing is cut and the score is exact). */
+DISPATCHED
 static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsigned avail, int empty, int depth,
                    int alpha, int beta, int root, const Groups *g, const Threats *known) {
     if (c->max_nodes && c->nodes >= c->max_nodes) {
