@@ -56,8 +56,10 @@
  * directly. Elsewhere (clang, other architectures, musl, or a build for v3 already) they are compiled once. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12 && defined(__GLIBC__) &&      \
     !defined(__AVX2__)
-#define DISPATCHED __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define DISPATCHING 1
+#define DISPATCHED __attribute__((target_clones("arch=x86-64-v3", "arch=x86-64-v2", "default")))
 #else
+#define DISPATCHING 0
 #define DISPATCHED
 #endif
 
@@ -140,12 +142,18 @@ static double now_seconds(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Portable builds cannot assume a popcount instruction, and the library call costs more than this. */
+/* A portable x86-64 build cannot assume the popcnt instruction, and the library call costs more than this. Where
+ * the search is compiled per instruction set (DISPATCHED), the library call is left to the baseline clone, which
+ * only CPUs without popcnt (before 2008) run. */
 static inline int popcount16(unsigned x) {
+#if DISPATCHING || defined(__POPCNT__) || defined(__aarch64__)
+    return __builtin_popcount(x);
+#else
     x = x - ((x >> 1) & 0x5555u);
     x = (x & 0x3333u) + ((x >> 2) & 0x3333u);
     x = (x + (x >> 4)) & 0x0F0Fu;
     return (int)((x + (x >> 8)) & 0x1Fu);
+#endif
 }
 static inline int lowest(unsigned x) { return __builtin_ctz(x); }
 
@@ -163,6 +171,9 @@ typedef struct {
      * adds to the other squares' (a group of two becomes one of three), so it is kept here rather than derived
      * again at each node. */
     uint16_t at[16];
+    /* pair[s]: per empty square, the union of the sc of the groups of two through it; the pieces that complete one
+     * of them after p is placed on s are WINNERS[pair[s] & PIECE_SC[p]]. */
+    uint8_t pair[16];
     uint8_t count[MAX_LINES];     /* pieces in the group */
     /* The counted attribute bits every piece in it has (all of them when it is empty), shifted left by four, over
      * those no piece in it has (likewise): a piece p keeps of them sc & PIECE_SC[p], and WINNERS[sc] are the
@@ -175,12 +186,12 @@ typedef struct {
 typedef struct {
     unsigned all;     /* the pieces that win somewhere */
     unsigned multi;   /* those that win on two squares or more */
-    uint8_t pair[16]; /* per empty square, the union of the sc of the groups of two through it */
 } Threats;
 
 static void summarize(const Core *c, unsigned occupied, uint64_t planes, Groups *g) {
     g->threes = g->twos = g->where = 0;
     memset(g->at, 0, sizeof g->at);
+    memset(g->pair, 0, sizeof g->pair);
     for (int i = 0; i < c->nlines; i++) {
         unsigned m = c->lines[i];
         unsigned x = occupied & m;
@@ -202,7 +213,10 @@ static void summarize(const Core *c, unsigned occupied, uint64_t planes, Groups 
             g->at[s] |= WINNERS[g->sc[i]];
             g->where |= 1u << s;
         } else if (k == 2) {
+            unsigned open = m & ~occupied;
             g->twos |= 1u << i;
+            g->pair[lowest(open)] |= g->sc[i];
+            g->pair[lowest(open & (open - 1))] |= g->sc[i];
         }
     }
 }
@@ -212,29 +226,43 @@ DISPATCHED
 static void place(const Core *c, const Groups *g, unsigned occupied, int square, int piece, Groups *out) {
     *out = *g;
     unsigned occupied2 = occupied | 1u << square;
+    unsigned left = 0; /* the squares a group of two through `square` now waits on alone */
     for (int j = 0; j < c->nthrough[square]; j++) {
         int i = c->through[square][j];
         int k = ++out->count[i];
         unsigned sc = out->sc[i] &= PIECE_SC[piece];
+        unsigned open = c->lines[i] & ~occupied2;
         if (k == 2) {
             out->twos |= 1u << i;
+            out->pair[lowest(open)] |= (uint8_t)sc;
+            out->pair[lowest(open & (open - 1))] |= (uint8_t)sc;
         } else if (k == 3) {
-            int s = lowest(c->lines[i] & ~occupied2);
+            int s = lowest(open);
             out->twos &= ~(1u << i);
             out->threes |= 1u << i;
             out->at[s] |= WINNERS[sc];
             out->where |= 1u << s;
+            left |= 1u << s;
         } else if (k == 4) {
             out->threes &= ~(1u << i);
         }
     }
+    /* A union cannot forget a group: where a group of two became one of three, it is made again. */
+    for (; left; left &= left - 1) {
+        int s = lowest(left);
+        unsigned pair = 0;
+        for (unsigned t = c->through_mask[s] & out->twos; t; t &= t - 1)
+            pair |= out->sc[lowest(t)];
+        out->pair[s] = (uint8_t)pair;
+    }
     out->at[square] = 0;
+    out->pair[square] = 0;
     out->where &= ~(1u << square);
 }
 
 /* Fills *t from the board's groups; returns the pieces that win anywhere. */
 DISPATCHED
-static unsigned threats(const Core *c, const Groups *g, unsigned occupied, Threats *t) {
+static unsigned threats(const Groups *g, Threats *t) {
     unsigned all = 0, multi = 0;
     for (unsigned x = g->where; x; x &= x - 1) {
         unsigned w = g->at[lowest(x)];
@@ -243,13 +271,6 @@ static unsigned threats(const Core *c, const Groups *g, unsigned occupied, Threa
     }
     t->all = all;
     t->multi = multi;
-    memset(t->pair, 0, sizeof t->pair);
-    for (unsigned x = g->twos; x; x &= x - 1) {
-        int i = lowest(x);
-        unsigned open = c->lines[i] & ~occupied;
-        t->pair[lowest(open)] |= g->sc[i];
-        t->pair[lowest(open & (open - 1))] |= g->sc[i];
-    }
     return all;
 }
 
@@ -262,7 +283,7 @@ static inline unsigned except_at(const Groups *g, const Threats *t, int s) {
 /* The pieces that win on the board after `piece` is placed on the empty `square`: those that win elsewhere, and
  * those that complete a group of two through the square (one look-up for all of them, see Groups.sc). */
 static inline unsigned winners_after(const Groups *g, const Threats *t, int square, int piece) {
-    return except_at(g, t, square) | WINNERS[t->pair[square] & PIECE_SC[piece]];
+    return except_at(g, t, square) | WINNERS[g->pair[square] & PIECE_SC[piece]];
 }
 
 /* The opponent's turns after a placement that do not lose at once, for each gift: the pieces that win on a free
@@ -282,28 +303,16 @@ static void mobility_setup(const Groups *after, const Threats *threats_after, un
     for (unsigned f = 0xFFFFu & ~occupied2; f; f &= f - 1) {
         int s = lowest(f);
         m->fixed[m->nfree] = (uint16_t)except_at(after, threats_after, s);
-        m->pair[m->nfree++] = threats_after->pair[s];
+        m->pair[m->nfree++] = after->pair[s];
     }
-}
-
-/* Sum of the set bits of four 16-bit lanes. */
-static inline int popcount64(uint64_t x) {
-    x = x - ((x >> 1) & 0x5555555555555555ULL);
-    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
-    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
-    return (int)((x * 0x0101010101010101ULL) >> 56);
 }
 
 DISPATCHED
 static int mobility(const Mobility *m, unsigned rest, int piece) {
     unsigned keep = PIECE_SC[piece];
     int total = 0;
-    for (int k = 0; k < m->nfree; k += 4) {
-        uint64_t lanes = 0;
-        for (int l = 0; l < 4 && k + l < m->nfree; l++)
-            lanes |= (uint64_t)(rest & ~(m->fixed[k + l] | WINNERS[m->pair[k + l] & keep]) & 0xFFFFu) << (16 * l);
-        total += popcount64(lanes);
-    }
+    for (int k = 0; k < m->nfree; k++)
+        total += popcount16(rest & ~(m->fixed[k] | WINNERS[m->pair[k] & keep]));
     return total;
 }
 
@@ -409,7 +418,7 @@ static inline __attribute__((always_inline)) int small(const Core *c, const Grou
         Threats threats_after;
         unsigned occupied2 = occupied | 1u << square;
         place(c, g, occupied, square, hand, &after);
-        threats(c, &after, occupied2, &threats_after);
+        threats(&after, &threats_after);
         for (unsigned t = safe; t; t &= t - 1) {
             int piece = lowest(t);
             unsigned rest = avail & ~(1u << piece);
@@ -610,7 +619,7 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
     Threats own;
     const Threats *th = known;
     if (th == NULL) {
-        threats(c, g, occupied, &own);
+        threats(g, &own);
         th = &own;
     }
     unsigned winners = th->all;
@@ -707,7 +716,7 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
         if (ordered) {
             unsigned occupied2 = occupied | 1u << square;
             place(c, g, occupied, square, hand, &afters[square]);
-            threats(c, &afters[square], occupied2, &threats_at[square]);
+            threats(&afters[square], &threats_at[square]);
             mobility_setup(&afters[square], &threats_at[square], occupied2, &mob);
         }
         /* Pieces that agree on every live attribute are interchangeable: give one of them. */
