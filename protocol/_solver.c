@@ -110,7 +110,11 @@ typedef struct {
     int ncounted, counted[4];
     int nothers, others[4];
     int nmaps;
-    uint16_t (*tables)[2][256];
+    /* images[(half * 256 + byte) * map_stride + i]: the squares board map i sends the byte's squares to (half 0 the
+     * squares 0-7, half 1 the squares 8-15), the maps side by side, so that one byte's images under every map
+     * are one or two cache lines and the loop over the maps is a vector one. */
+    int map_stride;
+    uint16_t *images;
     uint8_t (*maps)[2][16]; /* each board map and its inverse, square by square */
     int bits;
     Entry *tt;
@@ -465,12 +469,18 @@ static void sort_sources(int *source, const uint32_t *cells, int n) {
     }
 }
 
+/* The images of a byte of a board under every board map (Core.images). */
+static inline const uint16_t *image_of(const Core *c, int half, unsigned byte) {
+    return c->images + (size_t)(half * 256 + (int)byte) * (size_t)c->map_stride;
+}
+
 DISPATCHED
 static void canonical_key(const Core *c, unsigned occupied, uint64_t planes, int hand, Key *key) {
     uint16_t images[MAX_MAPS];
     uint16_t least = 0xFFFF;
+    const uint16_t *low = image_of(c, 0, occupied & 0xFF), *high = image_of(c, 1, occupied >> 8);
     for (int i = 0; i < c->nmaps; i++) {
-        uint16_t image = c->tables[i][0][occupied & 0xFF] | c->tables[i][1][occupied >> 8];
+        uint16_t image = low[i] | high[i];
         images[i] = image;
         if (image < least)
             least = image;
@@ -484,7 +494,7 @@ static void canonical_key(const Core *c, unsigned occupied, uint64_t planes, int
         unsigned flip = 0;
         for (int a = 0; a < 4; a++) {
             unsigned p = (unsigned)(planes >> (16 * a)) & 0xFFFF;
-            unsigned q = c->tables[i][0][p & 0xFF] | c->tables[i][1][p >> 8];
+            unsigned q = image_of(c, 0, p & 0xFF)[i] | image_of(c, 1, p >> 8)[i];
             unsigned r = q ^ least;
             unsigned h = (unsigned)(hand >> a) & 1;
             if (r < q || (r == q && h)) {
@@ -802,9 +812,10 @@ static int fill_tables(Core *c, PyObject *maps) {
         PyErr_Format(PyExc_ValueError, "between 1 and %d board maps are needed", MAX_MAPS);
         return -1;
     }
-    c->tables = PyMem_Calloc((size_t)n, sizeof *c->tables);
+    c->map_stride = (int)((n + 15) & ~15);
+    c->images = PyMem_Calloc((size_t)2 * 256 * (size_t)c->map_stride, sizeof *c->images);
     c->maps = PyMem_Calloc((size_t)n, sizeof *c->maps);
-    if (c->tables == NULL || c->maps == NULL) {
+    if (c->images == NULL || c->maps == NULL) {
         Py_DECREF(seq);
         PyErr_NoMemory();
         return -1;
@@ -858,8 +869,8 @@ static int fill_tables(Core *c, PyObject *maps) {
                     hi |= (uint16_t)(1u << image[s + 8]);
                 }
             }
-            c->tables[i][0][x] = lo;
-            c->tables[i][1][x] = hi;
+            c->images[(size_t)x * (size_t)c->map_stride + (size_t)i] = lo;
+            c->images[(size_t)(256 + x) * (size_t)c->map_stride + (size_t)i] = hi;
         }
     }
     Py_DECREF(seq);
@@ -938,7 +949,7 @@ static int Core_init(Core *c, PyObject *args, PyObject *kwds) {
 
 static void Core_dealloc(Core *c) {
     PyMem_Free(c->tt);
-    PyMem_Free(c->tables);
+    PyMem_Free(c->images);
     PyMem_Free(c->maps);
     Py_TYPE(c)->tp_free((PyObject *)c);
 }
