@@ -122,6 +122,30 @@ def load_commands(args: Sequence[str] = ()) -> None:
         importlib.import_module(f"{__package__}.{name}")
 
 
+def _app_to_run(args: Sequence[str]) -> typer.Typer:
+    """:data:`app`, or a copy of it that holds only the command ``args`` names.
+
+    typer builds every command an app holds (each option, from the command's signature) before it runs one: a module
+    declares several (``runs``: ``tournament``, ``play`` and ``sprt``, some forty options each), and ``play`` need not
+    pay for the other two's (benchmarks/startup.py). ``--help`` and a misspelt command get the whole app. The copy
+    leaves :data:`app` as it is, so that a later call in the same process finds every command.
+    """
+    name = args[0] if args else None
+    if name not in COMMAND_MODULES:
+        return app
+    import copy
+
+    one = copy.copy(app)
+    # typer's own naming: a command's given name, or its function's with "_" as "-"; a group's, its app's name.
+    one.registered_commands = [
+        c
+        for c in app.registered_commands
+        if (c.name or getattr(c.callback, "__name__", "").lower().replace("_", "-")) == name
+    ]
+    one.registered_groups = [g for g in app.registered_groups if getattr(g.typer_instance, "info", g).name == name]
+    return one
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: every error becomes one line on stderr and a documented exit status."""
     import logging
@@ -132,8 +156,9 @@ def main(argv: list[str] | None = None) -> None:
     if logging.lastResort is not None:
         logging.lastResort.setFormatter(SafeFormatter())
     try:
-        load_commands(sys.argv[1:] if argv is None else argv)
-        code = app(args=argv, prog_name="quarto-arena", standalone_mode=False)
+        args = sys.argv[1:] if argv is None else argv
+        load_commands(args)
+        code = _app_to_run(args)(args=argv, prog_name="quarto-arena", standalone_mode=False)
     except (KeyboardInterrupt, typer.Abort):
         echo_err("quarto-arena: interrupted")
         sys.exit(130)
