@@ -100,3 +100,40 @@ def test_analysing_a_position_imports_nothing_of_games() -> None:
         """
     )
     assert found == ["loss", []]
+
+
+#: What only a run (or the live page, a server, a report) needs: a command that plays no game imports none of it.
+RUN_MACHINERY = (
+    "asyncio",
+    "uvloop",
+    "zmq",
+    "msgpack",
+    "tabulate",
+    "aiohttp",
+    "distributed",
+    "quarto_arena.arena.run",
+    "quarto_arena.arena.engine",
+    "quarto_arena.arena.journal",
+    "quarto_arena.arena.output",
+    "quarto_arena.arena.web.report",
+    "quarto_arena.arena.web.server",
+)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--help"], ["show", "startpos"], ["perft", "startpos", "1"], ["check", "--help"], ["analyse", "--help"]],
+    ids=" ".join,
+)
+def test_commands_that_play_no_game_import_no_run_machinery(argv: list[str]) -> None:
+    found = _in_fresh_process(
+        f"""
+        import contextlib, io, json, sys
+        from quarto_arena.arena.cli import main
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+            main({argv!r})
+        print(json.dumps([bool(out.getvalue()), [m for m in {list(RUN_MACHINERY)!r} if m in sys.modules]]))
+        """
+    )
+    assert found == [True, []]
