@@ -146,18 +146,30 @@ def _app_to_run(args: Sequence[str]) -> typer.Typer:
     return one
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point: every error becomes one line on stderr and a documented exit status."""
+#: What may run without logging made safe: help, and the commands that start no engine, server or worker and read
+#: no run (a journal holds what engines said). Importing logging is a twentieth of what ``show`` costs to start
+#: (benchmarks/startup.py). Any other command, and one of these whose module imports logging, gets
+#: :func:`_safe_logging` before it runs.
+QUIET_COMMANDS: Final = frozenset({"show", "perft", "engines", "new-bot", "keys", "-h", "--help"})
+
+
+def _safe_logging() -> None:
+    """What reaches stderr through logging without a handler of ours (an engine's warnings) is made safe too."""
     import logging
 
-    from quarto_arena.protocol.text import SafeFormatter
+    from quarto_arena.protocol.safelog import SafeFormatter
 
-    # What reaches stderr through logging without a handler of ours (an engine's warnings) is made safe too.
     if logging.lastResort is not None:
         logging.lastResort.setFormatter(SafeFormatter())
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: every error becomes one line on stderr and a documented exit status."""
     try:
         args = sys.argv[1:] if argv is None else argv
         load_commands(args)
+        if "logging" in sys.modules or not args or args[0] not in QUIET_COMMANDS:
+            _safe_logging()
         code = _app_to_run(args)(args=argv, prog_name="quarto-arena", standalone_mode=False)
     except (KeyboardInterrupt, typer.Abort):
         echo_err("quarto-arena: interrupted")
@@ -169,6 +181,8 @@ def main(argv: list[str] | None = None) -> None:
         # Usage errors come from the click that typer bundles; duck typing keeps us off its private module path.
         format_message = getattr(e, "format_message", None)
         if not callable(format_message):
+            import logging
+
             logging.getLogger(__name__).debug("internal error", exc_info=True)
             echo_err(f"quarto-arena: internal error (please report it): {type(e).__name__}: {_one_line(str(e))}")
             sys.exit(EXIT_INTERNAL)
