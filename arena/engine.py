@@ -43,6 +43,7 @@ from quarto_arena.arena.transport import (
     ZmqTransport,
 )
 from quarto_arena.arena.transport.base import END_WAIT
+from quarto_arena.arena.transport.zeromq import RECONNECT_PAUSE
 from quarto_arena.protocol.rules import Turn, Variant
 from quarto_arena.protocol.text import safe_text
 from quarto_arena.protocol.uqi import (
@@ -176,7 +177,6 @@ WARNING_BURST: Final = 10
 """Warnings about one engine logged in a burst before the rate limit applies."""
 WARNING_INTERVAL: Final = 1.0
 """Seconds per further warning about one engine once the burst is spent; the rest are counted."""
-_RECONNECT_PAUSE: Final = 0.05  # s before a ZeroMQ connection that dropped during a session switch is tried again
 
 
 class ErrorTail:
@@ -777,10 +777,10 @@ class EngineSession:
                 # still deal it the old session's last lines): a connection dropped before any handshake reply is
                 # tried again while the start-up deadline allows.
                 early = not handshake.replied
-                time_left = self.deadlines.startup - (time.monotonic() - started) > 2 * _RECONNECT_PAUSE
+                time_left = self.deadlines.startup - (time.monotonic() - started) > 2 * RECONNECT_PAUSE
                 if not (transport is None and cfg.endpoint is not None and early and time_left):
                     raise
-                await asyncio.sleep(_RECONNECT_PAUSE)
+                await asyncio.sleep(RECONNECT_PAUSE)
             except BaseException:
                 await self.kill()
                 raise

@@ -921,7 +921,12 @@ class _SessionServer:
         self.loop.call_soon_threadsafe(self._flush)  # more is queued: come back after a look at the socket
 
     def _receive(self) -> None:
-        """Hands every waiting line to the slot."""
+        """Hands every waiting line to the slot, once the monitor's waiting events are read.
+
+        Those events are older than the lines, and the session must begin after them: a server slow to wake may
+        find a port probe's connection and disconnection queued before the arena's connection, whose ``uqi`` waits
+        on the socket. Read after the ``uqi``, the probe's disconnection would end the session just begun."""
+        self._on_monitor()
         generation = self.generation
         while self.sock is not None and generation == self.generation:
             try:

@@ -33,6 +33,7 @@ from .rules import CLAIM, Outcome, Position, Turn, Variant, turn_of
 from .symmetry import board_maps, canonical_key
 
 __all__ = [
+    "CPUS",
     "DEFAULT_TT_BITS",
     "EXACT",
     "PARALLEL_EMPTIES",
@@ -55,7 +56,9 @@ DEFAULT_TT_BITS: Final = 20
 PARALLEL_EMPTIES: Final = 10
 """From this many empty squares on, every best turn is searched on two threads (below, a thread costs more than
 it saves)."""
-_WORKERS: Final = min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+CPUS: Final = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+"""The CPUs this process may run on."""
+_WORKERS: Final = min(2, CPUS)
 
 
 class CoreProtocol(Protocol):
@@ -429,6 +432,9 @@ class Solver:
             # node limit: perfect's Levels search with one, and their ladder was measured on the plain order's nodes.
             win_order = aim is Aim.WIN and self._node_limit is None
             split = None
+            # Two threads when the caller asks (perfect asks by its own policy: its Threads option, the exact pass
+            # from SPLIT_FROM empty squares, a CPU to spare now) and this search can split: an exact win proof
+            # without a node limit, on the C core, with two CPUs. Else one thread, whoever asked.
             if win_order and threads == 2 and depth >= empty and self.compiled and _WORKERS > 1:
                 split = self._win_on_two_threads(position)
             if split is None:

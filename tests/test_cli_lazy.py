@@ -56,6 +56,25 @@ def test_a_command_loads_its_own_module_alone(command: str) -> None:
     assert set(modules) == ({own, "runs"} if own == "check" else {own})
 
 
+@pytest.mark.parametrize("command", list(COMMAND_MODULES))
+def test_a_command_is_built_alone_and_the_app_keeps_every_command(command: str) -> None:
+    # typer builds every command of the app it runs: a command runs from a copy holding only itself (start-up).
+    found = _in_fresh_process(
+        f"""
+        import json
+        from quarto_arena.arena.cli.app import _app_to_run, app, load_commands
+        load_commands()
+        before = len(app.registered_commands) + len(app.registered_groups)
+        one = _app_to_run([{command!r}, "--help"])
+        names = [c.name or c.callback.__name__.replace("_", "-") for c in one.registered_commands]
+        names += [g.typer_instance.info.name for g in one.registered_groups]
+        after = len(app.registered_commands) + len(app.registered_groups)
+        print(json.dumps([names, before == after, _app_to_run(["--help"]) is app, _app_to_run(["ladderr"]) is app]))
+        """
+    )
+    assert found == [[command], True, True, True]
+
+
 def test_help_and_a_misspelt_command_still_see_every_command() -> None:
     listing = subprocess.run([*CLI, "--help"], capture_output=True, text=True, timeout=60)
     assert listing.returncode == 0
@@ -81,3 +100,40 @@ def test_analysing_a_position_imports_nothing_of_games() -> None:
         """
     )
     assert found == ["loss", []]
+
+
+#: What only a run (or the live page, a server, a report) needs: a command that plays no game imports none of it.
+RUN_MACHINERY = (
+    "asyncio",
+    "uvloop",
+    "zmq",
+    "msgpack",
+    "tabulate",
+    "aiohttp",
+    "distributed",
+    "quarto_arena.arena.run",
+    "quarto_arena.arena.engine",
+    "quarto_arena.arena.journal",
+    "quarto_arena.arena.output",
+    "quarto_arena.arena.web.report",
+    "quarto_arena.arena.web.server",
+)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--help"], ["show", "startpos"], ["perft", "startpos", "1"], ["check", "--help"], ["analyse", "--help"]],
+    ids=" ".join,
+)
+def test_commands_that_play_no_game_import_no_run_machinery(argv: list[str]) -> None:
+    found = _in_fresh_process(
+        f"""
+        import contextlib, io, json, sys
+        from quarto_arena.arena.cli import main
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+            main({argv!r})
+        print(json.dumps([bool(out.getvalue()), [m for m in {list(RUN_MACHINERY)!r} if m in sys.modules]]))
+        """
+    )
+    assert found == [True, []]

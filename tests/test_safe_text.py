@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 from quarto_arena.engines.testing import command as hostile
-from quarto_arena.protocol.text import SafeFormatter, safe_text
+from quarto_arena.protocol.safelog import SafeFormatter
+from quarto_arena.protocol.text import safe_text
 
 CLI = [sys.executable, "-c", "from quarto_arena.arena.cli import main; main()"]
 ROOT = Path(__file__).resolve().parent.parent
@@ -133,3 +134,25 @@ def test_every_way_out_goes_through_safe_text() -> None:
     engine = (ROOT / "arena/engine.py").read_text()
     assert 'self._log.warning("%s: %s", self.engine, safe_text(message, None))' in engine
     assert "logging.lastResort.setFormatter(SafeFormatter())" in (ROOT / "arena/cli/app.py").read_text()
+
+
+@pytest.mark.parametrize(
+    ("argv", "logs"),
+    [(["play", "--help"], True), (["rate", "/nonexistent"], True), (["show", "startpos"], False), (["--help"], False)],
+    ids=lambda v: " ".join(v) if isinstance(v, list) else str(v),
+)
+def test_logging_is_made_safe_before_any_command_that_may_log(argv: list[str], logs: bool) -> None:
+    # A command that starts engines, servers or workers, or reads a run, gets logging's last resort made safe
+    # before it runs; help and the commands that do none of that do not import logging at all (start-up).
+    code = f"""
+import contextlib, io, sys
+from quarto_arena.arena.cli import main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    with contextlib.suppress(SystemExit):
+        main({argv!r})
+imported = "logging" in sys.modules
+import logging
+print(imported, type(logging.lastResort.formatter).__name__ if logging.lastResort else None)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.split() == (["True", "SafeFormatter"] if logs else ["False", "NoneType"])

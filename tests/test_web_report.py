@@ -19,6 +19,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from quarto_arena.arena.output import standings_table
 from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
 from quarto_arena.arena.results import rating_table
@@ -29,7 +31,7 @@ from quarto_arena.arena.stats import ScoredGame, Sprt, SprtModel, crosstable_row
 from quarto_arena.arena.timecontrol import TimeControl
 from quarto_arena.arena.web import WebError, parse_address
 from quarto_arena.arena.web.model import HISTORY_POINTS, RatingHistory, RunInfo, RunModel, game_view
-from quarto_arena.arena.web.report import SCRIPTS, asset, json_for_html, read_analysis, report_html
+from quarto_arena.arena.web.report import SCRIPTS, _e, asset, json_for_html, read_analysis, report_html
 from quarto_arena.arena.web.rundir import Follower
 from quarto_arena.protocol.notation import parse_turn
 from quarto_arena.protocol.rules import Position, iter_alignments
@@ -582,3 +584,10 @@ def test_open_pages_are_capped_and_a_closed_one_frees_its_place(
         return statuses
 
     assert asyncio.run(pages()) == [200, 200, 200, 503, 200]
+
+
+@given(st.text(alphabet=st.sampled_from("&<>\"'a;#x\u00e9\U0001f600") | st.characters()))
+def test_the_report_escapes_text_as_html_escape_does(text: str) -> None:
+    import html
+
+    assert _e(text) == html.escape(text, quote=True)

@@ -122,18 +122,55 @@ def load_commands(args: Sequence[str] = ()) -> None:
         importlib.import_module(f"{__package__}.{name}")
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point: every error becomes one line on stderr and a documented exit status."""
+def _app_to_run(args: Sequence[str]) -> typer.Typer:
+    """:data:`app`, or a copy of it that holds only the command ``args`` names.
+
+    typer builds every command an app holds (each option, from the command's signature) before it runs one: a module
+    declares several (``runs``: ``tournament``, ``play`` and ``sprt``, some forty options each), and ``play`` need not
+    pay for the other two's (benchmarks/startup.py). ``--help`` and a misspelt command get the whole app. The copy
+    leaves :data:`app` as it is, so that a later call in the same process finds every command.
+    """
+    name = args[0] if args else None
+    if name not in COMMAND_MODULES:
+        return app
+    import copy
+
+    one = copy.copy(app)
+    # typer's own naming: a command's given name, or its function's with "_" as "-"; a group's, its app's name.
+    one.registered_commands = [
+        c
+        for c in app.registered_commands
+        if (c.name or getattr(c.callback, "__name__", "").lower().replace("_", "-")) == name
+    ]
+    one.registered_groups = [g for g in app.registered_groups if getattr(g.typer_instance, "info", g).name == name]
+    return one
+
+
+#: What may run without logging made safe: help, and the commands that start no engine, server or worker and read
+#: no run (a journal holds what engines said). Importing logging is a twentieth of what ``show`` costs to start
+#: (benchmarks/startup.py). Any other command, and one of these whose module imports logging, gets
+#: :func:`_safe_logging` before it runs.
+QUIET_COMMANDS: Final = frozenset({"show", "perft", "engines", "new-bot", "keys", "-h", "--help"})
+
+
+def _safe_logging() -> None:
+    """What reaches stderr through logging without a handler of ours (an engine's warnings) is made safe too."""
     import logging
 
-    from quarto_arena.protocol.text import SafeFormatter
+    from quarto_arena.protocol.safelog import SafeFormatter
 
-    # What reaches stderr through logging without a handler of ours (an engine's warnings) is made safe too.
     if logging.lastResort is not None:
         logging.lastResort.setFormatter(SafeFormatter())
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: every error becomes one line on stderr and a documented exit status."""
     try:
-        load_commands(sys.argv[1:] if argv is None else argv)
-        code = app(args=argv, prog_name="quarto-arena", standalone_mode=False)
+        args = sys.argv[1:] if argv is None else argv
+        load_commands(args)
+        if "logging" in sys.modules or not args or args[0] not in QUIET_COMMANDS:
+            _safe_logging()
+        code = _app_to_run(args)(args=argv, prog_name="quarto-arena", standalone_mode=False)
     except (KeyboardInterrupt, typer.Abort):
         echo_err("quarto-arena: interrupted")
         sys.exit(130)
@@ -144,6 +181,8 @@ def main(argv: list[str] | None = None) -> None:
         # Usage errors come from the click that typer bundles; duck typing keeps us off its private module path.
         format_message = getattr(e, "format_message", None)
         if not callable(format_message):
+            import logging
+
             logging.getLogger(__name__).debug("internal error", exc_info=True)
             echo_err(f"quarto-arena: internal error (please report it): {type(e).__name__}: {_one_line(str(e))}")
             sys.exit(EXIT_INTERNAL)

@@ -188,7 +188,7 @@ def _show_log() -> None:
     """The server's and the ladder's log lines on stderr (connections, refusals, cuts)."""
     import logging
 
-    from quarto_arena.protocol.text import SafeFormatter
+    from quarto_arena.protocol.safelog import SafeFormatter
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(SafeFormatter("quarto-arena: %(message)s"))

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import typer
-from quarto_arena.protocol.text import SafeFormatter
 
 if TYPE_CHECKING:
     from ..output import RunView
@@ -190,6 +189,8 @@ def debug_option(directory: Path) -> Any:
     """The ``--debug`` transcript and log, both in ``directory``."""
     import logging
 
+    from quarto_arena.protocol.safelog import SafeFormatter
+
     from ..transport import Transcript
 
     try:
@@ -206,6 +207,8 @@ def debug_option(directory: Path) -> Any:
 def show_server_log(quiet: bool) -> None:
     """Shows what the server reports (bots connecting, refusals, cuts) on stderr; only warnings with ``--quiet``."""
     import logging
+
+    from quarto_arena.protocol.safelog import SafeFormatter
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(SafeFormatter("quarto-arena: %(message)s"))

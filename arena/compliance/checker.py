@@ -33,6 +33,7 @@ from ..engine import Connector, Deadlines, EngineConfig
 from ..errors import ArenaError, ExitStatus
 from ..timecontrol import SearchClock
 from ..transport import BadLine, PeerGone, ProcessTransport, Transport, ZmqTransport
+from ..transport.zeromq import RECONNECT_PAUSE
 from .report import IoLine, Status, StepResult
 
 log = logging.getLogger("quarto_arena.arena.compliance")
@@ -191,15 +192,16 @@ class _Link:
                 return
             yield line
 
-    async def close(self, quit_grace: float | None = None) -> None:
-        """Ends the connection: kills the process group and reaps it, or closes the socket (after ``quit``)."""
+    async def close(self, quit_grace: float | None = None, *, quit: bool = True) -> None:
+        """Ends the connection: kills the process group and reaps it, or closes the socket (after ``quit``, unless
+        ``quit`` is False: it was sent already)."""
         t = self.transport
         if isinstance(t, ProcessTransport):
             await t.close(grace=0, quit=False)
             self.recorder.add("#", f"killed process group {t.pgid} ({t.exit_info()})")
         else:
             # A ZeroMQ server outlives the session: a quit lets it serve the next arena at once.
-            await t.close(grace=quit_grace or 0.2, quit=not t.gone)
+            await t.close(grace=quit_grace or 0.2, quit=quit and not t.gone)
 
 
 def _parse(line: str, where: str) -> Reply:
@@ -300,11 +302,32 @@ class Checker:
         self.link = _Link(transport, self.recorder)
         return self.link
 
-    async def close_link(self) -> None:
-        """Ends the current connection, if any (the process group is killed and reaped)."""
+    async def close_link(self, *, quit: bool = True) -> None:
+        """Ends the current connection, if any (the process group is killed and reaped; a ZeroMQ session is sent
+        ``quit`` unless ``quit`` is False, when the step sent it itself)."""
         link, self.link = self.link, None
         if link is not None:
-            await link.close(self.timeouts.quit)
+            await link.close(self.timeouts.quit, quit=quit)
+
+    async def connect(self, deadline: SearchClock) -> _Link:
+        """Opens the link (:meth:`open`) and completes the handshake within ``deadline``.
+
+        An engine's ZeroMQ server switching sessions closes the socket an arena may just have reached: a connection
+        to an endpoint that drops before any reply is made again while the deadline allows (SPEC §3.3), as the
+        arena's own sessions do. Anything else fails as the handshake failed.
+        """
+        while True:
+            link = await self.open()
+            try:
+                await self.handshake(deadline)
+                return link
+            except StepFailed:
+                t = link.transport
+                early = self.config.endpoint is not None and t.gone and t.last_line is None
+                if not (early and deadline.left() > 2 * RECONNECT_PAUSE):
+                    raise
+            self.recorder.add("#", "dropped before any reply (the server was switching sessions): connecting again")
+            await asyncio.sleep(RECONNECT_PAUSE)
 
     async def handshake(self, deadline: SearchClock, *, abandoning: bool = False) -> None:
         """``uqi 1`` -> ``id``/``option`` lines -> ``uqiok 1`` within ``deadline``, every line checked (§4.1).
@@ -345,8 +368,7 @@ class Checker:
     async def restart(self) -> None:
         """Starts the engine afresh with a handshake; StepSkipped when that fails (its own step reported why)."""
         try:
-            await self.open()
-            await self.handshake(SearchClock.started(self.timeouts.startup))
+            await self.connect(SearchClock.started(self.timeouts.startup))
         except (StepFailed, CannotStart) as e:
             raise StepSkipped(f"the engine could not be restarted for this step: {e}") from None
         self.dirty = False

@@ -4,6 +4,7 @@ every step shares."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
 import time
@@ -204,11 +205,10 @@ async def search_probe(ck: Checker, probe: Probe, position: Position, go: Go, *,
 
 async def step_startup(ck: Checker) -> None:
     """1. The process starts (or the endpoint connects) and completes the handshake within the start-up deadline."""
-    deadline = SearchClock.started(ck.timeouts.startup)
-    link = await ck.open()
     try:
-        await ck.handshake(deadline)
+        await ck.connect(SearchClock.started(ck.timeouts.startup))
     except StepFailed as e:
+        link = ck.session
         if ck.zmq and link.transport.last_line is None:
             raise StepFailed(f"{e}: is the engine serving on {ck.config.describe()}?") from None
         raise
@@ -516,16 +516,21 @@ async def step_quit(ck: Checker) -> None:
         ck.recorder.add("#", f"exited ({proc.exit_info()})")
         await ck.close_link()
         return
-    ck.recorder.add(">", "quit")
-    await ck.close_link()  # sends the quit and closes the socket: the session ends
-    # The engine's DEALER deals its replies round-robin over every connection it still has, so a reconnection
-    # racing the teardown of the old one could lose lines to it: give the disconnect time to reach the engine.
-    await asyncio.sleep(ck.timeouts.quiet)
+    if ck.config.endpoint is None:  # a bot connected in: the slot's session ends
+        ck.recorder.add(">", "quit")
+        await ck.close_link()
+    else:
+        # The session ends, and the server closes its socket to bind a fresh one (SPEC §3.3): wait (up to the quit
+        # deadline) for that close, so that the next connection reaches the fresh socket. One that still lands on
+        # the closing socket (a server slower than that) is made again by connect.
+        await link.send("quit")
+        with contextlib.suppress(StepFailed):
+            async for _ in link.lines_within(ck.timeouts.quit):
+                pass
+        await ck.close_link(quit=False)
     ck.recorder.add("#", "reconnecting for a second session")
-    deadline = SearchClock.started(ck.timeouts.startup)
-    await ck.open()
     try:
-        await ck.handshake(deadline)
+        await ck.connect(SearchClock.started(ck.timeouts.startup))
     except StepFailed as e:
         fail_step(f"after 'quit', a new session got no handshake: {e}")
     await step_isready(ck)

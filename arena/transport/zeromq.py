@@ -28,10 +28,13 @@ from quarto_arena.protocol.uqi import MAX_LINE_BYTES
 
 from .base import PeerGone, Transcript, Transport
 
-__all__ = ["CONNECT_TIMEOUT", "MAX_MESSAGE_BYTES", "READ_CHUNK", "ZmqTransport", "parse_endpoint"]
+__all__ = ["CONNECT_TIMEOUT", "MAX_MESSAGE_BYTES", "READ_CHUNK", "RECONNECT_PAUSE", "ZmqTransport", "parse_endpoint"]
 
 CONNECT_TIMEOUT: Final = 1.0
 """Seconds to wait for the ZMTP handshake with the engine's server before reporting that nobody answers."""
+RECONNECT_PAUSE: Final = 0.05
+"""Seconds before connecting again when a connection dropped before any handshake reply: the server was switching
+sessions and closed the socket the arena had just reached (SPEC §3.3)."""
 MAX_MESSAGE_BYTES: Final = 1 << 20
 """Largest frame taken from an engine; a larger one drops the connection (a disconnect). Frames up to this size that
 break the line limit are malformed replies, read only to be discarded."""

@@ -35,7 +35,7 @@ import time
 
 from quarto_arena.protocol.bot import SAFETY_TIME, OptionValue, SearchContext
 from quarto_arena.protocol.rules import Position, Turn, Variant, turn_of
-from quarto_arena.protocol.solver import EXACT, Aim, Limits, Search, Solver, Verdict
+from quarto_arena.protocol.solver import CPUS, EXACT, Aim, Limits, Search, Solver, Verdict
 from quarto_arena.protocol.uqi import Go, OptionSpec, OptionType, Score
 
 from ..greedy import greedy_turn, safe_turns
@@ -71,7 +71,6 @@ THREADS = OptionSpec("Threads", OptionType.SPIN, "1", 1, 2)
 :func:`spare_cpu`), two threads share the root's turns, each on a table of its own. One by default, as engines do:
 an arena that plays ``-j N`` games gives each engine one of N cores, and a second thread per engine only splits that
 core (``benchmarks/convert.py --compare`` plays both)."""
-_CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 SEARCH = OptionSpec("Search", OptionType.COMBO, "mcts", vars=("mcts", "alphabeta"))
@@ -102,9 +101,9 @@ def spare_cpu() -> bool:
     CPU (measured here with the second thread of an earlier design, at a load of 7-11 on 2 CPUs: 2 of 29 won positions
     converted with it, 3-5 without)."""
     try:
-        return os.getloadavg()[0] < _CPUS
+        return os.getloadavg()[0] < CPUS
     except (AttributeError, OSError):  # no load average on this platform
-        return _CPUS > 1
+        return CPUS > 1
 
 
 def time_budget(limits: Go, position: Position) -> float | None:
@@ -167,7 +166,7 @@ class PerfectBot(SeededBot):
         self._solver.clear()
 
     def _two_threads(self) -> bool:
-        return self.option(THREADS.name) == 2 and _CPUS > 1
+        return self.option(THREADS.name) == 2 and CPUS > 1
 
     def _make_solver(self, variant: Variant) -> Solver:
         mib = self.option(HASH.name)
@@ -288,6 +287,9 @@ def _deepen(
             if safe.verdict is not None:
                 proven = safe
             else:
+                # The gate has two layers, each with its own half: here when perfect wants a second thread (the
+                # exact pass, from SPLIT_FROM empty squares, a CPU to spare now); Solver.search then checks that the
+                # search can split (no node limit, the C core, two CPUs) and runs on one thread otherwise.
                 split = threads == 2 and depth == empty and empty >= SPLIT_FROM and spare_cpu()
                 win = _step(solver, position, depth, ctx, deadline, nodes, Aim.WIN, 2 if split else 1)
                 if win is None:
