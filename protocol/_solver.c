@@ -50,6 +50,19 @@
 #include <string.h>
 #include <time.h>
 
+/* Where GCC can choose a function's body when the module loads (ifunc: glibc on x86-64), the search's functions are
+ * compiled twice, for x86-64-v3 (popcnt, BMI1/2, AVX2: about a tenth less time per node, benchmarks/solver_core.py)
+ * and for the baseline, and each CPU runs the one it supports; a clone calls the other functions' same clone
+ * directly. Elsewhere (clang, other architectures, musl, or a build for v3 already) they are compiled once. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12 && defined(__GLIBC__) &&      \
+    !defined(__AVX2__)
+#define DISPATCHING 1
+#define DISPATCHED __attribute__((target_clones("arch=x86-64-v3", "arch=x86-64-v2", "default")))
+#else
+#define DISPATCHING 0
+#define DISPATCHED
+#endif
+
 #define BIG 64
 #define TT_MIN_EMPTY 7 /* below this the table costs more than it saves (memory latency): benchmarks/solver.py */
 #define ORDER_MIN 7
@@ -97,7 +110,11 @@ typedef struct {
     int ncounted, counted[4];
     int nothers, others[4];
     int nmaps;
-    uint16_t (*tables)[2][256];
+    /* images[(half * 256 + byte) * map_stride + i]: the squares board map i sends the byte's squares to (half 0 the
+     * squares 0-7, half 1 the squares 8-15), the maps side by side, so that one byte's images under every map
+     * are one or two cache lines and the loop over the maps is a vector one. */
+    int map_stride;
+    uint16_t *images;
     uint8_t (*maps)[2][16]; /* each board map and its inverse, square by square */
     int bits;
     Entry *tt;
@@ -129,12 +146,18 @@ static double now_seconds(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Portable builds cannot assume a popcount instruction, and the library call costs more than this. */
+/* A portable x86-64 build cannot assume the popcnt instruction, and the library call costs more than this. Where
+ * the search is compiled per instruction set (DISPATCHED), the library call is left to the baseline clone, which
+ * only CPUs without popcnt (before 2008) run. */
 static inline int popcount16(unsigned x) {
+#if DISPATCHING || defined(__POPCNT__) || defined(__aarch64__)
+    return __builtin_popcount(x);
+#else
     x = x - ((x >> 1) & 0x5555u);
     x = (x & 0x3333u) + ((x >> 2) & 0x3333u);
     x = (x + (x >> 4)) & 0x0F0Fu;
     return (int)((x + (x >> 8)) & 0x1Fu);
+#endif
 }
 static inline int lowest(unsigned x) { return __builtin_ctz(x); }
 
@@ -147,15 +170,32 @@ static int piece_at(uint64_t planes, int square) {
 typedef struct {
     unsigned threes;              /* the groups holding exactly three pieces */
     unsigned twos;                /* the groups holding exactly two */
+    unsigned where;               /* the empty squares some group of three waits on */
+    /* at[s]: the pieces that complete a group of three on the empty square s (0 on the others). A placement only
+     * adds to the other squares' (a group of two becomes one of three), so it is kept here rather than derived
+     * again at each node. */
+    uint16_t at[16];
+    /* pair[s]: per empty square, the union of the sc of the groups of two through it; the pieces that complete one
+     * of them after p is placed on s are WINNERS[pair[s] & PIECE_SC[p]]. */
+    uint8_t pair[16];
     uint8_t count[MAX_LINES];     /* pieces in the group */
     /* The counted attribute bits every piece in it has (all of them when it is empty), shifted left by four, over
      * those no piece in it has (likewise): a piece p keeps of them sc & PIECE_SC[p], and WINNERS[sc] are the
-     * pieces that complete the group when it holds three. */
+     * pieces that complete the group when it holds three. WINNERS is a union over the bits (WINNERS[x | y] =
+     * WINNERS[x] | WINNERS[y]), so the winners of several groups are one look-up of their bits' union. */
     uint8_t sc[MAX_LINES];
 } Groups;
 
+/* The threats on a board, derived from its Groups at each node. */
+typedef struct {
+    unsigned all;     /* the pieces that win somewhere */
+    unsigned multi;   /* those that win on two squares or more */
+} Threats;
+
 static void summarize(const Core *c, unsigned occupied, uint64_t planes, Groups *g) {
-    g->threes = g->twos = 0;
+    g->threes = g->twos = g->where = 0;
+    memset(g->at, 0, sizeof g->at);
+    memset(g->pair, 0, sizeof g->pair);
     for (int i = 0; i < c->nlines; i++) {
         unsigned m = c->lines[i];
         unsigned x = occupied & m;
@@ -171,65 +211,83 @@ static void summarize(const Core *c, unsigned occupied, uint64_t planes, Groups 
         int k = popcount16(x);
         g->count[i] = (uint8_t)k;
         g->sc[i] = (uint8_t)(set << 4 | clear);
-        if (k == 3)
+        if (k == 3) {
+            int s = lowest(m & ~occupied);
             g->threes |= 1u << i;
-        else if (k == 2)
+            g->at[s] |= WINNERS[g->sc[i]];
+            g->where |= 1u << s;
+        } else if (k == 2) {
+            unsigned open = m & ~occupied;
             g->twos |= 1u << i;
-    }
-}
-
-/* The groups after `piece` is placed on `square`. */
-static void place(const Core *c, const Groups *g, int square, int piece, Groups *out) {
-    *out = *g;
-    for (int j = 0; j < c->nthrough[square]; j++) {
-        int i = c->through[square][j];
-        int k = ++out->count[i];
-        out->sc[i] &= PIECE_SC[piece];
-        if (k == 2) {
-            out->twos |= 1u << i;
-        } else if (k == 3) {
-            out->twos &= ~(1u << i);
-            out->threes |= 1u << i;
-        } else if (k == 4) {
-            out->threes &= ~(1u << i);
+            g->pair[lowest(open)] |= g->sc[i];
+            g->pair[lowest(open & (open - 1))] |= g->sc[i];
         }
     }
 }
 
-/* Fills except[s]: the pieces that win somewhere on the board other than on square s (so, after a placement on s,
- * at a group not through s). Returns the pieces that win anywhere. A square no group of three waits on gets every
- * winner; only the few squares some group waits on need the union of the others, so the array is filled with the
- * whole and those few are patched (a scan of all 16 squares cost a fifth of the search's instructions). */
-static unsigned threats(const Core *c, const Groups *g, unsigned occupied, uint16_t except[16]) {
-    uint16_t at[16] = {0};
-    unsigned all = 0, where = 0;
-    for (unsigned t = g->threes; t; t &= t - 1) {
-        int i = lowest(t);
-        int s = lowest(c->lines[i] & ~occupied);
-        at[s] |= (uint16_t)WINNERS[g->sc[i]];
-        where |= 1u << s;
+/* The groups after `piece` is placed on the empty `square` of the board `occupied`. */
+DISPATCHED
+static void place(const Core *c, const Groups *g, unsigned occupied, int square, int piece, Groups *out) {
+    *out = *g;
+    unsigned occupied2 = occupied | 1u << square;
+    unsigned left = 0; /* the squares a group of two through `square` now waits on alone */
+    for (int j = 0; j < c->nthrough[square]; j++) {
+        int i = c->through[square][j];
+        int k = ++out->count[i];
+        unsigned sc = out->sc[i] &= PIECE_SC[piece];
+        unsigned open = c->lines[i] & ~occupied2;
+        if (k == 2) {
+            out->twos |= 1u << i;
+            out->pair[lowest(open)] |= (uint8_t)sc;
+            out->pair[lowest(open & (open - 1))] |= (uint8_t)sc;
+        } else if (k == 3) {
+            int s = lowest(open);
+            out->twos &= ~(1u << i);
+            out->threes |= 1u << i;
+            out->at[s] |= WINNERS[sc];
+            out->where |= 1u << s;
+            left |= 1u << s;
+        } else if (k == 4) {
+            out->threes &= ~(1u << i);
+        }
     }
-    /* A piece is in except[s] unless it wins at s alone. */
-    unsigned multi = 0;
-    for (unsigned x = where; x; x &= x - 1) {
-        unsigned w = at[lowest(x)];
+    /* A union cannot forget a group: where a group of two became one of three, it is made again. */
+    for (; left; left &= left - 1) {
+        int s = lowest(left);
+        unsigned pair = 0;
+        for (unsigned t = c->through_mask[s] & out->twos; t; t &= t - 1)
+            pair |= out->sc[lowest(t)];
+        out->pair[s] = (uint8_t)pair;
+    }
+    out->at[square] = 0;
+    out->pair[square] = 0;
+    out->where &= ~(1u << square);
+}
+
+/* Fills *t from the board's groups; returns the pieces that win anywhere. */
+DISPATCHED
+static unsigned threats(const Groups *g, Threats *t) {
+    unsigned all = 0, multi = 0;
+    for (unsigned x = g->where; x; x &= x - 1) {
+        unsigned w = g->at[lowest(x)];
         multi |= all & w;
         all |= w;
     }
-    for (int s = 0; s < 16; s++)
-        except[s] = (uint16_t)(all & ~(at[s] & ~multi));
+    t->all = all;
+    t->multi = multi;
     return all;
 }
 
-/* The pieces that win on the board after `piece` is placed on the empty `square`. */
-static inline unsigned winners_after(const Core *c, const Groups *g, const uint16_t except[16], int square,
-                                     int piece) {
-    unsigned w = except[square];
-    for (unsigned t = c->through_mask[square] & g->twos; t; t &= t - 1) {
-        int i = lowest(t);
-        w |= WINNERS[g->sc[i] & PIECE_SC[piece]];
-    }
-    return w;
+/* The pieces that win somewhere on the board other than on square s (so, after a placement on s, at a group not
+ * through s): a piece wins elsewhere unless it wins at s alone. */
+static inline unsigned except_at(const Groups *g, const Threats *t, int s) {
+    return t->all & ~(g->at[s] & ~t->multi);
+}
+
+/* The pieces that win on the board after `piece` is placed on the empty `square`: those that win elsewhere, and
+ * those that complete a group of two through the square (one look-up for all of them, see Groups.sc). */
+static inline unsigned winners_after(const Groups *g, const Threats *t, int square, int piece) {
+    return except_at(g, t, square) | WINNERS[g->pair[square] & PIECE_SC[piece]];
 }
 
 /* The opponent's turns after a placement that do not lose at once, for each gift: the pieces that win on a free
@@ -237,64 +295,34 @@ static inline unsigned winners_after(const Core *c, const Groups *g, const uint1
  * and from groups through that square holding two pieces (they depend on the gift). */
 typedef struct {
     int nfree;
-    uint8_t free[16];
-    uint16_t fixed[16];   /* by index into free: the winners from groups not through that square */
-    int npairs;
-    uint8_t pair_sc[MAX_LINES];
-    uint8_t pair_at[MAX_LINES][2]; /* the indices into free of the group's two empty squares */
+    uint16_t fixed[16]; /* per free square: the winners from groups not through it */
+    uint8_t pair[16];   /* ... and the union of the sc of the groups of two through it */
 } Mobility;
 
-/* `after` and `except_after` describe the board after the placement (the child's groups and threats, which the
+/* `after` and `threats_after` describe the board after the placement (the child's groups and threats, which the
  * search then hands to the child rather than derive them again). */
-static void mobility_setup(const Core *c, const Groups *after, const uint16_t except_after[16], unsigned occupied2,
-                           Mobility *m) {
-    int index[16];
+DISPATCHED
+static void mobility_setup(const Groups *after, const Threats *threats_after, unsigned occupied2, Mobility *m) {
     m->nfree = 0;
     for (unsigned f = 0xFFFFu & ~occupied2; f; f &= f - 1) {
         int s = lowest(f);
-        index[s] = m->nfree;
-        m->free[m->nfree] = (uint8_t)s;
-        m->fixed[m->nfree++] = except_after[s];
-    }
-    m->npairs = 0;
-    for (unsigned t = after->twos; t; t &= t - 1) {
-        int i = lowest(t);
-        unsigned open = c->lines[i] & ~occupied2;
-        m->pair_sc[m->npairs] = after->sc[i];
-        m->pair_at[m->npairs][0] = (uint8_t)index[lowest(open)];
-        m->pair_at[m->npairs][1] = (uint8_t)index[lowest(open & (open - 1))];
-        m->npairs++;
+        m->fixed[m->nfree] = (uint16_t)except_at(after, threats_after, s);
+        m->pair[m->nfree++] = after->pair[s];
     }
 }
 
-/* Sum of the set bits of four 16-bit lanes. */
-static inline int popcount64(uint64_t x) {
-    x = x - ((x >> 1) & 0x5555555555555555ULL);
-    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
-    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
-    return (int)((x * 0x0101010101010101ULL) >> 56);
-}
-
+DISPATCHED
 static int mobility(const Mobility *m, unsigned rest, int piece) {
-    uint16_t w[16];
-    memcpy(w, m->fixed, sizeof w);
-    for (int j = 0; j < m->npairs; j++) {
-        uint16_t x = WINNERS[m->pair_sc[j] & PIECE_SC[piece]];
-        w[m->pair_at[j][0]] |= x;
-        w[m->pair_at[j][1]] |= x;
-    }
+    unsigned keep = PIECE_SC[piece];
     int total = 0;
-    for (int k = 0; k < m->nfree; k += 4) {
-        uint64_t lanes = 0;
-        for (int l = 0; l < 4 && k + l < m->nfree; l++)
-            lanes |= (uint64_t)(rest & ~w[k + l] & 0xFFFFu) << (16 * l);
-        total += popcount64(lanes);
-    }
+    for (int k = 0; k < m->nfree; k++)
+        total += popcount16(rest & ~(m->fixed[k] | WINNERS[m->pair[k] & keep]));
     return total;
 }
 
 /* The groups that can still be won (not full, and enough pieces left share an attribute value with the pieces in
  * it), a bit each; *attributes receives the attribute bits those groups depend on. */
+DISPATCHED
 static unsigned live_lines(const Core *c, const Groups *g, unsigned remaining, unsigned *attributes) {
     /* enough_set[k]: the attribute bits at least k pieces left have; enough_clear[k]: at least k lack. */
     unsigned enough_set[5] = {0}, enough_clear[5] = {0};
@@ -327,13 +355,14 @@ static unsigned live_lines(const Core *c, const Groups *g, unsigned remaining, u
  * are a third of all nodes). Below the root the piece in hand never wins, so at two empty squares a safe gift
  * draws: the last piece goes on the last square and wins nothing. At three, the opponent then holds the draw when
  * it has a square where the last piece is safe, and else loses on our next placement. */
-static int endgame(const Core *c, const Groups *g, const uint16_t except[16], unsigned occupied, int hand,
+DISPATCHED
+static int endgame(const Core *c, const Groups *g, const Threats *th, unsigned occupied, int hand,
                    unsigned avail, int empty) {
     int best = 1 - empty;
     unsigned free_squares = 0xFFFFu & ~occupied;
     for (unsigned f = free_squares; f; f &= f - 1) {
         int square = lowest(f);
-        unsigned safe = avail & ~winners_after(c, g, except, square, hand);
+        unsigned safe = avail & ~winners_after(g, th, square, hand);
         if (!safe)
             continue;
         if (empty == 2)
@@ -367,9 +396,9 @@ static int endgame(const Core *c, const Groups *g, const uint16_t except[16], un
     return best;
 }
 
-static int small4(const Core *c, const Groups *g, const uint16_t except[16], unsigned occupied, int hand,
+static int small4(const Core *c, const Groups *g, const Threats *th, unsigned occupied, int hand,
                   unsigned avail, int alpha, int beta);
-static int small5(const Core *c, const Groups *g, const uint16_t except[16], unsigned occupied, int hand,
+static int small5(const Core *c, const Groups *g, const Threats *th, unsigned occupied, int hand,
                   unsigned avail, int alpha, int beta);
 
 /* The exact score of a node below the root with four to six empty squares, its children unvisited, fail-soft:
@@ -380,27 +409,27 @@ static int small5(const Core *c, const Groups *g, const uint16_t except[16], uns
  * though they try interchangeable turns the search would merge. The mirror's _small. One body, compiled once per
  * number of empty squares (small4 to small6): with `empty` a constant, the compiler calls the next level directly
  * (one recursive function executed 3% more instructions). */
-static inline __attribute__((always_inline)) int small(const Core *c, const Groups *g, const uint16_t except[16],
+static inline __attribute__((always_inline)) int small(const Core *c, const Groups *g, const Threats *th,
                                                        unsigned occupied, int hand, unsigned avail, const int empty,
                                                        int alpha, int beta) {
     int best = 1 - empty;
     for (unsigned f = 0xFFFFu & ~occupied; f; f &= f - 1) {
         int square = lowest(f);
-        unsigned safe = avail & ~winners_after(c, g, except, square, hand);
+        unsigned safe = avail & ~winners_after(g, th, square, hand);
         if (!safe)
             continue;
         Groups after;
-        uint16_t except_after[16];
+        Threats threats_after;
         unsigned occupied2 = occupied | 1u << square;
-        place(c, g, square, hand, &after);
-        threats(c, &after, occupied2, except_after);
+        place(c, g, occupied, square, hand, &after);
+        threats(&after, &threats_after);
         for (unsigned t = safe; t; t &= t - 1) {
             int piece = lowest(t);
             unsigned rest = avail & ~(1u << piece);
             int a = alpha > best ? alpha : best;
-            int score = empty == 4   ? -endgame(c, &after, except_after, occupied2, piece, rest, 3)
-                        : empty == 5 ? -small4(c, &after, except_after, occupied2, piece, rest, -beta, -a)
-                                     : -small5(c, &after, except_after, occupied2, piece, rest, -beta, -a);
+            int score = empty == 4   ? -endgame(c, &after, &threats_after, occupied2, piece, rest, 3)
+                        : empty == 5 ? -small4(c, &after, &threats_after, occupied2, piece, rest, -beta, -a)
+                                     : -small5(c, &after, &threats_after, occupied2, piece, rest, -beta, -a);
             if (score > best) {
                 best = score;
                 if (best >= beta || best == empty - 2)
@@ -411,17 +440,20 @@ static inline __attribute__((always_inline)) int small(const Core *c, const Grou
     return best;
 }
 
-static int small4(const Core *c, const Groups *g, const uint16_t except[16], unsigned occupied, int hand,
+DISPATCHED
+static int small4(const Core *c, const Groups *g, const Threats *th, unsigned occupied, int hand,
                   unsigned avail, int alpha, int beta) {
-    return small(c, g, except, occupied, hand, avail, 4, alpha, beta);
+    return small(c, g, th, occupied, hand, avail, 4, alpha, beta);
 }
-static int small5(const Core *c, const Groups *g, const uint16_t except[16], unsigned occupied, int hand,
+DISPATCHED
+static int small5(const Core *c, const Groups *g, const Threats *th, unsigned occupied, int hand,
                   unsigned avail, int alpha, int beta) {
-    return small(c, g, except, occupied, hand, avail, 5, alpha, beta);
+    return small(c, g, th, occupied, hand, avail, 5, alpha, beta);
 }
-static int small6(const Core *c, const Groups *g, const uint16_t except[16], unsigned occupied, int hand,
+DISPATCHED
+static int small6(const Core *c, const Groups *g, const Threats *th, unsigned occupied, int hand,
                   unsigned avail, int alpha, int beta) {
-    return small(c, g, except, occupied, hand, avail, 6, alpha, beta);
+    return small(c, g, th, occupied, hand, avail, 6, alpha, beta);
 }
 
 /* Sorts the planes `source[0..n)` by their cell (plane << 1 | hand bit), ties by plane: at most four. */
@@ -437,11 +469,18 @@ static void sort_sources(int *source, const uint32_t *cells, int n) {
     }
 }
 
+/* The images of a byte of a board under every board map (Core.images). */
+static inline const uint16_t *image_of(const Core *c, int half, unsigned byte) {
+    return c->images + (size_t)(half * 256 + (int)byte) * (size_t)c->map_stride;
+}
+
+DISPATCHED
 static void canonical_key(const Core *c, unsigned occupied, uint64_t planes, int hand, Key *key) {
     uint16_t images[MAX_MAPS];
     uint16_t least = 0xFFFF;
+    const uint16_t *low = image_of(c, 0, occupied & 0xFF), *high = image_of(c, 1, occupied >> 8);
     for (int i = 0; i < c->nmaps; i++) {
-        uint16_t image = c->tables[i][0][occupied & 0xFF] | c->tables[i][1][occupied >> 8];
+        uint16_t image = low[i] | high[i];
         images[i] = image;
         if (image < least)
             least = image;
@@ -455,7 +494,7 @@ static void canonical_key(const Core *c, unsigned occupied, uint64_t planes, int
         unsigned flip = 0;
         for (int a = 0; a < 4; a++) {
             unsigned p = (unsigned)(planes >> (16 * a)) & 0xFFFF;
-            unsigned q = c->tables[i][0][p & 0xFF] | c->tables[i][1][p >> 8];
+            unsigned q = image_of(c, 0, p & 0xFF)[i] | image_of(c, 1, p >> 8)[i];
             unsigned r = q ^ least;
             unsigned h = (unsigned)(hand >> a) & 1;
             if (r < q || (r == q && h)) {
@@ -573,8 +612,9 @@ static void store(Core *c, size_t slot, const Key *k, int depth, int best, int a
 
 /* Score of a node for the player to move, searched `depth` turns deep (a node at the horizon scores 0, as a draw;
  * with depth >= empty squares nothing is cut and the score is exact). */
+DISPATCHED
 static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsigned avail, int empty, int depth,
-                   int alpha, int beta, int root, const Groups *g, const uint16_t *known, unsigned known_winners) {
+                   int alpha, int beta, int root, const Groups *g, const Threats *known) {
     if (c->max_nodes && c->nodes >= c->max_nodes) {
         c->aborted = 1;
         return 0;
@@ -586,26 +626,26 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
             return 0;
     }
     /* The threats on the board: from the parent when it derived them (to order its turns), else here. */
-    uint16_t own[16];
-    const uint16_t *except = known;
-    unsigned winners = known_winners;
-    if (except == NULL) {
-        winners = threats(c, g, occupied, own);
-        except = own;
+    Threats own;
+    const Threats *th = known;
+    if (th == NULL) {
+        threats(g, &own);
+        th = &own;
     }
+    unsigned winners = th->all;
     /* Below the root the piece in hand is never a winner: the parent gives only safe pieces. */
     if (winners >> hand & 1)
         return empty;
     if (empty == 1)
         return 0;
     if (empty <= 3 && depth >= empty && !root)
-        return endgame(c, g, except, occupied, hand, avail, empty);
+        return endgame(c, g, th, occupied, hand, avail, empty);
     if (empty == 4 && depth >= 4 && !root)
-        return small4(c, g, except, occupied, hand, avail, alpha, beta);
+        return small4(c, g, th, occupied, hand, avail, alpha, beta);
     if (empty == 6 && depth >= 6 && !root)
-        return small6(c, g, except, occupied, hand, avail, alpha, beta);
+        return small6(c, g, th, occupied, hand, avail, alpha, beta);
     if (empty == 5 && depth >= 5 && !root)
-        return small5(c, g, except, occupied, hand, avail, alpha, beta);
+        return small5(c, g, th, occupied, hand, avail, alpha, beta);
     unsigned live_attributes = 0;
     unsigned live = live_lines(c, g, avail | 1u << hand, &live_attributes);
     if (!live || depth <= 0)
@@ -664,11 +704,10 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
     int ordered = empty >= ORDER_MIN;
     int moves[256], keys[256], n = 0;
     Groups afters[16];          /* ordered: the groups after the piece in hand is placed on each square ... */
-    uint16_t excepts[16][16];   /* ... and the threats then */
-    unsigned winners_at[16];
+    Threats threats_at[16];     /* ... and the threats then */
     for (unsigned f = free_squares; f; f &= f - 1) {
         int square = lowest(f);
-        unsigned winners = winners_after(c, g, except, square, hand);
+        unsigned winners = winners_after(g, th, square, hand);
         unsigned safe = avail & ~winners;
         if (!safe) {
             if (1 - empty > best) {
@@ -683,12 +722,12 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
          * against the turn as well (see WIN_ORDER_DEADLY). */
         int deadly = root && c->win_order ? WIN_ORDER_DEADLY * popcount16(avail & winners) : 0;
         Mobility mob;
-        mob.nfree = mob.npairs = 0;
+        mob.nfree = 0;
         if (ordered) {
             unsigned occupied2 = occupied | 1u << square;
-            place(c, g, square, hand, &afters[square]);
-            winners_at[square] = threats(c, &afters[square], occupied2, excepts[square]);
-            mobility_setup(c, &afters[square], excepts[square], occupied2, &mob);
+            place(c, g, occupied, square, hand, &afters[square]);
+            threats(&afters[square], &threats_at[square]);
+            mobility_setup(&afters[square], &threats_at[square], occupied2, &mob);
         }
         /* Pieces that agree on every live attribute are interchangeable: give one of them. */
         unsigned classes = 0;
@@ -736,12 +775,12 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
         if (ordered) {
             child = &afters[square];
         } else if (square != last_square) {
-            place(c, g, square, hand, &after);
+            place(c, g, occupied, square, hand, &after);
             last_square = square;
         }
         int score = -negamax(c, occupied | 1u << square, planes | PIECE_PLANES[hand][square], piece,
                              avail & ~(1u << piece), empty - 1, depth - 1, -beta, -alpha, 0, child,
-                             ordered ? excepts[square] : NULL, ordered ? winners_at[square] : 0);
+                             ordered ? &threats_at[square] : NULL);
         if (c->aborted)
             return 0;
         if (score > best) {
@@ -773,9 +812,10 @@ static int fill_tables(Core *c, PyObject *maps) {
         PyErr_Format(PyExc_ValueError, "between 1 and %d board maps are needed", MAX_MAPS);
         return -1;
     }
-    c->tables = PyMem_Calloc((size_t)n, sizeof *c->tables);
+    c->map_stride = (int)((n + 15) & ~15);
+    c->images = PyMem_Calloc((size_t)2 * 256 * (size_t)c->map_stride, sizeof *c->images);
     c->maps = PyMem_Calloc((size_t)n, sizeof *c->maps);
-    if (c->tables == NULL || c->maps == NULL) {
+    if (c->images == NULL || c->maps == NULL) {
         Py_DECREF(seq);
         PyErr_NoMemory();
         return -1;
@@ -829,8 +869,8 @@ static int fill_tables(Core *c, PyObject *maps) {
                     hi |= (uint16_t)(1u << image[s + 8]);
                 }
             }
-            c->tables[i][0][x] = lo;
-            c->tables[i][1][x] = hi;
+            c->images[(size_t)x * (size_t)c->map_stride + (size_t)i] = lo;
+            c->images[(size_t)(256 + x) * (size_t)c->map_stride + (size_t)i] = hi;
         }
     }
     Py_DECREF(seq);
@@ -909,7 +949,7 @@ static int Core_init(Core *c, PyObject *args, PyObject *kwds) {
 
 static void Core_dealloc(Core *c) {
     PyMem_Free(c->tt);
-    PyMem_Free(c->tables);
+    PyMem_Free(c->images);
     PyMem_Free(c->maps);
     Py_TYPE(c)->tp_free((PyObject *)c);
 }
@@ -958,7 +998,7 @@ static int run(Core *c, PyObject *args, PyObject *kwds, int listing) {
         Py_BEGIN_ALLOW_THREADS
         Groups g;
         summarize(c, occupied, planes, &g);
-        score = negamax(c, occupied, planes, hand, avail, empty, depth, alpha, beta, 1, &g, NULL, 0);
+        score = negamax(c, occupied, planes, hand, avail, empty, depth, alpha, beta, 1, &g, NULL);
         Py_END_ALLOW_THREADS
         if (c->aborted)
             score = 0;
