@@ -258,33 +258,11 @@ def run_option(name: str, command: str = "play") -> Any:
     )
 
 
+# The run options that several command modules declare; each module declares its own others with run_option.
 VariantOpt = run_option("variant")
 AttributesOpt = run_option("attributes")
 ClaimOpt = run_option("claim")
-TcOpt = run_option("tc")
-TimeMarginOpt = run_option("timemargin")
-ConcurrencyOpt = run_option("concurrency")
-OpeningsOpt = run_option("openings")
-RandomOpeningsOpt = run_option("random_openings")
-SeedOpt = run_option("seed")
-EnginesFileOpt = run_option("engines_file")
-OptionOpt = run_option("option")
 FormatOpt = run_option("fmt")
-OutOpt = run_option("out")
-ResumeOpt = run_option("resume")
-InterleaveOpt = run_option("interleave")
-ForceOpt = run_option("force")
-ProgressOpt = run_option("progress_every")
-QuietOpt = run_option("quiet")
-DebugOpt = run_option("debug")
-ClusterOpt = run_option("cluster")
-OversubscribeOpt = run_option("oversubscribe")
-WebOpt = run_option("web")
-AdjudicateOpt = run_option("adjudicate")
-LogLimitOpt = run_option("log_limit")
-ListenOpt = run_option("listen")
-KeysOpt = run_option("keys")
-WaitOpt = run_option("wait")
 
 
 def size_option(text: str) -> int:

@@ -12,16 +12,12 @@ if TYPE_CHECKING:
     from ..engine import EngineConfig
     from ..run import ServerSpec
 
-from .app import (
-    EXIT_ENGINE,
-    KeysOpt,
-    ListenOpt,
-    WaitOpt,
-    app,
-    echo_out,
-    fail,
-)
+from .app import EXIT_ENGINE, app, echo_out, fail, run_option
 from .runs import cluster_option, show_server_log
+
+KeysOpt = run_option("keys")
+ListenOpt = run_option("listen")
+WaitOpt = run_option("wait")
 
 # --- check ---------------------------------------------------------------------------------------------------------
 

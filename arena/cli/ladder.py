@@ -9,31 +9,33 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from .app import (
-    AdjudicateOpt,
     AttributesOpt,
     ClaimOpt,
-    ConcurrencyOpt,
-    DebugOpt,
     FormatOpt,
-    LogLimitOpt,
-    OpeningsOpt,
-    OptionOpt,
-    RandomOpeningsOpt,
-    SeedOpt,
-    TcOpt,
-    TimeMarginOpt,
     VariantOpt,
-    WebOpt,
     app,
     echo_err,
     echo_out,
     fail,
+    run_option,
     size_option,
     table_format_option,
 )
 
 if TYPE_CHECKING:
     from ..ladder.standings import Standings
+
+AdjudicateOpt = run_option("adjudicate")
+ConcurrencyOpt = run_option("concurrency")
+DebugOpt = run_option("debug")
+LogLimitOpt = run_option("log_limit")
+OpeningsOpt = run_option("openings")
+OptionOpt = run_option("option")
+RandomOpeningsOpt = run_option("random_openings")
+SeedOpt = run_option("seed")
+TcOpt = run_option("tc")
+TimeMarginOpt = run_option("timemargin")
+WebOpt = run_option("web")
 
 ladder_app = typer.Typer(
     name="ladder",
