@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """The solver's C core against an older revision's, on the same work: every best turn (``Solver.analyse``) of fresh
-12-empty positions, one thread, a fresh solver per position.
+12-empty positions, one thread, a fresh solver per position; or, with ``--work proofs``, the exact search's proofs
+that ``perfect`` runs at a won position (the safety proof, then the win proof in its win order, on a fresh table):
+benchmarks/convert.py's positions (``--seed 1 --positions 20``), sampled once in this process.
 
 The older core is built from ``git show REV:protocol/_solver.c`` with the same flags as setup.py (``-O3``) into a
 temporary directory; the current one is the built module beside this checkout's sources. Each core runs in its own
@@ -8,10 +10,11 @@ process, the two alternating round by round, and the script prints per round the
 then the ratio of the median CPU times. The node counts and the answers do not depend on the load; the CPU does, so
 quote the load average (printed) with it. ``--instructions`` runs each core once under callgrind instead and prints
 the instructions executed inside the core (``valgrind`` needed; about 50 times slower): a count the load does not
-move.
+move. Per node, both are printed too. In ``proofs`` the nodes are part of the answers: a core that searches another
+tree DISAGREES.
 
-    python benchmarks/solver_core.py [--base 76933de] [--positions 1] [--empties 12] [--seed 7] [--rounds 3]
-                                     [--instructions]
+    python benchmarks/solver_core.py [--base 76933de] [--work analyse|proofs] [--positions N] [--empties 12]
+                                     [--seed S] [--rounds 3] [--instructions]
 """
 
 from __future__ import annotations
@@ -57,16 +60,28 @@ class Core:
 S._COMPILED = Core
 S._WORKERS = 1
 from analyse_position import sample_positions
-from quarto_arena.protocol.notation import parse_variant
+from quarto_arena.protocol.notation import parse_position, parse_variant
 variant = parse_variant("standard")
 nodes, cpu, answers = 0, 0.0, []
-for position in sample_positions(variant, {empties}, {positions}, {seed}):
-    solver = S.Solver(variant)
-    started = time.process_time()
-    result = solver.analyse(position)
-    cpu += time.process_time() - started
-    nodes += result.nodes
-    answers.append((str(result.value), sorted(str(t) for t in result.best)))
+if {proofs!r} is None:
+    for position in sample_positions(variant, {empties}, {positions}, {seed}):
+        solver = S.Solver(variant)
+        started = time.process_time()
+        result = solver.analyse(position)
+        cpu += time.process_time() - started
+        nodes += result.nodes
+        answers.append((str(result.value), sorted(str(t) for t in result.best)))
+else:
+    for text in {proofs!r}:
+        occupied, planes, hand = parse_position(text, variant)[1:4]
+        core = S.Solver(variant).core
+        started = time.process_time()
+        safety = core.search(occupied, planes, hand, -1, 0)
+        safety_nodes = core.nodes
+        win = core.search(occupied, planes, hand, 0, 1, 0, 0.0, S.EXACT, True)
+        cpu += time.process_time() - started
+        nodes += safety_nodes + core.nodes
+        answers.append((safety, safety_nodes, win, core.nodes))
 print(nodes, cpu, hash(repr(answers)) & 0xFFFFFFFF)
 """
 
@@ -93,8 +108,24 @@ def current_core() -> Path:
     return found[0]
 
 
-def run(core: Path, args: argparse.Namespace, instructions: bool) -> tuple[int, float, int, int | None]:
-    code = CHILD.format(bench=str(ROOT / "benchmarks"), empties=args.empties, positions=args.positions, seed=args.seed)
+def won_positions(args: argparse.Namespace) -> list[str] | None:
+    """``--work proofs``: convert.py's won positions as text, sampled here (the children only prove them)."""
+    if args.work != "proofs":
+        return None
+    from convert import won_positions as sample
+    from quarto_arena.protocol.notation import format_position, parse_variant
+    from quarto_arena.protocol.solver import Solver
+
+    variant = parse_variant("standard")
+    return [format_position(p) for p in sample(variant, args.empties, args.positions, args.seed, Solver(variant))]
+
+
+def run(
+    core: Path, args: argparse.Namespace, instructions: bool, proofs: list[str] | None
+) -> tuple[int, float, int, int | None]:
+    code = CHILD.format(
+        bench=str(ROOT / "benchmarks"), empties=args.empties, positions=args.positions, seed=args.seed, proofs=proofs
+    )
     argv = [sys.executable, "-c", code]
     env = {**os.environ, "CORE": str(core), "PYTHONHASHSEED": "0"}
     counted = None
@@ -123,18 +154,28 @@ def main() -> None:
     parser.add_argument(
         "--base", default="76933de", help="the older revision (default: main before issue 24's 3rd session)"
     )
-    parser.add_argument("--positions", type=int, default=1)
+    parser.add_argument(
+        "--work", choices=("analyse", "proofs"), default="analyse", help="every best turn, or perfect's win proofs"
+    )
+    parser.add_argument("--positions", type=int, help="default: 1 (analyse), 20 (proofs)")
     parser.add_argument("--empties", type=int, default=12)
-    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--seed", type=int, help="default: 7 (analyse), 1 (proofs: convert.py's)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--instructions", action="store_true", help="count instructions under callgrind, once each")
     args = parser.parse_args()
+    proofs_work = args.work == "proofs"
+    if args.positions is None:
+        args.positions = 20 if proofs_work else 1
+    if args.seed is None:
+        args.seed = 1 if proofs_work else 7
     if args.instructions and shutil.which("valgrind") is None:
         sys.exit("--instructions needs valgrind")
     with tempfile.TemporaryDirectory() as scratch:
         cores = {"current": current_core(), args.base: build_core(args.base, Path(scratch))}
+        proofs = won_positions(args)
+        work = "perfect's proofs at won" if proofs_work else "every best turn,"
         print(
-            f"every best turn, {args.positions} position(s) at {args.empties} empties, seed {args.seed}, one thread; "
+            f"{work} {args.positions} position(s) at {args.empties} empties, seed {args.seed}, one thread; "
             f"load average {os.getloadavg()[0]:.2f}"
         )
         cpus: dict[str, list[float]] = {name: [] for name in cores}
@@ -142,13 +183,20 @@ def main() -> None:
         seen: dict[str, tuple[int, int]] = {}
         for round_ in range(1 if args.instructions else args.rounds):
             for name, core in cores.items():
-                nodes, cpu, answers, counted = run(core, args, args.instructions)
+                nodes, cpu, answers, counted = run(core, args, args.instructions, proofs)
                 cpus[name].append(cpu)
                 seen[name] = (nodes, answers)
                 if counted is not None:
                     counts[name] = counted
-                extra = f", {counted / 1e9:.3f} G instructions in the core" if counted is not None else ""
-                print(f"  round {round_ + 1} {name:>8}: {nodes:>11,} nodes, CPU {cpu:6.2f} s{extra}")
+                extra = (
+                    f", {counted / 1e9:.3f} G instructions in the core ({counted / nodes:,.0f} a node)"
+                    if counted is not None
+                    else ""
+                )
+                print(
+                    f"  round {round_ + 1} {name:>8}: {nodes:>11,} nodes, CPU {cpu:6.2f} s "
+                    f"({cpu / nodes * 1e9:,.0f} ns a node){extra}"
+                )
         if len({answers for _, answers in seen.values()}) != 1:
             sys.exit("the cores DISAGREE on the values or best turns")
         if args.instructions:
