@@ -360,33 +360,47 @@ static int endgame(const Core *c, const Groups *g, const Threats *th, unsigned o
                    unsigned avail, int empty) {
     int best = 1 - empty;
     unsigned free_squares = 0xFFFFu & ~occupied;
+    if (empty == 2) {
+        for (unsigned f = free_squares; f; f &= f - 1)
+            if (avail & ~winners_after(g, th, lowest(f), hand))
+                return 0;
+        return best;
+    }
+    /* We place the piece in hand on `square` and give `piece`, the opponent places it on `reply`, and the last piece
+     * then wins, if anywhere, on the last square `u`, where every group is full by then: a group of three waiting
+     * on u (g->at[u]); a group of two through u and `square` or `reply` (its empty squares are all but the third
+     * one: by_third[reply] and by_third[square]), with the piece placed there; and a group through all three. */
+    uint8_t by_third[16];
+    unsigned through_all = 0;
+    int known = 0;
     for (unsigned f = free_squares; f; f &= f - 1) {
         int square = lowest(f);
         unsigned safe = avail & ~winners_after(g, th, square, hand);
         if (!safe)
             continue;
-        if (empty == 2)
-            return 0;
-        /* The opponent places `piece` on one of the two squares left, and the last piece then wins, if anywhere,
-         * on the last square `u`: every group through u is full but for u by then, so the last piece wins when
-         * it shares a counted attribute value with the three pieces of one of them. */
+        if (!known) {
+            known = 1;
+            memset(by_third, 0, sizeof by_third);
+            for (unsigned t = g->twos; t; t &= t - 1) {
+                int i = lowest(t);
+                by_third[lowest(free_squares & ~c->lines[i])] |= g->sc[i];
+            }
+            for (unsigned t = c->through_mask[square] & ~(g->twos | g->threes); t; t &= t - 1) {
+                int i = lowest(t);
+                if ((c->lines[i] & free_squares) == free_squares)
+                    through_all |= g->sc[i];
+            }
+        }
         unsigned two = free_squares & ~(1u << square);
         for (unsigned t = safe; t; t &= t - 1) {
             int piece = lowest(t);
             unsigned last = (unsigned)lowest(avail & ~(1u << piece)); /* the one piece left */
+            unsigned both = through_all & PIECE_SC[hand] & PIECE_SC[piece];
             int holds = 0;
             for (unsigned f2 = two; f2 && !holds; f2 &= f2 - 1) {
                 int reply = lowest(f2), u = lowest(two & ~(1u << reply));
-                holds = 1;
-                for (int j = 0; j < c->nthrough[u] && holds; j++) {
-                    int i = c->through[u][j];
-                    unsigned line = c->lines[i], x = g->sc[i] & PIECE_SC[last];
-                    if (line >> square & 1)
-                        x &= PIECE_SC[hand];
-                    if (line >> reply & 1)
-                        x &= PIECE_SC[piece];
-                    holds = x == 0;
-                }
+                unsigned x = (by_third[reply] & PIECE_SC[hand]) | (by_third[square] & PIECE_SC[piece]) | both;
+                holds = !(g->at[u] >> last & 1) && !(x & PIECE_SC[last]);
             }
             if (!holds)
                 return 1;
@@ -561,6 +575,17 @@ static void check_limits(Core *c) {
         c->aborted = 1;
 }
 
+/* Moves the least of keyed[i..n) to keyed[i]. */
+static inline void pick(uint32_t *keyed, int i, int n) {
+    int least = i;
+    for (int j = i + 1; j < n; j++)
+        if (keyed[j] < keyed[least])
+            least = j;
+    uint32_t x = keyed[least];
+    keyed[least] = keyed[i];
+    keyed[i] = x;
+}
+
 /* Records what a search of `depth` turns (at most the empty squares) found below a node. */
 static void store(Core *c, size_t slot, const Key *k, int depth, int best, int alpha, int beta, int move) {
     Entry *bucket = &c->tt[slot];
@@ -702,7 +727,10 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
     if (dead_squares)
         free_squares &= covered | (dead_squares & -dead_squares);
     int ordered = empty >= ORDER_MIN;
-    int moves[256], keys[256], n = 0;
+    int moves[256], n = 0;
+    /* ordered: key << 16 | index << 8 | turn, all different, so that sorting them is a stable sort by key (one
+     * array to shift instead of two) */
+    uint32_t keyed[256];
     Groups afters[16];          /* ordered: the groups after the piece in hand is placed on each square ... */
     Threats threats_at[16];     /* ... and the threats then */
     for (unsigned f = free_squares; f; f &= f - 1) {
@@ -738,38 +766,46 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
                 continue;
             classes |= cls;
             /* Mobility: the opponent's turns that do not lose at once; fewest first. */
-            keys[n] = ordered ? mobility(&mob, avail & ~(1u << piece), piece) + deadly : 0;
+            if (ordered)
+                keyed[n] = (uint32_t)(mobility(&mob, avail & ~(1u << piece), piece) + deadly) << 16 |
+                           (uint32_t)n << 8 | (uint32_t)(square << 4 | piece);
             moves[n++] = square << 4 | piece;
         }
     }
-    if (ordered) {
-        for (int i = 1; i < n; i++) {
-            int m = moves[i], k = keys[i], j = i - 1;
-            while (j >= 0 && keys[j] > k) {
-                moves[j + 1] = moves[j];
-                keys[j + 1] = keys[j];
-                j--;
-            }
-            moves[j + 1] = m;
-            keys[j + 1] = k;
-        }
-    }
-    /* The table's best turn first. */
+    /* The table's best turn first; then, ordered, the others by key, each picked when its turn comes (a node that
+     * cuts off early sorts no more than it tries). */
+    int from = 0;
     for (int i = 0; i < n && tt_move >= 0; i++) {
         if (moves[i] == tt_move) {
-            memmove(moves + 1, moves, (size_t)i * sizeof *moves);
-            moves[0] = tt_move;
+            if (ordered) {
+                uint32_t x = keyed[i];
+                keyed[i] = keyed[0];
+                keyed[0] = x;
+            } else {
+                memmove(moves + 1, moves, (size_t)i * sizeof *moves);
+                moves[0] = tt_move;
+            }
+            from = 1;
             break;
         }
     }
     if (root && c->listing) {
-        memcpy(c->listed, moves, (size_t)n * sizeof *moves);
+        for (int i = 0; i < n; i++) {
+            if (ordered && i >= from)
+                pick(keyed, i, n);
+            c->listed[i] = ordered ? (int)(keyed[i] & 0xFF) : moves[i];
+        }
         c->nlisted = n;
         return 0;
     }
     int last_square = -1;
     Groups after;
     for (int i = 0; i < n; i++) {
+        if (ordered) {
+            if (i >= from)
+                pick(keyed, i, n);
+            moves[i] = (int)(keyed[i] & 0xFF);
+        }
         int square = moves[i] >> 4, piece = moves[i] & 15;
         const Groups *child = &after;
         if (ordered) {
