@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from quarto_arena.arena.cli.app import ALL_COMMAND_MODULES, COMMAND_MODULES
@@ -158,3 +159,24 @@ def test_commands_that_play_no_game_import_no_run_machinery(argv: list[str]) -> 
         """
     )
     assert found == [True, []]
+
+
+def test_a_short_play_imports_nothing_only_other_runs_need(tmp_path: Path) -> None:
+    # A 2-game play (issue 24: its start-up is most of its cost) imports no ZeroMQ, live page, Dask, ladder, server
+    # or directory reader, and no tabulate for its usual table; a test of real games between two built-in engines.
+    argv = ["play", "random", "greedy", "--games", "2", "--tc", "st=0.05", "--out", str(tmp_path / "run"), "-q"]
+    found = _in_fresh_process(
+        f"""
+        import contextlib, io, json, sys
+        from quarto_arena.arena.cli import main
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+            main({argv!r})
+        others = ("zmq", "tabulate", "aiohttp", "distributed", "sqlite3", "quarto_arena.arena.web.server",
+                  "quarto_arena.arena.web.rundir", "quarto_arena.arena.cluster", "quarto_arena.arena.server",
+                  "quarto_arena.arena.ladder", "quarto_arena.arena.compliance", "quarto_arena.arena.analysis")
+        print(json.dumps(["Score of random vs greedy" in out.getvalue(), [m for m in others if m in sys.modules]]))
+        """
+    )
+    assert found == [True, []]
+    assert (tmp_path / "run" / "report.html").is_file()
