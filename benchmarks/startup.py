@@ -6,7 +6,8 @@
 Each command is run as a new process, interleaved with a bare ``python -c pass`` (the floor no Python tool gets
 under on this machine) and a bare ``import asyncio`` (the floor of any tool built on asyncio, as the referee is),
 and the median and best of ``--runs`` are printed: wall time, and the CPU time of the
-command's own process (``getrusage(RUSAGE_CHILDREN)`` less what the engines say they used). The 2-game ``play`` is
+command's own process and of the helpers it starts, the engine watchdog among them (``getrusage(RUSAGE_CHILDREN)``
+less what the engines say they used). The 2-game ``play`` is
 between two copies of the instant engine of benchmarks/peers.py (``instant_uqi.c``, built with cc; it logs its own
 CPU at exit), so nearly all of its cost is the arena's. Goals (issue 24): ``--help`` and ``show startpos`` well under
 120 ms of wall, the 2-game ``play`` at most 120 ms of CPU.

@@ -131,19 +131,51 @@ def _app_to_run(args: Sequence[str]) -> typer.Typer:
     leaves :data:`app` as it is, so that a later call in the same process finds every command.
     """
     name = args[0] if args else None
+    if name in (None, "-h", "--help", "--version"):
+        return _listing(app)  # the list of commands, or the version: no command runs
     if name not in COMMAND_MODULES:
         return app
     import copy
 
     one = copy.copy(app)
-    # typer's own naming: a command's given name, or its function's with "_" as "-"; a group's, its app's name.
-    one.registered_commands = [
-        c
-        for c in app.registered_commands
-        if (c.name or getattr(c.callback, "__name__", "").lower().replace("_", "-")) == name
-    ]
+    one.registered_commands = [c for c in app.registered_commands if _command_name(c) == name]
     one.registered_groups = [g for g in app.registered_groups if getattr(g.typer_instance, "info", g).name == name]
     return one
+
+
+def _command_name(command: Any) -> str:
+    """typer's name for a registered command: the name it was given, or its function's with "_" as "-"."""
+    return str(command.name or getattr(command.callback, "__name__", "").lower().replace("_", "-"))
+
+
+def _listing(of: typer.Typer) -> typer.Typer:
+    """A copy of ``of`` whose commands are their names and help alone (groups alike, within): what ``--help`` lists.
+
+    typer builds each command it lists in full (every option, from its signature) to show a line of its help: half
+    of what ``--help`` cost to start (benchmarks/startup.py). The list is the same (tests/test_cli_lazy.py).
+    """
+    import copy
+    import inspect
+
+    listing = copy.copy(of)
+    listing.registered_commands = []
+    for command in of.registered_commands:
+        entry = copy.copy(command)
+        entry.name = _command_name(command)
+        entry.help = command.help if command.help is not None else inspect.getdoc(command.callback)
+        entry.callback = _listed
+        listing.registered_commands.append(entry)
+    listing.registered_groups = []
+    for group in of.registered_groups:
+        inner = copy.copy(group)
+        if group.typer_instance is not None:
+            inner.typer_instance = _listing(group.typer_instance)
+        listing.registered_groups.append(inner)
+    return listing
+
+
+def _listed() -> None:
+    """Stands for a command in the list of commands, which shows its name and help only; never run."""
 
 
 #: What may run without logging made safe: help, and the commands that start no engine, server or worker and read

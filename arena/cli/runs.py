@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Final
 import typer
 
 if TYPE_CHECKING:
+    import inspect
+
     from ..output import RunView
     from ..run import Run, RunOutcome, RunSpec
 
@@ -450,41 +452,61 @@ def _run_option_hints() -> dict[str, Any]:
     return typing.get_type_hints(RunOptions)
 
 
-def _run_options(kind: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+def _run_options(kind: str) -> Callable[[Callable[..., None]], _RunCommand]:
     """Gives a run command its options (every :class:`~..options.RunOptions` field ``kind`` takes), and runs it.
 
     The decorated function declares only what is its own (``ctx``, the engines) and checks what it must; the run is
     played by :func:`_run_command` with the options' values.
     """
-    import inspect
-    import typing
+    return functools.partial(_RunCommand, kind)
 
-    hints = _run_option_hints()
-    chosen = [name for name, _, _ in option_fields(kind)]
 
-    def decorate(own: Callable[..., None]) -> Callable[..., None]:
-        signature = inspect.signature(own, eval_str=True)
+class _RunCommand:
+    """A run command as typer sees it: ``own``'s parameters, then the run options of ``kind``, each its own parameter.
+
+    Its signature (some forty options) is made when typer first asks for it, that is when it builds this command: a
+    command line runs one command, and ``--help`` lists the commands without their options (start-up time).
+    """
+
+    def __init__(self, kind: str, own: Callable[..., None]) -> None:
+        self.kind, self.own = kind, own
+        self.__name__, self.__qualname__, self.__module__ = own.__name__, own.__qualname__, own.__module__
+        self.__doc__ = own.__doc__
+        self.chosen = [name for name, _, _ in option_fields(kind)]
+
+    @functools.cached_property
+    def __signature__(self) -> inspect.Signature:
+        import inspect
+
+        own = inspect.signature(self.own, eval_str=True)
+        hints = _run_option_hints()
         declared = [
             inspect.Parameter(
-                name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=run_option(name, kind), annotation=hints[name]
+                name,
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                default=run_option(name, self.kind),
+                annotation=hints[name],
             )
-            for name in chosen
+            for name in self.chosen
         ]
+        return own.replace(parameters=[*own.parameters.values(), *declared])
 
-        def command(**values: Any) -> None:
-            own(**{name: values[name] for name in signature.parameters})
-            ctx = values["ctx"]
-            options = RunOptions(**{name: values[name] for name in chosen})
-            if options.openings is not None and "random_openings" not in _given(ctx, set()):
-                options = replace(options, random_openings=None)  # the file's openings, not random ones
-            _run_command(kind, ctx, values["engines"] or [], options)
+    @functools.cached_property
+    def __annotations__(self) -> dict[str, Any]:  # type: ignore[override]
+        import typing
 
-        command.__name__, command.__doc__, command.__module__ = own.__name__, own.__doc__, own.__module__
-        command.__signature__ = signature.replace(parameters=[*signature.parameters.values(), *declared])  # type: ignore[attr-defined]
-        command.__annotations__ = {**typing.get_type_hints(own), **{name: hints[name] for name in chosen}}
-        return command
+        hints = _run_option_hints()
+        return {**typing.get_type_hints(self.own), **{name: hints[name] for name in self.chosen}}
 
-    return decorate
+    def __call__(self, **values: Any) -> None:
+        import inspect
+
+        self.own(**{name: values[name] for name in inspect.signature(self.own).parameters})
+        ctx = values["ctx"]
+        options = RunOptions(**{name: values[name] for name in self.chosen})
+        if options.openings is not None and "random_openings" not in _given(ctx, set()):
+            options = replace(options, random_openings=None)  # the file's openings, not random ones
+        _run_command(self.kind, ctx, values["engines"] or [], options)
 
 
 _ENGINES_HELP = (

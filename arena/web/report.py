@@ -27,7 +27,6 @@ from ..records import GameRecord
 from ..run import RunOutcome
 from ..stats import Cell, display_cell
 from .model import RunInfo, RunModel, game_view
-from .rundir import load_run, run_state
 
 __all__ = [
     "ANALYSIS_NAME",
@@ -298,6 +297,8 @@ def write_directory_report(directory: Path, *, warn: Callable[[str], None] | Non
     Raises :class:`~quarto_arena.arena.web.WebError` when the directory holds no readable run, OSError when the
     file cannot be written.
     """
+    from .rundir import load_run, run_state  # reading a run directory: not what a run that just ended needs
+
     loaded = load_run(directory)
     if loaded.torn is not None and warn is not None:
         warn(f"journal: dropped a torn last record ({loaded.torn})")
