@@ -351,56 +351,63 @@ static unsigned live_lines(const Core *c, const Groups *g, unsigned remaining, u
     return out;
 }
 
-/* The exact score of a node below the root with two or three empty squares, without visiting its children (they
- * are a third of all nodes). Below the root the piece in hand never wins, so at two empty squares a safe gift
- * draws: the last piece goes on the last square and wins nothing. At three, the opponent then holds the draw when
- * it has a square where the last piece is safe, and else loses on our next placement. */
-DISPATCHED
-static int endgame(const Core *c, const Groups *g, const Threats *th, unsigned occupied, int hand,
-                   unsigned avail, int empty) {
-    int best = 1 - empty;
+/* What the closed form at three empty squares needs of the board, whatever the piece in hand: per empty square
+ * (ascending), the winners from groups not through it and the union of the sc of the groups of two through it (see
+ * winners_after), the winners of the groups of three waiting on it, and the sc of the groups of two that miss it
+ * (their empty squares are the two others); and the sc of a group through all three. */
+typedef struct {
+    uint16_t except[3];
+    uint16_t at[3];
+    uint8_t pair[3];
+    uint8_t missing[3];
+    unsigned through_all;
+} Three;
+
+static inline void three_setup(const Core *c, const Groups *g, const Threats *th, unsigned occupied, Three *t) {
     unsigned free_squares = 0xFFFFu & ~occupied;
-    if (empty == 2) {
-        for (unsigned f = free_squares; f; f &= f - 1)
-            if (avail & ~winners_after(g, th, lowest(f), hand))
-                return 0;
-        return best;
+    int square[3];
+    unsigned f = free_squares;
+    for (int k = 0; k < 3; k++, f &= f - 1) {
+        int s = lowest(f);
+        square[k] = s;
+        t->except[k] = (uint16_t)except_at(g, th, s);
+        t->at[k] = g->at[s];
+        t->pair[k] = g->pair[s];
+        t->missing[k] = 0;
     }
-    /* We place the piece in hand on `square` and give `piece`, the opponent places it on `reply`, and the last piece
-     * then wins, if anywhere, on the last square `u`, where every group is full by then: a group of three waiting
-     * on u (g->at[u]); a group of two through u and `square` or `reply` (its empty squares are all but the third
-     * one: by_third[reply] and by_third[square]), with the piece placed there; and a group through all three. */
-    uint8_t by_third[16];
-    unsigned through_all = 0;
-    int known = 0;
-    for (unsigned f = free_squares; f; f &= f - 1) {
-        int square = lowest(f);
-        unsigned safe = avail & ~winners_after(g, th, square, hand);
-        if (!safe)
-            continue;
-        if (!known) {
-            known = 1;
-            memset(by_third, 0, sizeof by_third);
-            for (unsigned t = g->twos; t; t &= t - 1) {
-                int i = lowest(t);
-                by_third[lowest(free_squares & ~c->lines[i])] |= g->sc[i];
-            }
-            for (unsigned t = c->through_mask[square] & ~(g->twos | g->threes); t; t &= t - 1) {
-                int i = lowest(t);
-                if ((c->lines[i] & free_squares) == free_squares)
-                    through_all |= g->sc[i];
-            }
-        }
-        unsigned two = free_squares & ~(1u << square);
-        for (unsigned t = safe; t; t &= t - 1) {
-            int piece = lowest(t);
+    for (unsigned x = g->twos; x; x &= x - 1) {
+        int i = lowest(x);
+        unsigned missed = free_squares & ~c->lines[i];
+        t->missing[missed == 1u << square[0] ? 0 : missed == 1u << square[1] ? 1 : 2] |= g->sc[i];
+    }
+    t->through_all = 0;
+    for (unsigned x = c->through_mask[square[0]] & ~(g->twos | g->threes); x; x &= x - 1) {
+        int i = lowest(x);
+        if ((c->lines[i] & free_squares) == free_squares)
+            t->through_all |= g->sc[i];
+    }
+}
+
+/* The exact score at three empty squares (see endgame). We place the piece in hand on square k and give `piece`,
+ * the opponent places it on square r, and the last piece then wins, if anywhere, on the last square u, where every
+ * group is full by then: a group of three waiting on u; a group of two through u and k (it misses r) with the piece
+ * in hand, or through u and r (it misses k) with `piece`; and a group through all three, with both. */
+static inline int endgame3(const Three *t, int hand, unsigned avail) {
+    static const uint8_t OTHER[3][2] = {{1, 2}, {0, 2}, {0, 1}};
+    int best = -2;
+    unsigned by_hand = PIECE_SC[hand];
+    for (int k = 0; k < 3; k++) {
+        unsigned safe = avail & ~(t->except[k] | WINNERS[t->pair[k] & by_hand]);
+        for (; safe; safe &= safe - 1) {
+            int piece = lowest(safe);
             unsigned last = (unsigned)lowest(avail & ~(1u << piece)); /* the one piece left */
-            unsigned both = through_all & PIECE_SC[hand] & PIECE_SC[piece];
+            unsigned by_piece = PIECE_SC[piece], by_last = PIECE_SC[last];
+            unsigned both = t->through_all & by_hand & by_piece;
             int holds = 0;
-            for (unsigned f2 = two; f2 && !holds; f2 &= f2 - 1) {
-                int reply = lowest(f2), u = lowest(two & ~(1u << reply));
-                unsigned x = (by_third[reply] & PIECE_SC[hand]) | (by_third[square] & PIECE_SC[piece]) | both;
-                holds = !(g->at[u] >> last & 1) && !(x & PIECE_SC[last]);
+            for (int j = 0; j < 2 && !holds; j++) {
+                int r = OTHER[k][j], u = OTHER[k][1 - j];
+                unsigned x = (t->missing[r] & by_hand) | (t->missing[k] & by_piece) | both;
+                holds = !(t->at[u] >> last & 1) && !(x & by_last);
             }
             if (!holds)
                 return 1;
@@ -408,6 +415,23 @@ static int endgame(const Core *c, const Groups *g, const Threats *th, unsigned o
         }
     }
     return best;
+}
+
+/* The exact score of a node below the root with two or three empty squares, without visiting its children (they
+ * are a third of all nodes). Below the root the piece in hand never wins, so at two empty squares a safe gift
+ * draws: the last piece goes on the last square and wins nothing. At three, the opponent then holds the draw when
+ * it has a square where the last piece is safe, and else loses on our next placement (endgame3). */
+static int endgame(const Core *c, const Groups *g, const Threats *th, unsigned occupied, int hand, unsigned avail,
+                   int empty) {
+    if (empty == 2) {
+        for (unsigned f = 0xFFFFu & ~occupied; f; f &= f - 1)
+            if (avail & ~winners_after(g, th, lowest(f), hand))
+                return 0;
+        return -1;
+    }
+    Three t;
+    three_setup(c, g, th, occupied, &t);
+    return endgame3(&t, hand, avail);
 }
 
 static int small4(const Core *c, const Groups *g, const Threats *th, unsigned occupied, int hand,
@@ -437,11 +461,14 @@ static inline __attribute__((always_inline)) int small(const Core *c, const Grou
         unsigned occupied2 = occupied | 1u << square;
         place(c, g, occupied, square, hand, &after);
         threats(&after, &threats_after);
+        Three three;
+        if (empty == 4)
+            three_setup(c, &after, &threats_after, occupied2, &three);
         for (unsigned t = safe; t; t &= t - 1) {
             int piece = lowest(t);
             unsigned rest = avail & ~(1u << piece);
             int a = alpha > best ? alpha : best;
-            int score = empty == 4   ? -endgame(c, &after, &threats_after, occupied2, piece, rest, 3)
+            int score = empty == 4   ? -endgame3(&three, piece, rest)
                         : empty == 5 ? -small4(c, &after, &threats_after, occupied2, piece, rest, -beta, -a)
                                      : -small5(c, &after, &threats_after, occupied2, piece, rest, -beta, -a);
             if (score > best) {
