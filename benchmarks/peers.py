@@ -8,13 +8,15 @@ command line with its records (PGN; quarto-arena its journal and run directory t
 directory. The peers are tools from outside the project: give their binaries' paths (``--fastchess``,
 ``--cutechess``); a peer not given is skipped (cutechess-cli is also looked for on PATH).
 
-For each run it prints, per ply: the wall time, the arena's own CPU (its CPU and its reaped children's, from
+For each run it prints, per ply: the wall time (to the exit; for fastchess, to its last game's record, as it checks
+only once a second whether its games are done and so exits at a whole second plus about 0.2 s from its start, whatever
+its games took: 2,000 games here ended 1.77 s after the start and exited at 2.21 s, 500 ended at 0.45 s and exited at
+1.21 s), the arena's own CPU (its CPU and its reaped children's, from
 wait4, less what the engines report they used: each engine appends its own CPU to a log at exit), and the round
 trips (the engines' replies: one per command that wants an answer). Each figure is marginal: every arena plays
 ``--games`` and a quarter of them, and the difference is divided by the difference in plies, so that fixed costs
-(start-up; fastchess waits about a second at exit) do not count against the games. That wait varies by more than
-a few hundred games take, so the default is 2,000 (with 40 or 200, fastchess's marginal wall came out negative on
-a quiet 2-core machine; a run of 3 rounds then takes under a minute). Rounds are interleaved
+(start-up, the end of a run) do not count against the games. The default is 2,000 games (a run of 3 rounds takes
+about a minute). Rounds are interleaved
 (every arena once, then again) so a busy machine slows them alike; the table gives each figure's median over the
 rounds, and each quarto-arena figure as a ratio to fastchess's at the same concurrency in the same round (median of
 the rounds).
@@ -63,6 +65,9 @@ class Arena:
     """(engine binary, games, run directory) -> argv."""
     engine: str
     """uci or uqi."""
+    idles: Callable[[Path], Path] | None = None
+    """For an arena that idles after its games before it exits: (run directory) -> the file whose last write ends
+    its games (the wall time stops there)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +96,7 @@ def fastchess(path: str, concurrency: int) -> Arena:
             *("-config", f"outname={run / 'config.json'}"),
         ]
 
-    return Arena(f"fastchess c={concurrency}", concurrency, command, "uci")
+    return Arena(f"fastchess c={concurrency}", concurrency, command, "uci", idles=lambda run: run / "games.pgn")
 
 
 def cutechess(path: str, concurrency: int) -> Arena:
@@ -120,12 +125,13 @@ def quarto(arena: list[str], kind: str, concurrency: int) -> Arena:
 
 
 def run(arena: Arena, engine: Path, games: int, scratch: Path) -> Figures:
-    """One match: wall time, the arena's own CPU (engines' subtracted), round trips and plies."""
+    """One match: wall time (to the exit, or to the last game of an arena that idles), the arena's own CPU (engines'
+    subtracted), round trips and plies."""
     directory = Path(tempfile.mkdtemp(dir=scratch))
     log = directory / "engines.log"
     env = {**os.environ, "PEERS_LOG": str(log)}
     argv = arena.command(engine, games, directory)
-    started = time.perf_counter()
+    started, started_ns = time.perf_counter(), time.time_ns()  # the second: the clock that stamps a file's writes
     child = subprocess.Popen(argv, cwd=directory, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - started
@@ -135,6 +141,11 @@ def run(arena: Arena, engine: Path, games: int, scratch: Path) -> Figures:
     child.stderr.close()
     if child.returncode != 0:
         sys.exit(f"{arena.name} failed ({child.returncode}): {shlex.join(argv)}\n{errors[-2000:]}")
+    if arena.idles is not None:
+        ended = arena.idles(directory)
+        if not ended.exists():
+            sys.exit(f"{arena.name}: wrote no {ended}")
+        wall = (ended.stat().st_mtime_ns - started_ns) / 1e9
     rows = [[int(x) for x in line.split()] for line in log.read_text().splitlines() if line.strip()]
     if not rows:
         sys.exit(f"{arena.name}: no engine logged its cost")
