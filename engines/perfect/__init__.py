@@ -7,7 +7,7 @@ on, with ``Threads`` 2 and a CPU to spare, the win proof runs on two threads tha
 (:meth:`~quarto_arena.protocol.solver.Solver.search`'s ``threads``). Once the value is proven the search stops at
 once and ``info`` reports ``score win N``, ``loss N`` or ``draw``; a proven win is converted by the quickest win.
 At ``movetime 100`` (a 70 ms budget) every won position tried at 11 empty squares is converted, at 12 with one
-thread 17 of 20 with standard shapes from a cold table on a quiet machine (the win proof outlasts the budget at the
+thread 19 of 20 with standard shapes from a cold table on a quiet machine (the win proof outlasts the budget at the
 rest) and all with advanced ones (``benchmarks/convert.py``, figures in the README).
 
 Before that, a deepening search of three turns proves any near win or loss, and Monte Carlo tree search with the
