@@ -511,7 +511,7 @@ static void sort_sources(int *source, const uint32_t *cells, int n) {
 }
 
 /* The images of a byte of a board under every board map (Core.images). */
-static inline const uint16_t *image_of(const Core *c, int half, unsigned byte) {
+static inline uint16_t *image_of(const Core *c, int half, unsigned byte) {
     return c->images + (size_t)(half * 256 + (int)byte) * (size_t)c->map_stride;
 }
 
@@ -932,8 +932,8 @@ static int fill_tables(Core *c, PyObject *maps) {
                     hi |= (uint16_t)(1u << image[s + 8]);
                 }
             }
-            c->images[(size_t)x * (size_t)c->map_stride + (size_t)i] = lo;
-            c->images[(size_t)(256 + x) * (size_t)c->map_stride + (size_t)i] = hi;
+            image_of(c, 0, (unsigned)x)[i] = lo;
+            image_of(c, 1, (unsigned)x)[i] = hi;
         }
     }
     Py_DECREF(seq);
