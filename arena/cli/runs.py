@@ -475,10 +475,16 @@ class _RunCommand:
         self.chosen = [name for name, _, _ in option_fields(kind)]
 
     @functools.cached_property
+    def _own_signature(self) -> inspect.Signature:
+        import inspect
+
+        return inspect.signature(self.own, eval_str=True)
+
+    @functools.cached_property
     def __signature__(self) -> inspect.Signature:
         import inspect
 
-        own = inspect.signature(self.own, eval_str=True)
+        own = self._own_signature
         hints = _run_option_hints()
         declared = [
             inspect.Parameter(
@@ -499,9 +505,7 @@ class _RunCommand:
         return {**typing.get_type_hints(self.own), **{name: hints[name] for name in self.chosen}}
 
     def __call__(self, **values: Any) -> None:
-        import inspect
-
-        self.own(**{name: values[name] for name in inspect.signature(self.own).parameters})
+        self.own(**{name: values[name] for name in self._own_signature.parameters})
         ctx = values["ctx"]
         options = RunOptions(**{name: values[name] for name in self.chosen})
         if options.openings is not None and "random_openings" not in _given(ctx, set()):
