@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import BinaryIO, Final
 
 from .errors import ArenaError, ExitStatus
-from .records import GameRecord, Result
+from .records import EngineIdentity, GameRecord, Result
 from .stats import ScoredGame
 
 __all__ = [
@@ -561,20 +561,16 @@ def _plain_pgn(record: GameRecord, event: str) -> str | None:
     values = [event, date, record.first, record.second, record.variant, record.time_control, started_from]
     if start != _STARTPOS:
         tags.append(f'[StartPosition "{start}"]')
-    for (engine, author, command, options), ident in zip(_ENGINE_TAGS, record.engines, strict=False):
-        if (name := ident.id_name) is not None:
-            tags.append(f'[{engine} "{name}"]')
-            values.append(name)
-        if (by := ident.author) is not None:
-            tags.append(f'[{author} "{by}"]')
-            values.append(by)
-        if source := ident.source:
-            tags.append(f'[{command} "{source}"]')
-            values.append(source)
-        if ident.options:
-            settings = " ".join([f"{k}={v}" for k, v in ident.options.items()])
-            tags.append(f'[{options} "{settings}"]')
-            values.append(settings)
+    for side, ident in enumerate(record.engines[:2]):
+        known = _ENGINE_LINES.get((side, id(ident)))
+        if known is None or known[0] is not ident:
+            if len(_ENGINE_LINES) >= _ENGINE_LINES_KEPT:
+                _ENGINE_LINES.clear()
+            known = _ENGINE_LINES[side, id(ident)] = (ident, _engine_lines(side, ident))
+        if (lines := known[1]) is None:
+            return None
+        if lines:
+            tags.append(lines)
     joined = "".join(values)
     if '"' in joined or "\\" in joined or "\n" in joined or "\r" in joined:
         return None
@@ -594,3 +590,28 @@ def _plain_pgn(record: GameRecord, event: str) -> str | None:
         return None
     head = "\n".join(tags)
     return f"{head}\n\n{_wrap(text)}\n"
+
+
+_ENGINE_LINES: Final[dict[tuple[int, int], tuple[EngineIdentity, str | None]]] = {}
+"""The engine tag lines of each side's identity, by the identity object (a session makes one per handshake, and
+every game it plays records that same frozen value): :func:`_engine_lines`, kept with the identity it was made of."""
+_ENGINE_LINES_KEPT: Final = 256
+
+
+def _engine_lines(side: int, ident: EngineIdentity) -> str | None:
+    """The engine tag lines of ``side`` (0: White), as :func:`pgn_text` writes them; None when a value needs
+    escaping (the general path writes it)."""
+    engine, author, command, options = _ENGINE_TAGS[side]
+    tags = []
+    if ident.id_name is not None:
+        tags.append((engine, ident.id_name))
+    if ident.author is not None:
+        tags.append((author, ident.author))
+    if ident.source:
+        tags.append((command, ident.source))
+    if ident.options:
+        tags.append((options, " ".join([f"{k}={v}" for k, v in ident.options.items()])))
+    values = "".join(value for _, value in tags)
+    if '"' in values or "\\" in values or "\n" in values or "\r" in values:
+        return None
+    return "\n".join([f'[{name} "{value}"]' for name, value in tags])
