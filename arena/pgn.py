@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import BinaryIO, Final
 
 from .errors import ArenaError, ExitStatus
-from .records import GameRecord, Result
+from .records import EngineIdentity, GameRecord, Result
 from .stats import ScoredGame
 
 __all__ = [
@@ -185,13 +185,7 @@ def _usual_movetext(turns: Sequence[str], result: str, comments: Mapping[int, st
     """The movetext on one line when the game is usual (a comment a turn, canonical tokens, comments with nothing to
     normalize), checked on the whole text; None for any other game."""
     count = len(turns)
-    if comments is None or len(comments) != count:
-        return None
-    joined = "".join(turns)
-    # No token empty, a result, or holding a plain space, '{};' or the '.' of a move number (other white space: below).
-    if not all(turns) or "{" in joined or "}" in joined or ";" in joined or "." in joined or " " in joined:
-        return None
-    if not RESULTS.keys().isdisjoint(turns):
+    if comments is None or len(comments) != count or not _plain_tokens(turns):
         return None
     numbers = _MOVE_NUMBERS if count <= _NUMBERED else [f"{k}." for k in range(1, count // 2 + 2)]
     try:
@@ -203,17 +197,29 @@ def _usual_movetext(turns: Sequence[str], result: str, comments: Mapping[int, st
         return None
     words.append(result)
     text = " ".join(words)
+    return text if _plain_text(text, count) else None
+
+
+def _plain_tokens(turns: Sequence[str]) -> bool:
+    """No token empty, a result, or holding a plain space, '{};' or the '.' of a move number (other white space:
+    :func:`_plain_text`)."""
+    joined = "".join(turns)
+    if not all(turns) or "{" in joined or "}" in joined or ";" in joined or "." in joined or " " in joined:
+        return False
+    return RESULTS.keys().isdisjoint(turns)
+
+
+def _plain_text(text: str, count: int) -> bool:
+    """Whether a movetext of ``count`` plain tokens (:func:`_plain_tokens`), each followed by a comment, reads back
+    as written: no comment holds a '}' or white space to normalize."""
     # The tokens hold no brace and no plain space, so one '}' too many is in a comment, and so is a space to
     # normalize. Other white space (a token's tab, a comment's line end) is looked for in the bytes of ASCII text,
     # and in other text through isprintable (printable text holds no white space but the plain space).
     if text.count("}") != count or "  " in text or "{ " in text or " }" in text:
-        return None
+        return False
     if text.isascii():
-        if len(text.encode().translate(None, _ASCII_SPACE)) != len(text):
-            return None
-    elif not text.isprintable():
-        return None
-    return text
+        return len(text.encode().translate(None, _ASCII_SPACE)) == len(text)
+    return text.isprintable()
 
 
 def _movetext(turns: Sequence[str], result: str, comments: Mapping[int, str] | None) -> str:
@@ -477,6 +483,8 @@ def _finish(
 
 _SITE: Final = socket.gethostname() or "?"
 _STARTPOS: Final = "startpos"
+_SITE_PLAIN: Final = not any(c in _SITE for c in '"\\\n\r')
+"""Whether the Site tag needs no escaping (a host name never does): else every game takes the general path."""
 
 
 def pgn_text(record: GameRecord, event: str) -> str:
@@ -488,6 +496,8 @@ def pgn_text(record: GameRecord, event: str) -> str:
     comment ends with what ended the game. Written by :func:`format_game` (raises its ValueError for what would not
     read back).
     """
+    if _SITE_PLAIN and (text := _plain_pgn(record, event)) is not None:
+        return text
     start = record.start
     result = record.result.value
     tags = {
@@ -525,3 +535,83 @@ def pgn_text(record: GameRecord, event: str) -> str:
         last = len(turns) - 1
         comments[last] = f"{comments[last]}; {ending}" if turns else ending
     return format_game(tags, [turn.token for turn in turns], result, comments)
+
+
+def _plain_pgn(record: GameRecord, event: str) -> str | None:
+    """:func:`pgn_text` of a game with nothing to escape or normalize (a run's games), written in one pass: the
+    tags straight into their lines and the movetext from the turns, with :func:`format_game`'s checks on the whole
+    text; None for any other game (:func:`pgn_text` then writes it through :func:`format_game`, which also names
+    what is wrong). A run writes one a game as it counts it; this is half the cost of building the tags and
+    comments and checking them one by one. tests/test_pgn.py holds both paths to the reference writer."""
+    turns = record.turns
+    count = len(turns)
+    if not count or count > _NUMBERED:
+        return None
+    start = record.start
+    opening = record.opening
+    result = record.result.value
+    date = record.started[:10].replace("-", ".") if record.started else "????.??.??"
+    started_from = " ".join((start, *opening)) if start != _STARTPOS or opening else "-"
+    tags = [
+        f'[Event "{event}"]\n[Site "{_SITE}"]\n[Date "{date}"]\n[Round "{record.round}"]\n[White "{record.first}"]'
+        f'\n[Black "{record.second}"]\n[Result "{result}"]\n[Variant "{record.variant}"]\n[TimeControl'
+        f' "{record.time_control}"]\n[Termination "{record.termination.value}"]\n[Opening "{started_from}"]'
+        f'\n[GameId "{record.game_id}"]'
+    ]
+    values = [event, date, record.first, record.second, record.variant, record.time_control, started_from]
+    if start != _STARTPOS:
+        tags.append(f'[StartPosition "{start}"]')
+    for side, ident in enumerate(record.engines[:2]):
+        known = _ENGINE_LINES.get((side, id(ident)))
+        if known is None or known[0] is not ident:
+            if len(_ENGINE_LINES) >= _ENGINE_LINES_KEPT:
+                _ENGINE_LINES.clear()
+            known = _ENGINE_LINES[side, id(ident)] = (ident, _engine_lines(side, ident))
+        if (lines := known[1]) is None:
+            return None
+        if lines:
+            tags.append(lines)
+    joined = "".join(values)
+    if '"' in joined or "\\" in joined or "\n" in joined or "\r" in joined:
+        return None
+    tokens = [turn.token for turn in turns]
+    if not _plain_tokens(tokens):
+        return None
+    book = len(opening)
+    words = []
+    for i, turn in enumerate(turns):
+        note = "book" if i < book else f"{turn.score}, {turn.ms}ms" if turn.score else f"{turn.ms}ms"
+        words.append(f"{_MOVE_NUMBERS[i >> 1]} {turn.token} {{{note}" if not i & 1 else f"{turn.token} {{{note}")
+    ending = record.detail.replace("}", ")")
+    if ending:
+        words[-1] = f"{words[-1]}; {ending}"
+    text = "} ".join(words) + "} " + result
+    if not _plain_text(text, count):
+        return None
+    head = "\n".join(tags)
+    return f"{head}\n\n{_wrap(text)}\n"
+
+
+_ENGINE_LINES: Final[dict[tuple[int, int], tuple[EngineIdentity, str | None]]] = {}
+"""The engine tag lines of each side's identity, by the identity object (a session makes one per handshake, and
+every game it plays records that same frozen value): :func:`_engine_lines`, kept with the identity it was made of."""
+_ENGINE_LINES_KEPT: Final = 256
+
+
+def _engine_lines(side: int, ident: EngineIdentity) -> str | None:
+    """The engine tag lines of ``side`` (0: White), as :func:`pgn_text` writes them; None when a value needs
+    escaping (the general path writes it)."""
+    engine, author, command, options = _ENGINE_TAGS[side]
+    tags = []
+    if ident.id_name is not None:
+        tags.append((engine, ident.id_name))
+    if ident.author is not None:
+        tags.append((author, ident.author))
+    if ident.source:
+        tags.append((command, ident.source))
+    if ident.options:
+        tags.append((options, " ".join([f"{k}={v}" for k, v in ident.options.items()])))
+    values = "".join(value for _, value in tags)
+    if '"' in values or "\\" in values or "\n" in values or "\r" in values:
+        return None
+    return "\n".join([f'[{name} "{value}"]' for name, value in tags])

@@ -8,6 +8,7 @@ statistics consume. It names players by their display names; "first" is the play
 from __future__ import annotations
 
 import enum
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, final
@@ -164,3 +165,33 @@ class GameRecord:
     def from_dict(cls, d: Mapping[str, Any]) -> GameRecord:
         """Rebuilds a record from :meth:`to_dict` output; raises KeyError/ValueError/TypeError on bad data."""
         return codec.from_dict(cls, d)
+
+
+_dumps: Final = json.JSONEncoder(check_circular=False).encode
+"""``json.dumps`` without its check for cycles (a record's data has none)."""
+_IDENTITY_JSON: Final[dict[int, tuple[EngineIdentity, str]]] = {}
+"""Each engine identity's JSON, by the identity object, kept with the identity it was made of."""
+_IDENTITY_JSON_KEPT: Final = 256
+
+
+def json_line(record: GameRecord, data: Mapping[str, Any] | None = None) -> str:
+    """The game's line of a JSON Lines file, without its line end: ``json.dumps(record.to_dict())``; ``data`` is that
+    dict when it has been made already (the journal's).
+
+    A run writes one a game as it counts it. The engines' identities are the same from game to game (a session
+    makes one per handshake and every game it plays records that frozen value), so each one's JSON is made once and
+    written after the rest of the record (``engines`` is the record's last field)."""
+    rest = record.to_dict() if data is None else dict(data)
+    engines = record.engines
+    if not engines or len(rest) < 2 or next(reversed(rest)) != "engines":
+        return _dumps(rest)
+    del rest["engines"]
+    texts = []
+    for ident in engines:
+        known = _IDENTITY_JSON.get(id(ident))
+        if known is None or known[0] is not ident:
+            if len(_IDENTITY_JSON) >= _IDENTITY_JSON_KEPT:
+                _IDENTITY_JSON.clear()
+            known = _IDENTITY_JSON[id(ident)] = (ident, _dumps(ident.to_dict()))
+        texts.append(known[1])
+    return f'{_dumps(rest)[:-1]}, "engines": [{", ".join(texts)}]}}'

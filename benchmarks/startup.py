@@ -4,7 +4,9 @@
     python benchmarks/startup.py --instructions [--python OTHER/.venv/bin/python]
 
 Each command is run as a new process, interleaved with a bare ``python -c pass`` (the floor no Python tool gets
-under on this machine) and a bare ``import asyncio`` (the floor of any tool built on asyncio, as the referee is),
+under on this machine), a bare ``import asyncio`` (the floor of any tool built on asyncio, as the referee is) and
+the bare imports of the libraries a ``play`` cannot run without (typer, the command line; asyncio and uvloop, the
+loop; msgpack, the journal), with none of the arena's own code: the floor a ``play`` built on them cannot get under,
 and the median and best of ``--runs`` are printed: wall time, and the CPU time of the
 command's own process and of the helpers it starts, the engine watchdog among them (``getrusage(RUSAGE_CHILDREN)``
 less what the engines say they used). The 2-game ``play`` is
@@ -42,6 +44,8 @@ from cbuild import PEERS, compile_c
 
 HERE = Path(__file__).resolve().parent
 GOAL_MS = 120
+PLAY_LIBRARIES = "import typer, asyncio, uvloop, msgpack"
+"""What a ``play`` imports before any of the arena's own code runs: its command line, its loop and its journal."""
 
 
 def build_engine(directory: Path) -> Path:
@@ -54,6 +58,7 @@ def commands(python: str, engine: Path, scratch: Path) -> dict[str, list[str]]:
     return {
         "python -c pass": [python, "-c", "pass"],
         "python -c 'import asyncio'": [python, "-c", "import asyncio"],
+        f"python -c '{PLAY_LIBRARIES}'": [python, "-c", PLAY_LIBRARIES],
         "quarto-arena --help": [*cli, "--help"],
         "quarto-arena show startpos": [*cli, "show", "startpos"],
         "quarto-arena play, 2 games": [*play, "--out", str(scratch / "run"), "-q"],
@@ -124,7 +129,8 @@ def main() -> None:
                     cpus[name].append(cpu)
             floor = statistics.median(cpus[next(iter(argvs))])
             print(f"bytecode caches {caches} (load {os.getloadavg()[0]:.2f}):")
-            print(f"  {'':<32} {'wall':>15}   {'CPU':>15}   {'CPU / floor':>11}")
+            width = max(map(len, argvs))
+            print(f"  {'':<{width}} {'wall':>15}   {'CPU':>15}   {'CPU / floor':>11}")
             for name in argvs:
                 wall_ms = [1000 * w for w in walls[name]]
                 cpu_ms = [1000 * c for c in cpus[name]]
@@ -134,7 +140,7 @@ def main() -> None:
                 elif not name.startswith("python"):
                     goal = "  goal: wall < 120 ms " + ("(met)" if statistics.median(wall_ms) < GOAL_MS else "(NOT met)")
                 print(
-                    f"  {name:<32} {statistics.median(wall_ms):6.1f} / {min(wall_ms):6.1f}"
+                    f"  {name:<{width}} {statistics.median(wall_ms):6.1f} / {min(wall_ms):6.1f}"
                     f"   {statistics.median(cpu_ms):6.1f} / {min(cpu_ms):6.1f}"
                     f"   {statistics.median(cpus[name]) / floor:10.2f}x{goal}"
                 )

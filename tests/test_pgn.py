@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import pgn_reference
@@ -11,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from quarto_arena.arena.pgn import (
     PgnError,
+    _plain_pgn,
     format_game,
     parse_movetext,
     pgn_text,
@@ -338,6 +340,65 @@ def test_pgn_text_writes_what_the_reference_writes(
             pgn_text(record, "ev")
     else:
         assert pgn_text(record, "ev") == expected
+
+
+IDENTITY = st.builds(
+    EngineIdentity,
+    st.sampled_from([None, "E 1.0", "Greedy C 1.0"]),
+    st.sampled_from([None, "me"]),
+    st.just(1),
+    st.sampled_from(["", "/bin/e", "/tmp/quarto_bot"]),
+    st.sampled_from([{}, {"Seed": "1"}, {"Seed": "2", "A": "b c"}]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(TOKEN, st.integers(0, 99999), st.sampled_from([None, "win 3", "draw", "value -40"])),
+        min_size=1,
+        max_size=18,
+    ),
+    st.integers(0, 4),
+    st.sampled_from(["", "bot1 completes an alignment", "draw: the board is full", "x}y"]),
+    st.sampled_from(list(Result)),
+    st.sampled_from(["startpos", "some position"]),
+    st.lists(IDENTITY, max_size=3),
+    st.sampled_from(["", "2026-11-26T20:56:11+00:00"]),
+)
+def test_pgn_text_writes_a_runs_games_in_one_pass_as_the_reference_does(
+    turns: list[tuple[str, int, str | None]],
+    book: int,
+    detail: str,
+    result: Result,
+    start: str,
+    engines: list[EngineIdentity],
+    started: str,
+) -> None:
+    # A run's games (tokens as the referee records them, plain names and identities) take pgn_text's one-pass path:
+    # held here to the reference writer on its own, every tag, comment and the game's ending.
+    record = GameRecord(
+        "bot1",
+        "bot2",
+        result,
+        Termination.NORMAL,
+        detail=detail,
+        start=start,
+        opening=tuple(t for t, _, _ in turns[:book]),
+        turns=tuple(TurnRecord(t, ms, s) for t, ms, s in turns),
+        game_id=7,
+        round=3,
+        started=started,
+        engines=tuple(engines),
+    )
+    text = _plain_pgn(record, "ev")
+    assert text is not None
+    assert text == pgn_text(record, "ev") == pgn_reference.pgn_text(record, "ev")
+    # A value to escape, anywhere, leaves the game to the general path (which writes what the reference writes).
+    quoted = EngineIdentity('E "1"', source="/bin/e")
+    for odd in (replace(record, first='q"uote'), replace(record, engines=(*engines[:1], quoted))):
+        assert _plain_pgn(odd, "ev") is None
+        assert pgn_text(odd, "ev") == pgn_reference.pgn_text(odd, "ev")
 
 
 ODD_NAME = st.sampled_from(["Event", "Result", "White", "Annotator", "Bad Name", "", "a+b", "x\ny", "é"])

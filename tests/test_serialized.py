@@ -18,7 +18,7 @@ from quarto_arena.arena import codec
 from quarto_arena.arena.compliance.checker import CheckTimeouts
 from quarto_arena.arena.engine import Deadlines, EngineConfig
 from quarto_arena.arena.journal import JOURNAL_NAME, encode_frame, read_journal
-from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
+from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination, TurnRecord, json_line
 from quarto_arena.arena.referee import GameSpec
 from quarto_arena.arena.run import CONFIG_NAME, JSONL_NAME, RunError, RunKind, RunSpec, ServerSpec
 from quarto_arena.arena.schedule import Format, OpeningBook
@@ -336,3 +336,42 @@ def test_bad_data_is_an_error_naming_the_key() -> None:
 def test_a_turn_row_from_before_scores_were_kept_reads_with_no_score() -> None:
     good = json.loads((V1 / "samples.json").read_text())["records"][0]
     assert GameRecord.from_dict({**good, "turns": [["3", 0]]}).turns == (TurnRecord("3", 0, None),)
+
+
+ODD = st.sampled_from(["", "bot1", 'q"uote', "back\\slash", "line\nend", "é", "\x1f", "tab\t", "snow ☃"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.builds(
+            EngineIdentity,
+            st.one_of(st.none(), ODD),
+            st.one_of(st.none(), ODD),
+            st.one_of(st.none(), st.integers(0, 3)),
+            ODD,
+            st.dictionaries(ODD, ODD, max_size=2),
+        ),
+        max_size=3,
+    ),
+    ODD,
+    st.lists(st.tuples(ODD, st.integers(0, 10**6), st.one_of(st.none(), ODD)), max_size=17),
+    st.dictionaries(ODD, ODD, max_size=2),
+)
+def test_json_line_is_json_dumps_of_the_record(
+    engines: list[EngineIdentity], text: str, turns: list[tuple[str, int, str | None]], exit_info: dict[str, str]
+) -> None:
+    # The identities' JSON is kept from record to record (by identity object): records that share one, and a
+    # record given with its dict already made, are written as json.dumps writes their to_dict.
+    record = replace(
+        every_field_record(),
+        first=text,
+        detail=text,
+        turns=tuple(TurnRecord(*t) for t in turns),
+        exit_info=exit_info,
+        engines=tuple(engines),
+    )
+    for game in (record, replace(record, engines=tuple(reversed(engines)), game_id=10), record):
+        expected = json.dumps(game.to_dict())
+        assert json_line(game) == expected
+        assert json_line(game, game.to_dict()) == expected
