@@ -35,6 +35,9 @@ static PyObject *TURNS;       /* TURNS[square][piece], 17 x 17 */
 static PyObject *ONGOING;     /* Outcome.ONGOING */
 static PyTypeObject *RecordType;
 static PyObject *set_token, *set_ms, *set_score; /* TurnRecord's slot descriptors */
+static PyTypeObject *SearchClockType;
+static Py_ssize_t off_sent_at, off_seconds, off_at, off_answered_at, off_running, off_handle, off_when;
+static PyObject *SIDE0, *SIDE1;
 
 static unsigned char chunk[CHUNK]; /* used with the GIL held, from the read to the last use */
 
@@ -376,6 +379,36 @@ static int getattr_is(PyObject *o, PyObject *name, PyObject *expected) {
     return same;
 }
 
+/* SearchClock's slots, read and written at the offsets of its member descriptors (found at setup): the same
+ * store getattr and setattr reach, without the type's look-up. */
+static PyObject *sget(PyObject *o, Py_ssize_t offset, PyObject *name) { /* borrowed */
+    PyObject *v = *(PyObject **)((char *)o + offset);
+    if (v == NULL) PyErr_SetObject(PyExc_AttributeError, name);
+    return v;
+}
+
+static void sset(PyObject *o, Py_ssize_t offset, PyObject *value) {
+    PyObject **slot = (PyObject **)((char *)o + offset), *old = *slot;
+    Py_INCREF(value);
+    *slot = value;
+    Py_XDECREF(old);
+}
+
+static int sset_double(PyObject *o, Py_ssize_t offset, double value) {
+    PyObject *f = PyFloat_FromDouble(value);
+    if (f == NULL) return -1;
+    sset(o, offset, f);
+    Py_DECREF(f);
+    return 0;
+}
+
+static int sget_double(PyObject *o, Py_ssize_t offset, PyObject *name, double *out) {
+    PyObject *v = sget(o, offset, name);
+    if (v == NULL) return -1;
+    *out = PyFloat_AsDouble(v);
+    return *out == -1.0 && PyErr_Occurred() ? -1 : 0;
+}
+
 /* Hands a chunk read here to the Python path: what _on_readable does after its os.read. */
 static PyObject *hand_over(PyObject *t, Py_ssize_t n, double now) {
     if (n <= 0) return PyObject_CallMethodNoArgs(t, s__at_eof);
@@ -399,6 +432,11 @@ static int may_take(Path *p, int side, PyObject *t) {
     if (ok != 1) return ok;
     PyObject *search = exchange; /* borrowed: the session holds it */
     if ((ok = getattr_is(search, s_score, Py_None)) != 1) return ok;
+    PyObject *clock = PyObject_GetAttr(session, s__clock);
+    if (clock == NULL) return -1;
+    ok = Py_TYPE(clock) == SearchClockType;
+    Py_DECREF(clock);
+    if (!ok) return 0;
     PyObject *buf = PyObject_GetAttr(t, s__buf);
     if (buf == NULL) return -1;
     ok = PyBytes_Check(buf) && PyBytes_GET_SIZE(buf) == 0;
@@ -411,44 +449,27 @@ static int may_take(Path *p, int side, PyObject *t) {
 static int clock_start(Path *p, PyObject *clock, PyObject *seconds_obj) {
     double seconds = PyFloat_AS_DOUBLE(seconds_obj);
     double now = monotonic();
-    if (set_attr_double(clock, s_sent_at, now) < 0) return -1;
-    if (PyObject_SetAttr(clock, s_seconds, seconds_obj) < 0) return -1;
-    if (set_attr_double(clock, s_at, now + seconds) < 0) return -1;
-    if (PyObject_SetAttr(clock, s_answered_at, Py_None) < 0) return -1;
-    if (PyObject_SetAttr(clock, s__running, Py_True) < 0) return -1;
+    if (sset_double(clock, off_sent_at, now) < 0) return -1;
+    sset(clock, off_seconds, seconds_obj);
+    if (sset_double(clock, off_at, now + seconds) < 0) return -1;
+    sset(clock, off_answered_at, Py_None);
+    sset(clock, off_running, Py_True);
     PyObject *lt = PyObject_CallMethodNoArgs(p->loop, s_time);
     if (lt == NULL) return -1;
     double when = PyFloat_AsDouble(lt);
     Py_DECREF(lt);
     if (when == -1.0 && PyErr_Occurred()) return -1;
     when += seconds;
-    PyObject *h = PyObject_GetAttr(clock, s__handle);
+    PyObject *h = sget(clock, off_handle, s__handle);
     if (h == NULL) return -1;
-    int rearm = h == Py_None;
-    if (!rearm) {
-        PyObject *w = PyObject_GetAttr(clock, s__when);
-        if (w == NULL) {
-            Py_DECREF(h);
-            return -1;
-        }
-        double old = PyFloat_AsDouble(w);
-        Py_DECREF(w);
-        if (old == -1.0 && PyErr_Occurred()) {
-            Py_DECREF(h);
-            return -1;
-        }
-        rearm = old > when;
-        if (rearm) {
-            PyObject *r = PyObject_CallMethodNoArgs(h, s_cancel);
-            if (r == NULL) {
-                Py_DECREF(h);
-                return -1;
-            }
-            Py_DECREF(r);
-        }
+    if (h != Py_None) {
+        double old;
+        if (sget_double(clock, off_when, s__when, &old) < 0) return -1;
+        if (old <= when) return 0; /* the pending timer fires first and moves itself on */
+        PyObject *r = PyObject_CallMethodNoArgs(h, s_cancel);
+        if (r == NULL) return -1;
+        Py_DECREF(r);
     }
-    Py_DECREF(h);
-    if (!rearm) return 0;
     PyObject *fire = PyObject_GetAttr(clock, s__fire);
     if (fire == NULL) return -1;
     PyObject *wf = PyFloat_FromDouble(when);
@@ -462,11 +483,11 @@ static int clock_start(Path *p, PyObject *clock, PyObject *seconds_obj) {
         Py_DECREF(wf);
         return -1;
     }
-    int r = PyObject_SetAttr(clock, s__handle, handle);
+    sset(clock, off_handle, handle);
+    sset(clock, off_when, wf);
     Py_DECREF(handle);
-    if (r == 0) r = PyObject_SetAttr(clock, s__when, wf);
     Py_DECREF(wf);
-    return r;
+    return 0;
 }
 
 /* The other side's search, as EngineSession.search_soon does it (today's search_soon where anything is unusual). */
@@ -498,7 +519,7 @@ static int next_search(Path *p, int side, PyObject *line, PyObject *go, PyObject
         search = PyObject_GetAttr(session, s__search);
         clock = search == NULL ? NULL : PyObject_GetAttr(session, s__clock);
         if (clock == NULL) goto done;
-        usual = search != Py_None && clock != Py_None;
+        usual = search != Py_None && Py_TYPE(clock) == SearchClockType;
     }
     if (!usual) {
         v = PyObject_CallMethodObjArgs(session, s_search_soon, line, go, deadline, p->answered, NULL);
@@ -568,21 +589,13 @@ static int take_turn(Path *p, int side, PyObject *t, double now, Py_ssize_t line
     line = PyUnicode_DecodeASCII((const char *)chunk, linelen, NULL);
     if (line == NULL || PyObject_SetAttr(t, s_last_line, line) < 0) goto done;
     if (PyObject_SetAttr(session, s__exchange, Py_None) < 0) goto done;
-    clock = PyObject_GetAttr(session, s__clock);
-    if (clock == NULL) goto done;
-    if (set_attr_double(clock, s_answered_at, now) < 0 || PyObject_SetAttr(clock, s__running, Py_False) < 0)
-        goto done;
+    clock = PyObject_GetAttr(session, s__clock); /* a SearchClock: may_take checked it */
+    if (clock == NULL || sset_double(clock, off_answered_at, now) < 0) goto done;
+    sset(clock, off_running, Py_False);
     if (PyObject_SetAttr(session, s__then, Py_None) < 0) goto done;
     /* SearchClock.answer_ms */
-    v = PyObject_GetAttr(clock, s_at);
-    if (v == NULL) goto done;
-    double at = PyFloat_AsDouble(v);
-    Py_CLEAR(v);
-    v = PyObject_GetAttr(clock, s_sent_at);
-    if (v == NULL) goto done;
-    double sent = PyFloat_AsDouble(v);
-    Py_CLEAR(v);
-    if (PyErr_Occurred()) goto done;
+    double at, sent;
+    if (sget_double(clock, off_at, s_at, &at) < 0 || sget_double(clock, off_sent_at, s_sent_at, &sent) < 0) goto done;
     long ms = py_round(((now < at ? now : at) - sent) * 1000);
     if (ms < 0) ms = 0;
     msobj = PyLong_FromLong(ms);
@@ -638,9 +651,7 @@ static int take_turn(Path *p, int side, PyObject *t, double now, Py_ssize_t line
         goto done;
     /* _Game._ask: the other player searches */
     int next = (int)(PyList_GET_SIZE(turns) % 2);
-    v = PyLong_FromLong(next);
-    if (v == NULL || PyObject_SetAttr(game, s__side, v) < 0) goto done;
-    Py_CLEAR(v);
+    if (PyObject_SetAttr(game, s__side, next ? SIDE1 : SIDE0) < 0) goto done;
     if (p->timed) {
         go = PyObject_CallMethodOneArg(p->clock[next], s_go_line, p->clock[1 - next]);
         deadline = go == NULL ? NULL : PyObject_CallMethodOneArg(p->clock[next], s_deadline, p->safety[next]);
@@ -815,11 +826,32 @@ static PyTypeObject ReaderType = {
 
 /* --- the module ---------------------------------------------------------------------------------------------- */
 
+/* The offset of a slot of `type` (an object slot, as __slots__ makes), or -1 with an error set. */
+static Py_ssize_t slot_offset(PyObject *type, const char *name) {
+    PyObject *d = PyObject_GetAttrString(type, name);
+    if (d == NULL) return -1;
+    Py_ssize_t offset = -1;
+    if (Py_IS_TYPE(d, &PyMemberDescr_Type) && ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX)
+        offset = ((PyMemberDescrObject *)d)->d_member->offset;
+    else
+        PyErr_Format(PyExc_TypeError, "%s is not a slot", name);
+    Py_DECREF(d);
+    return offset;
+}
+
 static PyObject *setup(PyObject *module, PyObject *args) {
-    PyObject *position_type, *turns, *ongoing, *record_type, *descriptors;
-    if (!PyArg_ParseTuple(args, "O!O!OO!O!", &PyType_Type, &position_type, &PyTuple_Type, &turns, &ongoing,
-                          &PyType_Type, &record_type, &PyTuple_Type, &descriptors))
+    PyObject *position_type, *turns, *ongoing, *record_type, *descriptors, *clock_type;
+    if (!PyArg_ParseTuple(args, "O!O!OO!O!O!", &PyType_Type, &position_type, &PyTuple_Type, &turns, &ongoing,
+                          &PyType_Type, &record_type, &PyTuple_Type, &descriptors, &PyType_Type, &clock_type))
         return NULL;
+    if ((off_sent_at = slot_offset(clock_type, "sent_at")) < 0 ||
+        (off_seconds = slot_offset(clock_type, "seconds")) < 0 || (off_at = slot_offset(clock_type, "at")) < 0 ||
+        (off_answered_at = slot_offset(clock_type, "answered_at")) < 0 ||
+        (off_running = slot_offset(clock_type, "_running")) < 0 ||
+        (off_handle = slot_offset(clock_type, "_handle")) < 0 || (off_when = slot_offset(clock_type, "_when")) < 0)
+        return NULL;
+    Py_INCREF(clock_type);
+    Py_XSETREF(SearchClockType, (PyTypeObject *)clock_type);
     if (!PyType_IsSubtype((PyTypeObject *)position_type, &PyTuple_Type) || PyTuple_GET_SIZE(turns) != 17 ||
         PyTuple_GET_SIZE(descriptors) != 3) {
         PyErr_SetString(PyExc_ValueError, "setup(Position, TURNS, Outcome.ONGOING, TurnRecord, its 3 slots)");
@@ -859,7 +891,8 @@ static PyObject *setup(PyObject *module, PyObject *args) {
 }
 
 static PyMethodDef module_methods[] = {
-    {"setup", setup, METH_VARARGS, "setup(Position, TURNS, Outcome.ONGOING, TurnRecord, (token, ms, score) slots)"},
+    {"setup", setup, METH_VARARGS,
+     "setup(Position, TURNS, Outcome.ONGOING, TurnRecord, (token, ms, score) slots, SearchClock)"},
     {NULL},
 };
 
@@ -872,6 +905,7 @@ PyMODINIT_FUNC PyInit__turns(void) {
 #define INTERN(n) if ((s_##n = PyUnicode_InternFromString(#n)) == NULL) return NULL;
     NAMES(INTERN)
 #undef INTERN
+    if ((SIDE0 = PyLong_FromLong(0)) == NULL || (SIDE1 = PyLong_FromLong(1)) == NULL) return NULL;
     if (PyType_Ready(&RulesType) < 0 || PyType_Ready(&PathType) < 0 || PyType_Ready(&ReaderType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
