@@ -21,6 +21,9 @@ class BuildExt(build_ext):
 
 
 setup(
-    ext_modules=[Extension("quarto_arena.protocol._solver", ["protocol/_solver.c"], optional=True)],
+    ext_modules=[
+        Extension("quarto_arena.protocol._solver", ["protocol/_solver.c"], optional=True),
+        Extension("quarto_arena.arena._turns", ["arena/_turns.c"], optional=True),
+    ],
     cmdclass={"build_ext": BuildExt},
 )

@@ -942,6 +942,19 @@ class EngineSession:
         # Started once the write has returned: a delay of ours before it must not be charged to the engine.
         clock.start(deadline)
 
+    def _resend(self, text: str, deadline: float) -> None:
+        """The compiled turn path's write to this engine failed (nothing was written): :meth:`search_soon`'s write
+        and its end, once more in Python, so that the failure is reported as there."""
+        clock = self._clock
+        assert clock is not None and self._transport is not None  # the compiled path checked both
+        try:
+            self._transport.send_text(text)
+        except PeerGone as e:
+            clock.start(deadline)
+            self._end(e)
+            return
+        clock.start(deadline)
+
     def abandon(self) -> None:
         """Gives up the running search (its game was abandoned): its late answer is read quietly, and nobody hears
         of its end. Nothing when no search runs."""

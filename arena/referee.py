@@ -18,11 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
-from quarto_arena.arena import codec
+from quarto_arena.arena import codec, turns
 from quarto_arena.arena.engine import EngineError, EngineSession, SearchOutcome, new_games
 from quarto_arena.arena.errors import ArenaFault
 from quarto_arena.arena.records import GameRecord, Result, Termination, TurnRecord, turn_record
 from quarto_arena.arena.timecontrol import DEFAULT_MARGIN_MS, Clock, TimeControl, as_text
+from quarto_arena.arena.transport import ProcessTransport
 from quarto_arena.protocol.notation import (
     format_attributes,
     format_position,
@@ -34,6 +35,8 @@ from quarto_arena.protocol.rules import STANDARD, IllegalTurn, Outcome, Position
 from quarto_arena.protocol.text import safe_text
 from quarto_arena.protocol.uqi import PositionCommand, format_command
 
+if TYPE_CHECKING:
+    from quarto_arena.arena._turns import Path
 if TYPE_CHECKING:  # the solver is imported when a game is adjudicated: most runs never need it at start-up
     from quarto_arena.protocol.solver import Value
 
@@ -175,6 +178,8 @@ class _Game:
         """The player whose search runs."""
         self._stop: asyncio.Future[_Stop] = asyncio.get_running_loop().create_future()
         """What :meth:`play` waits for while the turns are played (see :data:`_Stop`)."""
+        self._fast: Path | None = None
+        """The compiled path of the usual turn (arena/turns.py), while the turns are played, where it applies."""
 
     def record(self, turn: Turn, ms: int, score: str | None) -> None:
         after = self.position.apply(turn)
@@ -202,6 +207,7 @@ class _Game:
         # followed by the other engine's search in the event loop's callback that read it (one pass of the loop
         # per turn, not two). This coroutine waits for what ends them: the end of the game, an adjudication, a
         # failed search or an illegal turn.
+        self._fast = fast_path(self)
         try:
             self._ask()
             ended = await self._stop
@@ -209,6 +215,10 @@ class _Game:
             for engine in self.players:
                 engine.abandon()
             raise
+        finally:
+            if self._fast is not None:
+                detach(self._fast, self.players)
+                self._fast = None
         if ended is None:
             if self.position.is_over:
                 return self.finish()
@@ -231,6 +241,8 @@ class _Game:
         engine, clock = self.players[side], self.clocks[side]
         go = clock.go_line(self.clocks[1 - side])
         engine.search_soon(self.position_line, go, clock.deadline(engine.deadlines.safety), self._answered)
+        if self._fast is not None:  # its answer may take the compiled path (which asks the next one itself)
+            self._fast.arm(side)
 
     def _answered(self, out: SearchOutcome) -> None:
         """The search of the player to move ended (called from the event loop's callback that ended it)."""
@@ -320,6 +332,58 @@ class _Game:
             exit_info=dict(self.exit_info),
             engines=(self.players[0].identity(), self.players[1].identity()),
         )
+
+
+def fast_path(game: _Game) -> Path | None:
+    """Arms the compiled turn path for a game, where it applies: two engine processes (not one playing itself)
+    whose readers are compiled, without a transcript or debug log, and no live view of the game (``on_turn``).
+    The engines' readers then take each usual answer in C and ask the next search themselves; the game's state
+    stays this one's (see arena/turns.py)."""
+    if game.on_turn is not None:
+        return None
+    first, second = game.players
+    transports = (first.transport, second.transport)
+    if first is second or not all(isinstance(t, ProcessTransport) and t.fast_reader for t in transports):
+        return None
+    clocks = game.clocks
+    safeties = (first.deadlines.safety, second.deadlines.safety)
+    if clocks[0].remaining_ms is None and clocks[1].remaining_ms is None:  # no game clock: the same every turn
+        gos: tuple[str, str] | None = (clocks[0].go_line(clocks[1]), clocks[1].go_line(clocks[0]))
+        deadlines: tuple[float, float] | None = (
+            float(clocks[0].deadline(safeties[0])),
+            float(clocks[1].deadline(safeties[1])),
+        )
+    else:
+        gos = deadlines = None
+    ins = tuple(t.input_fd for t in transports if isinstance(t, ProcessTransport))
+    path = turns.path(
+        game,
+        game.position.variant,
+        game.players,
+        transports,
+        turns.rules(game.spec.variant),
+        asyncio.get_running_loop(),
+        game._answered,
+        clocks,
+        gos,
+        deadlines,
+        safeties,
+        ins,
+        -1 if game.spec.adjudicate is None else game.spec.adjudicate,
+    )
+    for side, t in enumerate(transports):
+        assert isinstance(t, ProcessTransport) and t.fast_reader is not None
+        t.fast_reader.attach(path, side)
+    return path
+
+
+def detach(path: Path, players: tuple[EngineSession, EngineSession]) -> None:
+    """The game's turns are over: its engines' readers go back to the Python path alone."""
+    path.disarm()
+    for engine in players:
+        t = engine.transport
+        if isinstance(t, ProcessTransport) and t.fast_reader is not None:
+            t.fast_reader.attach(None)
 
 
 def adjudication(position: Position) -> Value:

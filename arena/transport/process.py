@@ -23,12 +23,16 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar, Final
+from typing import TYPE_CHECKING, ClassVar, Final
 
 from quarto_arena.protocol.uqi import MAX_LINE_BYTES
 
+from .. import turns
 from . import supervision
 from .base import PeerGone, Transcript, Transport, describe_exit
+
+if TYPE_CHECKING:
+    from .. import _turns
 
 __all__ = ["DEFAULT_STDERR_LIMIT", "ProcessTransport", "StderrLog"]
 
@@ -184,7 +188,9 @@ class ProcessTransport(Transport):
         self._exited: asyncio.Future[None] = self._loop.create_future()
         for fd in (stdin, stdout) if stderr is None else (stdin, stdout, stderr):
             os.set_blocking(fd, False)
-        self._loop.add_reader(stdout, self._on_readable)
+        # The compiled reader takes a game's usual turn in one call and gives every other chunk to _on_readable.
+        self._reader = turns.reader(self, stdout)
+        self._loop.add_reader(stdout, self._on_readable if self._reader is None else self._reader)
         if stderr is not None:
             self._loop.add_reader(stderr, self._on_stderr)
         self._watch_exit()
@@ -254,6 +260,16 @@ class ProcessTransport(Transport):
     def pgid(self) -> int:
         """The engine's process group id."""
         return self._pid
+
+    @property
+    def fast_reader(self) -> _turns.Reader | None:
+        """The compiled reader callback of the output (arena/turns.py), None where turns take the Python path."""
+        return self._reader
+
+    @property
+    def input_fd(self) -> int:
+        """The engine's standard input (-1 once closed)."""
+        return self._in
 
     @property
     def gone(self) -> bool:

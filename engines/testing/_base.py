@@ -7,6 +7,7 @@ once, so a game against a sensible opponent lasts long enough for the fault to s
 
 from __future__ import annotations
 
+import os
 import random
 import sys
 from typing import NoReturn
@@ -39,7 +40,8 @@ class MinimalBot:
         """How many ``go`` commands arrived so far in this process."""
         self.held: Turn | None = None
         """The turn of a ``go infinite``, sent when ``stop`` comes (SPEC §4.5); while one is held, a search runs."""
-        self.rng = random.Random()
+        # Seeded by QUARTO_ARENA_BOT_SEED when set (tests that hold two builds of the arena to the same games).
+        self.rng = random.Random(os.environ.get("QUARTO_ARENA_BOT_SEED"))
 
     # --- I/O ---------------------------------------------------------------------------------------------------
 
