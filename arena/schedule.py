@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from quarto_arena.protocol.notation import NotationError, format_position, parse_position, parse_turns
-from quarto_arena.protocol.rules import IllegalTurn, Position, Variant
+from quarto_arena.protocol.rules import PIECES, SQUARES, TURNS, IllegalTurn, Position, Turn, Variant
 
 from .errors import ArenaError, ExitStatus
 
@@ -384,10 +384,11 @@ def random_opening(turns: int, variant: Variant, rng: random.Random) -> Opening:
     for _ in range(turns):
         # A turn that ends the game would leave nothing for the engines to play; one that leaves a claimable
         # alignment (strict claims) would hand the next player a free win.
+        candidates: list[Turn] | _EarlyTurns
         if pos.placed < 3:
             # No alignment can be completed yet (four pieces make one): no turn ends the game or leaves one to
-            # claim, so the candidates are the same without trying each (the usual 2-turn book: 256 trials).
-            candidates = [t for t in pos.legal_turns() if not t.claim]
+            # claim, so every legal turn is a candidate, and rng.choice needs only the one it draws.
+            candidates = _EarlyTurns(pos)
         else:
             candidates = []
             for t in pos.legal_turns():
@@ -402,6 +403,26 @@ def random_opening(turns: int, variant: Variant, rng: random.Random) -> Opening:
         tokens.append(str(turn))
         pos = pos.apply(turn)
     return Opening(STARTPOS, tuple(tokens))
+
+
+class _EarlyTurns:
+    """``pos.legal_turns()`` of a position with fewer than three pieces placed (no claim, no win: every empty square
+    with every piece left to give, by square then by piece; every piece before the first placement), each made only
+    when asked for (``rng.choice`` asks for the one it draws): a random opening draws one of 256 (the default 2-turn
+    book, once a pair of games), where building them all took most of its time."""
+
+    def __init__(self, pos: Position) -> None:
+        self.pieces = [p for p in PIECES if pos.available >> p & 1]
+        self.squares = [16] if pos.held < 0 else [s for s in SQUARES if not pos.occupied >> s & 1]
+
+    def __len__(self) -> int:
+        return len(self.squares) * len(self.pieces)
+
+    def __getitem__(self, index: int) -> Turn:
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        square, piece = divmod(index, len(self.pieces))
+        return TURNS[self.squares[square]][self.pieces[piece]]
 
 
 def random_openings(turns: int, count: int, variant: Variant, seed: int) -> list[Opening]:

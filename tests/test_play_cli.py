@@ -94,6 +94,11 @@ def test_names_options_debug_transcript_and_identity(tmp_path: Path) -> None:
     assert any(line.endswith("first > setoption name Seed value 3") for line in transcript)
     gos = [line for line in transcript if " first > go " in line]
     assert gos and all("time" in g and "otime" in g for g in gos)
+    # Every turn of the game is in it, as sent and as answered (the compiled turn path leaves traced games alone).
+    (record,) = (json.loads(line) for line in (out / "games.jsonl").read_text().splitlines())
+    played = len(record["turns"]) - 2  # the random opening's two turns were not asked of the engines
+    assert len([line for line in transcript if re.search(r" (first|second) > go ", line)]) == played
+    assert len([line for line in transcript if re.search(r" (first|second) < turn ", line)]) == played
     # The random opening: the engines' first position already has two turns in it.
     assert any(re.search(r" > position startpos turns \w \w{3}", line) for line in transcript)
     (game,) = read_games(out / "games.pgn")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import random
 from pathlib import Path
 
 import pytest
@@ -20,12 +21,13 @@ from quarto_arena.arena.schedule import (
     encounters,
     load_openings,
     opening_from_text,
+    random_opening,
     random_openings,
     schedule_digest,
     seeded_opening,
 )
 from quarto_arena.protocol.notation import parse_position, parse_turns, parse_variant
-from quarto_arena.protocol.rules import Variant
+from quarto_arena.protocol.rules import Position, Variant
 
 STANDARD = Variant()
 STRICT = parse_variant("standard", "all", "strict")
@@ -176,6 +178,33 @@ def test_random_openings_are_legal_unfinished_and_reproducible() -> None:
         assert len(opening.turns) == 6
         pos = parse_position(opening.start, STANDARD).play(parse_turns(opening.turns))
         assert not pos.is_over
+
+
+def reference_opening(turns: int, variant: Variant, rng: random.Random) -> Opening:
+    """random_opening written plainly: every legal turn tried, the candidates listed whole, rng.choice among them."""
+    pos = Position.start(variant)
+    tokens = []
+    for _ in range(turns):
+        candidates = [t for t in pos.legal_turns() if not t.claim and not pos.apply(t).is_over]
+        candidates = [t for t in candidates if not pos.apply(t).claimable]
+        if not candidates:
+            break
+        turn = rng.choice(candidates)
+        tokens.append(str(turn))
+        pos = pos.apply(turn)
+    return Opening(turns=tuple(tokens))
+
+
+@pytest.mark.parametrize("variant", [STANDARD, parse_variant("advanced", "color,shape", "strict")])
+def test_random_openings_draw_what_a_draw_among_every_legal_turn_draws(variant: Variant) -> None:
+    # The first turns' candidates are not listed (only the drawn one is made): the same openings as listing them,
+    # so runs, their resumes and older journals' runs open with the same turns.
+    for seed, turns in itertools.product(range(60), (1, 2, 3, 5)):
+        expected = reference_opening(turns, variant, random.Random(f"s{seed}"))
+        assert random_opening(turns, variant, random.Random(f"s{seed}")) == expected
+        assert seeded_opening(turns, variant, seed, 3) == reference_opening(
+            turns, variant, random.Random(f"quarto-arena:{seed}:3")
+        )
 
 
 def test_random_openings_under_strict_claims_leave_nothing_to_claim() -> None:

@@ -263,8 +263,9 @@ class ProcessTransport(Transport):
 
     @property
     def fast_reader(self) -> _turns.Reader | None:
-        """The compiled reader callback of the output (arena/turns.py), None where turns take the Python path."""
-        return self._reader
+        """The compiled reader callback of the output (arena/turns.py), None where turns take the Python path: also
+        when the lines are traced (a transcript, the debug log), which only the Python path writes."""
+        return None if self._trace else self._reader
 
     @property
     def input_fd(self) -> int:
