@@ -32,7 +32,7 @@
 /* set by setup() */
 static PyTypeObject *PositionType;
 static PyObject *TURNS;       /* TURNS[square][piece], 17 x 17 */
-static PyObject *ONGOING;     /* Outcome.ONGOING */
+static PyObject *ONGOING, *WIN, *DRAW; /* Outcome's members */
 static PyTypeObject *RecordType;
 static PyObject *set_token, *set_ms, *set_score; /* TurnRecord's slot descriptors */
 static PyTypeObject *SearchClockType;
@@ -50,7 +50,7 @@ static unsigned char chunk[CHUNK]; /* used with the GIL held, from the read to t
     X(answered_at) X(_running) X(at) X(sent_at) X(seconds) X(_handle) X(_when) X(_fire) \
     X(position_line) X(turns) X(records) X(_side) X(_stop) \
     X(charge) X(go_line) X(deadline) X(time) X(call_at) X(add_writer) X(cancel) X(token) \
-    X(search_soon) X(_resend) X(done) X(set_exception)
+    X(search_soon) X(_resend) X(done) X(set_exception) X(set_result)
 #define DECL(n) static PyObject *s_##n;
 NAMES(DECL)
 #undef DECL
@@ -60,6 +60,7 @@ NAMES(DECL)
 typedef struct {
     PyObject_HEAD
     PyObject *variant;
+    int strict; /* claims must be called: a placement that completes an alignment uncalled goes the Python way */
     int n[16];
     uint64_t mask[16][MAX_GROUPS];
     int nw[16][MAX_GROUPS];
@@ -91,6 +92,11 @@ static int rules_init(Rules *self, PyObject *args, PyObject *kw) {
             }
         }
     }
+    PyObject *strict = PyObject_GetAttrString(variant, "strict");
+    if (strict == NULL) return -1;
+    self->strict = PyObject_IsTrue(strict);
+    Py_DECREF(strict);
+    if (self->strict < 0) return -1;
     Py_INCREF(variant);
     Py_XSETREF(self->variant, variant);
     return 0;
@@ -580,7 +586,7 @@ done:
 /* The game's Python state changed by a turn, now that it is known to be legal and usual. Errors are the arena's
  * own faults: they end the game as _answered's do. */
 static int take_turn(Path *p, int side, PyObject *t, double now, Py_ssize_t linelen, PyObject *position, int place,
-                     int give, uint64_t occupied, uint64_t planes, long available) {
+                     int give, uint64_t occupied, uint64_t planes, long held, long available, PyObject *outcome) {
     PyObject *game = p->game, *session = p->session[side];
     PyObject *clock = NULL, *line = NULL, *newpos = NULL, *turns = NULL, *records = NULL, *record = NULL;
     PyObject *pos_line = NULL, *go = NULL, *deadline = NULL, *msobj = NULL, *v = NULL;
@@ -605,8 +611,10 @@ static int take_turn(Path *p, int side, PyObject *t, double now, Py_ssize_t line
         if (v == NULL) goto done;
         Py_CLEAR(v);
     }
-    /* _Game.record: the position after it, the line, the turn and its record */
-    PyObject *turn = PyTuple_GET_ITEM(PyTuple_GET_ITEM(TURNS, place < 0 ? 16 : place), give); /* borrowed */
+    /* _Game.record: the position after it, the line, the turn and its record (a win recorded as canonical makes it:
+     * the placement alone) */
+    int recorded = outcome == WIN ? 16 : give;
+    PyObject *turn = PyTuple_GET_ITEM(PyTuple_GET_ITEM(TURNS, place < 0 ? 16 : place), recorded); /* borrowed */
     PyObject *token = PyObject_GetAttr(turn, s_token);
     if (token == NULL) goto done;
     newpos = PositionType->tp_alloc(PositionType, 7);
@@ -616,11 +624,11 @@ static int take_turn(Path *p, int side, PyObject *t, double now, Py_ssize_t line
     }
     PyObject *items[7] = {
         PyTuple_GET_ITEM(position, 0), PyLong_FromUnsignedLongLong(occupied), PyLong_FromUnsignedLongLong(planes),
-        PyLong_FromLong(give), PyLong_FromLong(available), Py_False, ONGOING,
+        PyLong_FromLong(held), PyLong_FromLong(available), Py_False, outcome,
     };
     Py_INCREF(items[0]);
     Py_INCREF(Py_False);
-    Py_INCREF(ONGOING);
+    Py_INCREF(outcome);
     for (int i = 0; i < 7; i++) PyTuple_SET_ITEM(newpos, i, items[i]);
     if (items[1] == NULL || items[2] == NULL || items[3] == NULL || items[4] == NULL) {
         Py_DECREF(token);
@@ -649,6 +657,16 @@ static int take_turn(Path *p, int side, PyObject *t, double now, Py_ssize_t line
     if (PyObject_SetAttr(game, s_position, newpos) < 0 || PyObject_SetAttr(game, s_position_line, pos_line) < 0 ||
         PyList_Append(turns, turn) < 0 || PyList_Append(records, record) < 0)
         goto done;
+    if (outcome != ONGOING) { /* _Game._ask: the game is over, play() goes on */
+        PyObject *stop = PyObject_GetAttr(game, s__stop);
+        if (stop == NULL) goto done;
+        v = PyObject_CallMethodOneArg(stop, s_set_result, Py_None);
+        Py_DECREF(stop);
+        if (v == NULL) goto done;
+        p->fast_turns++;
+        r = 0;
+        goto done;
+    }
     /* _Game._ask: the other player searches */
     int next = (int)(PyList_GET_SIZE(turns) % 2);
     if (PyObject_SetAttr(game, s__side, next ? SIDE1 : SIDE0) < 0) goto done;
@@ -747,17 +765,18 @@ static PyObject *reader_call(Reader *self, PyObject *args, PyObject *kw) {
     if (chunk[len] != '\n') goto python;
     if (len > 0 && chunk[len - 1] == '\r') len--;
     if (len < 6 || memcmp(chunk, "turn ", 5) != 0) goto python;
-    int place = -1, give;
+    int place = -1, give; /* give 16: none (a placement alone) */
     if (len == 6) {
         give = hexval(chunk[5]);
-    } else if (len == 8 && chunk[5] >= 'a' && chunk[5] <= 'd' && chunk[6] >= '1' && chunk[6] <= '4') {
+    } else if ((len == 7 || len == 8) && chunk[5] >= 'a' && chunk[5] <= 'd' && chunk[6] >= '1' && chunk[6] <= '4') {
         place = (chunk[5] - 'a') + 4 * (chunk[6] - '1');
-        give = hexval(chunk[7]);
+        give = len == 7 ? 16 : hexval(chunk[7]);
     } else {
         goto python;
     }
     if (give < 0) goto python;
-    /* Position.apply, for a legal turn that leaves the game going on (else the Python path raises or ends it) */
+    /* Position.apply, for a legal turn (else the Python path raises), which does not leave a strict game's alignment
+     * to be claimed */
     PyObject *position = PyObject_GetAttr(p->game, s_position);
     if (position == NULL) return fault(p);
     if (Py_TYPE(position) != PositionType || PyTuple_GET_ITEM(position, 6) != ONGOING) {
@@ -784,24 +803,38 @@ static PyObject *reader_call(Reader *self, PyObject *args, PyObject *kw) {
         return fault(p);
     }
     int usual;
+    PyObject *outcome = ONGOING;
+    long hand = give; /* the piece in hand after it */
     if (place < 0) { /* give only */
-        usual = held < 0 && (available >> give & 1);
+        usual = give < 16 && held < 0 && (available >> give & 1);
     } else {
         uint64_t bit = (uint64_t)1 << place;
-        usual = held >= 0 && held < 16 && !(occupied & bit) && (available >> give & 1);
+        usual = held >= 0 && held < 16 && !(occupied & bit);
         if (usual) {
             occupied |= bit;
             planes |= piece_planes((int)held, place);
-            usual = !completes(p->rules, place, occupied, planes);
+            if (completes(p->rules, place, occupied, planes)) { /* a win; a piece given with it must exist */
+                usual = !p->rules->strict && (give == 16 || (available >> give & 1));
+                outcome = WIN;
+                hand = -1;
+            } else if (give == 16) { /* a placement alone fills the board, or is illegal */
+                usual = occupied == 0xFFFF;
+                outcome = DRAW;
+                hand = -1;
+            } else {
+                usual = available >> give & 1; /* also false on a full board: no piece is left */
+            }
         }
     }
-    if (usual && p->adjudicate >= 0 && 16 - __builtin_popcountll(occupied) <= p->adjudicate) usual = 0;
+    if (usual && outcome == ONGOING && p->adjudicate >= 0 &&
+        16 - __builtin_popcountll(occupied) <= p->adjudicate)
+        usual = 0;
     if (!usual) {
         Py_DECREF(position);
         goto python;
     }
-    available &= ~(1L << give);
-    int e = take_turn(p, side, t, now, len, position, place, give, occupied, planes, available);
+    if (outcome == ONGOING) available &= ~(1L << give);
+    int e = take_turn(p, side, t, now, len, position, place, give, occupied, planes, hand, available, outcome);
     Py_DECREF(position);
     if (e < 0) return fault(p);
     Py_RETURN_NONE;
@@ -840,8 +873,8 @@ static Py_ssize_t slot_offset(PyObject *type, const char *name) {
 }
 
 static PyObject *setup(PyObject *module, PyObject *args) {
-    PyObject *position_type, *turns, *ongoing, *record_type, *descriptors, *clock_type;
-    if (!PyArg_ParseTuple(args, "O!O!OO!O!O!", &PyType_Type, &position_type, &PyTuple_Type, &turns, &ongoing,
+    PyObject *position_type, *turns, *outcome, *record_type, *descriptors, *clock_type;
+    if (!PyArg_ParseTuple(args, "O!O!OO!O!O!", &PyType_Type, &position_type, &PyTuple_Type, &turns, &outcome,
                           &PyType_Type, &record_type, &PyTuple_Type, &descriptors, &PyType_Type, &clock_type))
         return NULL;
     if ((off_sent_at = slot_offset(clock_type, "sent_at")) < 0 ||
@@ -854,7 +887,7 @@ static PyObject *setup(PyObject *module, PyObject *args) {
     Py_XSETREF(SearchClockType, (PyTypeObject *)clock_type);
     if (!PyType_IsSubtype((PyTypeObject *)position_type, &PyTuple_Type) || PyTuple_GET_SIZE(turns) != 17 ||
         PyTuple_GET_SIZE(descriptors) != 3) {
-        PyErr_SetString(PyExc_ValueError, "setup(Position, TURNS, Outcome.ONGOING, TurnRecord, its 3 slots)");
+        PyErr_SetString(PyExc_ValueError, "setup(Position, TURNS, Outcome, TurnRecord, its 3 slots, SearchClock)");
         return NULL;
     }
     for (int i = 0; i < 17; i++) {
@@ -875,8 +908,17 @@ static PyObject *setup(PyObject *module, PyObject *args) {
     Py_XSETREF(PositionType, (PyTypeObject *)position_type);
     Py_INCREF(turns);
     Py_XSETREF(TURNS, turns);
-    Py_INCREF(ongoing);
+    PyObject *ongoing = PyObject_GetAttrString(outcome, "ONGOING"), *win = PyObject_GetAttrString(outcome, "WIN"),
+             *draw = PyObject_GetAttrString(outcome, "DRAW");
+    if (ongoing == NULL || win == NULL || draw == NULL) {
+        Py_XDECREF(ongoing);
+        Py_XDECREF(win);
+        Py_XDECREF(draw);
+        return NULL;
+    }
     Py_XSETREF(ONGOING, ongoing);
+    Py_XSETREF(WIN, win);
+    Py_XSETREF(DRAW, draw);
     Py_INCREF(record_type);
     Py_XSETREF(RecordType, (PyTypeObject *)record_type);
     PyObject *d0 = PyTuple_GET_ITEM(descriptors, 0), *d1 = PyTuple_GET_ITEM(descriptors, 1),
@@ -892,7 +934,7 @@ static PyObject *setup(PyObject *module, PyObject *args) {
 
 static PyMethodDef module_methods[] = {
     {"setup", setup, METH_VARARGS,
-     "setup(Position, TURNS, Outcome.ONGOING, TurnRecord, (token, ms, score) slots, SearchClock)"},
+     "setup(Position, TURNS, Outcome, TurnRecord, (token, ms, score) slots, SearchClock)"},
     {NULL},
 };
 

@@ -37,7 +37,7 @@ class Reader:
 def setup(
     position: type,
     turns: tuple[tuple[object, ...], ...],
-    ongoing: object,
+    outcome: type,
     record: type,
     slots: tuple[Any, ...],
     clock: type,

@@ -33,7 +33,7 @@ except ImportError:  # no compiler where it was installed: the Python path plays
     _turns = None  # type: ignore[assignment]
 else:
     slots = tuple(vars(TurnRecord)[n] for n in ("token", "ms", "score"))
-    _turns.setup(Position, TURNS, Outcome.ONGOING, TurnRecord, slots, SearchClock)
+    _turns.setup(Position, TURNS, Outcome, TurnRecord, slots, SearchClock)
 
 __all__ = ["ENV", "compiled", "path", "reader", "rules"]
 

@@ -271,3 +271,10 @@ def test_exit_after_an_answer(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
     fast = compare(monkeypatch, tmp_path, engines, games=2, time_control=TimeControl.parse("st=1"))
     for record in fast.records:
         assert record.termination is Termination.DISCONNECT, record.detail
+
+
+def test_adjudicated_games(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Games adjudicated at 6 empty squares: the compiled path hands the turn that reaches them to Python."""
+    engines = (varied("v1", 21, "plain"), varied("v2", 22, "plain"))
+    fast = compare(monkeypatch, tmp_path, engines, games=4, adjudicate=6, time_control=TimeControl.parse("st=1"))
+    assert all(r.termination is Termination.ADJUDICATED for r in fast.records), [r.detail for r in fast.records]
