@@ -39,7 +39,11 @@ static PyTypeObject *SearchClockType;
 static Py_ssize_t off_sent_at, off_seconds, off_at, off_answered_at, off_running, off_handle, off_when;
 static PyObject *SIDE0, *SIDE1;
 
-static unsigned char chunk[CHUNK]; /* used with the GIL held, from the read to the last use */
+/* Where a chunk is read: used with the GIL held, from the read until it is copied (a short line, at once, into the
+ * reader's frame) or made a bytes object (before any call that could run Python code and let another thread's
+ * loop read into it). */
+static unsigned char chunk[CHUNK];
+#define SHORT 16 /* the longest chunk the compiled path may take: "turn a1f\r\n" is 10 bytes */
 
 /* interned attribute names */
 #define NAMES(X) \
@@ -416,11 +420,14 @@ static int sget_double(PyObject *o, Py_ssize_t offset, PyObject *name, double *o
 }
 
 /* Hands a chunk read here to the Python path: what _on_readable does after its os.read. */
-static PyObject *hand_over(PyObject *t, Py_ssize_t n, double now) {
+static PyObject *hand_over(PyObject *t, const unsigned char *bytes, Py_ssize_t n, double now) {
     if (n <= 0) return PyObject_CallMethodNoArgs(t, s__at_eof);
-    if (set_attr_double(t, s_received_at, now) < 0) return NULL;
-    PyObject *data = PyBytes_FromStringAndSize((const char *)chunk, n);
+    PyObject *data = PyBytes_FromStringAndSize((const char *)bytes, n);
     if (data == NULL) return NULL;
+    if (set_attr_double(t, s_received_at, now) < 0) {
+        Py_DECREF(data);
+        return NULL;
+    }
     PyObject *r = PyObject_CallMethodOneArg(t, s__feed, data);
     Py_DECREF(data);
     return r;
@@ -585,14 +592,15 @@ done:
 
 /* The game's Python state changed by a turn, now that it is known to be legal and usual. Errors are the arena's
  * own faults: they end the game as _answered's do. */
-static int take_turn(Path *p, int side, PyObject *t, double now, Py_ssize_t linelen, PyObject *position, int place,
-                     int give, uint64_t occupied, uint64_t planes, long held, long available, PyObject *outcome) {
+static int take_turn(Path *p, int side, PyObject *t, double now, const unsigned char *text, Py_ssize_t linelen,
+                     PyObject *position, int place, int give, uint64_t occupied, uint64_t planes, long held,
+                     long available, PyObject *outcome) {
     PyObject *game = p->game, *session = p->session[side];
     PyObject *clock = NULL, *line = NULL, *newpos = NULL, *turns = NULL, *records = NULL, *record = NULL;
     PyObject *pos_line = NULL, *go = NULL, *deadline = NULL, *msobj = NULL, *v = NULL;
     int r = -1;
     /* the transport's line, the session's end of the search */
-    line = PyUnicode_DecodeASCII((const char *)chunk, linelen, NULL);
+    line = PyUnicode_DecodeASCII((const char *)text, linelen, NULL);
     if (line == NULL || PyObject_SetAttr(t, s_last_line, line) < 0) goto done;
     if (PyObject_SetAttr(session, s__exchange, Py_None) < 0) goto done;
     clock = PyObject_GetAttr(session, s__clock); /* a SearchClock: may_take checked it */
@@ -758,19 +766,25 @@ static PyObject *reader_call(Reader *self, PyObject *args, PyObject *kw) {
         p->armed[side] = 1; /* nothing there: still the same search */
         Py_RETURN_NONE;
     }
-    if (n <= 0) return hand_over(t, 0, 0.0);
     double now = monotonic();
+    if (n > SHORT) {
+        p->handed_over++;
+        return hand_over(t, chunk, n, now);
+    }
+    if (n <= 0) return hand_over(t, chunk, 0, now);
+    unsigned char text[SHORT];
+    memcpy(text, chunk, n);
     /* exactly one line: "turn " TOKEN ["\r"] "\n", TOKEN canonical: a piece, or a square and a piece */
     Py_ssize_t len = n - 1;
-    if (chunk[len] != '\n') goto python;
-    if (len > 0 && chunk[len - 1] == '\r') len--;
-    if (len < 6 || memcmp(chunk, "turn ", 5) != 0) goto python;
+    if (text[len] != '\n') goto python;
+    if (len > 0 && text[len - 1] == '\r') len--;
+    if (len < 6 || memcmp(text, "turn ", 5) != 0) goto python;
     int place = -1, give; /* give 16: none (a placement alone) */
     if (len == 6) {
-        give = hexval(chunk[5]);
-    } else if ((len == 7 || len == 8) && chunk[5] >= 'a' && chunk[5] <= 'd' && chunk[6] >= '1' && chunk[6] <= '4') {
-        place = (chunk[5] - 'a') + 4 * (chunk[6] - '1');
-        give = len == 7 ? 16 : hexval(chunk[7]);
+        give = hexval(text[5]);
+    } else if ((len == 7 || len == 8) && text[5] >= 'a' && text[5] <= 'd' && text[6] >= '1' && text[6] <= '4') {
+        place = (text[5] - 'a') + 4 * (text[6] - '1');
+        give = len == 7 ? 16 : hexval(text[7]);
     } else {
         goto python;
     }
@@ -834,13 +848,13 @@ static PyObject *reader_call(Reader *self, PyObject *args, PyObject *kw) {
         goto python;
     }
     if (outcome == ONGOING) available &= ~(1L << give);
-    int e = take_turn(p, side, t, now, len, position, place, give, occupied, planes, hand, available, outcome);
+    int e = take_turn(p, side, t, now, text, len, position, place, give, occupied, planes, hand, available, outcome);
     Py_DECREF(position);
     if (e < 0) return fault(p);
     Py_RETURN_NONE;
 python:
     p->handed_over++;
-    return hand_over(t, n, now);
+    return hand_over(t, text, n, now);
 }
 
 static PyTypeObject ReaderType = {
