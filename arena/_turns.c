@@ -32,9 +32,12 @@
 /* set by setup() */
 static PyTypeObject *PositionType;
 static PyObject *TURNS;       /* TURNS[square][piece], 17 x 17 */
-static PyObject *ONGOING;     /* Outcome.ONGOING */
+static PyObject *ONGOING, *WIN, *DRAW; /* Outcome's members */
 static PyTypeObject *RecordType;
 static PyObject *set_token, *set_ms, *set_score; /* TurnRecord's slot descriptors */
+static PyTypeObject *SearchClockType;
+static Py_ssize_t off_sent_at, off_seconds, off_at, off_answered_at, off_running, off_handle, off_when;
+static PyObject *SIDE0, *SIDE1;
 
 static unsigned char chunk[CHUNK]; /* used with the GIL held, from the read to the last use */
 
@@ -47,7 +50,7 @@ static unsigned char chunk[CHUNK]; /* used with the GIL held, from the read to t
     X(answered_at) X(_running) X(at) X(sent_at) X(seconds) X(_handle) X(_when) X(_fire) \
     X(position_line) X(turns) X(records) X(_side) X(_stop) \
     X(charge) X(go_line) X(deadline) X(time) X(call_at) X(add_writer) X(cancel) X(token) \
-    X(search_soon) X(_resend) X(done) X(set_exception)
+    X(search_soon) X(_resend) X(done) X(set_exception) X(set_result)
 #define DECL(n) static PyObject *s_##n;
 NAMES(DECL)
 #undef DECL
@@ -57,6 +60,7 @@ NAMES(DECL)
 typedef struct {
     PyObject_HEAD
     PyObject *variant;
+    int strict; /* claims must be called: a placement that completes an alignment uncalled goes the Python way */
     int n[16];
     uint64_t mask[16][MAX_GROUPS];
     int nw[16][MAX_GROUPS];
@@ -88,6 +92,11 @@ static int rules_init(Rules *self, PyObject *args, PyObject *kw) {
             }
         }
     }
+    PyObject *strict = PyObject_GetAttrString(variant, "strict");
+    if (strict == NULL) return -1;
+    self->strict = PyObject_IsTrue(strict);
+    Py_DECREF(strict);
+    if (self->strict < 0) return -1;
     Py_INCREF(variant);
     Py_XSETREF(self->variant, variant);
     return 0;
@@ -376,6 +385,36 @@ static int getattr_is(PyObject *o, PyObject *name, PyObject *expected) {
     return same;
 }
 
+/* SearchClock's slots, read and written at the offsets of its member descriptors (found at setup): the same
+ * store getattr and setattr reach, without the type's look-up. */
+static PyObject *sget(PyObject *o, Py_ssize_t offset, PyObject *name) { /* borrowed */
+    PyObject *v = *(PyObject **)((char *)o + offset);
+    if (v == NULL) PyErr_SetObject(PyExc_AttributeError, name);
+    return v;
+}
+
+static void sset(PyObject *o, Py_ssize_t offset, PyObject *value) {
+    PyObject **slot = (PyObject **)((char *)o + offset), *old = *slot;
+    Py_INCREF(value);
+    *slot = value;
+    Py_XDECREF(old);
+}
+
+static int sset_double(PyObject *o, Py_ssize_t offset, double value) {
+    PyObject *f = PyFloat_FromDouble(value);
+    if (f == NULL) return -1;
+    sset(o, offset, f);
+    Py_DECREF(f);
+    return 0;
+}
+
+static int sget_double(PyObject *o, Py_ssize_t offset, PyObject *name, double *out) {
+    PyObject *v = sget(o, offset, name);
+    if (v == NULL) return -1;
+    *out = PyFloat_AsDouble(v);
+    return *out == -1.0 && PyErr_Occurred() ? -1 : 0;
+}
+
 /* Hands a chunk read here to the Python path: what _on_readable does after its os.read. */
 static PyObject *hand_over(PyObject *t, Py_ssize_t n, double now) {
     if (n <= 0) return PyObject_CallMethodNoArgs(t, s__at_eof);
@@ -399,6 +438,11 @@ static int may_take(Path *p, int side, PyObject *t) {
     if (ok != 1) return ok;
     PyObject *search = exchange; /* borrowed: the session holds it */
     if ((ok = getattr_is(search, s_score, Py_None)) != 1) return ok;
+    PyObject *clock = PyObject_GetAttr(session, s__clock);
+    if (clock == NULL) return -1;
+    ok = Py_TYPE(clock) == SearchClockType;
+    Py_DECREF(clock);
+    if (!ok) return 0;
     PyObject *buf = PyObject_GetAttr(t, s__buf);
     if (buf == NULL) return -1;
     ok = PyBytes_Check(buf) && PyBytes_GET_SIZE(buf) == 0;
@@ -411,44 +455,27 @@ static int may_take(Path *p, int side, PyObject *t) {
 static int clock_start(Path *p, PyObject *clock, PyObject *seconds_obj) {
     double seconds = PyFloat_AS_DOUBLE(seconds_obj);
     double now = monotonic();
-    if (set_attr_double(clock, s_sent_at, now) < 0) return -1;
-    if (PyObject_SetAttr(clock, s_seconds, seconds_obj) < 0) return -1;
-    if (set_attr_double(clock, s_at, now + seconds) < 0) return -1;
-    if (PyObject_SetAttr(clock, s_answered_at, Py_None) < 0) return -1;
-    if (PyObject_SetAttr(clock, s__running, Py_True) < 0) return -1;
+    if (sset_double(clock, off_sent_at, now) < 0) return -1;
+    sset(clock, off_seconds, seconds_obj);
+    if (sset_double(clock, off_at, now + seconds) < 0) return -1;
+    sset(clock, off_answered_at, Py_None);
+    sset(clock, off_running, Py_True);
     PyObject *lt = PyObject_CallMethodNoArgs(p->loop, s_time);
     if (lt == NULL) return -1;
     double when = PyFloat_AsDouble(lt);
     Py_DECREF(lt);
     if (when == -1.0 && PyErr_Occurred()) return -1;
     when += seconds;
-    PyObject *h = PyObject_GetAttr(clock, s__handle);
+    PyObject *h = sget(clock, off_handle, s__handle);
     if (h == NULL) return -1;
-    int rearm = h == Py_None;
-    if (!rearm) {
-        PyObject *w = PyObject_GetAttr(clock, s__when);
-        if (w == NULL) {
-            Py_DECREF(h);
-            return -1;
-        }
-        double old = PyFloat_AsDouble(w);
-        Py_DECREF(w);
-        if (old == -1.0 && PyErr_Occurred()) {
-            Py_DECREF(h);
-            return -1;
-        }
-        rearm = old > when;
-        if (rearm) {
-            PyObject *r = PyObject_CallMethodNoArgs(h, s_cancel);
-            if (r == NULL) {
-                Py_DECREF(h);
-                return -1;
-            }
-            Py_DECREF(r);
-        }
+    if (h != Py_None) {
+        double old;
+        if (sget_double(clock, off_when, s__when, &old) < 0) return -1;
+        if (old <= when) return 0; /* the pending timer fires first and moves itself on */
+        PyObject *r = PyObject_CallMethodNoArgs(h, s_cancel);
+        if (r == NULL) return -1;
+        Py_DECREF(r);
     }
-    Py_DECREF(h);
-    if (!rearm) return 0;
     PyObject *fire = PyObject_GetAttr(clock, s__fire);
     if (fire == NULL) return -1;
     PyObject *wf = PyFloat_FromDouble(when);
@@ -462,11 +489,11 @@ static int clock_start(Path *p, PyObject *clock, PyObject *seconds_obj) {
         Py_DECREF(wf);
         return -1;
     }
-    int r = PyObject_SetAttr(clock, s__handle, handle);
+    sset(clock, off_handle, handle);
+    sset(clock, off_when, wf);
     Py_DECREF(handle);
-    if (r == 0) r = PyObject_SetAttr(clock, s__when, wf);
     Py_DECREF(wf);
-    return r;
+    return 0;
 }
 
 /* The other side's search, as EngineSession.search_soon does it (today's search_soon where anything is unusual). */
@@ -498,7 +525,7 @@ static int next_search(Path *p, int side, PyObject *line, PyObject *go, PyObject
         search = PyObject_GetAttr(session, s__search);
         clock = search == NULL ? NULL : PyObject_GetAttr(session, s__clock);
         if (clock == NULL) goto done;
-        usual = search != Py_None && clock != Py_None;
+        usual = search != Py_None && Py_TYPE(clock) == SearchClockType;
     }
     if (!usual) {
         v = PyObject_CallMethodObjArgs(session, s_search_soon, line, go, deadline, p->answered, NULL);
@@ -559,7 +586,7 @@ done:
 /* The game's Python state changed by a turn, now that it is known to be legal and usual. Errors are the arena's
  * own faults: they end the game as _answered's do. */
 static int take_turn(Path *p, int side, PyObject *t, double now, Py_ssize_t linelen, PyObject *position, int place,
-                     int give, uint64_t occupied, uint64_t planes, long available) {
+                     int give, uint64_t occupied, uint64_t planes, long held, long available, PyObject *outcome) {
     PyObject *game = p->game, *session = p->session[side];
     PyObject *clock = NULL, *line = NULL, *newpos = NULL, *turns = NULL, *records = NULL, *record = NULL;
     PyObject *pos_line = NULL, *go = NULL, *deadline = NULL, *msobj = NULL, *v = NULL;
@@ -568,21 +595,13 @@ static int take_turn(Path *p, int side, PyObject *t, double now, Py_ssize_t line
     line = PyUnicode_DecodeASCII((const char *)chunk, linelen, NULL);
     if (line == NULL || PyObject_SetAttr(t, s_last_line, line) < 0) goto done;
     if (PyObject_SetAttr(session, s__exchange, Py_None) < 0) goto done;
-    clock = PyObject_GetAttr(session, s__clock);
-    if (clock == NULL) goto done;
-    if (set_attr_double(clock, s_answered_at, now) < 0 || PyObject_SetAttr(clock, s__running, Py_False) < 0)
-        goto done;
+    clock = PyObject_GetAttr(session, s__clock); /* a SearchClock: may_take checked it */
+    if (clock == NULL || sset_double(clock, off_answered_at, now) < 0) goto done;
+    sset(clock, off_running, Py_False);
     if (PyObject_SetAttr(session, s__then, Py_None) < 0) goto done;
     /* SearchClock.answer_ms */
-    v = PyObject_GetAttr(clock, s_at);
-    if (v == NULL) goto done;
-    double at = PyFloat_AsDouble(v);
-    Py_CLEAR(v);
-    v = PyObject_GetAttr(clock, s_sent_at);
-    if (v == NULL) goto done;
-    double sent = PyFloat_AsDouble(v);
-    Py_CLEAR(v);
-    if (PyErr_Occurred()) goto done;
+    double at, sent;
+    if (sget_double(clock, off_at, s_at, &at) < 0 || sget_double(clock, off_sent_at, s_sent_at, &sent) < 0) goto done;
     long ms = py_round(((now < at ? now : at) - sent) * 1000);
     if (ms < 0) ms = 0;
     msobj = PyLong_FromLong(ms);
@@ -592,8 +611,10 @@ static int take_turn(Path *p, int side, PyObject *t, double now, Py_ssize_t line
         if (v == NULL) goto done;
         Py_CLEAR(v);
     }
-    /* _Game.record: the position after it, the line, the turn and its record */
-    PyObject *turn = PyTuple_GET_ITEM(PyTuple_GET_ITEM(TURNS, place < 0 ? 16 : place), give); /* borrowed */
+    /* _Game.record: the position after it, the line, the turn and its record (a win recorded as canonical makes it:
+     * the placement alone) */
+    int recorded = outcome == WIN ? 16 : give;
+    PyObject *turn = PyTuple_GET_ITEM(PyTuple_GET_ITEM(TURNS, place < 0 ? 16 : place), recorded); /* borrowed */
     PyObject *token = PyObject_GetAttr(turn, s_token);
     if (token == NULL) goto done;
     newpos = PositionType->tp_alloc(PositionType, 7);
@@ -603,11 +624,11 @@ static int take_turn(Path *p, int side, PyObject *t, double now, Py_ssize_t line
     }
     PyObject *items[7] = {
         PyTuple_GET_ITEM(position, 0), PyLong_FromUnsignedLongLong(occupied), PyLong_FromUnsignedLongLong(planes),
-        PyLong_FromLong(give), PyLong_FromLong(available), Py_False, ONGOING,
+        PyLong_FromLong(held), PyLong_FromLong(available), Py_False, outcome,
     };
     Py_INCREF(items[0]);
     Py_INCREF(Py_False);
-    Py_INCREF(ONGOING);
+    Py_INCREF(outcome);
     for (int i = 0; i < 7; i++) PyTuple_SET_ITEM(newpos, i, items[i]);
     if (items[1] == NULL || items[2] == NULL || items[3] == NULL || items[4] == NULL) {
         Py_DECREF(token);
@@ -636,11 +657,19 @@ static int take_turn(Path *p, int side, PyObject *t, double now, Py_ssize_t line
     if (PyObject_SetAttr(game, s_position, newpos) < 0 || PyObject_SetAttr(game, s_position_line, pos_line) < 0 ||
         PyList_Append(turns, turn) < 0 || PyList_Append(records, record) < 0)
         goto done;
+    if (outcome != ONGOING) { /* _Game._ask: the game is over, play() goes on */
+        PyObject *stop = PyObject_GetAttr(game, s__stop);
+        if (stop == NULL) goto done;
+        v = PyObject_CallMethodOneArg(stop, s_set_result, Py_None);
+        Py_DECREF(stop);
+        if (v == NULL) goto done;
+        p->fast_turns++;
+        r = 0;
+        goto done;
+    }
     /* _Game._ask: the other player searches */
     int next = (int)(PyList_GET_SIZE(turns) % 2);
-    v = PyLong_FromLong(next);
-    if (v == NULL || PyObject_SetAttr(game, s__side, v) < 0) goto done;
-    Py_CLEAR(v);
+    if (PyObject_SetAttr(game, s__side, next ? SIDE1 : SIDE0) < 0) goto done;
     if (p->timed) {
         go = PyObject_CallMethodOneArg(p->clock[next], s_go_line, p->clock[1 - next]);
         deadline = go == NULL ? NULL : PyObject_CallMethodOneArg(p->clock[next], s_deadline, p->safety[next]);
@@ -736,17 +765,18 @@ static PyObject *reader_call(Reader *self, PyObject *args, PyObject *kw) {
     if (chunk[len] != '\n') goto python;
     if (len > 0 && chunk[len - 1] == '\r') len--;
     if (len < 6 || memcmp(chunk, "turn ", 5) != 0) goto python;
-    int place = -1, give;
+    int place = -1, give; /* give 16: none (a placement alone) */
     if (len == 6) {
         give = hexval(chunk[5]);
-    } else if (len == 8 && chunk[5] >= 'a' && chunk[5] <= 'd' && chunk[6] >= '1' && chunk[6] <= '4') {
+    } else if ((len == 7 || len == 8) && chunk[5] >= 'a' && chunk[5] <= 'd' && chunk[6] >= '1' && chunk[6] <= '4') {
         place = (chunk[5] - 'a') + 4 * (chunk[6] - '1');
-        give = hexval(chunk[7]);
+        give = len == 7 ? 16 : hexval(chunk[7]);
     } else {
         goto python;
     }
     if (give < 0) goto python;
-    /* Position.apply, for a legal turn that leaves the game going on (else the Python path raises or ends it) */
+    /* Position.apply, for a legal turn (else the Python path raises), which does not leave a strict game's alignment
+     * to be claimed */
     PyObject *position = PyObject_GetAttr(p->game, s_position);
     if (position == NULL) return fault(p);
     if (Py_TYPE(position) != PositionType || PyTuple_GET_ITEM(position, 6) != ONGOING) {
@@ -773,24 +803,38 @@ static PyObject *reader_call(Reader *self, PyObject *args, PyObject *kw) {
         return fault(p);
     }
     int usual;
+    PyObject *outcome = ONGOING;
+    long hand = give; /* the piece in hand after it */
     if (place < 0) { /* give only */
-        usual = held < 0 && (available >> give & 1);
+        usual = give < 16 && held < 0 && (available >> give & 1);
     } else {
         uint64_t bit = (uint64_t)1 << place;
-        usual = held >= 0 && held < 16 && !(occupied & bit) && (available >> give & 1);
+        usual = held >= 0 && held < 16 && !(occupied & bit);
         if (usual) {
             occupied |= bit;
             planes |= piece_planes((int)held, place);
-            usual = !completes(p->rules, place, occupied, planes);
+            if (completes(p->rules, place, occupied, planes)) { /* a win; a piece given with it must exist */
+                usual = !p->rules->strict && (give == 16 || (available >> give & 1));
+                outcome = WIN;
+                hand = -1;
+            } else if (give == 16) { /* a placement alone fills the board, or is illegal */
+                usual = occupied == 0xFFFF;
+                outcome = DRAW;
+                hand = -1;
+            } else {
+                usual = available >> give & 1; /* also false on a full board: no piece is left */
+            }
         }
     }
-    if (usual && p->adjudicate >= 0 && 16 - __builtin_popcountll(occupied) <= p->adjudicate) usual = 0;
+    if (usual && outcome == ONGOING && p->adjudicate >= 0 &&
+        16 - __builtin_popcountll(occupied) <= p->adjudicate)
+        usual = 0;
     if (!usual) {
         Py_DECREF(position);
         goto python;
     }
-    available &= ~(1L << give);
-    int e = take_turn(p, side, t, now, len, position, place, give, occupied, planes, available);
+    if (outcome == ONGOING) available &= ~(1L << give);
+    int e = take_turn(p, side, t, now, len, position, place, give, occupied, planes, hand, available, outcome);
     Py_DECREF(position);
     if (e < 0) return fault(p);
     Py_RETURN_NONE;
@@ -815,14 +859,35 @@ static PyTypeObject ReaderType = {
 
 /* --- the module ---------------------------------------------------------------------------------------------- */
 
+/* The offset of a slot of `type` (an object slot, as __slots__ makes), or -1 with an error set. */
+static Py_ssize_t slot_offset(PyObject *type, const char *name) {
+    PyObject *d = PyObject_GetAttrString(type, name);
+    if (d == NULL) return -1;
+    Py_ssize_t offset = -1;
+    if (Py_IS_TYPE(d, &PyMemberDescr_Type) && ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX)
+        offset = ((PyMemberDescrObject *)d)->d_member->offset;
+    else
+        PyErr_Format(PyExc_TypeError, "%s is not a slot", name);
+    Py_DECREF(d);
+    return offset;
+}
+
 static PyObject *setup(PyObject *module, PyObject *args) {
-    PyObject *position_type, *turns, *ongoing, *record_type, *descriptors;
-    if (!PyArg_ParseTuple(args, "O!O!OO!O!", &PyType_Type, &position_type, &PyTuple_Type, &turns, &ongoing,
-                          &PyType_Type, &record_type, &PyTuple_Type, &descriptors))
+    PyObject *position_type, *turns, *outcome, *record_type, *descriptors, *clock_type;
+    if (!PyArg_ParseTuple(args, "O!O!OO!O!O!", &PyType_Type, &position_type, &PyTuple_Type, &turns, &outcome,
+                          &PyType_Type, &record_type, &PyTuple_Type, &descriptors, &PyType_Type, &clock_type))
         return NULL;
+    if ((off_sent_at = slot_offset(clock_type, "sent_at")) < 0 ||
+        (off_seconds = slot_offset(clock_type, "seconds")) < 0 || (off_at = slot_offset(clock_type, "at")) < 0 ||
+        (off_answered_at = slot_offset(clock_type, "answered_at")) < 0 ||
+        (off_running = slot_offset(clock_type, "_running")) < 0 ||
+        (off_handle = slot_offset(clock_type, "_handle")) < 0 || (off_when = slot_offset(clock_type, "_when")) < 0)
+        return NULL;
+    Py_INCREF(clock_type);
+    Py_XSETREF(SearchClockType, (PyTypeObject *)clock_type);
     if (!PyType_IsSubtype((PyTypeObject *)position_type, &PyTuple_Type) || PyTuple_GET_SIZE(turns) != 17 ||
         PyTuple_GET_SIZE(descriptors) != 3) {
-        PyErr_SetString(PyExc_ValueError, "setup(Position, TURNS, Outcome.ONGOING, TurnRecord, its 3 slots)");
+        PyErr_SetString(PyExc_ValueError, "setup(Position, TURNS, Outcome, TurnRecord, its 3 slots, SearchClock)");
         return NULL;
     }
     for (int i = 0; i < 17; i++) {
@@ -843,8 +908,17 @@ static PyObject *setup(PyObject *module, PyObject *args) {
     Py_XSETREF(PositionType, (PyTypeObject *)position_type);
     Py_INCREF(turns);
     Py_XSETREF(TURNS, turns);
-    Py_INCREF(ongoing);
+    PyObject *ongoing = PyObject_GetAttrString(outcome, "ONGOING"), *win = PyObject_GetAttrString(outcome, "WIN"),
+             *draw = PyObject_GetAttrString(outcome, "DRAW");
+    if (ongoing == NULL || win == NULL || draw == NULL) {
+        Py_XDECREF(ongoing);
+        Py_XDECREF(win);
+        Py_XDECREF(draw);
+        return NULL;
+    }
     Py_XSETREF(ONGOING, ongoing);
+    Py_XSETREF(WIN, win);
+    Py_XSETREF(DRAW, draw);
     Py_INCREF(record_type);
     Py_XSETREF(RecordType, (PyTypeObject *)record_type);
     PyObject *d0 = PyTuple_GET_ITEM(descriptors, 0), *d1 = PyTuple_GET_ITEM(descriptors, 1),
@@ -859,7 +933,8 @@ static PyObject *setup(PyObject *module, PyObject *args) {
 }
 
 static PyMethodDef module_methods[] = {
-    {"setup", setup, METH_VARARGS, "setup(Position, TURNS, Outcome.ONGOING, TurnRecord, (token, ms, score) slots)"},
+    {"setup", setup, METH_VARARGS,
+     "setup(Position, TURNS, Outcome, TurnRecord, (token, ms, score) slots, SearchClock)"},
     {NULL},
 };
 
@@ -872,6 +947,7 @@ PyMODINIT_FUNC PyInit__turns(void) {
 #define INTERN(n) if ((s_##n = PyUnicode_InternFromString(#n)) == NULL) return NULL;
     NAMES(INTERN)
 #undef INTERN
+    if ((SIDE0 = PyLong_FromLong(0)) == NULL || (SIDE1 = PyLong_FromLong(1)) == NULL) return NULL;
     if (PyType_Ready(&RulesType) < 0 || PyType_Ready(&PathType) < 0 || PyType_Ready(&ReaderType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;

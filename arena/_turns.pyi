@@ -35,5 +35,11 @@ class Reader:
     def __call__(self) -> None: ...
 
 def setup(
-    position: type, turns: tuple[tuple[object, ...], ...], ongoing: object, record: type, slots: tuple[Any, ...], /
+    position: type,
+    turns: tuple[tuple[object, ...], ...],
+    outcome: type,
+    record: type,
+    slots: tuple[Any, ...],
+    clock: type,
+    /,
 ) -> None: ...

@@ -21,6 +21,7 @@ import os
 from typing import TYPE_CHECKING, Any, Final
 
 from quarto_arena.arena.records import TurnRecord
+from quarto_arena.arena.timecontrol import SearchClock
 from quarto_arena.protocol.rules import TURNS, Outcome, Position, Variant
 
 if TYPE_CHECKING:
@@ -31,9 +32,8 @@ try:
 except ImportError:  # no compiler where it was installed: the Python path plays every turn
     _turns = None  # type: ignore[assignment]
 else:
-    _turns.setup(
-        Position, TURNS, Outcome.ONGOING, TurnRecord, tuple(vars(TurnRecord)[n] for n in ("token", "ms", "score"))
-    )
+    slots = tuple(vars(TurnRecord)[n] for n in ("token", "ms", "score"))
+    _turns.setup(Position, TURNS, Outcome, TurnRecord, slots, SearchClock)
 
 __all__ = ["ENV", "compiled", "path", "reader", "rules"]
 

@@ -205,13 +205,30 @@ def test_start_position_openings_and_concurrency(monkeypatch: pytest.MonkeyPatch
 def test_broken_bots(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, seeded_bots: None) -> None:
     """Illegal and malformed turns, non-UTF-8, crashes and a mid-game exit, against a bot whose usual answers take
     the compiled path: the same verdicts and records."""
-    broken = ("illegal_turn", "malformed_reply", "invalid_utf8", "exit_midgame", "false_claim", "escape_strings")
+    broken = (
+        "illegal_turn",
+        "malformed_reply",
+        "invalid_utf8",
+        "exit_midgame",
+        "false_claim",
+        "escape_strings",
+        "flood",
+        "crash_on_go",
+    )
     engines = (varied("v", 8, "plain"), *(EngineConfig(name, tuple(broken_command(name))) for name in broken))
     fast = compare(
         monkeypatch, tmp_path, engines, games=2, format=Format.GAUNTLET, time_control=TimeControl.parse("st=2")
     )
     kinds = {r.termination for r in fast.records}
     assert {Termination.ILLEGAL_TURN, Termination.MALFORMED_REPLY, Termination.DISCONNECT} <= kinds
+
+
+def test_late_answers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, seeded_bots: None) -> None:
+    """A bot that answers each search 1 ms before its time is up, on the compiled path: never a time forfeit, the
+    same games."""
+    engines = (EngineConfig("late", tuple(broken_command("answers_late"))), varied("v", 9, "plain"))
+    fast = compare(monkeypatch, tmp_path, engines, games=2, time_control=TimeControl.parse("st=0.1"))
+    assert all(r.termination is Termination.NORMAL for r in fast.records), [r.detail for r in fast.records]
 
 
 def test_hand_over_mid_game(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -254,3 +271,10 @@ def test_exit_after_an_answer(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
     fast = compare(monkeypatch, tmp_path, engines, games=2, time_control=TimeControl.parse("st=1"))
     for record in fast.records:
         assert record.termination is Termination.DISCONNECT, record.detail
+
+
+def test_adjudicated_games(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Games adjudicated at 6 empty squares: the compiled path hands the turn that reaches them to Python."""
+    engines = (varied("v1", 21, "plain"), varied("v2", 22, "plain"))
+    fast = compare(monkeypatch, tmp_path, engines, games=4, adjudicate=6, time_control=TimeControl.parse("st=1"))
+    assert all(r.termination is Termination.ADJUDICATED for r in fast.records), [r.detail for r in fast.records]
