@@ -503,7 +503,7 @@ def pgn_text(record: GameRecord, event: str) -> str:
     tags = {
         "Event": event,
         "Site": _SITE,
-        "Date": record.started[:10].replace("-", ".") if record.started else "????.??.??",
+        "Date": _date(record),
         "Round": str(record.round),
         "White": record.first,
         "Black": record.second,
@@ -511,20 +511,13 @@ def pgn_text(record: GameRecord, event: str) -> str:
         "Variant": record.variant,
         "TimeControl": record.time_control,
         "Termination": record.termination.value,
-        "Opening": " ".join((start, *record.opening)) if start != _STARTPOS or record.opening else "-",
+        "Opening": _opening(record),
         "GameId": str(record.game_id),
     }
     if start != _STARTPOS:
         tags["StartPosition"] = start
-    for (engine, author, command, options), ident in zip(_ENGINE_TAGS, record.engines, strict=False):
-        if ident.id_name is not None:
-            tags[engine] = ident.id_name
-        if ident.author is not None:
-            tags[author] = ident.author
-        if ident.source:
-            tags[command] = ident.source
-        if ident.options:
-            tags[options] = " ".join([f"{k}={v}" for k, v in ident.options.items()])
+    for side, ident in enumerate(record.engines[:2]):
+        tags.update(_engine_tags(side, ident))
     turns = record.turns
     book = len(record.opening)
     comments = dict.fromkeys(range(min(book, len(turns))), "book")
@@ -550,8 +543,8 @@ def _plain_pgn(record: GameRecord, event: str) -> str | None:
     start = record.start
     opening = record.opening
     result = record.result.value
-    date = record.started[:10].replace("-", ".") if record.started else "????.??.??"
-    started_from = " ".join((start, *opening)) if start != _STARTPOS or opening else "-"
+    date = _date(record)
+    started_from = _opening(record)
     tags = [
         f'[Event "{event}"]\n[Site "{_SITE}"]\n[Date "{date}"]\n[Round "{record.round}"]\n[White "{record.first}"]'
         f'\n[Black "{record.second}"]\n[Result "{result}"]\n[Variant "{record.variant}"]\n[TimeControl'
@@ -601,6 +594,15 @@ _ENGINE_LINES_KEPT: Final = 256
 def _engine_lines(side: int, ident: EngineIdentity) -> str | None:
     """The engine tag lines of ``side`` (0: White), as :func:`pgn_text` writes them; None when a value needs
     escaping (the general path writes it)."""
+    tags = _engine_tags(side, ident)
+    values = "".join(value for _, value in tags)
+    if '"' in values or "\\" in values or "\n" in values or "\r" in values:
+        return None
+    return "\n".join([f'[{name} "{value}"]' for name, value in tags])
+
+
+def _engine_tags(side: int, ident: EngineIdentity) -> list[tuple[str, str]]:
+    """Who played ``side`` (0: White), as far as known: the engine's id name, author, command and options tags."""
     engine, author, command, options = _ENGINE_TAGS[side]
     tags = []
     if ident.id_name is not None:
@@ -611,7 +613,15 @@ def _engine_lines(side: int, ident: EngineIdentity) -> str | None:
         tags.append((command, ident.source))
     if ident.options:
         tags.append((options, " ".join([f"{k}={v}" for k, v in ident.options.items()])))
-    values = "".join(value for _, value in tags)
-    if '"' in values or "\\" in values or "\n" in values or "\r" in values:
-        return None
-    return "\n".join([f'[{name} "{value}"]' for name, value in tags])
+    return tags
+
+
+def _date(record: GameRecord) -> str:
+    """The Date tag: the day the game started, ``????.??.??`` when unknown."""
+    return record.started[:10].replace("-", ".") if record.started else "????.??.??"
+
+
+def _opening(record: GameRecord) -> str:
+    """The Opening tag: the start and the book's turns, ``-`` for none from the start position."""
+    start = record.start
+    return " ".join((start, *record.opening)) if start != _STARTPOS or record.opening else "-"

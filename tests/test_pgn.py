@@ -344,8 +344,8 @@ def test_pgn_text_writes_what_the_reference_writes(
 
 IDENTITY = st.builds(
     EngineIdentity,
-    st.sampled_from([None, "E 1.0", "Greedy C 1.0"]),
-    st.sampled_from([None, "me"]),
+    st.sampled_from([None, "", "E 1.0", "Greedy C 1.0"]),
+    st.sampled_from([None, "", "me"]),
     st.just(1),
     st.sampled_from(["", "/bin/e", "/tmp/quarto_bot"]),
     st.sampled_from([{}, {"Seed": "1"}, {"Seed": "2", "A": "b c"}]),
