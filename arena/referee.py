@@ -36,7 +36,7 @@ from quarto_arena.protocol.text import safe_text
 from quarto_arena.protocol.uqi import PositionCommand, format_command
 
 if TYPE_CHECKING:
-    from quarto_arena.arena._turns import Path
+    from quarto_arena.arena._turns import Path, Reader
 if TYPE_CHECKING:  # the solver is imported when a game is adjudicated: most runs never need it at start-up
     from quarto_arena.protocol.solver import Value
 
@@ -180,6 +180,8 @@ class _Game:
         """What :meth:`play` waits for while the turns are played (see :data:`_Stop`)."""
         self._fast: Path | None = None
         """The compiled path of the usual turn (arena/turns.py), while the turns are played, where it applies."""
+        self._readers: tuple[Reader, Reader] | None = None
+        """The engines' compiled readers that :attr:`_fast` is attached to."""
 
     def record(self, turn: Turn, ms: int, score: str | None) -> None:
         after = self.position.apply(turn)
@@ -216,9 +218,9 @@ class _Game:
                 engine.abandon()
             raise
         finally:
-            if self._fast is not None:
-                detach(self._fast, self.players)
-                self._fast = None
+            if self._fast is not None and self._readers is not None:
+                detach(self._fast, self._readers)
+                self._fast = self._readers = None
         if ended is None:
             if self.position.is_over:
                 return self.finish()
@@ -334,56 +336,67 @@ class _Game:
         )
 
 
+_SETUPS: dict[tuple[object, ...], tuple[object, ...]] = {}
+"""What a game's compiled path needs that depends only on the run's settings (the two controls, margins and safety
+deadlines, the variant): the go lines and deadlines without a game clock, and the variant's rules; keyed by the
+settings' identities (every game of a run shares them), each entry holding its objects so the identities stay
+theirs."""
+
+
 def fast_path(game: _Game) -> Path | None:
     """Arms the compiled turn path for a game, where it applies: two engine processes (not one playing itself)
     whose readers are compiled, without a transcript or debug log, and no live view of the game (``on_turn``).
     The engines' readers then take each usual answer in C and ask the next search themselves; the game's state
-    stays this one's (see arena/turns.py)."""
+    stays this one's (see arena/turns.py). Made once a game: what depends only on the run is kept (:data:`_SETUPS`)."""
     if game.on_turn is not None:
         return None
     first, second = game.players
-    transports = (first.transport, second.transport)
-    if first is second or not all(isinstance(t, ProcessTransport) and t.fast_reader for t in transports):
+    t0, t1 = first.transport, second.transport
+    if first is second or not isinstance(t0, ProcessTransport) or not isinstance(t1, ProcessTransport):
         return None
-    clocks = game.clocks
+    r0, r1 = t0.fast_reader, t1.fast_reader
+    if r0 is None or r1 is None:
+        return None
+    c0, c1 = game.clocks
+    variant = game.spec.variant
     safeties = (first.deadlines.safety, second.deadlines.safety)
-    if clocks[0].remaining_ms is None and clocks[1].remaining_ms is None:  # no game clock: the same every turn
-        gos: tuple[str, str] | None = (clocks[0].go_line(clocks[1]), clocks[1].go_line(clocks[0]))
-        deadlines: tuple[float, float] | None = (
-            float(clocks[0].deadline(safeties[0])),
-            float(clocks[1].deadline(safeties[1])),
-        )
-    else:
-        gos = deadlines = None
-    ins = tuple(t.input_fd for t in transports if isinstance(t, ProcessTransport))
+    key = (id(c0.control), id(c1.control), c0.margin_ms, c1.margin_ms, *safeties, id(variant))
+    found = _SETUPS.get(key)
+    if found is None or found[0] is not c0.control or found[1] is not c1.control or found[2] is not variant:
+        if c0.remaining_ms is None and c1.remaining_ms is None:  # no game clock: the same every turn
+            gos: tuple[str, str] | None = (c0.go_line(c1), c1.go_line(c0))
+            deadlines: tuple[float, float] | None = (float(c0.deadline(safeties[0])), float(c1.deadline(safeties[1])))
+        else:
+            gos = deadlines = None
+        if len(_SETUPS) >= 64:
+            _SETUPS.clear()
+        found = _SETUPS[key] = (c0.control, c1.control, variant, gos, deadlines, turns.rules(variant))
     path = turns.path(
         game,
         game.position.variant,
         game.players,
-        transports,
-        turns.rules(game.spec.variant),
+        (t0, t1),
+        found[5],
         asyncio.get_running_loop(),
         game._answered,
-        clocks,
-        gos,
-        deadlines,
+        game.clocks,
+        found[3],
+        found[4],
         safeties,
-        ins,
+        (t0.input_fd, t1.input_fd),
         -1 if game.spec.adjudicate is None else game.spec.adjudicate,
     )
-    for side, t in enumerate(transports):
-        assert isinstance(t, ProcessTransport) and t.fast_reader is not None
-        t.fast_reader.attach(path, side)
+    r0.attach(path, 0)
+    r1.attach(path, 1)
+    game._readers = (r0, r1)
     return path
 
 
-def detach(path: Path, players: tuple[EngineSession, EngineSession]) -> None:
+def detach(path: Path, readers: tuple[Reader, Reader]) -> None:
     """The game's turns are over: its engines' readers go back to the Python path alone."""
     path.disarm()
-    for engine in players:
-        t = engine.transport
-        if isinstance(t, ProcessTransport) and t.fast_reader is not None:
-            t.fast_reader.attach(None)
+    for reader in readers:
+        reader.attach(None)
 
 
 def adjudication(position: Position) -> Value:
