@@ -352,7 +352,8 @@ static PyMethodDef reader_methods[] = {
     {NULL},
 };
 
-/* time.monotonic(), the same double */
+/* time.monotonic(), the same double: on Linux, Python reads CLOCK_MONOTONIC too and divides its nanoseconds so
+ * (arena/turns.py leaves the compiled path off elsewhere, where its clock may be another one) */
 static double monotonic(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

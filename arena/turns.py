@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from typing import TYPE_CHECKING, Any, Final
 
 from quarto_arena.arena.records import TurnRecord
@@ -31,7 +32,12 @@ try:
     from quarto_arena.arena import _turns
 except ImportError:  # no compiler where it was installed: the Python path plays every turn
     _turns = None  # type: ignore[assignment]
-else:
+if sys.platform != "linux":
+    # The compiled path times answers with clock_gettime(CLOCK_MONOTONIC), which is time.monotonic() on Linux; on
+    # other systems Python's clock may be another one (macOS: mach_absolute_time), and the search's time is taken
+    # from the moment Python's clock gave at its write: there, the Python path plays every turn.
+    _turns = None  # type: ignore[assignment]
+if _turns is not None:
     slots = tuple(vars(TurnRecord)[n] for n in ("token", "ms", "score"))
     _turns.setup(Position, TURNS, Outcome, TurnRecord, slots, SearchClock)
 
