@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Generic, TypeAlias, TypeVar
 
+from quarto_arena.arena.memo import by_identity
 from quarto_arena.arena.records import EngineIdentity, Termination
 from quarto_arena.arena.timecontrol import SearchClock, TimeControl, as_text
 from quarto_arena.arena.transport import (
@@ -1010,6 +1011,7 @@ class EngineSession:
             self._clock = None
 
 
+@by_identity  # looked up by identity: a run's games share one variant object
 @functools.lru_cache(maxsize=64)
 def _newgame_line(variant: Variant) -> str:
     """The ``newgame`` line of a variant (kept: every game sends it twice)."""

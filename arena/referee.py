@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Final
 from quarto_arena.arena import codec, turns
 from quarto_arena.arena.engine import EngineError, EngineSession, SearchOutcome, new_games
 from quarto_arena.arena.errors import ArenaFault
+from quarto_arena.arena.memo import by_identity
 from quarto_arena.arena.records import GameRecord, Result, Termination, TurnRecord, turn_record
 from quarto_arena.arena.timecontrol import DEFAULT_MARGIN_MS, Clock, TimeControl, as_text
 from quarto_arena.arena.transport import ProcessTransport
@@ -54,7 +55,8 @@ ADJUDICATION_TABLE_BITS: Final = 18
 """A 4 MiB table for each adjudication (a solver per game: games run concurrently, a solver is not shared)."""
 
 
-@functools.lru_cache(maxsize=64)  # every game's record has it
+@by_identity  # every game's record has it: looked up by identity, hashed only for a new variant object
+@functools.lru_cache(maxsize=64)
 def variant_text(variant: Variant) -> str:
     """``standard color,shape,height,fill auto``: the three ``newgame`` fields, as GameRecord stores them."""
     return f"{variant.shapes.value} {format_attributes(variant.attributes)} {variant.claims.value}"

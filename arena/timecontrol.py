@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Final
 from quarto_arena.protocol.uqi import Go, format_command
 
 from . import codec
+from .memo import by_identities
 
 if TYPE_CHECKING:
     import asyncio
@@ -224,6 +225,7 @@ class Clock:
         return "untimed"
 
 
+@by_identities  # looked up by identity: a run's games share its controls
 @functools.lru_cache(maxsize=64)
 def _untimed_go_line(mine: TimeControl, theirs: TimeControl) -> str:
     """The ``go`` line of two controls without a game clock (``st``, depth or node limits), which is the same in
