@@ -26,7 +26,6 @@ every encounter sees the same openings. A two-engine run may be open-ended (an S
 from __future__ import annotations
 
 import enum
-import functools
 import hashlib
 import json
 import random
@@ -432,10 +431,23 @@ def random_openings(turns: int, count: int, variant: Variant, seed: int) -> list
     return [seeded_opening(turns, variant, seed, j) for j in range(count)]
 
 
-@functools.lru_cache(maxsize=4096)
+_OPENINGS: dict[tuple[int, int, int, int], tuple[Variant, Opening]] = {}
+"""Random openings drawn, by turns, the variant's identity, seed and number (with the variant, so that its identity
+stays its own while the entry exists): looked up by identity, as a run's games share one variant object, where an
+``lru_cache`` hashed the frozen variant in Python every game."""
+
+
 def _cached_opening(turns: int, variant: Variant, seed: int, j: int) -> Opening:
     # Both games of a pair, and every encounter of a round, ask for the same opening: draw it once.
-    return seeded_opening(turns, variant, seed, j)
+    key = (turns, id(variant), seed, j)
+    found = _OPENINGS.get(key)
+    if found is not None and found[0] is variant:
+        return found[1]
+    opening = seeded_opening(turns, variant, seed, j)
+    if len(_OPENINGS) >= 4096:
+        _OPENINGS.clear()
+    _OPENINGS[key] = (variant, opening)
+    return opening
 
 
 def seeded_opening(turns: int, variant: Variant, seed: int, j: int) -> Opening:
