@@ -130,8 +130,8 @@ async def play_game(
     variant = spec.variant
     start = Position.start(variant) if spec.start is None else parse_position(spec.start, variant)
     game = _Game(first, second, spec, start, on_turn)
-    for turn in parse_turns(spec.opening):
-        game.record(turn, 0, None)
+    if spec.opening:
+        _open(game, spec)
     try:
         return await game.play()
     except asyncio.CancelledError:
@@ -144,6 +144,33 @@ async def play_game(
         await asyncio.gather(first.kill(), second.kill())
         e.record = game.abandoned(f"abandoned: {e}")
         raise
+
+
+_Opened = tuple[tuple[str, ...], Variant, Position, str, tuple[Turn, ...], tuple[TurnRecord, ...]]
+_OPENED: dict[tuple[int, int, str | None], _Opened] = {}
+"""A game's state after its opening's turns, by the opening's and the variant's identities and the start: the
+opening tuple, the variant, then the position, its position line, the turns and their records (a run's openings are
+shared by the games of a pair, or of a round: each is replayed once, not once a game). The entry holds the opening
+and the variant, so their identities stay theirs while it exists."""
+
+
+def _open(game: _Game, spec: GameSpec) -> None:
+    """Plays the opening's turns (recorded with ms 0), or gives the game the state they led to in an earlier game.
+
+    Every part of that state is immutable but the two lists, which are copied: each game appends its own turns."""
+    opening, variant = spec.opening, spec.variant
+    key = (id(opening), id(variant), spec.start)
+    found = _OPENED.get(key)
+    if found is not None and found[0] is opening and found[1] is variant:
+        _, _, game.position, game.position_line, turns, records = found
+        game.turns = list(turns)
+        game.records = list(records)
+        return
+    for turn in parse_turns(opening):
+        game.record(turn, 0, None)
+    if len(_OPENED) >= 256:
+        _OPENED.clear()
+    _OPENED[key] = (opening, variant, game.position, game.position_line, tuple(game.turns), tuple(game.records))
 
 
 _Stop = None | tuple[int, "SearchOutcome | tuple[Termination, str]"]

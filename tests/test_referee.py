@@ -278,6 +278,33 @@ def test_opening_is_recorded_with_zero_ms_and_sent_with_every_position() -> None
     assert record.turns[2].token == "d4e"
 
 
+def test_an_opening_played_again_starts_from_the_state_it_led_to_with_each_game_its_own_turns() -> None:
+    # The referee keeps the state an opening led to, by the opening's identity (a run's games of a pair share it):
+    # a second game with the same opening object starts from it, and appends its turns to lists of its own.
+    import dataclasses
+
+    from quarto_arena.arena import referee
+
+    spec = GameSpec(time_control=QUICK, opening=("3", "c47"), start=None)
+    first, _ = run_scripted([["turn d4e"], ["turn d35"]], [["turn a41"]], spec)
+    kept = referee._OPENED[id(spec.opening), id(spec.variant), None]
+    assert kept[0] is spec.opening and [r.token for r in kept[5]] == ["3", "c47"]
+    again = dataclasses.replace(spec, game_id=2)
+    assert again.opening is spec.opening
+    second, sent_again = run_scripted([["turn b2e"], ["turn d35"]], [["turn a41"]], again)
+    assert [t.token for t in first.turns][:3] == ["3", "c47", "d4e"]  # the first game's record is untouched
+    assert [t.token for t in second.turns][:3] == ["3", "c47", "b2e"]
+    assert second.opening == ("3", "c47") and [t.ms for t in second.turns[:2]] == [0, 0]
+    assert next(line for line in sent_again if line.startswith("position")) == "position startpos turns 3 c47"
+    assert [r.token for r in kept[5]] == ["3", "c47"]  # the kept state did not grow with either game
+    # From a start position, the same: kept apart from the empty board's by the start's text.
+    start = "..../..../..../012. 3"
+    from_start = GameSpec(time_control=QUICK, opening=("a24",), start=start)
+    record, _ = run_scripted([["turn c26"]], [["turn b25"]], from_start)
+    assert record.start == start and [t.token for t in record.turns][:3] == ["a24", "b25", "c26"]
+    assert (id(from_start.opening), id(from_start.variant), start) in referee._OPENED
+
+
 def test_auto_win_with_a_give_is_recorded_without_it() -> None:
     # From row 1 = 0 1 2 . with piece 3 in hand, d1 wins; the engine adds a give, the record drops it.
     spec = GameSpec(time_control=QUICK, start="..../..../..../012. 3")
