@@ -3,12 +3,13 @@
  * A Reader is what the event loop calls when an engine process's output is readable (loop.add_reader). Without a
  * game's fast path armed for its side, it calls the transport's own _on_readable: today's path. Armed, it reads
  * the chunk itself, and when the chunk is exactly one `turn TOKEN` line (canonical token), the search is running
- * with no score reported, the turn is legal, does not end the game and does not bring it to adjudication, it does
- * in one call what the Python path does in about a hundred and twenty: records the answer's time on the session's
- * clock, the turn in the game (position, position line, turns, TurnRecord), and starts the other engine's search
- * (its go line, the write, its deadline). Everything else, decided before any state is changed, is handed to the
+ * with no score reported, the turn is legal and does not bring the game to adjudication, it does in one call what
+ * the Python path does in about a hundred and twenty: records the answer's time on the session's clock, the turn in
+ * the game (position, position line, turns, TurnRecord), and starts the other engine's search (its go line, the
+ * write, its deadline), or, when the turn wins (automatic claims) or fills the board, ends the turns as _Game._ask
+ * does. Everything else, decided before any state is changed, is handed to the
  * Python path (the transport's _feed / _at_eof with the chunk read), which stays the one reference for the rules
- * and the records: the Python fast path's state and the C one's are the same fields.
+ * and the records: the Python path's state and the C one's are the same fields.
  *
  * Bounded: one read of at most CHUNK bytes into a fixed buffer; lines to write are built in a fixed buffer (a
  * longer one goes through Python). Reads and writes are non-blocking (the pipes are O_NONBLOCK), so the GIL is never

@@ -4,14 +4,15 @@ A game between two engine processes spends most of the arena's CPU in about a hu
 per turn: the reader, the line split and decode, the session, the search's parse, the clock, the referee's check and
 record, the next ``position``/``go`` and its write. ``_turns.Reader`` is each engine process's reader callback; for a
 game :func:`fast_path` arms, it takes the usual answer (a chunk holding exactly one ``turn TOKEN`` line with a
-canonical token, legal, the game going on, no adjudication due) and does all of that in one call, on the same
-Python state the Python path keeps. Any other chunk (info and error lines, a partial or several lines, an illegal or
-winning turn, a disconnect), any other transport, a transcript or debug log, or a live view of the game
-(``on_turn``) goes the Python path, which stays the one reference for the rules and the records: the compiled path
-hands a chunk over, still unread by anyone, before it changes anything.
+canonical token, legal, no adjudication due; a win or the last placement under automatic claims too, which end the
+game) and does all of that in one call, on the same Python state the Python path keeps. Any other chunk (info and
+error lines, a partial or several lines, an illegal turn, calls and claims, a strict game's uncalled alignment, a
+disconnect), any other transport, a transcript or debug log, or a live view of the game (``on_turn``) goes the
+Python path, which stays the one reference for the rules and the records: the compiled path hands a chunk over,
+still unread by anyone, before it changes anything.
 
 ``QUARTO_ARENA_TURNS=python`` (read when an engine is started) makes every turn take the Python path, as does a
-build without a C compiler.
+build without a C compiler, and any system but Linux (below).
 """
 
 from __future__ import annotations

@@ -318,19 +318,7 @@ def test_pgn_text_writes_what_the_reference_writes(
     start: str,
     engines: list[EngineIdentity],
 ) -> None:
-    record = GameRecord(
-        name,
-        "bot2",
-        result,
-        Termination.NORMAL,
-        detail=detail,
-        start=start,
-        opening=tuple(t for t, _, _ in turns[:book]),
-        turns=tuple(TurnRecord(t, ms, s) for t, ms, s in turns),
-        game_id=7,
-        started="2026-11-26T20:56:11+00:00",
-        engines=tuple(engines),
-    )
+    record = _game(name, turns, book, detail, result, start, engines, "2026-11-26T20:56:11+00:00")
     try:
         expected: str | None = pgn_reference.pgn_text(record, "ev")
     except ValueError:
@@ -340,6 +328,34 @@ def test_pgn_text_writes_what_the_reference_writes(
             pgn_text(record, "ev")
     else:
         assert pgn_text(record, "ev") == expected
+
+
+def _game(
+    first: str,
+    turns: list[tuple[str, int, str | None]],
+    book: int,
+    detail: str,
+    result: Result,
+    start: str,
+    engines: list[EngineIdentity],
+    started: str,
+    round: int = 1,
+) -> GameRecord:
+    """A game of ``first`` against bot2 with these turns (the first ``book`` of them the opening), as game 7."""
+    return GameRecord(
+        first,
+        "bot2",
+        result,
+        Termination.NORMAL,
+        detail=detail,
+        start=start,
+        opening=tuple(t for t, _, _ in turns[:book]),
+        turns=tuple(TurnRecord(t, ms, s) for t, ms, s in turns),
+        game_id=7,
+        round=round,
+        started=started,
+        engines=tuple(engines),
+    )
 
 
 IDENTITY = st.builds(
@@ -377,20 +393,7 @@ def test_pgn_text_writes_a_runs_games_in_one_pass_as_the_reference_does(
 ) -> None:
     # A run's games (tokens as the referee records them, plain names and identities) take pgn_text's one-pass path:
     # held here to the reference writer on its own, every tag, comment and the game's ending.
-    record = GameRecord(
-        "bot1",
-        "bot2",
-        result,
-        Termination.NORMAL,
-        detail=detail,
-        start=start,
-        opening=tuple(t for t, _, _ in turns[:book]),
-        turns=tuple(TurnRecord(t, ms, s) for t, ms, s in turns),
-        game_id=7,
-        round=3,
-        started=started,
-        engines=tuple(engines),
-    )
+    record = _game("bot1", turns, book, detail, result, start, engines, started, round=3)
     text = _plain_pgn(record, "ev")
     assert text is not None
     assert text == pgn_text(record, "ev") == pgn_reference.pgn_text(record, "ev")
