@@ -22,7 +22,7 @@ from quarto_arena.arena import codec, turns
 from quarto_arena.arena.engine import EngineError, EngineSession, SearchOutcome, new_games
 from quarto_arena.arena.errors import ArenaFault
 from quarto_arena.arena.memo import by_identity
-from quarto_arena.arena.records import GameRecord, Result, Termination, TurnRecord, turn_record
+from quarto_arena.arena.records import GameRecord, Result, Termination, TurnRecord, game_record, turn_record
 from quarto_arena.arena.timecontrol import DEFAULT_MARGIN_MS, Clock, TimeControl, as_text
 from quarto_arena.arena.transport import ProcessTransport
 from quarto_arena.protocol.notation import (
@@ -346,22 +346,24 @@ class _Game:
         return self._record(Result.SECOND_WINS if side == 0 else Result.FIRST_WINS, termination, detail)
 
     def _record(self, result: Result, termination: Termination, detail: str) -> GameRecord:
-        return GameRecord(
-            first=self.names[0],
-            second=self.names[1],
-            result=result,
-            termination=termination,
-            detail=safe_text(detail, None),
-            variant=variant_text(self.spec.variant),
-            time_control=self.spec.time_control.text,
-            start=self.start_text or "startpos",
-            opening=tuple(r.token for r in self.records[: len(self.spec.opening)]),
-            turns=tuple(self.records),
-            game_id=self.spec.game_id,
-            round=self.spec.round,
-            started=self.started,
-            exit_info=dict(self.exit_info),
-            engines=(self.players[0].identity(), self.players[1].identity()),
+        spec, names, players = self.spec, self.names, self.players
+        # GameRecord(...) with its slots set directly (a frozen dataclass's __init__ is slow), fields in order:
+        return game_record(
+            names[0],  # first
+            names[1],  # second
+            result,
+            termination,
+            safe_text(detail, None),  # detail
+            variant_text(spec.variant),  # variant
+            spec.time_control.text,  # time_control
+            self.start_text or "startpos",  # start
+            tuple(r.token for r in self.records[: len(spec.opening)]),  # opening
+            tuple(self.records),  # turns
+            spec.game_id,
+            spec.round,
+            self.started,
+            dict(self.exit_info),
+            (players[0].identity(), players[1].identity()),  # engines
         )
 
 

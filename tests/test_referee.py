@@ -580,6 +580,40 @@ def test_the_fast_constructors_of_the_per_turn_values_make_the_same_frozen_value
         record.ms = 8  # type: ignore[misc]
 
 
+def test_the_fast_constructor_of_a_game_record_sets_every_field_in_order() -> None:
+    # The referee builds its GameRecord by setting the slots directly (records.game_record): a field added, removed
+    # or moved in the class must be changed there too, or this fails.
+    import dataclasses
+
+    from quarto_arena.arena.records import _GAME_FIELDS, EngineIdentity, game_record
+
+    assert tuple(f.name for f in dataclasses.fields(GameRecord)) == _GAME_FIELDS
+    values = {
+        "first": "a",
+        "second": "b",
+        "result": Result.SECOND_WINS,
+        "termination": Termination.TIME_FORFEIT,
+        "detail": "d",
+        "variant": "v",
+        "time_control": "st=2",
+        "start": "s",
+        "opening": ("3",),
+        "turns": (TurnRecord("3", 0), TurnRecord("c47", 5, "win 1")),
+        "game_id": 7,
+        "round": 3,
+        "started": "t",
+        "exit_info": {"a": "x"},
+        "engines": (EngineIdentity(id_name="e"), EngineIdentity(source="f")),
+    }
+    assert set(values) == set(_GAME_FIELDS)
+    fast = game_record(*(values[name] for name in _GAME_FIELDS))
+    assert fast == GameRecord(**values)  # type: ignore[arg-type]
+    for name in _GAME_FIELDS:
+        assert getattr(fast, name) is values[name], name
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.detail = "e"  # type: ignore[misc]
+
+
 def test_a_games_start_time_is_now_in_seconds() -> None:
     # The referee formats the start time once a second: the same text as datetime's, between two readings of it.
     import datetime
