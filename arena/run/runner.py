@@ -318,7 +318,7 @@ class Run:
             player = LocalPlayer(pool, on_turn=emit if turns else None)
         elif turns and isinstance(player, LocalPlayer) and player.on_turn is None:
             player.on_turn = emit  # a player built elsewhere on this machine (a server's) reports its turns too
-        playing = Playing(self, player, emit)
+        playing = Playing(self, player, emit, listened=on_event is not None)
         watcher = None
         if interrupt is not None:
             watcher = asyncio.create_task(_forward(interrupt.event, playing.stop))
@@ -365,10 +365,13 @@ class Playing:
     submitted (:meth:`submit`).
     """
 
-    def __init__(self, run: Run, player: GamePlayer, emit: Callable[[Event], None]) -> None:
+    def __init__(self, run: Run, player: GamePlayer, emit: Callable[[Event], None], *, listened: bool = True) -> None:
         self.run = run
         self.player = player
         self.emit = emit
+        self.listened = listened
+        """Whether anyone receives the events: the three of every game (started, ended, finished) are made only
+        then (a run without a listener, a benchmark's or a library caller's, would make them for nobody)."""
         self.pending = run.pending()
         """The games left to play, shared by the workers (each takes the next)."""
         self.stop = asyncio.Event()
@@ -396,14 +399,17 @@ class Playing:
         for game in self.pending:
             if self.stop.is_set():
                 return
-            self.emit(GameStarted(game))
+            if self.listened:
+                self.emit(GameStarted(game))
             try:
                 record = await self.player.play(game, game_spec(game, self.run.spec), self.aborted.append)
             except ArenaFault as e:
-                self.emit(GameEnded(game))
+                if self.listened:
+                    self.emit(GameEnded(game))
                 self.faulted(e)
                 return
-            self.emit(GameEnded(game))
+            if self.listened:
+                self.emit(GameEnded(game))
             if not self.game_ended(record):
                 return
 
@@ -472,7 +478,8 @@ class Playing:
                     asyncio.get_running_loop().call_soon(self.flush)
                 except RuntimeError:  # counted outside the loop: at once
                     self.flush()
-        self.emit(GameFinished(record, len(run.records), run.total))
+        if self.listened:
+            self.emit(GameFinished(record, len(run.records), run.total))
         if (update := self.updates.pop(record.game_id, None)) is not None:
             self.emit(SprtUpdate(update))
 
