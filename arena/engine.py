@@ -1043,5 +1043,7 @@ async def new_games(sessions: Sequence[EngineSession], variant: Variant) -> list
         for session, _, sent in started[len(failures) :]:
             if sent is not None:
                 session._give_up(sent)
+    if len(started) == len(sessions):  # no session given twice: the failures are in the sessions' order
+        return failures
     found = {session: failure for (session, _, _), failure in zip(started, failures, strict=True)}
     return [found[session] for session in sessions]

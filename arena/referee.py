@@ -200,7 +200,8 @@ class _Game:
         # format_command(PositionCommand(start, turns)) gives, without formatting the whole game every turn.
         self.position_line = _START_LINE if spec.start is None else format_command(PositionCommand(self.start_text))
         self.records: list[TurnRecord] = []
-        self.clocks = tuple(Clock(p.config.time_control or spec.time_control, spec.margin_ms) for p in self.players)
+        tc, margin = spec.time_control, spec.margin_ms
+        self.clocks = (Clock(first.config.time_control or tc, margin), Clock(second.config.time_control or tc, margin))
         self.started = _now_text()
         self.exit_info: dict[str, str] = {}
         self._side = 0
