@@ -580,6 +580,35 @@ def test_the_fast_constructors_of_the_per_turn_values_make_the_same_frozen_value
         record.ms = 8  # type: ignore[misc]
 
 
+def test_new_games_answers_in_the_sessions_order_and_asks_a_session_given_twice_once() -> None:
+    # engine.new_games: each session's failure in the order given; one engine given for both sides is asked once.
+    from quarto_arena.arena.engine import new_games
+    from quarto_arena.protocol.rules import Variant
+
+    newgame = "newgame shapes standard attributes color,shape,height,fill claims auto"
+    ta, tb = FreeScript("alpha"), FreeScript("beta")
+    for t, answer in ((ta, []), (tb, ["error no new game here"])):
+        t.expect("uqi 1", [f"id name {t.name}", "uqiok 1"])
+        for _ in range(3 if t is ta else 2):
+            t.expect(newgame, answer)
+            t.expect("isready", ["readyok"])
+    a, b = (EngineSession(EngineConfig(t.name, command=(t.name,)), deadlines=FAST) for t in (ta, tb))
+
+    async def main() -> tuple[list[object], list[object], list[object]]:
+        await a.start(ta)
+        await b.start(tb)
+        both = await new_games([a, b], Variant())
+        swapped = await new_games([b, a], Variant())
+        itself = await new_games([a, a], Variant())
+        return list(both), list(swapped), list(itself)
+
+    both, swapped, itself = asyncio.run(main())
+    assert both[0] is None and "refused newgame" in str(both[1])
+    assert "refused newgame" in str(swapped[0]) and swapped[1] is None
+    assert itself == [None, None]
+    assert sum(line.startswith("newgame") for line in ta.sent) == 3  # once for the pair of a with itself
+
+
 def test_the_fast_constructor_of_a_game_record_sets_every_field_in_order() -> None:
     # The referee builds its GameRecord by setting the slots directly (records.game_record): a field added, removed
     # or moved in the class must be changed there too, or this fails.
