@@ -643,6 +643,37 @@ def test_the_fast_constructor_of_a_game_record_sets_every_field_in_order() -> No
         fast.detail = "e"  # type: ignore[misc]
 
 
+def test_the_fast_constructor_of_a_game_spec_sets_every_field_in_order_and_checks_adjudication() -> None:
+    # A run makes its games' specs by setting the slots directly (referee.new_game_spec): a field added, removed or
+    # moved in the class must be changed there too, or this fails.
+    import dataclasses
+
+    from quarto_arena.arena.referee import new_game_spec
+
+    names = [f.name for f in dataclasses.fields(GameSpec)]
+    assert names == [
+        "variant",
+        "time_control",
+        "margin_ms",
+        "start",
+        "opening",
+        "game_id",
+        "round",
+        "names",
+        "adjudicate",
+    ]
+    variant, control = parse_variant("advanced", "color,shape", "strict"), TimeControl.parse("10+0.1")
+    fast = new_game_spec(variant, control, 77, "..../..../..../012. 3", ("a24",), 9, 4, 8)
+    assert fast == GameSpec(variant, control, 77, "..../..../..../012. 3", ("a24",), 9, 4, None, 8)
+    assert [getattr(fast, n) for n in names] == [variant, control, 77, "..../..../..../012. 3", ("a24",), 9, 4, None, 8]
+    assert hash(fast) == hash(GameSpec(variant, control, 77, "..../..../..../012. 3", ("a24",), 9, 4, None, 8))
+    for bad in (0, 13):
+        with pytest.raises(ValueError, match="adjudication needs 1 to 12"):
+            new_game_spec(variant, control, 77, None, (), 1, 1, bad)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.game_id = 1  # type: ignore[misc]
+
+
 def test_a_games_start_time_is_now_in_seconds() -> None:
     # The referee formats the start time once a second: the same text as datetime's, between two readings of it.
     import datetime

@@ -13,7 +13,7 @@ from quarto_arena.protocol.rules import Position, Variant
 
 from ..engine import Connector, Deadlines, EngineConfig, EngineError, EngineSession
 from ..records import GameRecord, TurnRecord
-from ..referee import GameSpec, play_game
+from ..referee import GameSpec, new_game_spec, play_game
 from ..schedule import STARTPOS, ScheduledGame
 from ..transport import DEFAULT_STDERR_LIMIT, Transcript
 from .events import TurnPlayed
@@ -181,13 +181,13 @@ class LocalPlayer:
 def game_spec(game: ScheduledGame, spec: RunSpec) -> GameSpec:
     """The referee's view of a scheduled game."""
     opening = game.opening
-    return GameSpec(
-        variant=spec.variant,
-        time_control=spec.time_control,
-        margin_ms=spec.margin_ms,
-        start=None if opening.start == STARTPOS else opening.start,
-        opening=opening.turns,
-        game_id=game.game_id,
-        round=game.round,
-        adjudicate=spec.adjudicate,
+    return new_game_spec(  # GameSpec(...) with its slots set directly, in the fields' order
+        spec.variant,
+        spec.time_control,
+        spec.margin_ms,
+        None if opening.start == STARTPOS else opening.start,  # start
+        opening.turns,  # opening
+        game.game_id,
+        game.round,
+        spec.adjudicate,
     )
