@@ -13,6 +13,7 @@ import dataclasses
 import json
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -243,15 +244,18 @@ def test_hand_over_mid_game(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> 
 
 
 def test_time_charged_from_write_to_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """A bot that sleeps 30 ms before each plain answer is charged at least that on the compiled path."""
+    """A bot that sleeps 30 ms before each plain answer is charged that on the compiled path: its time runs from the
+    write's return to the read. The arena gives the engine the benefit of its own delays: when it is descheduled
+    between the write and its clock's reading (a loaded machine), the engine has already slept a while, so a turn
+    may be charged a few ms less; the median is the sleep, and no turn is charged nothing."""
     engines = (varied("sleeper", 13, "sleep"), varied("quick", 14, "plain"))
     fast = play(monkeypatch, tmp_path, "c", engines, games=2, time_control=TimeControl.parse("st=1"))
     assert fast.fast_turns > 0
+    charged = []
     for record in fast.records:
         sleeper = 0 if record.first == "sleeper" else 1
-        for i, turn in enumerate(record.turns):
-            if i % 2 == sleeper:
-                assert turn.ms >= 30, (record.turns, i)
+        charged += [turn.ms for i, turn in enumerate(record.turns) if i % 2 == sleeper]
+    assert statistics.median(charged) >= 30 and min(charged) >= 15, charged
 
 
 def test_deadline_of_a_compiled_search(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
