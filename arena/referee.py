@@ -91,8 +91,13 @@ class GameSpec:
     with the result of perfect play from there (termination ``adjudicated``); None: play to the end."""
 
     def __post_init__(self) -> None:
-        if self.adjudicate is not None and not 1 <= self.adjudicate <= MAX_ADJUDICATE:
-            raise ValueError(f"adjudication needs 1 to {MAX_ADJUDICATE} empty squares, not {self.adjudicate}")
+        _check_adjudicate(self.adjudicate)
+
+
+def _check_adjudicate(adjudicate: int | None) -> None:
+    """Raises ValueError unless ``adjudicate`` is None or 1 to :data:`MAX_ADJUDICATE` empty squares."""
+    if adjudicate is not None and not 1 <= adjudicate <= MAX_ADJUDICATE:
+        raise ValueError(f"adjudication needs 1 to {MAX_ADJUDICATE} empty squares, not {adjudicate}")
 
 
 _new: Final = object.__new__
@@ -117,8 +122,7 @@ def new_game_spec(
     """``GameSpec(variant, time_control, margin_ms, start, opening, game_id, round_, None, adjudicate)``, checked as
     its ``__post_init__`` does, at about half the cost: a run makes one a game, and a frozen dataclass's ``__init__``
     sets each field through ``object.__setattr__``; this sets the slots directly."""
-    if adjudicate is not None and not 1 <= adjudicate <= MAX_ADJUDICATE:
-        raise ValueError(f"adjudication needs 1 to {MAX_ADJUDICATE} empty squares, not {adjudicate}")
+    _check_adjudicate(adjudicate)
     spec = _new(GameSpec)
     s = _SPEC_SETTERS
     s[0](spec, variant)
