@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Generic, TypeAlias, TypeVar
 
-from quarto_arena.arena.memo import by_identity
+from quarto_arena.arena.memo import by_identity, slot_setters
 from quarto_arena.arena.records import EngineIdentity, Termination
 from quarto_arena.arena.timecontrol import SearchClock, TimeControl, as_text
 from quarto_arena.arena.transport import (
@@ -480,7 +480,7 @@ class SearchOutcome:
 
 
 _new: Final = object.__new__
-_SET_OUTCOME: Final = tuple(vars(SearchOutcome)[name].__set__ for name in SearchOutcome.__slots__)
+_SET_OUTCOME: Final = slot_setters(SearchOutcome)
 
 
 def _answer(turn: Turn, ms: int, score: str | None) -> SearchOutcome:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import BinaryIO, Final
 
 from .errors import ArenaError, ExitStatus
+from .memo import by_identity
 from .records import EngineIdentity, GameRecord, Result
 from .stats import ScoredGame
 
@@ -555,12 +556,7 @@ def _plain_pgn(record: GameRecord, event: str) -> str | None:
     if start != _STARTPOS:
         tags.append(f'[StartPosition "{start}"]')
     for side, ident in enumerate(record.engines[:2]):
-        known = _ENGINE_LINES.get((side, id(ident)))
-        if known is None or known[0] is not ident:
-            if len(_ENGINE_LINES) >= _ENGINE_LINES_KEPT:
-                _ENGINE_LINES.clear()
-            known = _ENGINE_LINES[side, id(ident)] = (ident, _engine_lines(side, ident))
-        if (lines := known[1]) is None:
+        if (lines := _LINES_OF[side](ident)) is None:
             return None
         if lines:
             tags.append(lines)
@@ -585,12 +581,6 @@ def _plain_pgn(record: GameRecord, event: str) -> str | None:
     return f"{head}\n\n{_wrap(text)}\n"
 
 
-_ENGINE_LINES: Final[dict[tuple[int, int], tuple[EngineIdentity, str | None]]] = {}
-"""The engine tag lines of each side's identity, by the identity object (a session makes one per handshake, and
-every game it plays records that same frozen value): :func:`_engine_lines`, kept with the identity it was made of."""
-_ENGINE_LINES_KEPT: Final = 256
-
-
 def _engine_lines(side: int, ident: EngineIdentity) -> str | None:
     """The engine tag lines of ``side`` (0: White), as :func:`pgn_text` writes them; None when a value needs
     escaping (the general path writes it)."""
@@ -599,6 +589,22 @@ def _engine_lines(side: int, ident: EngineIdentity) -> str | None:
     if '"' in values or "\\" in values or "\n" in values or "\r" in values:
         return None
     return "\n".join([f'[{name} "{value}"]' for name, value in tags])
+
+
+@by_identity
+def _white_lines(ident: EngineIdentity) -> str | None:
+    """White's engine tag lines (:func:`_engine_lines`), made once per identity object: a session makes one per
+    handshake, and every game it plays records that same frozen value."""
+    return _engine_lines(0, ident)
+
+
+@by_identity
+def _black_lines(ident: EngineIdentity) -> str | None:
+    """Black's engine tag lines, as :func:`_white_lines`."""
+    return _engine_lines(1, ident)
+
+
+_LINES_OF: Final = (_white_lines, _black_lines)
 
 
 def _engine_tags(side: int, ident: EngineIdentity) -> list[tuple[str, str]]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, final
 
 from . import codec
+from .memo import by_identity, slot_setters
 
 
 class Termination(enum.Enum):
@@ -67,9 +68,7 @@ class TurnRecord:
 
 
 _new: Final = object.__new__
-_set_token: Final = vars(TurnRecord)["token"].__set__
-_set_ms: Final = vars(TurnRecord)["ms"].__set__
-_set_score: Final = vars(TurnRecord)["score"].__set__
+_set_token, _set_ms, _set_score = slot_setters(TurnRecord)
 
 
 def turn_record(token: str, ms: int, score: str | None) -> TurnRecord:
@@ -184,8 +183,9 @@ _GAME_FIELDS: Final = (
     "exit_info",
     "engines",
 )
-"""GameRecord's fields in order (tests/test_referee.py holds them to the class's)."""
-_G: Final = tuple(vars(GameRecord)[name].__set__ for name in _GAME_FIELDS)
+"""The order of :func:`game_record`'s parameters (tests/test_referee.py holds it to the class's fields)."""
+_G: Final = slot_setters(GameRecord)
+"""GameRecord's setters, in the order of its fields."""
 
 
 def game_record(
@@ -230,9 +230,13 @@ def game_record(
 
 _dumps: Final = json.JSONEncoder(check_circular=False).encode
 """``json.dumps`` without its check for cycles (a record's data has none)."""
-_IDENTITY_JSON: Final[dict[int, tuple[EngineIdentity, str]]] = {}
-"""Each engine identity's JSON, by the identity object, kept with the identity it was made of."""
-_IDENTITY_JSON_KEPT: Final = 256
+
+
+@by_identity
+def _identity_json(ident: EngineIdentity) -> str:
+    """An engine identity's JSON, made once per identity object (a session makes one per handshake, and every game
+    it plays records that same frozen value)."""
+    return _dumps(ident.to_dict())
 
 
 def json_line(record: GameRecord, data: Mapping[str, Any] | None = None) -> str:
@@ -247,12 +251,5 @@ def json_line(record: GameRecord, data: Mapping[str, Any] | None = None) -> str:
     if not engines or len(rest) < 2 or next(reversed(rest)) != "engines":
         return _dumps(rest)
     del rest["engines"]
-    texts = []
-    for ident in engines:
-        known = _IDENTITY_JSON.get(id(ident))
-        if known is None or known[0] is not ident:
-            if len(_IDENTITY_JSON) >= _IDENTITY_JSON_KEPT:
-                _IDENTITY_JSON.clear()
-            known = _IDENTITY_JSON[id(ident)] = (ident, _dumps(ident.to_dict()))
-        texts.append(known[1])
+    texts = [_identity_json(ident) for ident in engines]
     return f'{_dumps(rest)[:-1]}, "engines": [{", ".join(texts)}]}}'

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Final
 from quarto_arena.arena import codec, turns
 from quarto_arena.arena.engine import EngineError, EngineSession, SearchOutcome, new_games
 from quarto_arena.arena.errors import ArenaFault
-from quarto_arena.arena.memo import by_identity
+from quarto_arena.arena.memo import by_identity, slot_setters
 from quarto_arena.arena.records import GameRecord, Result, Termination, TurnRecord, game_record, turn_record
 from quarto_arena.arena.timecontrol import DEFAULT_MARGIN_MS, Clock, TimeControl, as_text
 from quarto_arena.arena.transport import ProcessTransport
@@ -101,11 +101,8 @@ def _check_adjudicate(adjudicate: int | None) -> None:
 
 
 _new: Final = object.__new__
-_SPEC_SETTERS: Final = tuple(
-    vars(GameSpec)[name].__set__
-    for name in ("variant", "time_control", "margin_ms", "start", "opening", "game_id", "round", "names", "adjudicate")
-)
-"""GameSpec's fields in order (tests/test_referee.py holds them to the class's)."""
+_SPEC_SETTERS: Final = slot_setters(GameSpec)
+"""GameSpec's setters, in the order of its fields."""
 
 
 def new_game_spec(
