@@ -109,23 +109,30 @@ def play(
 
 
 _MS = re.compile(r"\d+ ?ms\b")
+_GONE = re.compile(r": (not running|disconnected during a search \(exit code \d+\))")
+"""An engine that exited: whether the arena had reaped it before the next search's write ("not running") or saw the
+write fail ("disconnected during a search") depends on the timing of its exit, on either path."""
+
+
+def _plain_detail(detail: str) -> str:
+    return _GONE.sub(": gone", _MS.sub("N ms", detail))
 
 
 def _plain_record(record: GameRecord) -> GameRecord:
     turns_ = tuple(dataclasses.replace(t, ms=0) for t in record.turns)
-    return dataclasses.replace(record, turns=turns_, started="", detail=_MS.sub("N ms", record.detail))
+    return dataclasses.replace(record, turns=turns_, started="", detail=_plain_detail(record.detail))
 
 
 def _plain_dict(d: dict[str, Any]) -> dict[str, Any]:
-    d = dict(d, started="", detail=_MS.sub("N ms", d["detail"]))
+    d = dict(d, started="", detail=_plain_detail(d["detail"]))
     d["turns"] = [[t[0], 0, t[2]] for t in d["turns"]]
     return d
 
 
 def _plain_pgn(text: str) -> list[str]:
     text = re.sub(r'\[Date "[^"]*"\]', "", text)
-    games = _MS.sub("N ms", re.sub(r"(\d+)ms", "Nms", text)).split("[Event ")
-    return sorted(" ".join(game.split()) for game in games)
+    games = re.sub(r"(\d+)ms", "Nms", text).split("[Event ")
+    return sorted(_plain_detail(" ".join(game.split())) for game in games)
 
 
 def compare(monkeypatch: pytest.MonkeyPatch, tmp: Path, engines: tuple[EngineConfig, ...], **spec: Any) -> Played:
