@@ -19,8 +19,9 @@ from typing import Any
 
 from quarto_arena.arena.transport.supervision import launcher_prefix
 
-#: The CLI as a subprocess, with this Python (the console script may not be on PATH).
-CLI = [sys.executable, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
+#: The CLI as a subprocess, with this Python (the console script may not be on PATH): the console script's own
+#: entry point (pyproject.toml), which also covers a Ctrl-C during the imports.
+CLI = [sys.executable, "-c", "from quarto_arena.arena.console import main; main()"]
 
 
 def cli(*args: str, timeout: float = 120, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
