@@ -53,7 +53,13 @@ def build_engine(directory: Path) -> Path:
 
 
 def commands(python: str, engine: Path, scratch: Path) -> dict[str, list[str]]:
-    cli = [python, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
+    # The console script's entry point (an older checkout, compared with --python, may predate arena/console.py).
+    entry = (
+        "try:\n from quarto_arena.arena.console import main\n"
+        "except ImportError:\n from quarto_arena.arena.cli import main\n"
+        "main()"
+    )
+    cli = [python, "-c", entry]
     play = [*cli, "play", f"a={engine}", f"b={engine}", "--games", "2", "--tc", "st=1", "--random-openings", "0"]
     return {
         "python -c pass": [python, "-c", "pass"],
