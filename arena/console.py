@@ -2,22 +2,59 @@
 
 :func:`~quarto_arena.arena.cli.app.main` turns Ctrl-C into ``quarto-arena: interrupted`` and status 130 once it
 runs; this module is the console script's target so that a Ctrl-C that lands while the command line is still being
-imported (typer, the command's module: a tenth of a second, longer on a loaded machine) ends the same way, not in
-a traceback of whatever import it interrupted. It imports nothing but :mod:`sys` before that.
+imported (typer, the command's modules: a tenth of a second, longer on a loaded machine) ends the same way.
+
+The imports run with Ctrl-C *held* (:class:`HeldInterrupts`): noted, and acted on when they are over. Raised in the
+middle of an import, a KeyboardInterrupt is not always one: CPython reports it as "Exception ignored" and goes on
+when it lands in a callback (the import system's lock clean-up), or turns it into a RuntimeError when it lands in a
+class's ``__set_name__`` (a dataclass's fields), and the command then runs on or ends in a traceback (both seen under
+load, about 1 in 150 interrupts). This module imports nothing but :mod:`sys` and :mod:`signal`.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
+from types import FrameType, TracebackType
 
-__all__ = ["main"]
+__all__ = ["HeldInterrupts", "main"]
+
+
+class HeldInterrupts:
+    """``with HeldInterrupts():`` holds Ctrl-C (SIGINT) while the block runs and raises KeyboardInterrupt when it ends
+    if one came meanwhile. For blocks that only import: short, and unsafe to interrupt. Only where SIGINT has Python's
+    default handler, in the main thread; anywhere else the block runs as it is."""
+
+    def __init__(self) -> None:
+        self.caught = False
+        self._previous: object = None
+
+    def _note(self, _signum: int, _frame: FrameType | None) -> None:
+        self.caught = True
+
+    def __enter__(self) -> HeldInterrupts:
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            try:
+                self._previous = signal.signal(signal.SIGINT, self._note)
+            except ValueError:  # not the main thread: signals are not ours to hold
+                self._previous = None
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, _error: BaseException | None, _tb: TracebackType | None
+    ) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            self._previous = None
+        if self.caught and kind is None:
+            raise KeyboardInterrupt
 
 
 def main() -> None:
     """Runs the command line (``sys.argv``); a Ctrl-C before it could catch one is status 130 and one line."""
     try:
-        from .cli.app import main as run
-
+        with HeldInterrupts():
+            from .cli.app import main as run
         run()
     except KeyboardInterrupt:
         try:

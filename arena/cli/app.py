@@ -10,7 +10,8 @@ An error of the tree in :mod:`quarto_arena.arena.errors` that reaches :func:`mai
 
 Start-up is kept short (``--help`` and ``show`` answer in well under a tenth of a second): this module imports only
 typer at the top; :func:`main` imports only the module of the command it runs (:data:`COMMAND_MODULES`), and every
-command imports what it needs when it runs.
+command imports what it needs when it runs. For the commands that start engines, :func:`main` imports most of that
+first (:data:`RUNS_WITH`), with Ctrl-C held until the imports are over (arena/console.py says why).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import typer
 from quarto_arena.protocol.errors import ExitStatus, QuartoError  # two small classes: no cost at start-up
 
 from .. import package_version
+from ..console import HeldInterrupts  # signal and sys only: no cost at start-up
 from ..options import Flag, RunOptions, option_fields, parse_size  # the standard library only: no cost at start-up
 
 if TYPE_CHECKING:
@@ -113,13 +115,26 @@ COMMAND_MODULES: Final = {
 ALL_COMMAND_MODULES: Final = ("check", "ladder", "newbot", "runs", "tools")
 
 
-def load_commands(args: Sequence[str] = ()) -> None:
-    """Registers on :data:`app` the commands ``args`` can run: the named command's module, or every module."""
+#: What the commands of a module import when one of them runs (they import it then, not with the module, so that
+#: ``--help`` and the short commands start fast): :func:`main` imports it first, with Ctrl-C held
+#: (:class:`~quarto_arena.arena.console.HeldInterrupts`). The rest (uvloop, the report's modules) is small.
+RUNS_WITH: Final = {
+    "runs": ("asyncio", "quarto_arena.arena.run", "quarto_arena.arena.output", "quarto_arena.arena.roster"),
+    "check": ("asyncio", "quarto_arena.arena.compliance", "quarto_arena.arena.run", "quarto_arena.arena.roster"),
+}
+
+
+def load_commands(args: Sequence[str] = (), *, to_run: bool = False) -> None:
+    """Registers on :data:`app` the commands ``args`` can run: the named command's module, or every module; with
+    ``to_run``, also what that command imports when it runs (:data:`RUNS_WITH`), unless ``args`` ask for help."""
     import importlib
 
     module = COMMAND_MODULES.get(args[0]) if args else None
     for name in (module,) if module is not None else ALL_COMMAND_MODULES:
         importlib.import_module(f"{__package__}.{name}")
+    if to_run and module in RUNS_WITH and "--help" not in args and "-h" not in args:
+        for name in RUNS_WITH[module]:
+            importlib.import_module(name)
 
 
 def _app_to_run(args: Sequence[str]) -> typer.Typer:
@@ -199,7 +214,8 @@ def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: every error becomes one line on stderr and a documented exit status."""
     try:
         args = sys.argv[1:] if argv is None else argv
-        load_commands(args)
+        with HeldInterrupts():  # an import is no place for a KeyboardInterrupt (arena/console.py)
+            load_commands(args, to_run=True)
         if "logging" in sys.modules or not args or args[0] not in QUIET_COMMANDS:
             _safe_logging()
         code = _app_to_run(args)(args=argv, prog_name="quarto-arena", standalone_mode=False)
