@@ -27,7 +27,7 @@ class HeldInterrupts:
 
     def __init__(self) -> None:
         self.caught = False
-        self._previous: object = None
+        self._holding = False
 
     def _note(self, _signum: int, _frame: FrameType | None) -> None:
         self.caught = True
@@ -35,17 +35,18 @@ class HeldInterrupts:
     def __enter__(self) -> HeldInterrupts:
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             try:
-                self._previous = signal.signal(signal.SIGINT, self._note)
+                signal.signal(signal.SIGINT, self._note)
+                self._holding = True
             except ValueError:  # not the main thread: signals are not ours to hold
-                self._previous = None
+                pass
         return self
 
     def __exit__(
         self, kind: type[BaseException] | None, _error: BaseException | None, _tb: TracebackType | None
     ) -> None:
-        if self._previous is not None:
+        if self._holding:
             signal.signal(signal.SIGINT, signal.default_int_handler)
-            self._previous = None
+            self._holding = False
         if self.caught and kind is None:
             raise KeyboardInterrupt
 
