@@ -464,12 +464,26 @@ def test_cli_exit_statuses_for_usage_and_start_errors() -> None:
     assert r.stderr.startswith("quarto-arena: error: engine")
 
 
+def marked_slow_handshake(base: int) -> tuple[str, str]:
+    """A slow_handshake bot's command line and the token that marks its process in /proc (its delay argument, about
+    ``base`` seconds): unique to this run of a test, so that an engine another run left (a retry's predecessor, killed
+    with its arena) is never taken for this one's."""
+    token = f"{base}.{os.getpid()}{time.monotonic_ns() % 10**6:06d}"
+    return token, " ".join([*broken_command("slow_handshake"), token])
+
+
+def kill_marked(token: str, *, besides: int | None = None) -> list[str]:
+    """Kills the processes marked with ``token`` (a failed run leaves nothing for the next one); returns them."""
+    left = processes_running(token, besides=besides)
+    for line in left:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(line.split()[0]), signal.SIGKILL)
+    return left
+
+
 @pytest.mark.slow
 def test_cli_ctrl_c_kills_the_engine() -> None:
-    # slow_handshake's delay argument marks this very process in /proc: unique to this run of the test, so that an
-    # engine another run left (a retry's predecessor, killed with its arena) is never taken for this one's.
-    token = f"4711.{os.getpid()}{time.monotonic_ns() % 10**6:06d}"
-    bot = " ".join([*broken_command("slow_handshake"), token])
+    token, bot = marked_slow_handshake(4711)
     proc = subprocess.Popen([*CLI, "check", bot], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120  # generous: CI's load (cargo builds beside) can slow a start-up a lot
@@ -484,10 +498,7 @@ def test_cli_ctrl_c_kills_the_engine() -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        left = processes_running(token, besides=proc.pid)
-        for line in left:  # a failed run leaves nothing for the next one
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(int(line.split()[0]), signal.SIGKILL)
+        left = kill_marked(token, besides=proc.pid)
     assert proc.returncode == 130, err
     assert err.endswith("quarto-arena: interrupted\n") and "Traceback" not in err, err
     assert left == []
@@ -499,8 +510,7 @@ def test_cli_ctrl_c_during_start_up_is_one_line_and_130() -> None:
     # here; before it are the interpreter's start and the import of the console script's tiny module) through the
     # command line's imports to the engine's launch: every one ends in 'interrupted' and 130, never in the
     # traceback of whatever import it interrupted.
-    token = f"4712.{os.getpid()}{time.monotonic_ns() % 10**6:06d}"
-    bot = " ".join([*broken_command("slow_handshake"), token])
+    token, bot = marked_slow_handshake(4712)
     ready = "from quarto_arena.arena.console import main; print('ready', flush=True); main()"
     try:
         for delay in (0, 0.005, 0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.5):
@@ -516,6 +526,4 @@ def test_cli_ctrl_c_during_start_up_is_one_line_and_130() -> None:
             assert err.endswith("quarto-arena: interrupted\n") and "Traceback" not in err, (delay, err)
             assert processes_running(token, besides=proc.pid) == []
     finally:
-        for line in processes_running(token):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(int(line.split()[0]), signal.SIGKILL)
+        kill_marked(token)
