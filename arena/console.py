@@ -17,7 +17,10 @@ import signal
 import sys
 from types import FrameType, TracebackType
 
-__all__ = ["HeldInterrupts", "main"]
+__all__ = ["INTERRUPTED", "HeldInterrupts", "main"]
+
+INTERRUPTED = "quarto-arena: interrupted"
+"""What a command stopped by Ctrl-C prints on stderr (status 130), here and in :func:`quarto_arena.arena.cli.main`."""
 
 
 class HeldInterrupts:
@@ -59,7 +62,7 @@ def main() -> None:
         run()
     except KeyboardInterrupt:
         try:
-            sys.stderr.write("quarto-arena: interrupted\n")
+            sys.stderr.write(INTERRUPTED + "\n")
             sys.stderr.flush()
         except OSError:  # a closed terminal: the status still says it
             pass

@@ -69,7 +69,7 @@ def test_check_shows_the_engine_s_name_safely() -> None:
 # Where text leaves the arena for a terminal or a log: each such line is here, with why it is safe. A new one fails
 # this test until it goes through safe_text (or echo_err/echo_out, which apply it) and is added.
 ALLOWED = {
-    "arena/console.py": ['sys.stderr.write("quarto-arena: interrupted\\n")'],  # our own words, nothing a peer sent
+    "arena/console.py": ['sys.stderr.write(INTERRUPTED + "\\n")'],  # our own words, nothing a peer sent
     "arena/cli/app.py": [
         "typer.echo(_safe_lines(text), err=True)",  # echo_err: every line through safe_text
         "typer.echo(_safe_lines(text))",  # echo_out: likewise

@@ -26,7 +26,7 @@ import typer
 from quarto_arena.protocol.errors import ExitStatus, QuartoError  # two small classes: no cost at start-up
 
 from .. import package_version
-from ..console import HeldInterrupts  # signal and sys only: no cost at start-up
+from ..console import INTERRUPTED, HeldInterrupts  # signal and sys only: no cost at start-up
 from ..options import Flag, RunOptions, option_fields, parse_size  # the standard library only: no cost at start-up
 
 if TYPE_CHECKING:
@@ -220,7 +220,7 @@ def main(argv: list[str] | None = None) -> None:
             _safe_logging()
         code = _app_to_run(args)(args=argv, prog_name="quarto-arena", standalone_mode=False)
     except (KeyboardInterrupt, typer.Abort):
-        echo_err("quarto-arena: interrupted")
+        echo_err(INTERRUPTED)
         sys.exit(130)
     except QuartoError as e:  # any error of the tree (arena/errors.py) carries its own status
         echo_err(f"quarto-arena: error: {_one_line(str(e))}")
@@ -239,7 +239,7 @@ def main(argv: list[str] | None = None) -> None:
             echo_err(f"quarto-arena: error: {message}")
         sys.exit(int(getattr(e, "exit_code", EXIT_USAGE)))
     if code == 130 and not _REPORTED:  # typer turns Ctrl-C inside a command into Exit(130)
-        echo_err("quarto-arena: interrupted")
+        echo_err(INTERRUPTED)
     sys.exit(code if isinstance(code, int) else 0)
 
 
