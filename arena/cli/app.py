@@ -10,8 +10,8 @@ An error of the tree in :mod:`quarto_arena.arena.errors` that reaches :func:`mai
 
 Start-up is kept short (``--help`` and ``show`` answer in well under a tenth of a second): this module imports only
 typer at the top; :func:`main` imports only the module of the command it runs (:data:`COMMAND_MODULES`), and every
-command imports what it needs when it runs. For the commands that start engines, :func:`main` imports most of that
-first (:data:`RUNS_WITH`), with Ctrl-C held until the imports are over (arena/console.py says why).
+command imports what it needs when it runs. The commands that start engines import most of that first
+(:func:`import_to_run`), with Ctrl-C held until the imports are over (arena/console.py says why).
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ ALL_COMMAND_MODULES: Final = ("check", "ladder", "newbot", "runs", "tools")
 
 
 #: What the commands of a module import when one of them runs (they import it then, not with the module, so that
-#: ``--help`` and the short commands start fast): :func:`main` imports it first, with Ctrl-C held
+#: ``--help`` and the short commands start fast): :func:`import_to_run` imports it first, with Ctrl-C held
 #: (:class:`~quarto_arena.arena.console.HeldInterrupts`). The rest (uvloop, the report's modules) is small.
 RUNS_WITH: Final = {
     "runs": ("asyncio", "quarto_arena.arena.run", "quarto_arena.arena.output", "quarto_arena.arena.roster"),
@@ -124,15 +124,21 @@ RUNS_WITH: Final = {
 }
 
 
-def load_commands(args: Sequence[str] = (), *, to_run: bool = False) -> None:
-    """Registers on :data:`app` the commands ``args`` can run: the named command's module, or every module; with
-    ``to_run``, also what that command imports when it runs (:data:`RUNS_WITH`), unless ``args`` ask for help."""
+def load_commands(args: Sequence[str] = ()) -> None:
+    """Registers on :data:`app` the commands ``args`` can run: the named command's module, or every module."""
     import importlib
 
     module = COMMAND_MODULES.get(args[0]) if args else None
     for name in (module,) if module is not None else ALL_COMMAND_MODULES:
         importlib.import_module(f"{__package__}.{name}")
-    if to_run and module in RUNS_WITH and "--help" not in args and "-h" not in args:
+
+
+def import_to_run(module: str) -> None:
+    """Imports what the commands of ``module`` import when one runs (:data:`RUNS_WITH`), with Ctrl-C held: the first
+    thing their bodies do, once typer has read their options (a usage error does not wait for these imports)."""
+    import importlib
+
+    with HeldInterrupts():  # an import is no place for a KeyboardInterrupt (arena/console.py)
         for name in RUNS_WITH[module]:
             importlib.import_module(name)
 
@@ -215,7 +221,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         args = sys.argv[1:] if argv is None else argv
         with HeldInterrupts():  # an import is no place for a KeyboardInterrupt (arena/console.py)
-            load_commands(args, to_run=True)
+            load_commands(args)
         if "logging" in sys.modules or not args or args[0] not in QUIET_COMMANDS:
             _safe_logging()
         code = _app_to_run(args)(args=argv, prog_name="quarto-arena", standalone_mode=False)

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from ..engine import EngineConfig
     from ..run import ServerSpec
 
-from .app import EXIT_ENGINE, app, echo_out, fail, run_option
+from .app import EXIT_ENGINE, app, echo_out, fail, import_to_run, run_option
 from .runs import cluster_option, show_server_log
 
 KeysOpt = run_option("keys")
@@ -49,6 +49,7 @@ def check(
     ),
 ) -> None:
     """Check that an engine speaks UQI: numbered steps, the I/O of a failed step; exit 0 only if it complies."""
+    import_to_run("check")
     import asyncio
 
     from ..compliance import CheckTimeouts, format_report, run_check

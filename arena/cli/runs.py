@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ..run import Run, RunOutcome, RunSpec
 
 from ..options import Journal, RunOptions, option_fields
-from .app import EXIT_ENGINE, app, echo_err, echo_out, fail, run_option, table_format_option
+from .app import EXIT_ENGINE, app, echo_err, echo_out, fail, import_to_run, run_option, table_format_option
 
 # --- runs: tournament, play, sprt ------------------------------------------------------------------------------
 
@@ -312,6 +312,7 @@ def _ignore_stop_signals(handled: Iterable[int]) -> None:
 
 def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options: RunOptions) -> None:
     """What ``tournament``, ``play`` and ``sprt`` share: open the run, play it, report, exit with its status."""
+    import_to_run("runs")
     import asyncio
     import signal
 
