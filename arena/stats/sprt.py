@@ -128,19 +128,33 @@ def _secular_root(shifted: Sequence[float], observed: Sequence[float]) -> float:
     if not low_value < 0.0 < high_value:
         raise StatsError("SPRT bound outside the possible range of outcomes: choose elo0/elo1 closer to 0")
 
-    def f(x: float) -> float:
-        return sum(p * a / (1.0 + x * a) for a, p in zip(shifted, observed, strict=True))
-
-    # f decreases from +inf at -1/high_value to -inf at -1/low_value: bisect until the interval stops shrinking.
+    pairs = list(zip(shifted, observed, strict=True))
+    # f(x) = sum p a / (1 + x a) decreases from +inf at -1/high_value to -inf at -1/low_value. Newton's steps from
+    # x = 0, kept inside the bracket that the signs of f narrow (a bisection where a step would leave it), until x
+    # stops moving: the same root as bisecting to the end, in a handful of steps instead of some sixty (the SPRT
+    # computes it eight times a pair, and CI recipes simulate many thousands of runs).
     low, high = -1.0 / high_value, -1.0 / low_value
+    x = 0.0
     while True:
-        middle = (low + high) / 2.0
-        if not low < middle < high:
-            return middle
-        if f(middle) > 0.0:
-            low = middle
+        value = slope = 0.0
+        for a, p in pairs:
+            term = a / (1.0 + x * a)
+            value += p * term
+            slope -= p * term * term
+        if value > 0.0:
+            low = x
+        elif value < 0.0:
+            high = x
         else:
-            high = middle
+            return x
+        step = x - value / slope if slope < 0.0 else (low + high) / 2.0
+        if not low < step < high:
+            step = (low + high) / 2.0
+            if not low < step < high:
+                return x
+        if step == x:
+            return x
+        x = step
 
 
 @dataclass(frozen=True, slots=True)
