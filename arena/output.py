@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 __all__ = [
     "COLUMNS",
     "MARGIN_NOTE",
+    "REGULARIZED_NOTE",
     "LiveProgress",
     "PeriodicProgress",
     "ProgressEvery",
@@ -64,6 +65,7 @@ __all__ = [
     "match_lines",
     "parse_progress_every",
     "rate_run",
+    "rating_notes",
     "results_table",
     "verdict_line",
     "write_standings",
@@ -84,6 +86,11 @@ def __getattr__(name: str) -> tuple[str, ...]:
 
 MARGIN_NOTE: Final = "margin: half-width of the rating's 95% CI (maximum-likelihood fit, games as trials)"
 """Printed under every rating table (terminal, standings.txt, report): which interval the margin column is."""
+REGULARIZED_NOTE: Final = (
+    "regularized: a one-sided result (100% or 0%) has no finite maximum-likelihood rating; one virtual draw was"
+    " added to each one-sided pair"
+)
+"""Printed under a rating table when a rating needed the virtual draws (the column shows whose, when not all)."""
 
 COLUMNS: Final = {
     "rank": "place in the table (blank: no game played)",
@@ -146,14 +153,15 @@ def forfeit_rows(forfeits: Mapping[str, Mapping[Termination, int]]) -> TableRows
 def results_table(ratings: TableRows, forfeits: Mapping[str, Mapping[Termination, int]] | None = None) -> TableRows:
     """The rating table with the forfeits of each engine added (a total, then one column per reason seen).
 
-    Columns that say nothing are dropped: ``pool`` when every player is in one pool, ``regularized`` when no rating
-    needed the prior.
+    Columns that say nothing are dropped: ``pool`` when every player is in one pool, ``regularized`` when every
+    rating says the same (none needed the prior, or all did: :func:`rating_notes` says so under the table).
     """
     headers = list(ratings.headers)
     rows = [list(r) for r in ratings.rows]
+    rated = [r for r in rows if r[headers.index("rating")] is not None] if "rating" in headers else rows
     for column in ("pool", "regularized"):
         i = headers.index(column) if column in headers else -1
-        if i >= 0 and len({r[i] for r in rows if r[i] is not None} - {False}) <= (1 if column == "pool" else 0):
+        if i >= 0 and len({r[i] for r in rated}) <= 1:
             del headers[i]
             for r in rows:
                 del r[i]
@@ -166,6 +174,15 @@ def results_table(ratings: TableRows, forfeits: Mapping[str, Mapping[Termination
         for r in rows:
             r.extend(by_name.get(r[player], empty))
     return TableRows(tuple(headers), tuple(tuple(r) for r in rows))
+
+
+def rating_notes(rated: RatingTable) -> str:
+    """The lines printed under a rating table: :data:`MARGIN_NOTE`, and :data:`REGULARIZED_NOTE` when a rating
+    needed virtual draws (for every rating, when the ``regularized`` column is left out because all did)."""
+    regularized = {p.regularized for p in rated.players if p.rating is not None}
+    if True not in regularized:
+        return MARGIN_NOTE
+    return MARGIN_NOTE + "\n" + ("" if False in regularized else "every rating is ") + REGULARIZED_NOTE
 
 
 def standings_table(records: Sequence[GameRecord], names: Sequence[str], rated: RatingTable | None = None) -> TableRows:
@@ -588,7 +605,7 @@ def final_report(outcome: RunOutcome, rated: RatingTable, fmt: str = "simple") -
         return format_table(table, fmt)
     parts: list[str] = []
     if spec.kind is RunKind.TOURNAMENT:
-        parts.append(format_table(table, fmt) + "\n" + MARGIN_NOTE)
+        parts.append(format_table(table, fmt) + "\n" + rating_notes(rated))
         if len(names) == 2:
             parts.append("\n".join(match_lines(summarize(records, *names))))
         else:

@@ -14,18 +14,20 @@ import pytest
 from quarto_arena.arena import output
 from quarto_arena.arena.engine import EngineConfig
 from quarto_arena.arena.output import (
+    MARGIN_NOTE,
     TABLE_FORMATS,
     ProgressEvery,
     RunView,
     format_table,
     game_comment,
     parse_progress_every,
+    rating_notes,
     results_table,
 )
 from quarto_arena.arena.records import GameRecord, Result, Termination
 from quarto_arena.arena.run import GameFinished, GameStarted, Notice, RunKind, RunOutcome, RunSpec
 from quarto_arena.arena.schedule import Opening, ScheduledGame
-from quarto_arena.arena.stats import RatingTable, TableRows
+from quarto_arena.arena.stats import RatingTable, ScoredGame, TableRows, rate, rating_rows
 
 ROWS = TableRows(
     ("rank", "player", "rating", "margin", "score", "los_next", "pool", "regularized"),
@@ -74,6 +76,27 @@ def test_results_table_adds_forfeits_and_drops_empty_columns() -> None:
     assert table.headers[-2:] == ("forfeits", "time_forfeit")
     assert table.rows[0][-2:] == (0, 0)
     assert table.rows[1][-2:] == (2, 2)
+
+
+def test_the_regularized_column_is_shown_only_where_it_tells_ratings_apart_and_a_note_says_what_it_is() -> None:
+    # The README's first tournament: perfect wins every game, so every rating of the one pool needs the virtual draw.
+    one_sided = [ScoredGame("perfect", other, 1.0) for other in ("random", "greedy") for _ in range(4)]
+    one_sided += [ScoredGame("greedy", "random", 1.0), ScoredGame("random", "greedy", 1.0)]
+    table = rate(one_sided)
+    assert all(p.regularized for p in table.players)
+    assert "regularized" not in results_table(rating_rows(table)).headers
+    notes = rating_notes(table).splitlines()
+    assert notes[0] == MARGIN_NOTE and notes[1].startswith("every rating is regularized: a one-sided result")
+    # Two pools, one of them one-sided: the column says which ratings lean on the prior.
+    mixed = rate([*one_sided, ScoredGame("x", "y", 1.0), ScoredGame("y", "x", 0.5)])
+    shown = results_table(rating_rows(mixed))
+    assert "regularized" in shown.headers
+    column = shown.headers.index("regularized")
+    assert {row[1]: row[column] for row in shown.rows}["x"] is False
+    assert rating_notes(mixed).splitlines()[1].startswith("regularized: a one-sided result")
+    # None needs it: no column and no note.
+    fair = rate([ScoredGame("x", "y", 1.0), ScoredGame("y", "x", 1.0)])
+    assert "regularized" not in results_table(rating_rows(fair)).headers and rating_notes(fair) == MARGIN_NOTE
 
 
 def record(game_id: int, result: Result, termination: Termination = Termination.NORMAL) -> GameRecord:

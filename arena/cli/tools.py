@@ -136,7 +136,7 @@ def rate(
     """Print the Elo table (and forfeits by reason) of the games in PGN files, then the crosstable."""
     from collections import Counter
 
-    from ..output import MARGIN_NOTE, format_table, results_table
+    from ..output import format_table, rating_notes, results_table
     from ..pgn import PgnError, read_games
     from ..records import Termination
     from ..stats import ScoredGame, crosstable_rows, rating_rows
@@ -187,7 +187,7 @@ def rate(
         forfeits.setdefault(p.name, Counter())
     echo_out(format_table(results_table(rating_rows(table), forfeits), fmt))
     if fmt not in ("csv", "json"):
-        echo_out(MARGIN_NOTE)
+        echo_out(rating_notes(table))
         rated = sum(p.rating is not None for p in table.players)
         if rated > _CROSSTABLE_PLAYERS:
             echo_err(

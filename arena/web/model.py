@@ -32,7 +32,7 @@ from typing import Any, Final
 from quarto_arena.protocol.notation import NotationError, parse_position, parse_turn, parse_variant
 from quarto_arena.protocol.rules import IllegalTurn, Outcome, Position, Turn, Variant, iter_alignments
 
-from ..output import forfeit_rows, game_comment, match_lines, results_table
+from ..output import forfeit_rows, game_comment, match_lines, rating_notes, results_table
 from ..records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
 from ..results import summarize
 from ..run import GameFinished, GameStarted, Notice, RunKind, RunSpec, SprtUpdate, TurnPlayed
@@ -442,6 +442,7 @@ class RunModel:
             "concurrency": self.info.concurrency,
             "progress": self.progress(),
             "table": _rows(results_table(rating_rows(table), forfeits)),
+            "table_notes": rating_notes(table).splitlines(),
             "engines": self._engines(),
             "crosstable": {"names": order, "cells": [[pairs.get((a, b)) for b in order] for a in order]},
             "forfeits": _rows(forfeit_rows({n: c for n, c in forfeits.items() if c})),
