@@ -591,3 +591,15 @@ def test_the_report_escapes_text_as_html_escape_does(text: str) -> None:
     import html
 
     assert _e(text) == html.escape(text, quote=True)
+
+
+def test_the_report_lists_the_games_in_the_schedule_s_order_not_as_they_finished(
+    played: tuple[RunSpec, list[GameRecord]],
+) -> None:
+    spec, records = played
+    finished = records[1::2] + records[0::2]  # pair partners finish out of order, at -j 2 they do
+    page = report_html(RunInfo.of(spec, len(records)), finished, state="complete")
+    listed = [int(n) for n in re.findall(r'<tr><td><a href="#game-(\d+)">', page)]
+    assert listed == sorted(r.game_id for r in records)
+    data = json.loads(re.search(r'<script type="application/json" id="run-data">(.*?)</script>', page, re.S)[1])
+    assert [g["id"] for g in data["games"]] == listed

@@ -22,7 +22,6 @@ from pathlib import Path
 from string import Template
 from typing import Any, Final
 
-from ..output import MARGIN_NOTE
 from ..records import GameRecord
 from ..run import RunOutcome
 from ..stats import Cell, display_cell
@@ -228,6 +227,8 @@ def report_html(
     for game_id, values in (analysis or {}).items():
         if game_id in views:
             views[game_id]["values"] = values
+    # In the schedule's order (game number: round by round), not the order the games happened to finish in.
+    records = sorted(records, key=lambda r: r.game_id)
     data = {"summary": summary, "games": [views[r.game_id] for r in records]}
     kind = info.kind.value
     title = f"{_TITLES[kind]}: {', '.join(info.names)}"
@@ -235,7 +236,7 @@ def report_html(
     played = f"{done} of {total} games" if total is not None else f"{done} games"
     created = created or datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     meta = f"{played}, {state}; {info.variant.describe()}; time control {info.tc}; written {created}"
-    note = f"<p class=note>{_e(MARGIN_NOTE)}.</p>"
+    note = "".join(f"<p class=note>{_e(line)}.</p>" for line in summary["table_notes"])
     parts = [_section("standings", "Standings", _table(summary["table"], "standings") + note)]
     parts.append(_section("engines", "Engines (as they named themselves)", _table(summary["engines"], "small")))
     if summary["match"]:
