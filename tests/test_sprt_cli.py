@@ -50,6 +50,11 @@ def test_a_stronger_new_engine_passes_at_the_first_pair_past_the_bound(c_bot: Pa
     r = sprt(tmp_path / "s", f"new={c_bot}", "base=random")
     assert r.returncode == 0, r.stderr
     assert "H1 accepted: new passes" in r.stdout
+    # A game of the next pair still being played when the test decided was stopped because it is not needed: said
+    # as such, not as a run that went wrong.
+    assert "abandoned" not in r.stderr
+    if (tmp_path / "s" / "aborted.jsonl").exists():
+        assert "the test decided with 1 game still being played: stopped there, not counted" in r.stderr
     llr = float(r.stdout.split("LLR ")[1].split()[0])
     assert llr >= 2.944
     # The run stopped at the first pair whose LLR reached the bound: that pair is the journal's last game, and no

@@ -415,9 +415,11 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
     resume = f"quarto-arena {kind} --resume {run.directory}"
     if outcome.aborted:
         n = len(outcome.aborted)
-        echo_err(
-            f"{n} game{'s' if n > 1 else ''} in progress abandoned (in {run.directory / 'aborted.jsonl'}): not counted"
-        )
+        games, kept = f"{n} game{'s' if n > 1 else ''}", run.directory / "aborted.jsonl"
+        if outcome.verdict in (Verdict.H0, Verdict.H1):  # the test needs no more games: nothing went wrong
+            echo_err(f"the test decided with {games} still being played: stopped there, not counted (in {kept})")
+        else:
+            echo_err(f"{games} in progress abandoned (in {kept}): not counted")
     interrupted = outcome.interrupted if outcome.interrupted is not None else next(iter(_LATE_SIGNALS), None)
     if interrupted is not None:
         name = signal.Signals(interrupted).name
