@@ -29,11 +29,11 @@ from __future__ import annotations
 import functools
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from quarto_arena.protocol.uqi import Go, format_command
+from quarto_arena.protocol.uqi import MAX_GO_VALUE, Go, format_command
 
 from . import codec
 from .memo import by_identities
@@ -51,6 +51,11 @@ _HELP: Final = (
 )
 
 
+_CHARGES: Final = 8
+"""Turns a player's clock is charged before its last ``go`` of a game: a game has at most 17 turns (the first give
+and 16 placements), 9 of them the first player's."""
+
+
 def _bad(spec: str, why: str) -> ValueError:
     """Every ``--tc`` error: what is wrong, then the forms accepted."""
     return ValueError(f"time control {spec!r}: {why}; {_HELP}")
@@ -66,6 +71,22 @@ def _count(text: str, what: str, spec: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise _bad(spec, f"{what} {text!r} is not a positive integer")
     return int(text)
+
+
+def _check_go_values(fields: Mapping[str, int], spec: str) -> None:
+    """Refuses a time control that would put a value beyond UQI's largest (``MAX_GO_VALUE``, SPEC §4.5) into a
+    ``go``: a limit itself, or a game clock grown by its increments and periods by the last turn of a game. An engine
+    must refuse such a ``go``, and the arena would then score it a time forfeit for the arena's own bad limit."""
+    names = {"movetime": "st", "depth": "depth", "nodes": "nodes", "moves": "moves per period"}
+    names |= {"base": "base time", "inc": "increment"}
+    for key, what in names.items():
+        if fields.get(key, 0) > MAX_GO_VALUE:
+            unit = " ms" if key in ("movetime", "base", "inc") else ""
+            raise _bad(spec, f"{what} is more than 2^63 - 1{unit}, the largest value UQI sends (SPEC 4.5)")
+    if "base" in fields:
+        periods = 1 + _CHARGES // fields["moves"] if "moves" in fields else 1
+        if fields["base"] * periods + _CHARGES * fields.get("inc", 0) > MAX_GO_VALUE:
+            raise _bad(spec, "the clock would pass 2^63 - 1 ms, the largest value UQI sends (SPEC 4.5), within a game")
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +146,7 @@ class TimeControl:
             raise _bad(text, "BASE+INC and st= exclude each other")
         if fields.get("movetime") == 0:
             raise _bad(text, "st= must be positive")
+        _check_go_values(fields, text)
         return cls(
             text.strip(),
             base_ms=fields.get("base"),

@@ -453,6 +453,39 @@ def test_time_control_errors(text: str, message: str) -> None:
     assert "accepted: BASE+INC (60+0.5), MOVES/BASE[+INC] (40/60+0.5), st=SECONDS" in str(e.value)
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("st=9223372036854776", "st is more than 2^63 - 1 ms"),
+        ("9223372036854776", "base time is more than 2^63 - 1 ms"),
+        ("1+9223372036854776", "increment is more than 2^63 - 1 ms"),
+        ("depth=9223372036854775808", "depth is more than 2^63 - 1,"),
+        ("nodes=9223372036854775808", "nodes is more than 2^63 - 1,"),
+        ("9223372036854775808/60", "moves per period is more than 2^63 - 1,"),
+        ("1+1152921504606847", "the clock would pass 2^63 - 1 ms"),  # 8 increments
+        ("1/1152921504606847", "the clock would pass 2^63 - 1 ms"),  # 9 periods
+    ],
+)
+def test_time_controls_beyond_uqi_s_largest_value_are_refused(text: str, message: str) -> None:
+    # SPEC 4.5: every go value is at most 2^63 - 1; an engine rightly refuses a larger one, and was then scored a
+    # time forfeit (or the game hung) for the arena's own limit.
+    with pytest.raises(ValueError, match=re.escape(message)) as e:
+        TimeControl.parse(text)
+    assert "\n" not in str(e.value) and "SPEC 4.5" in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "text", ["nodes=9223372036854775807,depth=9223372036854775807", "1+1152921504606846", "2/1844674407370955"]
+)
+def test_the_largest_time_controls_accepted_send_values_an_engine_accepts_all_game_long(text: str) -> None:
+    tc = TimeControl.parse(text)
+    first, second = Clock(tc, 0), Clock(tc, 0)
+    for _ in range(9):  # the first player's turns in the longest game, each charged nothing
+        line = first.go_line(second)
+        assert parse_command(line) == first.go(second)  # no value beyond 2^63 - 1: a line the SDK takes
+        first.charge(0)
+
+
 @pytest.mark.parametrize(("text", "moves", "base", "inc"), [("40/60", 40, 60000, 0), ("40/60+0.5", 40, 60000, 500)])
 def test_moves_per_period_time_controls(text: str, moves: int, base: int, inc: int) -> None:
     tc = TimeControl.parse(text)
