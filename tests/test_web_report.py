@@ -422,11 +422,17 @@ def test_the_pages_tables_are_the_commands_tables(played: tuple[RunSpec, list[Ga
     assert sum(n for _, n in summary["terminations"]) == len(games)
 
 
+# A bot that thinks 50 ms over every turn, so that games last; while the file HOLD exists it holds its turn, so that a
+# test can hold a run until it is ready to watch it (at st=60 the hold costs no game).
 SLOW_BOT = """
-import random, time
+import os, random, sys, time
 from quarto_arena.protocol.bot import run
 
+hold = sys.argv[1]
+
 def choose(position, ctx):
+    while os.path.exists(hold) and not ctx.should_stop():
+        time.sleep(0.01)
     time.sleep(0.05)
     return random.choice(position.legal_turns())
 
@@ -453,17 +459,19 @@ def http(url: str, *, method: str = "GET", host: str | None = None) -> tuple[int
 def test_serve_follows_a_run_another_process_is_writing(tmp_path: Path) -> None:
     bot = tmp_path / "slow.py"
     bot.write_text(SLOW_BOT)
+    hold = tmp_path / "hold"
+    hold.touch()  # the run's first turn waits until the page is up: however slow serve starts, it sees the games come
     out = tmp_path / "t"
     run = subprocess.Popen(
         [
             *CLI,
             "play",
-            f"slow={sys.executable} {bot}",
+            f"slow={sys.executable} {bot} {hold}",
             "greedy",
             "--games",
             "12",
             "--tc",
-            "st=2",
+            "st=60",
             "--out",
             str(out),
             "-q",
@@ -483,6 +491,12 @@ def test_serve_follows_a_run_another_process_is_writing(tmp_path: Path) -> None:
         m = re.search(r"at (http://127\.0\.0\.1:\d+/) ", line)
         assert m, line
         url = m.group(1)
+        # Another process plays the run: the page cannot see its games in flight, and says where they are shown.
+        progress = json.loads(http(url + "api/summary")[2])["progress"]
+        assert progress["done"] == 0 and progress["running"] is None
+        boards = json.loads(http(url + "api/boards")[2])
+        assert boards["games"] == [] and boards["in_flight"] == "shown by the run's own --web"
+        hold.unlink()
         seen = []
         while True:
             status, _, body = http(url + "api/summary")
@@ -603,3 +617,41 @@ def test_the_report_lists_the_games_in_the_schedule_s_order_not_as_they_finished
     assert listed == sorted(r.game_id for r in records)
     data = json.loads(re.search(r'<script type="application/json" id="run-data">(.*?)</script>', page, re.S)[1])
     assert [g["id"] for g in data["games"]] == listed
+
+
+def test_a_followed_file_is_read_in_bounded_parts_and_an_endless_line_is_skipped(
+    played: tuple[RunSpec, list[GameRecord]], tmp_path: Path
+) -> None:
+    # A 4 GiB sparse games.jsonl took serve to 3 GB: read whole, then split. Here 40 MiB of NUL bytes (one endless
+    # line) between real games: read in parts, the endless line skipped without being held, the games around it kept.
+    import tracemalloc
+
+    from quarto_arena.arena.web import rundir
+
+    spec, records = played
+    config = spec.to_dict()
+    config["schedule"] = {"games": 12, "digest": "x"}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    path = tmp_path / JSONL_NAME
+    with open(path, "wb") as f:
+        f.write((json.dumps(records[0].to_dict()) + "\n").encode())
+        f.truncate(f.tell() + 40 * rundir.MAX_LINE)  # a hole: reads as NUL bytes, takes no disk
+        f.seek(0, os.SEEK_END)
+        f.write(("\n" + json.dumps(records[1].to_dict()) + "\n").encode())
+    warnings: list[str] = []
+    follower = Follower(tmp_path, warnings.append)
+    tracemalloc.start()
+    polls = 0
+    try:
+        while True:
+            follower.poll()
+            polls += 1
+            if not follower.behind:
+                break
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert polls == -(-path.stat().st_size // rundir.READ_PER_POLL)
+    assert peak < 3 * rundir.READ_PER_POLL, peak
+    assert [r.game_id for r in follower.model.records] == [records[0].game_id, records[1].game_id]
+    assert warnings == [f"{JSONL_NAME} line 2: longer than 1 MiB, skipped"]

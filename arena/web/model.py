@@ -417,7 +417,8 @@ class RunModel:
         return {
             "done": done,
             "total": total,
-            "running": len(self.running),
+            # Only a run's own process sees its games in flight (its events); a page following its files does not.
+            "running": len(self.running) if self.live else None,
             "rate": rate_,
             "eta_s": eta,
             "elapsed_s": self.elapsed(),

@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from ..journal import JOURNAL_NAME, JournalError, read_journal
 from ..records import GameRecord
@@ -70,6 +70,14 @@ def run_state(model: RunModel) -> str:
     return "complete" if total is not None and len(model.records) >= total else "not finished"
 
 
+MAX_LINE: Final = 1 << 20
+"""Longest line of ``games.jsonl`` a follower takes (a game's record is a few KiB); a longer one is skipped with a
+warning, read through without being held."""
+READ_PER_POLL: Final = 8 << 20
+"""Bytes one :meth:`Follower.poll` reads at most: memory stays bounded by this and :data:`MAX_LINE` whatever the
+file's size (a 4 GiB sparse file took 3 GB read whole), and the server's loop answers between two reads."""
+
+
 class Follower:
     """Feeds a :class:`RunModel` with the games of a run directory as they are written (call :meth:`poll`)."""
 
@@ -93,13 +101,18 @@ class Follower:
                 raise WebError(f"{directory}: not a run directory ({e})") from None
         self.info = run_info(config, where)
         self.model = RunModel(self.info)
+        self.behind = False
+        """True when the last :meth:`poll` stopped at :data:`READ_PER_POLL` with more of the file to read."""
         self._inode: int | None = None
         self._offset = 0
         self._line = 0
         self._partial = b""
+        self._skipping = False  # inside a line longer than MAX_LINE: read through to its end
+        self._live = False  # games read now finished while we watched (not the file's first reading)
 
     def poll(self) -> bool:
-        """Reads what was appended since the last call; True when the model changed."""
+        """Reads what was appended since the last call (at most :data:`READ_PER_POLL`); True when the model
+        changed."""
         try:
             st = os.stat(self.path)
         except FileNotFoundError:
@@ -107,32 +120,57 @@ class Follower:
         changed = False
         if st.st_ino != self._inode or st.st_size < self._offset:
             # A new file (a resume rewrote it from the journal) or a shorter one: read it again from the start.
-            self._inode, self._offset, self._line, self._partial = st.st_ino, 0, 0, b""
+            self._inode, self._offset, self._line, self._partial, self._skipping = st.st_ino, 0, 0, b"", False
+            self._live = False
             if self.model.records:
                 self.model = RunModel(self.info)
                 changed = True
         if st.st_size == self._offset:
+            self.behind = False
             return changed
+        size = min(st.st_size - self._offset, READ_PER_POLL)
         try:
             with open(self.path, "rb") as f:
                 f.seek(self._offset)
-                data = f.read(st.st_size - self._offset)
+                data = f.read(size)
         except OSError as e:
             self.warn(f"{self.path}: cannot read: {e.strerror or e}")
             return changed
-        # Games already in the file when we first read it were not played while we watched: not in the speed.
-        live = self._offset > 0
         self._offset += len(data)
-        data = self._partial + data
-        *lines, self._partial = data.split(b"\n")  # the last piece is an unfinished line (or empty)
-        for raw in lines:
-            self._line += 1
+        self.behind = self._offset < st.st_size
+        for number, raw in self._lines(data):
             if raw.strip():
-                changed = self._take(raw, live) or changed
+                changed = self._take(raw, number, self._live) or changed
+        if not self.behind:
+            # Games already in the file when we first read it through were not played while we watched.
+            self._live = True
         return changed
 
-    def _take(self, raw: bytes, live: bool) -> bool:
-        where = f"{self.path.name} line {self._line}"
+    def _lines(self, data: bytes) -> list[tuple[int, bytes]]:
+        """The complete lines ``data`` ends, with their numbers (a line too long is counted and skipped); keeps the
+        unfinished one."""
+        out: list[tuple[int, bytes]] = []
+        start = 0
+        while True:
+            end = data.find(b"\n", start)
+            piece = data[start:] if end < 0 else data[start:end]
+            if not self._skipping and len(self._partial) + len(piece) > MAX_LINE:
+                self._skipping, self._partial = True, b""
+                self.warn(f"{self.path.name} line {self._line + 1}: longer than {MAX_LINE >> 20} MiB, skipped")
+            if end < 0:
+                if not self._skipping:
+                    self._partial += piece
+                return out
+            self._line += 1
+            if self._skipping:
+                self._skipping = False
+            else:
+                out.append((self._line, self._partial + piece))
+                self._partial = b""
+            start = end + 1
+
+    def _take(self, raw: bytes, number: int, live: bool) -> bool:
+        where = f"{self.path.name} line {number}"
         try:
             record = GameRecord.from_dict(json.loads(raw))
         except (ValueError, KeyError, TypeError) as e:

@@ -48,6 +48,8 @@ _TICK: Final = 0.1
 _KEEPALIVE: Final = 15.0
 #: How often ``serve`` reads the run directory for new games, seconds.
 _POLL: Final = 0.5
+IN_FLIGHT_ELSEWHERE: Final = "shown by the run's own --web"
+"""Where the games in flight of a run that another process plays are shown (``serve DIR`` reads finished games)."""
 _STATIC: Final = {
     "style.css": "text/css",
     "quarto.js": "text/javascript",
@@ -248,7 +250,7 @@ class LiveServer(PageServer):
         key = self._key(name)
         cached = self._cache.get(name)
         if cached is None or cached[0] != key:
-            value: Any = model.summary() if name == "summary" else {"names": model.info.names, "games": model.boards()}
+            value: Any = model.summary() if name == "summary" else self._boards(model)
             cached = (key, json.dumps(value, separators=(",", ":")))
             self._cache[name] = cached
         return cached[1]
@@ -260,6 +262,12 @@ class LiveServer(PageServer):
 
     async def _api_summary(self, request: web.Request) -> web.Response:
         return web.Response(text=self._json("summary"), content_type="application/json")
+
+    @staticmethod
+    def _boards(model: RunModel) -> dict[str, Any]:
+        """The games being played; a page that follows another process's run says where they are shown instead."""
+        seen = None if model.live else IN_FLIGHT_ELSEWHERE
+        return {"names": model.info.names, "games": model.boards(), "in_flight": seen}
 
     async def _api_boards(self, request: web.Request) -> web.Response:
         return web.Response(text=self._json("boards"), content_type="application/json")
@@ -351,7 +359,8 @@ async def serve_directory(
             announce(server.url)
             while not stop.is_set():
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), _POLL)
+                    # A file read in parts (Follower.READ_PER_POLL) is read on at once, the loop answering between.
+                    await asyncio.wait_for(stop.wait(), 0 if follower.behind else _POLL)
                 if follower.poll():
                     follower.model.state = run_state(follower.model)
                 server.model = follower.model

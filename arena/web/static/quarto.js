@@ -587,7 +587,8 @@
       const total = p.total === null ? "open-ended" : `${p.total}`;
       const pct = p.total ? (100 * p.done) / p.total : 0;
       document.getElementById("progress-bar").style.width = `${pct.toFixed(1)}%`;
-      const parts = [`${p.done} of ${total} games${p.total ? ` (${pct.toFixed(0)}%)` : ""}`, `${p.running} running`];
+      const running = p.running === null ? "games in flight: shown by the run's own --web" : `${p.running} running`;
+      const parts = [`${p.done} of ${total} games${p.total ? ` (${pct.toFixed(0)}%)` : ""}`, running];
       if (p.rate) parts.push(`${p.rate.toFixed(2)} games/s`);
       if (p.eta_s !== null) parts.push(`ETA ${duration(p.eta_s)}`);
       if (p.elapsed_s !== null) parts.push(`elapsed ${duration(p.elapsed_s)}`);
@@ -636,7 +637,10 @@
   function showBoards(b) {
     const box = clear(document.getElementById("boards"));
     for (const game of b.games) box.append(liveBoard(game, b.names));
-    if (!b.games.length) box.append(el("p", "empty", "No game is being played right now."));
+    if (b.in_flight) {
+      // Another process plays the run: this page reads its finished games and cannot see the ones being played.
+      box.append(el("p", "empty", `Games in flight are ${b.in_flight} (quarto-arena tournament ... --web); this page follows the finished ones.`));
+    } else if (!b.games.length) box.append(el("p", "empty", "No game is being played right now."));
   }
 
   // Follows /events: each of handlers (event name -> function of its JSON data); stopped is how the end is told.

@@ -1,0 +1,1 @@
+../../engines/c/quarto_bot.c
