@@ -279,3 +279,24 @@ def test_help_version_and_flags() -> None:
     assert version.returncode == 0 and re.fullmatch(r"quarto-arena \d+\.\d+\.\d+\S*\n", version.stdout)
     columns = cli("tournament", "--help").stdout
     assert "los_next" in columns and "margin" in columns
+
+
+@pytest.mark.parametrize("where", ["--listen", pytest.param("--web", marks=pytest.mark.extra("web"))])
+def test_an_address_in_use_is_the_only_line_with_no_header_before_it(tmp_path: Path, where: str) -> None:
+    # With another server on the port, the run said "Match in out/r1: ...; 2 games" and then that it cannot listen.
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        engines, address = (
+            (["greedy", "remote:mine"], f"tcp://127.0.0.1:{port}")
+            if where == "--listen"
+            else (["greedy", "random"], f"127.0.0.1:{port}")
+        )
+        r = cli("play", *engines, where, address, "--games", "2", "--out", str(tmp_path / "r1"))
+    assert r.returncode == 2, r.stderr
+    (line,) = r.stderr.splitlines()
+    assert line.startswith("quarto-arena: error: ") and str(port) in line and "in use" in line, line
+    assert not (tmp_path / "r1" / "games.jsonl").exists() or not (tmp_path / "r1" / "games.jsonl").read_text()

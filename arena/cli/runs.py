@@ -237,11 +237,17 @@ def fast_event_loop() -> None:
 
 
 async def _play(
-    run: Run, view: RunView, web: tuple[str, int] | None = None, cluster: Any = None, oversubscribe: bool = False
+    run: Run,
+    view: RunView,
+    announce: Callable[[], None],
+    web: tuple[str, int] | None = None,
+    cluster: Any = None,
+    oversubscribe: bool = False,
 ) -> RunOutcome:
     """Runs with SIGINT, SIGTERM and SIGHUP turned into a clean stop (engines killed, finished games synced); with
     ``web``, the live page is served at that address while the run goes; on ``cluster`` (a ClusterAddress) when
-    given."""
+    given. ``announce`` is called once the run listens where it was told to (``--listen``, ``--web``), before
+    its first game."""
     import asyncio
     import atexit
     import gc
@@ -270,6 +276,7 @@ async def _play(
         loop.add_signal_handler(signum, on_signal, signum)
     try:
         if cluster is not None:
+            announce()
             from ..cluster import play_on_cluster
 
             return await play_on_cluster(run, cluster, view, interrupt=interrupt, oversubscribe=oversubscribe)
@@ -278,13 +285,17 @@ async def _play(
             from ..server import server_player
 
             player = server_player(run)
+            await player.serve()  # bound before the header: an endpoint in use is the only line (RunError)
         if web is None:
+            announce()
             return await run.run(view, interrupt=interrupt, player=player)
         from ..web.server import run_live
 
-        return await run_live(
-            run, view, web, interrupt=interrupt, announce=lambda url: echo_err(f"live page: {url}"), player=player
-        )
+        def listening(url: str) -> None:
+            announce()
+            echo_err(f"live page: {url}")
+
+        return await run_live(run, view, web, interrupt=interrupt, announce=listening, player=player)
     finally:
         await shutdown()  # whatever is left of any engine, and the watchdog, killed and reaped (a signal hurries it)
         for signum in handled:
@@ -360,8 +371,12 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
             )
         if run.replaced_unplayed:
             echo_err(f"quarto-arena: {run.directory} held a run that counted no game: started over in it")
-        if not options.quiet:  # --quiet: only warnings and the result
-            echo_err(header)
+
+        def announce() -> None:
+            """The header, once the run listens where it was told to (an address in use is one line, no header)."""
+            if not options.quiet:  # --quiet: only warnings and the result
+                echo_err(header)
+
         if spec.server is not None:
             show_server_log(options.quiet)
         view = RunView(
@@ -377,7 +392,7 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
         )
         try:
             fast_event_loop()
-            outcome = asyncio.run(_play(run, view, web, cluster, options.oversubscribe))
+            outcome = asyncio.run(_play(run, view, announce, web, cluster, options.oversubscribe))
         except WebError as e:
             view.close()
             fail(f"{e}; the run in {run.directory} has not started: continue it with --resume {run.directory}")
