@@ -226,7 +226,7 @@ def report(
 def serve(
     directory: str = typer.Argument(..., metavar="DIR", help="A run directory (finished, or still being played)."),
     web: str = typer.Option(
-        "127.0.0.1:8080", "--web", metavar="HOST:PORT", help="Where to serve the page (port 0: any free one)."
+        "127.0.0.1:0", "--web", metavar="HOST:PORT", help="Where to serve the page (port 0, the default: any free one)."
     ),
 ) -> None:
     """Serve the live page of a run directory, finished or still being written by another process, until Ctrl-C.
