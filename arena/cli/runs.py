@@ -334,11 +334,11 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
     from ..web import WebError, parse_address, require_server
 
     table_format_option(options.fmt)
-    cluster = cluster_option(options.cluster)
-    if cluster is not None and options.debug is not None:
+    if options.cluster is not None and options.debug is not None:  # whether Dask is installed or not
         fail("--debug records the UQI lines of engines on this machine; with --cluster they run on the workers")
-    if cluster is not None and options.web is not None:
+    if options.cluster is not None and options.web is not None:
         fail("--web cannot be used with --cluster; follow the run from another terminal: quarto-arena serve DIR")
+    cluster = cluster_option(options.cluster)
     web = None
     if options.web is not None:
         try:
@@ -430,11 +430,11 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
     resume = f"quarto-arena {kind} --resume {run.directory}"
     if outcome.aborted:
         n = len(outcome.aborted)
-        games, kept = f"{n} game{'s' if n > 1 else ''}", run.directory / "aborted.jsonl"
+        count, where = f"{n} game{'s' if n > 1 else ''}", run.directory / "aborted.jsonl"
         if outcome.verdict in (Verdict.H0, Verdict.H1):  # the test needs no more games: nothing went wrong
-            echo_err(f"the test decided with {games} still being played: stopped there, not counted (in {kept})")
+            echo_err(f"the test decided with {count} still being played: stopped there, not counted (in {where})")
         else:
-            echo_err(f"{games} in progress abandoned (in {kept}): not counted")
+            echo_err(f"{count} in progress abandoned (in {where}): not counted")
     interrupted = outcome.interrupted if outcome.interrupted is not None else next(iter(_LATE_SIGNALS), None)
     if interrupted is not None:
         name = signal.Signals(interrupted).name
