@@ -140,35 +140,72 @@ def tilted(frequencies: list[float], score: float) -> list[float]:
 # Simulated runs
 
 
-def simulate(frequencies: list[float], seeds: range, bounds: tuple[float, float] | None) -> list[tuple[int, int]]:
+SAFETY = 1.5
+"""How many times the largest step one pair could make the LLR take are kept between the LLR and a bound when
+pairs are drawn without looking at the LLR (see :func:`simulate`)."""
+
+
+def simulate(
+    frequencies: list[float], seeds: range, bounds: tuple[float, float] | None, every_pair: bool = False
+) -> list[tuple[int, int]]:
     """One run of the recipe's SPRT per seed on pairs drawn from ``frequencies`` (with other Elo ``bounds``, when
-    given): (exit status, games)."""
+    given): (exit status, games).
+
+    The runner looks at the LLR after every pair. So does this, where the LLR is near a bound; farther away it draws
+    pairs without looking, as many as cannot bring the LLR to a bound: the distance to the nearer bound over
+    :data:`SAFETY` times the largest step one more pair would make (one of each extreme class added, LL and WW,
+    measured again whenever the pairs have grown by a tenth). ``every_pair`` looks after every pair, to check that
+    this decides the same.
+    """
     test, budget = recipe_test()
     if bounds is not None:
         test = Sprt(*bounds, test.alpha, test.beta, test.model)
+    lower, upper = test.bounds
     cumulative = [sum(frequencies[: i + 1]) for i in range(5)]
     done = []
     for seed in seeds:
         rng = random.Random(seed)
         penta = [0, 0, 0, 0, 0]
-        status, pairs = NO_DECISION, 0
+        status, pairs, look = NO_DECISION, 0, 1
+        step, measured = 0.0, -1_000_000  # the largest step one pair makes, and when it was measured
         while status == NO_DECISION and 2 * pairs < budget:
             penta[min(bisect.bisect_right(cumulative, rng.random()), 4)] += 1
             pairs += 1
-            decision = test.pentanomial(penta).decision
-            if decision is not SprtDecision.CONTINUE:
-                status = EXIT[decision]
+            if pairs < look and 2 * pairs < budget:
+                continue
+            now = test.pentanomial(penta)
+            if now.decision is not SprtDecision.CONTINUE:
+                status = EXIT[now.decision]
+            elif every_pair:
+                look = pairs + 1
+            else:
+                if pairs - measured > max(20, measured // 10):  # the step moves as slowly as the frequencies
+                    step = max(abs(test.pentanomial(_plus(penta, c)).llr - now.llr) for c in (0, 4))
+                    measured = pairs
+                look = pairs + max(1, int(min(now.llr - lower, upper - now.llr) / (SAFETY * step)))
         done.append((status, 2 * pairs))
     return done
 
 
+def _plus(penta: list[int], c: int) -> list[int]:
+    more = list(penta)
+    more[c] += 1
+    return more
+
+
 def simulated(
-    frequencies: list[float], runs: int, workers: int, first_seed: int, bounds: tuple[float, float] | None = None
+    frequencies: list[float],
+    runs: int,
+    workers: int,
+    first_seed: int,
+    bounds: tuple[float, float] | None = None,
+    every_pair: bool = False,
 ) -> list[tuple[int, int]]:
     chunk = -(-runs // (4 * workers))
     parts = [range(s, min(s + chunk, first_seed + runs)) for s in range(first_seed, first_seed + runs, chunk)]
+    n = len(parts)
     with ProcessPoolExecutor(workers) as pool:
-        done = pool.map(simulate, [frequencies] * len(parts), parts, [bounds] * len(parts))
+        done = pool.map(simulate, [frequencies] * n, parts, [bounds] * n, [every_pair] * n)
         return [r for part in done for r in part]
 
 
@@ -238,6 +275,7 @@ def main() -> None:
     parser.add_argument("--real-weaker", type=int, default=3, help="real runs on a change 10 Elo weaker")
     parser.add_argument("--workers", type=int, default=2, help="processes for the simulated runs (default 2)")
     parser.add_argument("--seed", type=int, default=1, help="first seed of the simulated runs")
+    parser.add_argument("--check", type=int, default=100, help="runs simulated both ways, every pair looked at too")
     parser.add_argument(
         "--compare",
         default="-10,0",
@@ -268,6 +306,11 @@ def main() -> None:
             f"no-op frequencies from {2 * pairs:,} games of the example bot against itself: {penta}"
             f" -> [{', '.join(f'{f:.4f}' for f in frequencies)}], {2 * pairs_per_second:.0f} games/s"
         )
+        if args.check:
+            fast = simulated(frequencies, args.check, args.workers, args.seed)
+            exact = simulated(frequencies, args.check, args.workers, args.seed, every_pair=True)
+            same = sum(a == b for a, b in zip(fast, exact, strict=True))
+            print(f"pairs drawn unseen far from the bounds, against a look at every pair: {same} of {args.check} alike")
         print("simulated, a no-op change:")
         print("  " + summary(simulated(frequencies, args.runs, args.workers, args.seed), passing, pairs_per_second))
         if args.compare:
