@@ -3,6 +3,7 @@ it is missing (``@pytest.mark.extra("dask")``); in CI, a skipped test is a failu
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import shutil
@@ -29,11 +30,61 @@ def c_bot(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 #: What each optional extra installs that its tests need: the module whose absence skips them.
 EXTRAS = {"dask": "distributed", "web": "aiohttp", "browser": "playwright"}
+WITHOUT = Path(__file__).resolve().parent / "without"
+"""The folder whose sitecustomize.py hides extras from the processes started with it on PYTHONPATH."""
+
+
+#: Words in a test's source that say it touches an extra (``--touching-extras``).
+TOUCHES = {
+    "dask": ("cluster", "dask", "distributed"),
+    "web": ("--web", "aiohttp", "serve", "LiveServer", "PageServer", "web.server", "require_server"),
+    "browser": ("playwright", "browser", "chromium", "firefox"),
+}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--without",
+        metavar="EXTRA[,EXTRA]",
+        default="",
+        help="run as if these extras (dask, web, browser) were not installed, in this process and every one it starts",
+    )
+    parser.addoption(
+        "--touching-extras",
+        action="store_true",
+        help="with --without: only the tests whose source names the hidden extras (cluster, --web, browser...)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """``--without``: the extras hidden here and, through PYTHONPATH, in every Python process the tests start."""
+    without = config.getoption("--without")
+    if not without:
+        return
+    os.environ["QUARTO_ARENA_TEST_WITHOUT"] = without
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(WITHOUT), os.environ.get("PYTHONPATH")) if p)
+    import sys
+
+    sys.path.insert(0, str(WITHOUT))
+    from sitecustomize import extras_hidden, hide  # tests/without's, which this process did not start with
+
+    hide(extras_hidden())
+
+
+def hidden_extras() -> set[str]:
+    """The extras ``--without`` hides (their tests are skipped as if the extras were not installed)."""
+    return {n for n in os.environ.get("QUARTO_ARENA_TEST_WITHOUT", "").split(",") if n}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Skips the tests of an extra that is not installed (plain ``pip install -e .`` runs the rest)."""
-    missing = {name for name, module in EXTRAS.items() if importlib.util.find_spec(module) is None}
+    hidden = hidden_extras()
+    missing = {name for name, module in EXTRAS.items() if name in hidden or importlib.util.find_spec(module) is None}
+    if config.getoption("--touching-extras"):
+        words = [word for extra in hidden for word in TOUCHES[extra]]
+        kept = [item for item in items if any(word in _source(item) for word in words)]
+        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+        items[:] = kept
     for item in items:
         for marker in item.iter_markers("extra"):
             (name,) = marker.args
@@ -41,6 +92,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 raise pytest.UsageError(f"{item.nodeid}: unknown extra {name!r}; known: {', '.join(EXTRAS)}")
             if name in missing:
                 item.add_marker(pytest.mark.skip(reason=f"needs the {name} extra (pip install -e '.[{name}]')"))
+
+
+def _source(item: pytest.Item) -> str:
+    """A test function's source, and its fixtures' (where a test's use of an extra may be)."""
+    import inspect
+
+    function = getattr(item, "function", None)
+    if function is None:
+        return ""
+    parts = [inspect.getsource(function)]
+    fixtures = getattr(item, "_fixtureinfo", None)
+    for name in fixtures.names_closure if fixtures is not None else ():
+        for definition in fixtures.name2fixturedefs.get(name, ()):
+            with contextlib.suppress(OSError, TypeError):
+                parts.append(inspect.getsource(definition.func))
+    return "\n".join(parts)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -65,12 +65,13 @@ def check(
     except (RosterError, RunError) as e:
         fail(str(e))
     timeouts = CheckTimeouts().scaled(timeout_scale)
-    address = cluster_option(cluster)
-    if address is not None:
+    if cluster is not None:  # options that cannot go together, whether Dask is installed or not
         if served is not None:
             fail("remote:NAME bots connect in to this machine; --cluster checks on the workers")
         if transcript is not None:
             fail("--transcript writes one engine's exchange; with --cluster, use --verbose (every worker's lines)")
+    address = cluster_option(cluster)
+    if address is not None:
         _check_on_cluster(address, config, timeouts, keep_going, verbose)
     if served is None:
         report = asyncio.run(run_check(config, timeouts=timeouts, keep_going=keep_going))
