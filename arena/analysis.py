@@ -5,27 +5,26 @@ the first position with at most ``from_empties`` empty squares, the value before
 turn played, both for the player who played it; a turn whose verdict is worse than the position's (a win that
 became a draw or a loss, a draw that became a loss) is a *mistake*, and the best turns there are recorded
 (:func:`analyse_game`). Per engine, :func:`summarize` counts mistakes, wins thrown away and draws thrown away.
-The results are written back as PGN comments (:func:`annotated_pgn`) and JSON Lines (:func:`game_json`).
+The results are written back as PGN comments (:func:`annotated_pgn`) and JSON Lines (:func:`game_json`);
+:mod:`.analysis_file` does a whole PGN file (streamed, in worker processes, resumable).
 
 Games are read with :mod:`.pgn`; the ``Variant`` tag (as this project writes it: ``standard
 color,shape,height,fill auto``) sets the rules, ``StartPosition`` the start. One :class:`Solver` per variant is
-shared by all the games, so later positions reuse what earlier ones proved.
+shared by all the games, so later positions reuse what earlier ones proved, and each game's first analysed position
+(the one solved cold) is kept by its canonical form for the games that meet it again.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import json
-import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from quarto_arena.protocol.notation import NotationError, parse_position, parse_turn, parse_variant
 from quarto_arena.protocol.rules import Position, Turn, Variant
 from quarto_arena.protocol.solver import Analysis, Limits, Solver, Value, Verdict
+from quarto_arena.protocol.symmetry import canonical_key
 
 from .errors import ArenaError, ExitStatus
 
@@ -36,12 +35,14 @@ if TYPE_CHECKING:
     from .stats import TableRows
 
 __all__ = [
+    "CACHED_POSITIONS",
     "DEFAULT_FROM",
-    "AnalysedFile",
     "Analyser",
     "AnalysisError",
     "EngineSummary",
     "GameAnalysis",
+    "Replay",
+    "Tally",
     "TurnAnalysis",
     "annotated_pgn",
     "game_json",
@@ -51,7 +52,11 @@ __all__ = [
 
 DEFAULT_FROM: Final = 12
 """Games are analysed from the first position with at most this many empty squares."""
+CACHED_POSITIONS: Final = 1 << 16
+"""First positions whose values an :class:`Analyser` keeps (about 250 bytes each: 16 MB at most; a night's run of
+18,000 games has about 13,000 different ones)."""
 _RANK: Final = {Verdict.LOSS: 0, Verdict.DRAW: 1, Verdict.WIN: 2}
+_VALUES: dict[Value, Value] = {}  # the values kept by Analyser._first_value, one object each
 _THROWN: Final = {Verdict.WIN: "win thrown away", Verdict.DRAW: "draw thrown away"}
 _OPPOSITE: Final = {Verdict.WIN: Verdict.LOSS, Verdict.LOSS: Verdict.WIN, Verdict.DRAW: Verdict.DRAW}
 
@@ -117,18 +122,6 @@ class GameAnalysis:
 
 
 @dataclass(frozen=True, slots=True)
-class AnalysedFile:
-    """What :meth:`Analyser.file` wrote."""
-
-    pgn: Path
-    """The annotated games."""
-    jsonl: Path
-    """One JSON object per game."""
-    games: list[GameAnalysis]
-    """The analyses, in file order."""
-
-
-@dataclass(frozen=True, slots=True)
 class EngineSummary:
     """What the analysis found for one engine over all games."""
 
@@ -154,12 +147,20 @@ class EngineSummary:
 
 
 class Analyser:
-    """Analyses positions and games; holds one solver per variant. ``seconds`` bounds each position's search."""
+    """Analyses positions and games; holds one solver per variant. ``seconds`` bounds each position's search.
+
+    The value of each game's first analysed position, the one solved with nothing known of it (the others follow from
+    the turns' values), is kept by the position's canonical form: a position met again in another game, the same or
+    a symmetric one, is not solved again. At most :data:`CACHED_POSITIONS` are kept (the oldest go first).
+    """
 
     def __init__(self, seconds: float | None = None) -> None:
         self.limits = None if seconds is None else Limits(seconds=seconds)
         """The bound on each search (None: exact, however long it takes)."""
         self._solvers: dict[Variant, Solver] = {}
+        self._values: dict[tuple[Variant, int], Value] = {}
+        self.solved = self.reused = 0
+        """First positions solved, and first positions whose value was known from another game."""
 
     def solver(self, variant: Variant) -> Solver:
         """The solver for ``variant`` (made on first use)."""
@@ -174,36 +175,26 @@ class Analyser:
     def game(self, game: PgnGame, variant: Variant, from_empties: int = DEFAULT_FROM) -> GameAnalysis:
         """Replays ``game`` and analyses its turns from the first position with at most ``from_empties`` empty
         squares. ``variant`` applies when the game has no ``Variant`` tag. Raises :class:`AnalysisError`."""
-        where = f"{game.path}:{game.line}"
-        variant = _game_variant(game, variant, where)
-        try:
-            start = game.tags.get("StartPosition", "startpos")
-            position = parse_position(start, variant)
-        except NotationError as e:
-            raise AnalysisError(f"{where}: bad StartPosition: {e}") from None
-        from .pgn import parse_movetext
-
-        tokens, comments = parse_movetext(game.movetext)
-        solver = self.solver(variant)
+        replay = Replay.of(game, variant)
+        solver = self.solver(replay.variant)
         names = (game.tags.get("White", "?"), game.tags.get("Black", "?"))
         analysed: list[TurnAnalysis] = []
         known: Value | None = None  # the value of ``position``, when the last turn's value told it
-        for ply, token in enumerate(tokens):
-            try:
-                turn = parse_turn(token)
-                after = position.apply(turn)
-            except (NotationError, ValueError) as e:
-                raise AnalysisError(f"{where}: turn {ply + 1} ({token}): {e}") from None
+        first = True
+        for ply, position, turn, after in replay.turns():
             empty = 16 - position.placed
             if empty <= from_empties:
-                t = self._turn(solver, position, turn, ply, names[ply % 2], empty, known)
+                if first:
+                    before, first = self._first_value(solver, position), False
+                else:
+                    before = known if known is not None else solver.value(position, self.limits).value
+                t = self._turn(solver, position, turn, ply, names[ply % 2], empty, before)
                 analysed.append(t)
                 # The turn's value for its player is the next position's value for the other one, a turn further
                 # from the end: the position need not be solved again (half the solver's requests).
                 ended = after.is_over
                 known = None if t.after is None or ended else Value(_OPPOSITE[t.after.verdict], t.after.turns - 1)
-            position = after
-        return GameAnalysis(game, tuple(tokens), comments, tuple(analysed))
+        return GameAnalysis(game, replay.tokens, replay.comments, tuple(analysed))
 
     def games(
         self, games: Iterable[PgnGame], variant: Variant, from_empties: int = DEFAULT_FROM
@@ -212,60 +203,24 @@ class Analyser:
         for game in games:
             yield self.game(game, variant, from_empties)
 
-    def file(
-        self,
-        path: Path,
-        variant: Variant,
-        from_empties: int = DEFAULT_FROM,
-        directory: Path | None = None,
-        on_game: Callable[[int, GameAnalysis], None] | None = None,
-        *,
-        jobs: int = 1,
-        games: Sequence[PgnGame] | None = None,
-    ) -> AnalysedFile:
-        """Analyses every game of a PGN file and writes ``NAME.analysis.pgn`` and ``NAME.analysis.jsonl`` into
-        ``directory`` (default: the file's), game by game in file order; ``on_game(index, analysis)`` after each.
-
-        ``jobs`` > 1 analyses that many games at once in worker processes, each with its own solver: a game's
-        positions share one table, as in one process. ``games``: the file's games, when already read.
-        Raises :class:`~.pgn.PgnError`, :class:`AnalysisError` or OSError.
-        """
-        from concurrent.futures import ProcessPoolExecutor
-
-        from .pgn import read_games
-
-        directory = directory or path.parent
-        stem = path.name[: -len(path.suffix)] if path.suffix else path.name
-        done = AnalysedFile(directory / f"{stem}.analysis.pgn", directory / f"{stem}.analysis.jsonl", [])
-        source: Iterable[PgnGame] = read_games(path) if games is None else games
-        directory.mkdir(parents=True, exist_ok=True)
-        with (
-            done.pgn.open("w", encoding="utf-8") as pgn,
-            done.jsonl.open("w", encoding="utf-8") as jsonl,
-            contextlib.ExitStack() as stack,
-        ):
-            if jobs > 1:
-                pool = ProcessPoolExecutor(jobs, initializer=_worker_start, initargs=(self.limits, os.getpid()))
-                # On an error or an interrupt, the games not begun are dropped rather than analysed for nothing.
-                stack.callback(pool.shutdown, wait=True, cancel_futures=True)
-                # In file order, each game a task: a worker keeps its solver's table from game to game.
-                analyses: Iterable[GameAnalysis] = pool.map(
-                    functools.partial(_worker_game, variant=variant, from_empties=from_empties), source
-                )
-            else:
-                analyses = self.games(source, variant, from_empties)
-            for i, analysis in enumerate(analyses):
-                pgn.write(("\n" if i else "") + annotated_pgn(analysis))
-                jsonl.write(json.dumps(game_json(analysis)) + "\n")
-                done.games.append(analysis)
-                if on_game is not None:
-                    on_game(i, analysis)
-        return done
+    def _first_value(self, solver: Solver, position: Position) -> Value | None:
+        """The value of a game's first analysed position: known from another game, or solved (and kept)."""
+        key = (position.variant, canonical_key(position))
+        value = self._values.get(key)
+        if value is not None:
+            self.reused += 1
+            return value
+        value = solver.value(position, self.limits).value
+        self.solved += 1
+        if value is not None:
+            if len(self._values) >= CACHED_POSITIONS:
+                del self._values[next(iter(self._values))]
+            self._values[key] = _VALUES.setdefault(value, value)  # a few dozen values in all: one object each
+        return value
 
     def _turn(
-        self, solver: Solver, position: Position, turn: Turn, ply: int, player: str, empty: int, known: Value | None
+        self, solver: Solver, position: Position, turn: Turn, ply: int, player: str, empty: int, before: Value | None
     ) -> TurnAnalysis:
-        before = known if known is not None else solver.value(position, self.limits).value
         after = solver.turn_value(position, turn, self.limits)
         best: tuple[str, ...] = ()
         if before is not None and after is not None and _RANK[after.verdict] < _RANK[before.verdict]:
@@ -274,43 +229,82 @@ class Analyser:
         return TurnAnalysis(ply, player, str(turn), empty, before, after, best)
 
 
-_WORKER: list[Analyser] = []
-"""The analyser of a worker process (:meth:`Analyser.file` with ``jobs``)."""
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """A game of a PGN file made ready to replay: its rules, start, turn tokens and comments."""
 
+    game: PgnGame
+    variant: Variant
+    start: Position
+    tokens: tuple[str, ...]
+    comments: Mapping[int, str]
 
-def _worker_start(limits: Limits | None, parent: int) -> None:
-    from .transport.supervision import exit_with_parent  # here: the engines' transports are no start-up cost of analyse
+    @classmethod
+    def of(cls, game: PgnGame, variant: Variant) -> Replay:
+        """Reads the game's rules (``variant`` without a Variant tag), start and movetext; :class:`AnalysisError`."""
+        where = f"{game.path}:{game.line}"
+        variant = _game_variant(game, variant, where)
+        try:
+            start = parse_position(game.tags.get("StartPosition", "startpos"), variant)
+        except NotationError as e:
+            raise AnalysisError(f"{where}: bad StartPosition: {e}") from None
+        from .pgn import parse_movetext
 
-    exit_with_parent(parent)  # a pool's worker would wait for ever after an analyse killed by SIGKILL
-    analyser = Analyser()
-    analyser.limits = limits
-    _WORKER.append(analyser)
+        tokens, comments = parse_movetext(game.movetext)
+        return cls(game, variant, start, tuple(tokens), comments)
 
+    def turns(self) -> Iterator[tuple[int, Position, Turn, Position]]:
+        """(ply, the position, the turn played, the position after it) for every turn; :class:`AnalysisError` at
+        one that cannot be played."""
+        position = self.start
+        for ply, token in enumerate(self.tokens):
+            try:
+                turn = parse_turn(token)
+                after = position.apply(turn)
+            except (NotationError, ValueError) as e:
+                raise AnalysisError(f"{self.game.path}:{self.game.line}: turn {ply + 1} ({token}): {e}") from None
+            yield ply, position, turn, after
+            position = after
 
-def _worker_game(game: PgnGame, *, variant: Variant, from_empties: int) -> GameAnalysis:
-    return _WORKER[0].game(game, variant, from_empties)
+    def first(self, from_empties: int) -> Position | None:
+        """The first position analysed (at most ``from_empties`` empty squares), None when the game ends before."""
+        for _, position, _, _ in self.turns():
+            if 16 - position.placed <= from_empties:
+                return position
+        return None
 
 
 def _game_variant(game: PgnGame, default: Variant, where: str) -> Variant:
     text = game.tags.get("Variant")
     if text is None:
         return default
-    fields = text.split()
-    if len(fields) != 3:
-        raise AnalysisError(f"{where}: Variant tag {text!r}: expected SHAPES ATTRIBUTES CLAIMS")
     try:
-        return parse_variant(*fields)
-    except NotationError as e:
+        return _variant_of(text)
+    except (NotationError, ValueError) as e:
         raise AnalysisError(f"{where}: Variant tag {text!r}: {e}") from None
 
 
-def summarize(analyses: Iterable[GameAnalysis]) -> list[EngineSummary]:
-    """Per engine, in order of first appearance: games, turns, mistakes, wins and draws thrown away."""
-    rows: dict[str, list[int]] = {}
-    for a in analyses:
+@functools.lru_cache(maxsize=64)
+def _variant_of(text: str) -> Variant:
+    """A Variant tag's rules: one object per text (a file has one or a few; a Variant a game, kept with the game's
+    first position, made the kept values grow by 3.5 KB a game)."""
+    fields = text.split()
+    if len(fields) != 3:
+        raise ValueError("expected SHAPES ATTRIBUTES CLAIMS")
+    return parse_variant(*fields)
+
+
+class Tally:
+    """The per-engine summary, counted game by game (so that no game need be kept)."""
+
+    def __init__(self) -> None:
+        self._rows: dict[str, list[int]] = {}
+
+    def add(self, analysis: GameAnalysis) -> None:
+        """Counts one game's analysed turns."""
         seen: set[str] = set()
-        for t in a.analysed:
-            row = rows.setdefault(t.player, [0, 0, 0, 0, 0, 0])
+        for t in analysis.analysed:
+            row = self._rows.setdefault(t.player, [0, 0, 0, 0, 0, 0])
             if t.player not in seen:
                 seen.add(t.player)
                 row[0] += 1
@@ -320,7 +314,18 @@ def summarize(analyses: Iterable[GameAnalysis]) -> list[EngineSummary]:
             row[3] += mistake == _THROWN[Verdict.WIN]
             row[4] += mistake == _THROWN[Verdict.DRAW]
             row[5] += t.before is None or t.after is None
-    return [EngineSummary(name, *row) for name, row in rows.items()]
+
+    def summaries(self) -> list[EngineSummary]:
+        """Per engine, in order of first appearance."""
+        return [EngineSummary(name, *row) for name, row in self._rows.items()]
+
+
+def summarize(analyses: Iterable[GameAnalysis]) -> list[EngineSummary]:
+    """Per engine, in order of first appearance: games, turns, mistakes, wins and draws thrown away."""
+    tally = Tally()
+    for a in analyses:
+        tally.add(a)
+    return tally.summaries()
 
 
 def summary_rows(summaries: Iterable[EngineSummary]) -> TableRows:

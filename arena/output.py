@@ -57,6 +57,7 @@ __all__ = [
     "PeriodicProgress",
     "ProgressEvery",
     "RunView",
+    "duration",
     "final_report",
     "forfeit_rows",
     "format_table",
@@ -248,7 +249,8 @@ def parse_progress_every(text: str) -> ProgressEvery:
     return ProgressEvery(games, seconds)
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
+    """``H:MM:SS``, as the status lines write elapsed and remaining times."""
     s = int(seconds)
     return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
 
@@ -292,9 +294,9 @@ class _Tally:
         rate = self.new / elapsed if elapsed > 0 and self.new else 0.0
         if self.total:
             count = f"{self.done}/{self.total} games ({100 * self.done / self.total:.0f}%)"
-            eta = f"ETA {_duration((self.total - self.done) / rate)}" if rate else "ETA ?"
+            eta = f"ETA {duration((self.total - self.done) / rate)}" if rate else "ETA ?"
         else:
-            count, eta = f"{self.done} games", f"elapsed {_duration(elapsed)}"
+            count, eta = f"{self.done} games", f"elapsed {duration(elapsed)}"
         parts = [f"{count}, {len(self.running)} running"]
         if len(self.names) == 2:
             wins, losses, draws = self.wld
@@ -422,7 +424,7 @@ class PeriodicProgress:
     def _line(self, now: float) -> None:
         self._since = 0
         self._last = now
-        _write(self.stream, f"[{_duration(now - self.tally.t0)}] {self.tally.status()}\n")
+        _write(self.stream, f"[{duration(now - self.tally.t0)}] {self.tally.status()}\n")
 
 
 class _Silent:

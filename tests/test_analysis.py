@@ -104,10 +104,14 @@ def test_games_find_the_mistake(tmp_path: Path) -> None:
     path.write_text(games)
     out = run("analyse", str(path))
     assert out.returncode == 0, out.stderr
-    assert "game 1 (alice vs bob): turn 1 c11 by alice, 7 empty: draw thrown away (was draw, now loss 2)" in out.stdout
-    table = out.stdout.splitlines()
-    header = next(i for i, line in enumerate(table) if line.startswith("engine"))
-    rows = {line.split()[0]: line.split() for line in table[header + 2 :]}
+    # The table first, then the mistakes (the first ones: every one is in the files).
+    table, mistakes = out.stdout.split("\n\nmistakes (every one is in games.analysis.jsonl and games.analysis.pgn):\n")
+    assert mistakes.splitlines() == [
+        "game 1 (alice vs bob): turn 1 c11 by alice, 7 empty: draw thrown away (was draw, now loss 2)"
+    ]
+    lines = table.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("engine"))
+    rows = {line.split()[0]: line.split() for line in lines[header + 2 :]}
     assert rows["alice"][1:] == ["1", "1", "1", "1", "0", "1", "0"]  # games turns mistakes per_game wins draws unproven
     assert rows["bob"][1:] == ["2", "2", "0", "0", "0", "0", "0"]
     assert "carol" not in rows  # no turn of hers was analysed
@@ -205,3 +209,144 @@ def test_a_win_in_one_turn_is_singular() -> None:
     out = run("analyse", "..../..../.e../012. 3")
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[0] == "win in 1 turn, for the player to move"
+
+
+# --- a night's file: streamed, stopped, continued -----------------------------------------------------------------
+
+
+def random_games(path: Path, count: int, seed: int = 1) -> None:
+    """``count`` games of random turns (seeded), as PGN: some end early, most reach the analysed part."""
+    import random
+
+    from quarto_arena.arena.pgn import format_game
+    from quarto_arena.protocol.rules import Outcome, Position
+
+    rng = random.Random(seed)
+    texts = []
+    for number in range(count):
+        position, turns = Position.start(), []
+        while not position.is_over:
+            turn = rng.choice(position.legal_turns())
+            turns.append(str(turn))
+            position = position.apply(turn)
+        white_won = position.outcome is Outcome.WIN and len(turns) % 2 == 1
+        result = "1/2-1/2" if position.outcome is Outcome.DRAW else "1-0" if white_won else "0-1"
+        tags = {"White": f"p{number % 3}", "Black": f"p{(number + 1) % 3}", "GameId": str(number + 1)}
+        tags["Variant"] = "standard color,shape,height,fill auto"
+        texts.append(format_game(tags, turns, result))
+    path.write_text("\n".join(texts))
+
+
+def test_summary_prints_the_table_only_and_the_status_line_has_an_eta(tmp_path: Path) -> None:
+    path = tmp_path / "night.pgn"
+    random_games(path, 40)
+    out = run("analyse", str(path), "--from", "9", "--summary", "--progress-every", "1")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0].split()[:4] == ["engine", "games", "turns", "mistakes"]
+    assert "mistakes (" not in out.stdout and "game 1 (" not in out.stdout  # the table alone
+    progress = [line for line in out.stderr.splitlines() if line.startswith("analysed ")]
+    assert len(progress) == 40 and all(", ETA " in line for line in progress), progress[:3]
+    # Without --summary, at most the first 20 mistakes follow the table, with where every one is.
+    full = run("analyse", str(path), "--from", "9", "--out", str(tmp_path / "full"))
+    table, _, listed = full.stdout.partition("\n\nthe first 20 of ")
+    assert table.startswith("engine")
+    assert listed and len(listed.splitlines()) == 21, full.stdout[-2000:]
+    assert listed.splitlines()[0].endswith("mistakes (every one is in night.analysis.jsonl and night.analysis.pgn):")
+
+
+@pytest.mark.slow
+def test_a_stopped_analysis_keeps_its_games_marked_partial_and_resume_finishes_it_as_if_never_stopped(
+    tmp_path: Path,
+) -> None:
+    import signal
+    import time
+
+    path = tmp_path / "night.pgn"
+    random_games(path, 2000)
+    whole = run("analyse", str(path), "--from", "6", "-q", "--out", str(tmp_path / "whole"))
+    assert whole.returncode == 0, whole.stderr
+    out = tmp_path / "stopped"
+    proc = subprocess.Popen(
+        [*CLI, "analyse", str(path), "--from", "6", "-j", "2", "--out", str(out), "--progress-every", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    deadline = time.monotonic() + 120
+    for line in proc.stderr:  # stopped once some games are done (the line comes after the game is written)
+        if line.startswith("analysed 50 of"):
+            break
+        assert time.monotonic() < deadline
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    (line,) = [x for x in stderr.splitlines() if x.startswith("quarto-arena: error:")]
+    assert line.startswith("quarto-arena: error: interrupted by SIGINT after ") and " of 2000 games: " in line
+    assert line.endswith(f"--out {out} --progress-every 1 --resume"), line
+    assert "Traceback" not in stderr
+    done = int(line.split(" after ")[1].split()[0])
+    assert 50 <= done < 2000
+    # The table of what was analysed; the files named as partial, nothing under the final names.
+    assert stdout.splitlines()[0].split()[:2] == ["engine", "games"]
+    assert not (out / "night.analysis.jsonl").exists() and not (out / "night.analysis.pgn").exists()
+    assert len((out / "night.analysis.jsonl.part").read_text().splitlines()) == done
+    # Run again without --resume: refused, nothing lost.
+    again = run("analyse", str(path), "--from", "6", "--out", str(out))
+    one_line_error(again, 2, f"holds {done} games of a stopped analysis", "--resume")
+    # Other options than the stopped analysis's: refused.
+    one_line_error(run("analyse", str(path), "--from", "7", "--out", str(out), "--resume"), 2, "other options")
+    resumed = run("analyse", str(path), "--from", "6", "-q", "--out", str(out), "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout.split("\n\n")[0] == whole.stdout.split("\n\n")[0]  # the same table
+    for name in ("night.analysis.pgn", "night.analysis.jsonl"):
+        assert (out / name).read_bytes() == (tmp_path / "whole" / name).read_bytes(), name
+    assert sorted(p.name for p in out.iterdir()) == ["night.analysis.jsonl", "night.analysis.pgn"]
+    one_line_error(run("analyse", str(path), "--out", str(out), "--resume"), 2, "no stopped analysis")
+
+
+@pytest.mark.slow
+def test_memory_follows_the_games_in_flight_not_the_file(tmp_path: Path) -> None:
+    # 25 MB of PGN took 392 MB at -j 1 (every game and every analysis kept to the end). Peak memory of analysing
+    # 12,000 games against 4,000 (both files past the reader's 1 MiB blocks), in this process: what may grow is the
+    # kept values of first positions (about 250 bytes each, at most CACHED_POSITIONS of them).
+    import tracemalloc
+
+    from quarto_arena.arena.analysis_file import analyse_file
+
+    peaks = []
+    for count in (4000, 12000):
+        path = tmp_path / f"g{count}.pgn"
+        random_games(path, count, seed=count)
+        tracemalloc.start()
+        try:
+            done = analyse_file(path, Variant(), 4, tmp_path / f"o{count}")
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+        assert done.games == count and done.stopped_by is None
+    # Under 1 KB a game more: a kept first position's value, not a game (a game and its analysis: several KB).
+    assert peaks[1] < peaks[0] + 1000 * 8000, peaks
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_first_position_met_again_up_to_symmetry_is_not_solved_again(tmp_path: Path, jobs: int) -> None:
+    from quarto_arena.arena.analysis_file import analyse_file
+    from quarto_arena.protocol.notation import format_position
+    from quarto_arena.protocol.symmetry import symmetries, transform, transform_turn
+
+    # Three first positions, each met twice: as written, and as an image under the game's symmetry group.
+    starts = [parse_position(DRAWN), parse_position(HARD), parse_position("..d4/.1../a9../f.76 0")]
+    sym = symmetries(Variant())[5]
+    texts = []
+    for start in starts:
+        turn = start.legal_turns()[0]
+        texts.append(pgn(format_position(start), f"1. {turn}", "*"))
+        image = transform(start, sym)
+        texts.append(pgn(format_position(image), f"1. {transform_turn(turn, sym)}", "*", white="bob", black="alice"))
+    path = tmp_path / "twice.pgn"
+    path.write_text("\n".join(texts))
+    done = analyse_file(path, Variant(), 12, tmp_path / "out", jobs=jobs)
+    assert (done.games, done.solved, done.reused) == (6, 3, 3)
+    values = [json.loads(line)["turns"][0]["before"] for line in (tmp_path / "out" / "twice.analysis.jsonl").open()]
+    assert values[0::2] == values[1::2]  # the image's value is the position's

@@ -90,7 +90,6 @@ ALLOWED = {
         'typer.echo(f"{how}, for the player to move")',
         "typer.echo(f\"best: {' '.join(best)}\")",
         'typer.echo(f"{result.nodes:,} nodes, {result.seconds:.2f} s")',
-        'typer.echo(f"wrote {done.pgn} and {done.jsonl}", err=True)',
         'sys.stderr.write("\\r\\x1b[K" + self.text())',  # analyse's progress line: counts and times only
         'sys.stderr.write("\\r\\x1b[K")',
     ],

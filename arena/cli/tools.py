@@ -286,6 +286,12 @@ def analyse(
         help="PGN, off a terminal: a status line every N games or seconds (default: every 60 s and every tenth).",
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="PGN: no progress line."),
+    summary: bool = typer.Option(
+        False, "--summary", help="PGN: print the per-engine table only (the mistakes are in the files)."
+    ),
+    resume: bool = typer.Option(
+        False, "--resume", help="PGN: continue a stopped analysis (the same options) from its .part files."
+    ),
 ) -> None:
     """Solve a position (value, turns to the end, every best turn), or find the mistakes in the games of a PGN file.
 
@@ -296,8 +302,22 @@ def analyse(
 
     v = variant_option(variant, attributes, claim)
     if target.lower().endswith(".pgn") or Path(target).is_file():
-        _analyse_games(target, v, seconds, from_empties, out, as_json, jobs, progress_every, quiet)
+        _analyse_games(
+            target,
+            v,
+            seconds,
+            from_empties,
+            out,
+            as_json,
+            jobs,
+            progress_every,
+            quiet,
+            summary=summary,
+            resume=resume,
+        )
         return
+    if summary or resume:
+        fail(f"--{'summary' if summary else 'resume'} is for a PGN file; {target!r} is a position")
     from ..analysis import Analyser
 
     position = position_option(target, v)
@@ -334,24 +354,37 @@ def analyse(
     typer.echo(f"{result.nodes:,} nodes, {result.seconds:.2f} s")
 
 
+_MISTAKES_SHOWN = 20  # mistakes printed under the table; every one is in the files
+
+
 class _AnalyseProgress:
     """``analyse FILE.pgn``'s status on standard error, as runs show theirs: redrawn in place on a terminal; else a
-    line every so many games or seconds (by default every 60 s and at every tenth of the games)."""
+    line every so many games or seconds (by default every 60 s and at every tenth of the games). The time left is
+    reckoned from the games analysed since this command started."""
 
     def __init__(self, total: int, every: Any, quiet: bool) -> None:
         import time
 
         self.total, self.every, self.quiet = total, every, quiet
         self.live = sys.stderr.isatty()
-        self.done = self.mistakes = self._since = self._tenth = 0
+        self.done = self.mistakes = self._since = self._tenth = self._resumed = 0
         self.t0 = self._last = time.monotonic()
 
     def text(self) -> str:
         import time
 
+        from ..output import duration
+
         elapsed = time.monotonic() - self.t0
-        rate = f", {self.done / elapsed:.2f} games/s" if elapsed > 0 else ""
-        return f"analysed {self.done} of {self.total} games, {self.mistakes} mistakes{rate}, {elapsed:.0f} s"
+        new = self.done - self._resumed
+        rate = new / elapsed if elapsed > 0 and new else 0.0
+        speed = f", {rate:.2f} games/s" if rate else ""
+        eta = f", ETA {duration((self.total - self.done) / rate)}" if rate else ""
+        return f"analysed {self.done} of {self.total} games, {self.mistakes} mistakes{speed}, {elapsed:.0f} s{eta}"
+
+    def resumed(self, games: int, mistakes: int) -> None:
+        self.done = self._resumed = games
+        self.mistakes = mistakes
 
     def game(self, analysis: Any) -> None:
         import time
@@ -378,7 +411,7 @@ class _AnalyseProgress:
             self._since, self._last = 0, now
 
     def close(self) -> None:
-        if self.live and not self.quiet and self.done:
+        if self.live and not self.quiet and self.done > self._resumed:
             sys.stderr.write("\r\x1b[K")
             sys.stderr.flush()
 
@@ -393,13 +426,19 @@ def _analyse_games(
     jobs: int = 1,
     progress_every: str | None = None,
     quiet: bool = False,
+    *,
+    summary: bool = False,
+    resume: bool = False,
 ) -> None:
-    """``analyse FILE.pgn``: annotated PGN and JSON Lines written, mistakes and the per-engine summary printed."""
+    """``analyse FILE.pgn``: annotated PGN and JSON Lines written; the per-engine table printed, then (without
+    ``summary`` or ``--json``) the first mistakes."""
+    import shlex
     from pathlib import Path
 
-    from ..analysis import Analyser, AnalysisError, GameAnalysis, summarize, summary_rows
+    from ..analysis import AnalysisError, GameAnalysis, summary_rows
+    from ..analysis_file import Outputs, analyse_file, count_games
     from ..output import ProgressEvery, format_table, parse_progress_every
-    from ..pgn import PgnError, read_games
+    from ..pgn import PgnError
 
     path = Path(target)
     if not path.is_file():
@@ -411,34 +450,61 @@ def _analyse_games(
         except ValueError as e:
             fail(str(e))
     try:
-        games = list(read_games(path))
+        total = count_games(path)
     except PgnError as e:
         fail(str(e))
     except OSError as e:
         fail(f"{path}: {e.strerror or e}")
-    progress = _AnalyseProgress(len(games), every, quiet)
+    if not total:
+        fail(f"{path}: no games")
+    progress = _AnalyseProgress(total, every, quiet)
+    shown: list[str] = []
 
     def report(index: int, game: GameAnalysis) -> None:
         progress.game(game)
         for t in game.analysed:
-            if t.mistake is not None and not as_json:
-                echo_out(
+            if t.mistake is not None and len(shown) < _MISTAKES_SHOWN:
+                shown.append(
                     f"game {index + 1} ({game.white} vs {game.black}): turn {t.ply + 1} {t.turn} by {t.player}, "
                     f"{t.empty} empty: {t.mistake} (was {t.before}, now {t.after})"
                 )
 
+    outputs = Outputs.of(path, None if out is None else Path(out))
     try:
-        done = Analyser(seconds).file(
-            path, variant, from_empties, None if out is None else Path(out), report, jobs=jobs, games=games
+        done = analyse_file(
+            path,
+            variant,
+            from_empties,
+            None if out is None else Path(out),
+            seconds=seconds,
+            jobs=jobs,
+            resume=resume,
+            on_game=report,
+            on_resumed=lambda games, mistakes: progress.resumed(games, mistakes),
         )
-    except (PgnError, AnalysisError) as e:
+    except (PgnError, AnalysisError, OSError) as e:
         progress.close()
-        fail(str(e))
-    except OSError as e:
-        progress.close()
-        fail(f"{e.filename or path}: {e.strerror or e}")
+        message = f"{e.filename or path}: {e.strerror or e}" if isinstance(e, OSError) else str(e)
+        if outputs.jsonl_part.exists() and not message.startswith(("--resume", str(outputs.jsonl_part))):
+            message += f"; the games before it are in {outputs.jsonl_part} (--resume continues once it is mended)"
+        fail(message)
     progress.close()
-    if not done.games:
-        fail(f"{path}: no games")
-    echo_out(format_table(summary_rows(summarize(done.games)), "json" if as_json else "simple"))
-    typer.echo(f"wrote {done.pgn} and {done.jsonl}", err=True)
+    table = summary_rows(done.summaries)
+    echo_out(format_table(table, "json" if as_json else "simple"))
+    mistakes = sum(s.mistakes for s in done.summaries)
+    if shown and not (summary or as_json):
+        more = mistakes - done.resumed_mistakes
+        where = f"every one is in {done.outputs.jsonl.name} and {done.outputs.pgn.name}"
+        head = "mistakes" if len(shown) == more else f"the first {len(shown)} of {more:,} mistakes"
+        echo_out(f"\n{head} ({where}):\n" + "\n".join(shown))
+    if done.stopped_by is None:
+        echo_err(f"wrote {done.outputs.pgn} and {done.outputs.jsonl}")
+        return
+    import signal
+
+    again = " ".join(shlex.quote(a) for a in ["quarto-arena", *sys.argv[1:]] if a != "--resume") + " --resume"
+    fail(
+        f"interrupted by {signal.Signals(done.stopped_by).name} after {done.games} of {total} games:"
+        f" {done.outputs.pgn_part} and {done.outputs.jsonl_part.name} hold them; continue with: {again}",
+        128 + done.stopped_by,
+    )
