@@ -17,6 +17,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -247,13 +248,19 @@ def test_the_analysis_is_matched_to_its_game_and_turn_or_refused(
     assert not values and "turn 4 is not 'zz'" in warnings[0]
 
 
+def run_config(directory: Path, spec: RunSpec, games: int) -> dict[str, Any]:
+    """A run directory's config.json, as a run of ``games`` games writes it."""
+    config = spec.to_dict()
+    config["schedule"] = {"games": games, "digest": "x"}
+    (directory / "config.json").write_text(json.dumps(config))
+    return config
+
+
 def test_a_followed_directory_reads_complete_lines_and_starts_again_when_rewritten(
     played: tuple[RunSpec, list[GameRecord]], tmp_path: Path
 ) -> None:
     spec, records = played
-    config = spec.to_dict()
-    config["schedule"] = {"games": 12, "digest": "x"}
-    (tmp_path / "config.json").write_text(json.dumps(config))
+    run_config(tmp_path, spec, 12)
     warnings: list[str] = []
     follower = Follower(tmp_path, warnings.append)
     assert not follower.poll()  # no games.jsonl yet
@@ -281,9 +288,7 @@ def test_a_served_run_shows_its_own_elapsed_time_frozen_once_finished(
 ) -> None:
     # Not the server's uptime: the span of the run's games, from its first game's start to its last game's end.
     spec, records = played
-    config = spec.to_dict()
-    config["schedule"] = {"games": len(records), "digest": "x"}
-    (tmp_path / "config.json").write_text(json.dumps(config))
+    config = run_config(tmp_path, spec, len(records))
     (tmp_path / JSONL_NAME).write_text("".join(json.dumps(r.to_dict()) + "\n" for r in records))
     follower = Follower(tmp_path, print)
     follower.poll()
@@ -629,9 +634,7 @@ def test_a_followed_file_is_read_in_bounded_parts_and_an_endless_line_is_skipped
     from quarto_arena.arena.web import rundir
 
     spec, records = played
-    config = spec.to_dict()
-    config["schedule"] = {"games": 12, "digest": "x"}
-    (tmp_path / "config.json").write_text(json.dumps(config))
+    run_config(tmp_path, spec, 12)
     path = tmp_path / JSONL_NAME
     with open(path, "wb") as f:
         f.write((json.dumps(records[0].to_dict()) + "\n").encode())
