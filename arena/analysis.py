@@ -224,7 +224,7 @@ class Analyser:
         after = solver.turn_value(position, turn, self.limits)
         best: tuple[str, ...] = ()
         if before is not None and after is not None and _RANK[after.verdict] < _RANK[before.verdict]:
-            found = solver.analyse(position, self.limits, keep_turns=False)
+            found = solver.analyse(position, self.limits, keep_turns=False, value=before)
             best = tuple(str(t) for t in found.best) if found.proven else ()
         return TurnAnalysis(ply, player, str(turn), empty, before, after, best)
 

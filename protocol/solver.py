@@ -378,11 +378,14 @@ class Solver:
         """The exact value of ``position`` for the player to move (``best`` holds one best turn when proven)."""
         return self._request(position, limits, every=False, keep_turns=True)
 
-    def analyse(self, position: Position, limits: Limits | None = None, *, keep_turns: bool = True) -> Analysis:
+    def analyse(
+        self, position: Position, limits: Limits | None = None, *, keep_turns: bool = True, value: Value | None = None
+    ) -> Analysis:
         """The exact value and every best turn: those whose value is the position's own, turn count included
         (the quickest wins, the longest losses, every drawing turn). With ``keep_turns=False`` every turn that
-        keeps the verdict (win, draw or loss) counts as best, as in the project's solved vectors."""
-        return self._request(position, limits, every=True, keep_turns=keep_turns)
+        keeps the verdict (win, draw or loss) counts as best, as in the project's solved vectors. ``value``, when
+        the caller knows the position's exact value already, is taken as it instead of being proven again."""
+        return self._request(position, limits, every=True, keep_turns=keep_turns, known=value)
 
     def search(
         self,
@@ -543,13 +546,15 @@ class Solver:
         self._deadline = None if seconds is None else now + seconds
         return now
 
-    def _request(self, position: Position, limits: Limits | None, *, every: bool, keep_turns: bool) -> Analysis:
+    def _request(
+        self, position: Position, limits: Limits | None, *, every: bool, keep_turns: bool, known: Value | None = None
+    ) -> Analysis:
         if position.is_over:
             raise ValueError("the game is over: there is nothing to solve")
         started = self._start(limits)
         try:
             if every:
-                value, best = self._value_and_every_best(position, keep_turns)
+                value, best = self._value_and_every_best(position, keep_turns, known)
             else:
                 value = self._value(position)
                 best = (self._one_best(position, value),)
@@ -634,7 +639,9 @@ class Solver:
             return self._search(occupied, planes, hand, -1, 0) < 0
         return self._search(occupied, planes, hand, -1, 1) == 0
 
-    def _value_and_every_best(self, position: Position, keep_turns: bool) -> tuple[Value, tuple[Turn, ...]]:
+    def _value_and_every_best(
+        self, position: Position, keep_turns: bool, known: Value | None = None
+    ) -> tuple[Value, tuple[Turn, ...]]:
         """The value and every legal turn that keeps it. Symmetric children have one value, so each is searched
         once. From PARALLEL_EMPTIES empty squares on, with the C core and no node limit, a twin solver on a second
         thread shares the children with this one (the core runs without the GIL), each thread on its own table: they
@@ -655,7 +662,7 @@ class Solver:
             and 16 - position.placed >= PARALLEL_EMPTIES
             and len(distinct) > 1
         ):
-            value = self._value(position)
+            value = known or self._value(position)
             kept = {key: self._keeps(position, turn, value, keep_turns) for key, turn in distinct}
             return value, tuple(turn for key, turn in zip(keys, turns, strict=True) if kept[key])
         twin = self._twin_solver()
@@ -666,9 +673,9 @@ class Solver:
         theirs: Future[None] | None = None
         twin_stopped = False
         try:
-            if draw is not None:
+            if draw is not None and known is None:
                 theirs = pool.submit(twin._keeps_from, position, work, draw, keep_turns, 1)
-            value = self._value(position)
+            value = known or self._value(position)
             if theirs is not None and value != draw:
                 work.halt()
                 _wait_quietly(theirs)

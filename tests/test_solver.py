@@ -283,6 +283,20 @@ def test_solved_vectors(vector: dict[str, Any], pure: bool) -> None:
     assert set(analysis.best) == best
 
 
+@pytest.mark.parametrize("pure", CORES)
+@pytest.mark.parametrize("vector", SOLVED[:40], ids=vector_id)
+def test_every_best_turn_from_a_known_value_is_what_the_solver_finds(vector: dict[str, Any], pure: bool) -> None:
+    # analyse's caller (analyse FILE.pgn) knows the position's exact value already: given, it is not proven again.
+    if not pure and not compiled_core_available():
+        pytest.skip("the C core is not built")
+    position = vector_case(vector)[0]
+    found = Solver(position.variant, pure=pure).analyse(position, keep_turns=False)
+    assert found.value is not None
+    given = Solver(position.variant, pure=pure).analyse(position, keep_turns=False, value=found.value)
+    assert (given.value, given.best) == (found.value, found.best)
+    assert given.nodes <= found.nodes
+
+
 @pytest.mark.slow
 @needs_compiled
 @pytest.mark.parametrize("vector", DEEP, ids=vector_id)
