@@ -1,8 +1,11 @@
 """Times reading and rating a large PGN: 100,000 generated Quarto games among 8 players, then (``--players``,
 default 1,000) the same number of games among that many, in process and as ``quarto-arena rate FILE`` (wall and
-CPU time: on a loaded machine the CPU time is the steadier figure).
+CPU time: on a loaded machine the CPU time is the steadier figure); then ``quarto-arena rate FILE`` on a chain of
+``--chain`` players (default 5,000; 0: none), each playing 4 games with the next only, the pool where the fit's
+solver had the most to do, with ``--python OTHER`` (another build's interpreter) beside it as the baseline.
 
-Run: ``python benchmarks/rate.py [--games N] [--players N]``. Prints figures only; nothing here asserts a time.
+Run: ``python benchmarks/rate.py [--games N] [--players N] [--chain N] [--python OTHER]``. Prints figures only;
+nothing here asserts a time.
 """
 
 from __future__ import annotations
@@ -64,13 +67,52 @@ def write_pgn(path: Path, games: int, seed: int, players: int = 0) -> None:
             out.write("\n")
 
 
+def write_chain(path: Path, players: int, seed: int) -> None:
+    """A chain of ``players``: each plays 4 games with the next one only (colours alternating, results at random)."""
+    rng = random.Random(seed)
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(players - 1):
+            for k in range(4):
+                pair = (f"C{i:05d}", f"C{i + 1:05d}")
+                white, black = pair if k % 2 == 0 else pair[::-1]
+                tags = {"White": white, "Black": black, "Variant": "standard"}
+                out.write(format_game(tags, quarto_turns(rng), rng.choice(("1-0", "0-1", "1/2-1/2"))) + "\n")
+
+
+def rate_cli(python: str, path: Path) -> tuple[float, float, int]:
+    """Wall and CPU seconds, and exit status, of ``quarto-arena rate FILE`` run by ``python``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    out = subprocess.run(
+        [python, "-c", "from quarto_arena.arena.cli import main; main()", "rate", str(path)],
+        capture_output=True,
+        text=True,
+    )
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, out.returncode
+
+
 def main() -> None:
     """Generates the file, then reads and rates it, printing the figures."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--games", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--players", type=int, default=1000)
+    parser.add_argument("--chain", type=int, default=5000, help="players of the chain (0: none)")
+    parser.add_argument("--python", help="another build's Python, rating the chain beside this one")
+    parser.add_argument("--chain-only", action="store_true", help="the chain alone")
     args = parser.parse_args()
+    if args.chain:
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "chain.pgn"
+            write_chain(path, args.chain, args.seed)
+            for name, python in [("this", sys.executable)] + ([("other", args.python)] if args.python else []):
+                wall, cpu, status = rate_cli(python, path)
+                what = f"chain of {args.chain:,} players, quarto-arena rate FILE, {name}"
+                print(f"{what}: {wall:.2f} s wall, {cpu:.2f} s CPU, exit {status}")
+    if args.chain_only:
+        return
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "games.pgn"
         started = time.perf_counter()
