@@ -83,7 +83,6 @@ from quarto_arena.protocol.connect import (
 from quarto_arena.protocol.uqi import MAX_LINE_BYTES, PROTOCOL_VERSION
 from zmq.auth.asyncio import AsyncioAuthenticator
 from zmq.utils import z85
-from zmq.utils.monitor import parse_monitor_message
 
 from ..engine import Complaints, EngineConfig
 from ..errors import ArenaError, ExitStatus
@@ -113,10 +112,14 @@ _WIRE: Final = 256  # bytes of ZMTP and CurveZMQ framing allowed per message rea
 _GOODBYE_LINGER_MS: Final = 300  # ms the goodbyes of a server that stops may take to leave
 _BYE_DELAY: Final = 0.2  # s between telling a peer bye (or refused) and shutting its connection down
 _GONE: Final = 4096  # routing ids of closed connections remembered, to drop what they still have queued
-_MONITOR_BATCH: Final = 256  # monitor events read and handled per wake-up (a flood brings thousands at once)
+_MONITOR_SLICE: Final = 0.002  # s of monitor events handled per wake-up: a flood brings thousands a second, and the
+# games' turns must not wait behind them (each costs a few system calls, a shutdown)
+_MONITOR_QUEUE: Final = 1 << 16  # monitor events read ahead of their handling: libzmq's I/O thread (every bot's
+# traffic) waits whenever the monitor's own queue is full, so it is read as soon as it can be
 _SHED_LOOK: Final = 16  # connections of a full queue looked at, oldest first, for one that has sent nothing
 _SUMMARY: Final = 1.0  # s between two log lines about connections closed before their hello
 _HANDSHAKE_GRACE_MS: Final = 1000  # libzmq's own handshake deadline is this much after the hello deadline
+_EVENT: Final = struct.Struct("=HI")  # a monitor event's first frame (ZMQ_EVENT_* and its value), libzmq's v1 form
 _TCPI_BYTES_RECEIVED: Final = 128  # offset of tcpi_bytes_received in Linux's struct tcp_info
 _HANDSHAKE_FAILURES: Final[dict[int, str]] = {
     int(zmq.PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH): "not the same security: a plain-text client, or keys on one side",
@@ -921,19 +924,23 @@ class Server:
     # --- the monitor and the deadlines -----------------------------------------------------------------------------
 
     def _on_monitor(self, *, again: bool = True) -> bool:
-        """Reads the socket monitor's events and handles a batch of them, in order; the rest after the event loop's
-        other work (``again``) or at the next call. Never runs within itself: what a handler does (a shutdown, a
-        peer dropped) may make events, which are read after it. Returns True when it handled an event."""
+        """Reads the socket monitor's events and handles them in order, for :data:`_MONITOR_SLICE` seconds at most;
+        the rest after the event loop's other work (``again``) or at the next call. Never runs within itself: what a
+        handler does (a shutdown, a peer dropped) may make events, which are read after it. Returns True when it
+        handled an event."""
         if self._monitoring or self._sock is None:
             return False
         self._monitoring = True
+        handled = 0
         try:
             self._read_monitor()
-            handled = 0
-            while self._events and handled < _MONITOR_BATCH and self._sock is not None:
+            until = time.monotonic() + _MONITOR_SLICE
+            while self._events and self._sock is not None:
                 event, value = self._events.popleft()
                 self._on_event(event, value)
                 handled += 1
+                if handled % 8 == 0 and time.monotonic() > until:
+                    break
         finally:
             self._monitoring = False
         if self._events and again and self._sock is not None:
@@ -942,19 +949,19 @@ class Server:
         return handled > 0
 
     def _read_monitor(self) -> None:
-        """Moves the monitor's waiting events (at most a batch beyond those not handled yet) to :attr:`_events`."""
+        """Moves the monitor's waiting events to :attr:`_events` (up to :data:`_MONITOR_QUEUE` not handled yet)."""
         mon = self._monitor
-        while len(self._events) < 2 * _MONITOR_BATCH:
+        while len(self._events) < _MONITOR_QUEUE:
             try:
                 frames = mon.recv_multipart(zmq.NOBLOCK)
             except zmq.Again:
                 return
-            try:
-                message = parse_monitor_message(frames)
-            except ValueError as e:  # an event this pyzmq does not know (a newer libzmq's): not one asked for
-                log.debug("an unknown monitor event: %s", e)
+            if len(frames) != 2 or len(frames[0]) != _EVENT.size:
+                log.debug("a monitor message of an unknown form: %r", frames[:2])
                 continue
-            event, value = int(message["event"]), int(message["value"])
+            # Unpacked here rather than by zmq.utils.monitor, whose enums cost more than the rest (a flood makes
+            # thousands of events a second).
+            event, value = _EVENT.unpack(frames[0])
             self._events.append((event, value))
             if event == zmq.EVENT_DISCONNECTED:
                 self._closed_fds[value] = self._closed_fds.get(value, 0) + 1
