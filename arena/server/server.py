@@ -149,9 +149,13 @@ class Limits:
     pending: int = 256
     """Connections that have not said ``hello`` yet, in all; one more is shut down at once."""
     pending_per_address: int = 32
-    """Connections from one address that have not said ``hello`` yet; one more is shut down at once."""
+    """Connections from one address that have not said ``hello`` yet; past it, the oldest silent one is shut down."""
     ready: float = 10.0
-    """Seconds from the end of a session to its slot's ``ready``."""
+    """Seconds from the end of a session to its slot's ``ready``; past them the slot is set aside (told once) until its
+    ``ready`` comes, however long its engine takes to start: the bot is not cut for it."""
+    restart: float = 120.0
+    """Seconds a game waits for a connected bot whose every slot is set aside before it is lost by disconnect: twice
+    the bridge's own deadline for an engine's start."""
 
 
 class _State(enum.Enum):
@@ -161,13 +165,19 @@ class _State(enum.Enum):
 
 
 class _Slot:
-    __slots__ = ("number", "since", "state", "transport")
+    __slots__ = ("late", "number", "since", "state", "transport")
 
     def __init__(self, number: int) -> None:
         self.number = number
         self.state = _State.FREE
         self.since = 0.0
         self.transport: SlotTransport | None = None
+        self.late = False
+        """Not ready within the deadline (told once): set aside until its ``ready``."""
+
+    def aside(self, now: float, ready: float) -> bool:
+        """True while the slot waits for its ``ready`` longer than ``ready`` seconds (its engine restarting)."""
+        return self.state is _State.ENDING and now - self.since > ready
 
 
 class _Conn:
@@ -617,13 +627,17 @@ class Server:
         return cut
 
     def connected(self, *, leaving: bool = True) -> dict[str, int]:
-        """The bots connected now, with their slots (``leaving=False``: not those that said ``leaving``, on which
-        no session begins)."""
-        return {
-            name: len(peer.slots)
+        """The bots connected now, with their slots (``leaving=False``: only the slots a session can begin on, soon
+        if not now: not those of a bot that said ``leaving``, nor those set aside while their engine restarts)."""
+        if leaving:
+            return {name: len(peer.slots) for name, peer in self._bots.items() if peer is not None}
+        now, ready = time.monotonic(), self.limits.ready
+        usable = {
+            name: sum(not slot.aside(now, ready) for slot in peer.slots)
             for name, peer in self._bots.items()
-            if peer is not None and (leaving or not peer.leaving)
+            if peer is not None and not peer.leaving
         }
+        return {name: n for name, n in usable.items() if n}
 
     def absent(self) -> list[str]:
         """The bots not connected now."""
@@ -659,9 +673,10 @@ class Server:
     async def lease(self, config: EngineConfig, transcript: Transcript | None = None) -> Transport:
         """A new session on a free slot of the bot ``config.remote`` (the engine sessions' connector).
 
-        Waits for a slot as long as the bot is connected (its slots free up as its games end); a bot that is absent
-        is waited for until it has been absent for :attr:`wait` seconds, then OSError says so (the game is lost by
-        disconnect, and later games of the bot fail at once until it is back).
+        Waits for a slot as long as the bot is connected (its slots free up as its games end), and up to
+        ``limits.restart`` seconds once every slot of it is set aside (its engines restarting); a bot that is absent
+        is waited for until it has been absent for :attr:`wait` seconds. Then OSError says so (the game is lost by
+        disconnect, and later games of the bot fail at once until it is back or has a slot ready).
         """
         name = config.remote
         while True:
@@ -680,6 +695,11 @@ class Server:
                     if not t.gone:
                         return t
                     continue
+                since = self._unready_since(peer)
+                if since is not None:
+                    timeout = self.limits.restart - (time.monotonic() - since)
+                    if timeout <= 0:
+                        raise OSError(f"remote:{name} has had no slot ready for {self.limits.restart:g} s")
             else:
                 timeout = self.wait - (time.monotonic() - self._absent_since[name])
                 if timeout <= 0:
@@ -687,6 +707,13 @@ class Server:
                     raise OSError(f"remote:{name} is {gone} (absent for {self.wait:g} s or more)")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), timeout)
+
+    def _unready_since(self, peer: _Peer) -> float | None:
+        """Since when every slot of ``peer`` is set aside (None while one is not)."""
+        now, ready = time.monotonic(), self.limits.ready
+        if not all(slot.aside(now, ready) for slot in peer.slots):
+            return None
+        return max(slot.since for slot in peer.slots) + ready
 
     def _notify(self) -> None:
         """Wakes everything that waits for a bot or a slot (each one looks again)."""
@@ -785,7 +812,10 @@ class Server:
             return
         match message:
             case Ready(number) if number <= len(peer.slots) and peer.slots[number - 1].state is _State.ENDING:
-                peer.slots[number - 1].state = _State.FREE
+                slot = peer.slots[number - 1]
+                if slot.late:
+                    log.info("server: %s: slot %d is ready again", peer.describe(), number)
+                slot.state, slot.late = _State.FREE, False
                 self._notify()
             case Leaving():
                 # From now on the bot counts as absent for new games: they wait --wait for it to come back.
@@ -1083,11 +1113,20 @@ class Server:
             self._closures.note(conn, f"no hello within {self.limits.hello:g} s")
             self._shutdown(conn)
         self._closures.flush()
-        for peer in list(self._peers.values()):
+        for peer in self._peers.values():
             for slot in peer.slots:
-                if slot.state is _State.ENDING and now - slot.since > self.limits.ready:
-                    self._cut_peer(peer, f"slot {slot.number} was not ready within {self.limits.ready:g} s of its end")
-                    break
+                if not slot.late and slot.aside(now, self.limits.ready):
+                    # SPEC §3.4: no deadline runs while a bot's engine starts. Its slot waits; its games take its
+                    # other slots, or wait for it as for an absent bot (--wait) when it has none.
+                    slot.late = True
+                    log.info(
+                        "server: %s: slot %d not ready %g s after its session's end (its engine restarting?): no"
+                        " game begins on it until it is",
+                        peer.describe(),
+                        slot.number,
+                        self.limits.ready,
+                    )
+                    self._notify()
 
 
 def _tcp_counts(fd: int) -> tuple[int, int] | None:
