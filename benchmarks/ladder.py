@@ -494,7 +494,7 @@ def kills(tmp: Path, times: int, bots: int, tc: str) -> None:
     lad = tmp / "kill"
     reported: dict[int, tuple[str, str]] = {}
     rng = random.Random(7)
-    pattern = re.compile(r"^game (\d+): (\S+) - (\S+) ")
+    pattern = re.compile(r"^(?:quarto-arena: )?game (\d+): (\S+) - (\S+) ")
     with swarms(endpoint, keys, names, 2, tmp / "kswarm.log"):
         for k in range(times + 1):
             proc = start_ladder(lad, endpoint, keys, tc, bots)
