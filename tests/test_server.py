@@ -7,10 +7,12 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 import zmq
@@ -181,6 +183,46 @@ def test_a_tournament_with_two_remote_bots_and_a_local_engine(tmp_path: Path, ke
     tags = {g.tags["WhiteCommand"] for g in read_games(out / "games.pgn")}
     assert {"remote:alice", "remote:bob"} <= tags
     assert "alice" in stdout and "bob" in stdout  # the standings
+
+
+def test_a_bridge_told_when_another_server_holds_the_port_rather_than_its_keys(keys: Path, endpoint: str) -> None:
+    """Issue 36: with something else on the arena's port, the bridge says so; the keys are blamed only where a
+    ZeroMQ server with keys answered (the test above, a wrong --server-key)."""
+    port = int(endpoint.rsplit(":", 1)[1])
+    web = socket.create_server(("127.0.0.1", port))  # another program: answers in HTTP, then hangs up
+
+    def serve_http() -> None:
+        while True:
+            try:
+                conn, _ = web.accept()
+            except OSError:
+                return
+            with conn:
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    threading.Thread(target=serve_http, daemon=True).start()
+    try:
+        r = subprocess.run(
+            bridge(endpoint, identity(keys, "alice"), command("greedy")), capture_output=True, text=True, timeout=120
+        )
+    finally:
+        web.close()
+    assert r.returncode == 3, r.stderr
+    assert f"nothing answered the handshake: another server may be listening on {endpoint}" in r.stderr
+    assert "server-key" not in r.stderr
+    endpoint = f"tcp://127.0.0.1:{free_port()}"
+    context: zmq.Context[Any] = zmq.Context()
+    plain = context.socket(zmq.ROUTER)  # another ZeroMQ program, without keys
+    plain.bind(endpoint)
+    try:
+        r = subprocess.run(
+            bridge(endpoint, identity(keys, "alice"), command("greedy")), capture_output=True, text=True, timeout=120
+        )
+    finally:
+        plain.close(linger=0)
+        context.term()
+    assert r.returncode == 3, r.stderr
+    assert "the server there serves plain ZeroMQ, without keys: another server may be listening on" in r.stderr
 
 
 @pytest.mark.slow
