@@ -26,6 +26,9 @@
    played, the reconnections of the playing bots, the games not ended normally, the ladder's peak RSS, its lines
    about the flood (in all, and the most in one second) and its tracebacks.
 
+5. Quiet (issue 36). A ladder of two house engines at ``--tc`` for ``--quiet-seconds``, with and without ``-q``:
+   the lines it writes on stderr, per hour.
+
 Figures only, no assertions. The machine may be shared and noisy: say what ran (the first line prints it).
 """
 
@@ -409,6 +412,34 @@ def flood(tmp: Path, bots: int, seconds: float, own: int, others: int, joins: in
 
 
 # ----------------------------------------------------------------------------------------------------------------
+# 5. The lines of a quiet ladder
+
+
+def quiet(tmp: Path, seconds: float, tc: str) -> None:
+    from quarto_arena.protocol.safelog import SUMMARY_INTERVAL
+
+    for flags in ([], ["-q"]):
+        lad = tmp / f"quiet{len(flags)}"
+        argv = [*CLI, "ladder", "run", str(lad), "--house", "random", "--house", "greedy", "--tc", tc, *flags]
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        lines: list[str] = []
+        drain(proc, lines)
+        time.sleep(seconds)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+        games = count(lad)
+        routine = [line for line in lines if re.match(r"(quarto-arena: )?(game \d+:|server: .* (dis)?connected)", line)]
+        summaries = [line for line in lines if " in the last " in line]
+        other = len(lines) - len(routine) - len(summaries)
+        print(
+            f"quiet: ladder run {' '.join(flags) or '(no -q)'}: {len(lines)} lines in {seconds:g} s for {games} games:"
+            f" {len(routine)} routine (a game, a connection), {len(summaries)} summaries, {other} others (start, stop);"
+            f" an hour at this rate: {len(routine) * 3600 / seconds:,.0f} routine lines,"
+            f" {3600 / SUMMARY_INTERVAL if flags else 0:.0f} summaries"
+        )
+
+
+# ----------------------------------------------------------------------------------------------------------------
 # 2. Standings on a large database
 
 
@@ -543,7 +574,10 @@ def main() -> None:
     parser.add_argument("--flood-own", type=int, default=1500)
     parser.add_argument("--flood-others", type=int, default=2000)
     parser.add_argument("--flood-joins", type=int, default=5)
-    parser.add_argument("--skip", default="", help="parts to skip: live, standings, kills, flood (comma-separated)")
+    parser.add_argument("--quiet-seconds", type=float, default=60.0)
+    parser.add_argument(
+        "--skip", default="", help="parts to skip: live, standings, kills, flood, quiet (comma-separated)"
+    )
     parser.add_argument("--baseline", metavar="REV", help="standings: also time this git revision, interleaved")
     parser.add_argument("--swarm", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -561,6 +595,8 @@ def main() -> None:
             standings(tmp, args.standings, args.baseline)
         if "kills" not in skip:
             kills(tmp, args.kills, args.kill_bots, args.tc)
+        if "quiet" not in skip:
+            quiet(tmp, args.quiet_seconds, args.tc)
         if "flood" not in skip:
             flood(
                 tmp, args.flood_bots, args.flood_seconds, args.flood_own, args.flood_others, args.flood_joins, args.tc

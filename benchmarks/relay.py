@@ -46,8 +46,11 @@ def free_endpoint() -> str:
         return f"tcp://127.0.0.1:{s.getsockname()[1]}"
 
 
-async def per_turn(first: Any, second: Any, games: int, profile: cProfile.Profile | None = None) -> float:
-    """Wall seconds per turn of ``games`` games between two sessions (a remote session lasts one game, as in a run)."""
+async def per_turn(
+    first: Any, second: Any, games: int, profile: cProfile.Profile | None = None, turns_played: list[int] | None = None
+) -> float:
+    """Wall seconds per turn of ``games`` games between two sessions (a remote session lasts one game, as in a run);
+    the turns are added to ``turns_played``."""
     from quarto_arena.arena.referee import GameSpec, play_game
     from quarto_arena.arena.timecontrol import TimeControl
 
@@ -69,7 +72,15 @@ async def per_turn(first: Any, second: Any, games: int, profile: cProfile.Profil
         for s in (a, b):
             if s.config.remote is not None:
                 await s.quit()
+    if turns_played is not None:
+        turns_played.append(turns)
     return wall / turns
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system time of one process so far (not its children's: the engines behind a bridge)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def top(stats: pstats.Stats, n: int) -> str:
@@ -118,6 +129,8 @@ async def main_async(args: argparse.Namespace, directory: Path, c_bot: str) -> N
         )
     arena_profile = cProfile.Profile()
     rounds: dict[str, list[float]] = {"stdio": [], **{label: [] for label in variants}}
+    turns: dict[str, list[int]] = {label: [] for label in variants}
+    cpu = dict.fromkeys(variants, 0.0)
     try:
         if await server.wait_for(60):
             raise SystemExit("a bridge did not connect")
@@ -128,8 +141,10 @@ async def main_async(args: argparse.Namespace, directory: Path, c_bot: str) -> N
         }
         for _ in range(args.rounds):
             rounds["stdio"].append(await per_turn(*local, args.games))
-            for label, sessions in remote.items():
-                rounds[label].append(await per_turn(*sessions, args.games))
+            for (label, sessions), bridge in zip(remote.items(), bridges, strict=True):
+                before = cpu_seconds(bridge.pid)
+                rounds[label].append(await per_turn(*sessions, args.games, turns_played=turns[label]))
+                cpu[label] += cpu_seconds(bridge.pid) - before
         await per_turn(*remote["this checkout"], args.games, arena_profile)  # profiled apart: not in the figures
         for s in (*local, *(s for pair in remote.values() for s in pair)):
             await s.quit()
@@ -151,6 +166,9 @@ async def main_async(args: argparse.Namespace, directory: Path, c_bot: str) -> N
     for label in variants:
         b = statistics.median(rounds[label]) * 1e6
         print(f"  connected in with CurveZMQ through the bridge of {label}: {b:.0f} us, {b / stdio:.2f}x stdio")
+        own = cpu[label] / sum(turns[label]) * 1e6
+        profiled = "" if args.no_profile else " (under cProfile: give --no-profile for the figure)"
+        print(f"    the bridge's own CPU per relayed turn: {own:.0f} us{profiled}")
     for label, path in zip(variants, profiles, strict=True):
         if path.exists() and path.stat().st_size:
             print(f"the bridge of {label}: its own time, top {args.top} (cProfile, its whole life):")

@@ -758,7 +758,6 @@ class Server:
         sock = self._sock
         if sock is None:
             return
-        self._on_monitor()  # a connection's ACCEPTED must be known before its first message
         for _ in range(_BATCH):
             if self._sock is None or not sock.getsockopt(zmq.EVENTS) & zmq.POLLIN:
                 return
@@ -981,11 +980,8 @@ class Server:
     def _read_monitor(self) -> None:
         """Moves the monitor's waiting events to :attr:`_events` (up to :data:`_MONITOR_QUEUE` not handled yet)."""
         mon = self._monitor
-        while len(self._events) < _MONITOR_QUEUE:
-            try:
-                frames = mon.recv_multipart(zmq.NOBLOCK)
-            except zmq.Again:
-                return
+        while len(self._events) < _MONITOR_QUEUE and mon.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+            frames = mon.recv_multipart(zmq.NOBLOCK)
             if len(frames) != 2 or len(frames[0]) != _EVENT.size:
                 log.debug("a monitor message of an unknown form: %r", frames[:2])
                 continue
