@@ -7,6 +7,10 @@ through a bridge (``--connect``, two slots: one per player), in interleaved roun
 cProfile; once the games are over it gets SIGTERM (it finishes and exits), and the functions that took most of its
 own time are printed, with the arena's (this process's) during the remote games.
 
+``--floor`` adds, in the same rounds, the least a Python process with pyzmq can do in the bridge's place: one loop
+that polls the socket and the engines' pipes and copies each line across (no slot states, no limits, no log):
+its CPU per relayed turn is the floor of this design, what libzmq's I/O thread and CurveZMQ cost a message.
+
 ``--bridge-path DIR`` adds a bridge with DIR first on its PYTHONPATH, in the same rounds: an older
 ``quarto_arena/protocol`` unpacked there (``git archive COMMIT protocol | tar -x -C DIR/quarto_arena``), for a
 before and after measured under the same load.
@@ -38,6 +42,43 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parent.parent
 # benchmarks/profile.py would shadow the standard library's profile module, which cProfile imports.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+
+# The floor: a relay with nothing of the bridge's but the copying (FLOOR ENDPOINT NAME KEY SERVER_KEY ENGINE).
+FLOOR = """
+import os, subprocess, sys, zmq, zmq.auth
+endpoint, name, key, server, engine = sys.argv[1:6]
+ctx = zmq.Context()
+sock = ctx.socket(zmq.DEALER)
+sock.curve_publickey, sock.curve_secretkey = zmq.auth.load_certificate(key)
+sock.curve_serverkey = zmq.auth.load_certificate(server)[0]
+sock.connect(endpoint)
+sock.send_multipart([b"", b"hello version 1 slots 2 name " + name.encode()])
+procs = {k: subprocess.Popen([engine], stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0) for k in (b"1", b"2")}
+pipes = {p.stdout.fileno(): k for k, p in procs.items()}
+poller = zmq.Poller()
+poller.register(sock, zmq.POLLIN)
+for fd in pipes:
+    poller.register(fd, zmq.POLLIN)
+rest = dict.fromkeys(pipes, b"")
+while True:
+    for what, _ in poller.poll():
+        if what is sock:
+            while sock.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+                channel, line = sock.recv_multipart()
+                if channel == b"":
+                    if line.startswith(b"goodbye"):
+                        sys.exit(0)
+                elif line == b"quit":
+                    sock.send_multipart([b"", b"ready " + channel])
+                else:
+                    os.write(procs[channel].stdin.fileno(), line + b"\\n")
+        else:
+            data = rest[what] + os.read(what, 65536)
+            *lines, rest[what] = data.split(b"\\n")
+            for line in lines:
+                sock.send_multipart([pipes[what], line])
+"""
 
 
 def free_endpoint() -> str:
@@ -100,6 +141,8 @@ async def main_async(args: argparse.Namespace, directory: Path, c_bot: str) -> N
     from quarto_arena.arena.server import Server, load_server_keys, new_key_pair
 
     variants = {"this checkout": None, **{path: path for path in args.bridge_path}}
+    if args.floor:
+        variants["the floor (--floor)"] = FLOOR
     names = [f"bot{k}" for k in range(len(variants))]
     keys = directory / "keys"
     for name in ("arena", *names):
@@ -111,16 +154,20 @@ async def main_async(args: argparse.Namespace, directory: Path, c_bot: str) -> N
     profiles: list[Path] = []
     for name, path in zip(names, variants.values(), strict=True):
         env = dict(os.environ)
-        if path is not None:
+        if path is not None and path != FLOOR:
             env["PYTHONPATH"] = os.pathsep.join(p for p in (path, env.get("PYTHONPATH")) if p)
         identity = ["--name", name, "--key", str(keys / f"{name}.key_secret"), "--server-key", str(keys / "arena.key")]
         profiles.append(directory / f"{name}.prof")
         profiled = [sys.executable, "-m", "cProfile", "-o", str(profiles[-1]), "-m", "quarto_arena.protocol.bridge"]
         if args.no_profile:
             profiled = [sys.executable, "-m", "quarto_arena.protocol.bridge"]
+        argv = [*profiled, "--connect", endpoint, *identity, "--slots", "2", "--", c_bot]
+        if path == FLOOR:
+            env.pop("PYTHONPATH", None)
+            argv = [sys.executable, "-c", FLOOR, endpoint, name, *identity[3::2], c_bot]
         bridges.append(
             subprocess.Popen(
-                [*profiled, "--connect", endpoint, *identity, "--slots", "2", "--", c_bot],
+                argv,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
                 env=env,
@@ -189,6 +236,7 @@ def main() -> None:
     )
     parser.add_argument("--top", type=int, default=12, help="functions shown per profile")
     parser.add_argument("--no-profile", action="store_true", help="time the bridges without cProfile")
+    parser.add_argument("--floor", action="store_true", help="also the least relay a Python process can be")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="quarto-relay-") as tmp:
         directory = Path(tmp)
