@@ -15,9 +15,11 @@ What the server promises:
 - Liveness. ZMTP heartbeats drop a dead bot's connection within about three seconds; its running games are lost by
   disconnect, and it is used again when it reconnects, with the slots of its new ``hello``.
 - Limits per connection (:class:`Limits`): lines of at most 4096 bytes (libzmq itself drops a connection whose frame
-  is over :data:`MAX_FRAME`), a rate of lines, a number of slots, a ``hello`` within a deadline of connecting and a
-  ``ready`` within one of each session's end. A peer that breaks one is cut: told ``bye``, its games lost, its
-  connection shut down.
+  is over :data:`MAX_FRAME`), a rate of lines, a number of slots, a ``hello`` within a deadline of connecting. A peer
+  that breaks one is cut: told ``bye``, its games lost, its connection shut down. A slot whose ``ready`` comes later
+  than a deadline after its session's end is not cut for it (no deadline runs while a bot's engine starts, SPEC
+  §3.4): it is set aside until its ``ready`` comes, and a game waits for a bot with no other slot up to
+  ``Limits.restart``.
 - Memory. ZeroMQ queues at most :data:`QUEUE` messages per connection, each frame at most :data:`MAX_FRAME` bytes;
   lines that belong to no session are dropped, and what is kept about a cut connection goes with its connection.
   ZeroMQ holds the frames of a message that never ends without any limit (a peer writing ZMTP by hand can send
@@ -1006,11 +1008,11 @@ class Server:
             if left:
                 self._closed_fds[value] = left
             failure, self._failure = self._failure, None
-            conn = self._conns.pop(value, None)
-            if conn is not None:
-                if failure is not None and not conn.closing:
-                    self.complaints.warn(f"refused a connection from {conn.address}: {failure}")
-                self._closed(conn)
+            gone = self._conns.pop(value, None)
+            if gone is not None:
+                if failure is not None and not gone.closing:
+                    self.complaints.warn(f"refused a connection from {gone.address}: {failure}")
+                self._closed(gone)
         elif event == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL:
             why = _HANDSHAKE_FAILURES.get(value, _protocol_error(value))
             self._failure = f"the CurveZMQ/ZMTP handshake failed: {why}"
