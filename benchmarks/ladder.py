@@ -172,6 +172,17 @@ def start_ladder(directory: Path, endpoint: str, keys: Path, tc: str, j: int) ->
     )
 
 
+def stop_ladder(proc: subprocess.Popen[str]) -> None:
+    """SIGTERM, as its operator stops it; SIGKILL if it is not over within two minutes."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def wait(condition: object, timeout: float, what: str) -> float:
     began = time.monotonic()
     while not condition():  # type: ignore[operator]
@@ -249,12 +260,8 @@ def live(tmp: Path, bots: int, slots: int, seconds: float, tc: str) -> None:
             if late_proc is not None:
                 late_proc.kill()
                 late_proc.wait()
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(120)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        stop_ladder(proc)
     games = g1 - g0
     turns = (
         query(
@@ -362,12 +369,8 @@ def flood(tmp: Path, bots: int, seconds: float, own: int, others: int, joins: in
             flood_lasted = time.monotonic() - flood_began
             stamped = list(zip(came[before:], lines[before:], strict=False))
             reconnects = sum("lost the connection" in line for line in log.read_text().splitlines()[mark:])
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(120)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        stop_ladder(proc)
     played = [
         bool(query(lad, "SELECT 1 FROM games g JOIN bots b ON b.id IN (g.first, g.second) WHERE b.name = ?", (n,)))
         for n in late
