@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -183,6 +184,47 @@ def test_a_tournament_with_two_remote_bots_and_a_local_engine(tmp_path: Path, ke
     tags = {g.tags["WhiteCommand"] for g in read_games(out / "games.pgn")}
     assert {"remote:alice", "remote:bob"} <= tags
     assert "alice" in stdout and "bob" in stdout  # the standings
+
+
+@pytest.mark.slow
+def test_a_run_plays_while_a_flood_of_half_open_connections_is_on(tmp_path: Path, keys: Path, endpoint: str) -> None:
+    """Issue 33: the attacker already holds far more half-open connections than the arena lets wait for their
+    hello, from the bots' own address and from others, refilling each one closed, when alice and bob connect with
+    their keys: both get in, every game is played to its end, the flood is told in at most a line a second, and no
+    traceback."""
+    out = tmp_path / "r"
+    port = endpoint.rsplit(":", 1)[1]
+    arena = subprocess.Popen(
+        [*CLI, "play", "remote:alice", "remote:bob", "--games", "4", "--tc", "st=0.1", *serving(endpoint, keys, out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    sources = ["127.0.0.1=600", *(f"127.0.0.{i}=100" for i in range(2, 6))]
+    began = time.monotonic()
+    flood = subprocess.Popen(
+        [sys.executable, "-m", "quarto_arena.engines.testing.half_open", f"127.0.0.1:{port}", "300", *sources],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert flood.stderr is not None and flood.stderr.readline() == "holding\n"
+        with (
+            started(bridge(endpoint, identity(keys, "alice"), command("greedy")), tmp_path / "a"),
+            started([*command("random"), "--connect", endpoint, *identity(keys, "bob")], tmp_path / "b"),
+        ):
+            _, stderr = arena.communicate(timeout=240)
+        lasted = time.monotonic() - began
+    finally:
+        flood.terminate()
+        flood.wait()
+        arena.kill()
+        arena.wait()
+    assert arena.returncode == 0, stderr[-3000:]
+    assert [g["termination"] for g in records(out)] == ["normal"] * 4
+    told = [line for line in stderr.splitlines() if "had not said hello" in line]
+    assert 1 <= len(told) <= lasted + 1, (len(told), lasted)  # the flood was on, and told a line a second at most
+    assert "Traceback" not in stderr and "RecursionError" not in stderr
 
 
 def test_a_bridge_told_when_another_server_holds_the_port_rather_than_its_keys(keys: Path, endpoint: str) -> None:
