@@ -134,14 +134,16 @@ def test_a_signal_finishes_the_game_in_flight_and_a_second_leaves_at_once(
     bot = [*BRIDGE, "--connect", endpoint, "--name", "holder", "--", sys.executable, str(script), str(hold)]
     log = tmp_path / "bridge.log"
     with started(bot, log) as bridge:
+        # --wait 10, not less: the bridge started first retries its connection with a growing pause (up to 5 s), and
+        # on a loaded machine the arena's start may take that long; with --wait 2 it sometimes gave up first.
         run = subprocess.Popen(
-            arena(endpoint, out, "remote:holder", "random", "--games", "2", "--tc", "st=30", wait="2"),
+            arena(endpoint, out, "remote:holder", "random", "--games", "2", "--tc", "st=30", wait="10"),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
         )
         try:
-            wait_until(lambda: Path(f"{hold}.seen").exists())
+            wait_until(lambda: Path(f"{hold}.seen").exists(), proc=run)
             bridge.send_signal(signal.SIGTERM)
             wait_until(lambda: "taking no new ones" in log.read_text())
             if signals == 2:
