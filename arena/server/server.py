@@ -252,7 +252,7 @@ class _Waiting:
 
     def remove(self, conn: _Conn) -> None:
         """Takes ``conn`` out of the queue (it said hello, or is closing); nothing when it is not in it."""
-        if self._all.pop(conn, 0) is None:
+        if self._all.pop(conn, 0) is None:  # it was in the queue (its value is None)
             host = self._by_host[conn.host]
             del host[conn]
             if not host:
