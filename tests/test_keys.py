@@ -147,6 +147,10 @@ def test_a_ladder_plays_on_whatever_is_put_in_its_keys_directory(tmp_path: Path,
                 f.truncate(4 << 30)
             (keys / "comments.key").write_bytes(b"# a comment\n" * 1000 + content)
             os.mkfifo(keys / "fifo.key")
+            bad = ("sparse.key", "comments.key", "fifo.key")
+            wait_until(lambda: all(any(name in line for line in lines) for name in bad), timeout=60)
+            new_key_pair(keys, "carol")  # the directory changes again: what was told is not told again
+            wait_until(lambda: any("key added: carol" in line for line in lines), timeout=60)
             games = counted(lad, "greedy")
             wait_until(lambda: counted(lad, "greedy") >= games + 10, timeout=90)
             wait_until(lambda: counted(lad, "alice") >= 6, timeout=90)
@@ -161,7 +165,7 @@ def test_a_ladder_plays_on_whatever_is_put_in_its_keys_directory(tmp_path: Path,
     assert "cuts the connection" not in alice_log.read_text()
     assert "disconnected by the arena" not in err and "key removed" not in err
     assert "alice keeps its key until its file can be read" in err
-    for name in ("sparse.key", "comments.key", "fifo.key"):
+    for name in bad:
         assert sum(name in line for line in lines) == 1, [line for line in lines if name in line]
     db = sqlite3.connect(lad / "ladder.db")
     forfeits = db.execute("SELECT count(*) FROM games WHERE termination = 'time forfeit'").fetchone()[0]

@@ -155,6 +155,7 @@ class Ladder:
         self._met: dict[tuple[str, str], int] = {}
         self._online: dict[str, int] = {}
         self._keys_seen: object = None
+        self._keys_told: set[str] = set()  # the keys directory's problems told already (each told once)
         self._wake = asyncio.Event()
         self._house = {e.name for e in settings.house}
         self._player: LocalPlayer | None = None
@@ -272,7 +273,9 @@ class Ladder:
         """The keys read, told (each problem one line) and without the house engines' names."""
         keys, problems = loaded
         for problem in problems:
-            self.on_event(Notice(f"keys: {problem}"))
+            if problem not in self._keys_told:  # told once, not at every change of the directory
+                self.on_event(Notice(f"keys: {problem}"))
+        self._keys_told = set(problems)
         clash = sorted(set(keys.bots.values()) & self._house)
         if clash:
             self.on_event(Notice(f"keys: left out {', '.join(clash)}: the name of a house engine"))
