@@ -17,6 +17,18 @@
    each commit) missing from the database (lost), games found twice (the same pair and colours), and the check of
    the database's integrity.
 
+4. Flood (issue 33's first "under attack" bar). ``--flood-bots`` bots playing on a ladder; for ``--flood-seconds``
+   without an attack, then as long with half-open TCP connections (engines/testing/half_open.py, sending nothing)
+   held from the bots' own address (``--flood-own``, 127.0.0.1) and from ten others (``--flood-others`` in all,
+   127.0.0.2-11), each refilled as the server closes it. While the flood is on, ``--flood-joins`` new bots connect
+   one after another. Printed: games/s of the bots without and with the flood (and the ratio), the new bots' time
+   from their process's start to the arena's welcome (median, worst; their start-up included) and whether each
+   played, the reconnections of the playing bots, the games not ended normally, the ladder's peak RSS, its lines
+   about the flood (in all, and the most in one second) and its tracebacks.
+
+5. Quiet (issue 36). A ladder of two house engines at ``--tc`` for ``--quiet-seconds``, with and without ``-q``:
+   the lines it writes on stderr, per hour.
+
 Figures only, no assertions. The machine may be shared and noisy: say what ran (the first line prints it).
 """
 
@@ -24,6 +36,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
+import logging
 import os
 import random
 import re
@@ -40,6 +54,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 CLI = [sys.executable, "-c", "import sys; from quarto_arena.arena.cli import main; main(sys.argv[1:])"]
+HALF_OPEN = [sys.executable, "-m", "quarto_arena.engines.testing.half_open"]
 PER_PROCESS = 25  # simulated bots per swarm process
 
 
@@ -65,6 +80,9 @@ def swarm(endpoint: str, keys: Path, names: list[str], slots: int) -> None:
     from quarto_arena.protocol.bot import Bot, BotSlot
     from quarto_arena.protocol.client import Client, ConnectOptions, serve_connected
     from zmq.auth import load_certificate
+
+    # The client's log, timed (the flood part reads when each bot was welcomed, and its reconnections).
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(created).3f %(message)s")
 
     class Quick(Bot):
         name = "Quick 1.0"
@@ -154,6 +172,17 @@ def start_ladder(directory: Path, endpoint: str, keys: Path, tc: str, j: int) ->
     )
 
 
+def stop_ladder(proc: subprocess.Popen[str]) -> None:
+    """SIGTERM, as its operator stops it; SIGKILL if it is not over within two minutes."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def wait(condition: object, timeout: float, what: str) -> float:
     began = time.monotonic()
     while not condition():  # type: ignore[operator]
@@ -163,13 +192,15 @@ def wait(condition: object, timeout: float, what: str) -> float:
     return time.monotonic() - began
 
 
-def drain(proc: subprocess.Popen[str], into: list[str]) -> threading.Thread:
-    """Reads the ladder's stderr in a thread (a full pipe would stop it)."""
+def drain(proc: subprocess.Popen[str], into: list[str], times: list[float] | None = None) -> threading.Thread:
+    """Reads the ladder's stderr in a thread (a full pipe would stop it); ``times`` gets when each line came."""
 
     def read() -> None:
         assert proc.stderr is not None
         for line in proc.stderr:
             into.append(line)
+            if times is not None:
+                times.append(time.monotonic())
 
     t = threading.Thread(target=read, daemon=True)
     t.start()
@@ -229,12 +260,8 @@ def live(tmp: Path, bots: int, slots: int, seconds: float, tc: str) -> None:
             if late_proc is not None:
                 late_proc.kill()
                 late_proc.wait()
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(120)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        stop_ladder(proc)
     games = g1 - g0
     turns = (
         query(
@@ -268,6 +295,151 @@ def live(tmp: Path, bots: int, slots: int, seconds: float, tc: str) -> None:
     )
     show = lambda v: "not seen" if v is None else f"{v:.2f} s"  # noqa: E731
     print(f"live: key added -> bot connected {show(connected)}, -> its first game counted {show(first_game)}")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# 4. A flood of half-open connections
+
+
+def flood(tmp: Path, bots: int, seconds: float, own: int, others: int, joins: int, tc: str) -> None:
+    names = [f"bot{i:03}" for i in range(bots)]
+    late = [f"new{i:03}" for i in range(joins)]
+    keys = tmp / "flood-keys"
+    make_keys(keys, ["arena", *names, *late])
+    endpoint = free_endpoint()
+    lad = tmp / "flood"
+    proc = start_ladder(lad, endpoint, keys, tc, max(1, bots // 2 + joins))
+    lines: list[str] = []
+    came: list[float] = []
+    drain(proc, lines, came)
+    stamped: list[tuple[float, str]] = []
+    port = endpoint.rsplit(":", 1)[1]
+    sources = [f"127.0.0.1={own}", *(f"127.0.0.{i}={others // 10}" for i in range(2, 12))]
+    log = tmp / "flood-swarm.log"
+    try:
+        with swarms(endpoint, keys, names, 1, log) as players:
+            wait(lambda: len(query(lad, "SELECT name FROM bots WHERE house = 0")) >= bots, 300, "every bot online")
+            time.sleep(2)
+            cpu = [proc.pid, *(p.pid for p in players)]
+            t0, g0, c0 = time.monotonic(), count(lad), [cpu_seconds(pid) for pid in cpu]
+            time.sleep(seconds)
+            q1, c1 = count(lad), [cpu_seconds(pid) for pid in cpu]
+            quiet = (q1 - g0) / (time.monotonic() - t0)
+            quiet_cpu = [(b - a) / (time.monotonic() - t0) for a, b in zip(c0, c1, strict=True)]
+            mark = len(log.read_text().splitlines())
+            before = len(lines)
+            # At the lowest priority: on a real attack the attacker's CPU is not the arena's machine's.
+            attacker = subprocess.Popen(
+                [*HALF_OPEN, f"127.0.0.1:{port}", str(seconds + 60), *sources],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+                preexec_fn=lambda: os.nice(19),
+            )
+            flood_began = time.monotonic()
+            assert attacker.stderr is not None
+            attacker.stderr.readline()  # holding: the flood is on
+            time.sleep(2)
+            t1, g1, c2 = time.monotonic(), count(lad), [cpu_seconds(pid) for pid in cpu]
+            welcomed: list[float | None] = []
+            for name in late:
+                start = time.time()
+                argv = [sys.executable, __file__, "--swarm", endpoint, str(keys), "1", name]
+                bot = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                began = time.monotonic()
+                got = None
+                assert bot.stderr is not None
+                while time.monotonic() - began < seconds / max(1, joins) + 30:
+                    line = bot.stderr.readline()
+                    if not line:
+                        break
+                    if " connected to " in line:
+                        got = float(line.split()[0]) - start
+                        break
+                welcomed.append(got)
+                threading.Thread(target=bot.stderr.read, daemon=True).start()
+                time.sleep(max(0.0, t1 + (len(welcomed)) * seconds / max(1, joins) - time.monotonic()))
+            time.sleep(max(0.0, t1 + seconds - time.monotonic()))
+            f1, c3 = count(lad), [cpu_seconds(pid) for pid in cpu]
+            flooded = (f1 - g1) / (time.monotonic() - t1)
+            flood_cpu = [(b - a) / (time.monotonic() - t1) for a, b in zip(c2, c3, strict=True)]
+            peak = peak_rss_mb(proc.pid)
+            attacker.terminate()
+            _, said = attacker.communicate()
+            flood_lasted = time.monotonic() - flood_began
+            stamped = list(zip(came[before:], lines[before:], strict=False))
+            reconnects = sum("lost the connection" in line for line in log.read_text().splitlines()[mark:])
+    finally:
+        stop_ladder(proc)
+    played = [
+        bool(query(lad, "SELECT 1 FROM games g JOIN bots b ON b.id IN (g.first, g.second) WHERE b.name = ?", (n,)))
+        for n in late
+    ]
+
+    def abnormal(first: int, last: int) -> object:
+        sql = "SELECT termination, count(*) FROM games WHERE id > ? AND id <= ? AND termination != 'normal' GROUP BY 1"
+        return dict(query(lad, sql, (first, last))) or "none"  # type: ignore[arg-type]
+
+    told = [t for t, line in stamped if "had not said hello" in line or "closed a connection" in line]
+    gap = min((b - a for a, b in itertools.pairwise(told)), default=float("nan"))
+    times = sorted(t for t in welcomed if t is not None)
+    opened = int(said.split()[-1]) if said.strip() else 0
+    print(
+        f"flood: {bots} bots playing, tc {tc}; {own} half-open connections from 127.0.0.1 and {others} from"
+        f" 127.0.0.2-11, each refilled once closed (the attacker at nice 19): {opened} opened in"
+        f" {flood_lasted:.0f} s = {opened / flood_lasted:.0f}/s; load average {os.getloadavg()[0]:.1f}"
+    )
+    print(
+        f"flood: games/s without {quiet:.1f}, with the flood {flooded:.1f} ({flooded / quiet:.2f}x);"
+        f" ladder peak RSS {peak:.0f} MB"
+    )
+    print(
+        f"flood: CPU (cores) of the ladder {quiet_cpu[0]:.2f} without, {flood_cpu[0]:.2f} with the flood; of the"
+        f" bots' process{'es' * (len(cpu) > 2)} {sum(quiet_cpu[1:]):.2f} without, {sum(flood_cpu[1:]):.2f} with"
+    )
+    if times:
+        print(
+            f"flood: {len(times)} of {joins} new bots welcomed, from their process's start: median"
+            f" {statistics.median(times):.2f} s, worst {times[-1]:.2f} s; {sum(played)} of {joins} played"
+        )
+    else:
+        print(f"flood: none of {joins} new bots was welcomed")
+    print(
+        f"flood: games not ended normally: without {abnormal(g0, q1)}, with the flood {abnormal(g1, f1)};"
+        f" reconnections of the playing bots {reconnects}"
+    )
+    print(
+        f"flood: ladder lines about the flood {len(told)} in {flood_lasted:.0f} s (shortest gap {gap:.2f} s);"
+        f" tracebacks {sum('Traceback' in line for _, line in stamped)}"
+    )
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# 5. The lines of a quiet ladder
+
+
+def quiet(tmp: Path, seconds: float, tc: str) -> None:
+    from quarto_arena.protocol.safelog import SUMMARY_INTERVAL
+
+    for flags in ([], ["-q"]):
+        lad = tmp / f"quiet{len(flags)}"
+        argv = [*CLI, "ladder", "run", str(lad), "--house", "random", "--house", "greedy", "--tc", tc, *flags]
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        lines: list[str] = []
+        drain(proc, lines)
+        time.sleep(seconds)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+        games = count(lad)
+        routine = [line for line in lines if re.match(r"(quarto-arena: )?(game \d+:|server: .* (dis)?connected)", line)]
+        summaries = [line for line in lines if " in the last " in line]
+        other = len(lines) - len(routine) - len(summaries)
+        print(
+            f"quiet: ladder run {' '.join(flags) or '(no -q)'}: {len(lines)} lines in {seconds:g} s for {games} games:"
+            f" {len(routine)} routine (a game, a connection), {len(summaries)} summaries, {other} others (start, stop);"
+            f" an hour at this rate: {len(routine) * 3600 / seconds:,.0f} routine lines,"
+            f" {3600 / SUMMARY_INTERVAL if flags else 0:.0f} summaries"
+        )
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -356,7 +528,7 @@ def kills(tmp: Path, times: int, bots: int, tc: str) -> None:
     lad = tmp / "kill"
     reported: dict[int, tuple[str, str]] = {}
     rng = random.Random(7)
-    pattern = re.compile(r"^game (\d+): (\S+) - (\S+) ")
+    pattern = re.compile(r"^(?:quarto-arena: )?game (\d+): (\S+) - (\S+) ")
     with swarms(endpoint, keys, names, 2, tmp / "kswarm.log"):
         for k in range(times + 1):
             proc = start_ladder(lad, endpoint, keys, tc, bots)
@@ -400,7 +572,15 @@ def main() -> None:
     parser.add_argument("--standings", type=int, default=100_000)
     parser.add_argument("--kills", type=int, default=20)
     parser.add_argument("--kill-bots", type=int, default=10)
-    parser.add_argument("--skip", default="", help="parts to skip: live, standings, kills (comma-separated)")
+    parser.add_argument("--flood-bots", type=int, default=20)
+    parser.add_argument("--flood-seconds", type=float, default=30.0)
+    parser.add_argument("--flood-own", type=int, default=1500)
+    parser.add_argument("--flood-others", type=int, default=2000)
+    parser.add_argument("--flood-joins", type=int, default=5)
+    parser.add_argument("--quiet-seconds", type=float, default=60.0)
+    parser.add_argument(
+        "--skip", default="", help="parts to skip: live, standings, kills, flood, quiet (comma-separated)"
+    )
     parser.add_argument("--baseline", metavar="REV", help="standings: also time this git revision, interleaved")
     parser.add_argument("--swarm", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -418,6 +598,12 @@ def main() -> None:
             standings(tmp, args.standings, args.baseline)
         if "kills" not in skip:
             kills(tmp, args.kills, args.kill_bots, args.tc)
+        if "quiet" not in skip:
+            quiet(tmp, args.quiet_seconds, args.tc)
+        if "flood" not in skip:
+            flood(
+                tmp, args.flood_bots, args.flood_seconds, args.flood_own, args.flood_others, args.flood_joins, args.tc
+            )
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ import contextlib
 import functools
 import logging
 import queue
+import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -70,6 +71,8 @@ log = logging.getLogger(__name__)
 
 HEARTBEAT_MS: Final = 1000
 """Interval of the ZMTP heartbeats; an arena silent for three intervals is gone."""
+HANDSHAKE_MS: Final = 10_000
+"""How long one handshake may take (libzmq's default is 30 s)."""
 HANDSHAKE_TRIES: Final = 3
 """Handshakes that fail in a row (without the arena saying why) before the client gives up."""
 _PENDING_LINES: Final = 1000  # lines engines' threads may have waiting to be sent; then they wait
@@ -173,6 +176,10 @@ class Client:
         self.space = threading.BoundedSemaphore(_PENDING_LINES)
         self.connection = 0
         self.welcomed = False
+        self.shaken = False
+        """This connection's ZeroMQ handshake succeeded."""
+        self.counted = False
+        """This connection's failed handshake is counted in :attr:`failures`."""
         self.failures = 0
         self.leaving = False
         """Set by :meth:`leave`: no new sessions, then stop."""
@@ -197,6 +204,8 @@ class Client:
             (zmq.HEARTBEAT_IVL, HEARTBEAT_MS),
             (zmq.HEARTBEAT_TIMEOUT, 3 * HEARTBEAT_MS),
             (zmq.HEARTBEAT_TTL, 3 * HEARTBEAT_MS),
+            # An arena answers in milliseconds; a server that does not (not ZeroMQ) fails the try sooner.
+            (zmq.HANDSHAKE_IVL, HANDSHAKE_MS),
         ):
             sock.setsockopt(option, value)
         if o.secret is not None:
@@ -216,6 +225,7 @@ class Client:
         self.sock = sock
         self.connection += 1
         self.welcomed = False
+        self.shaken = self.counted = False
         self.loop.add_reader(sock, self._read)
         self.loop.add_reader(self.monitor, self._watch)
         self._send(None, format_control(Hello(o.name, o.slots)))
@@ -306,11 +316,10 @@ class Client:
             self.done = True
 
     def _read(self) -> None:
-        while self.sock is not None:
-            try:
-                frames = self.sock.recv_multipart(zmq.NOBLOCK)
-            except zmq.Again:
-                return
+        # Whether a message waits is asked, not tried: a zmq.Again raised at the end of every wake-up costs more
+        # than the rest of a relayed line.
+        while self.sock is not None and self.sock.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+            frames = self.sock.recv_multipart(zmq.NOBLOCK)
             if len(frames) != 2:
                 log.warning("ignored a message of %d frames from the arena", len(frames))
                 continue
@@ -370,21 +379,45 @@ class Client:
                 # was added gets in once it is, so with --stay a refusal is waited out like an absent arena.
                 self._reconnect(f"{refused}; trying again (--stay)", _REFUSED_PAUSE)
                 return
+            elif event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+                self.shaken = True
             elif event in (zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL, zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL):
                 # Which side notices a mismatch first varies, and the one that does not just sees the other hang
                 # up: a mismatch is sure at once, anything else after a few tries in a row.
-                self.failures += 1
-                mismatch = value == zmq.PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH
-                if mismatch or self.failures >= HANDSHAKE_TRIES:
-                    raise ArenaRefused(self._handshake_failed())
+                self._failed_handshake(value == zmq.PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH)
             elif event == zmq.EVENT_DISCONNECTED:
+                if not self.shaken:  # a server that is not ZeroMQ hangs up without a failure told
+                    self._failed_handshake(False)
                 self._reconnect(f"lost the connection to {self.options.endpoint}")
                 return
 
+    def _failed_handshake(self, sure: bool) -> None:
+        """This connection's handshake failed (counted once): the bot gives up when ``sure`` (the security differs)
+        or after :data:`HANDSHAKE_TRIES` such connections in a row."""
+        if self.counted:
+            return
+        self.counted = True
+        self.failures += 1
+        if sure or self.failures >= HANDSHAKE_TRIES:
+            raise ArenaRefused(self._handshake_failed())
+
     def _handshake_failed(self) -> str:
-        where = f"the handshake with the arena at {self.options.endpoint} failed"
+        """Why the handshakes failed, as far as the server's own ZMTP greeting tells: no ZeroMQ server at all (another
+        program holds the port), one without keys, or one with keys that are not ours to use."""
+        endpoint = self.options.endpoint
+        where = f"the handshake with the arena at {endpoint} failed"
+        mechanism = zmtp_mechanism(endpoint)
+        if mechanism is None:
+            return f"nothing answered the handshake: another server may be listening on {endpoint} (not an arena)"
         if self.options.secret is None:
+            if mechanism == "NULL":
+                return f"{where}: a ZeroMQ server without keys answered, but not as an arena does: another server?"
             return f"{where}: it serves with keys (give --key and --server-key), or it is no arena"
+        if mechanism == "NULL":
+            return (
+                f"{where}: the server there serves plain ZeroMQ, without keys: another server may be listening on"
+                f" {endpoint}, or it is an arena without --keys (then give neither --key nor --server-key)"
+            )
         return f"{where}: is --server-key the arena's public key (its arena.key), and does it serve with --keys?"
 
     # --- sessions --------------------------------------------------------------------------------------------------
@@ -477,6 +510,40 @@ class Client:
         # end, which ends its sessions, follows.
         with contextlib.suppress(zmq.Again):
             self.sock.send_multipart([format_channel(slot), data], zmq.NOBLOCK)
+
+
+def zmtp_mechanism(endpoint: str, timeout: float = 1.0) -> str | None:
+    """The security mechanism (``NULL``, ``CURVE``, ``PLAIN``) a ZeroMQ server at ``endpoint`` says it speaks in its
+    ZMTP 3 greeting, answering ours; None when nothing there answers as ZeroMQ does (nothing at all, or another
+    protocol). One connection, closed at once; at most ``timeout`` seconds."""
+    # Only the signature and the major version: a ZeroMQ server then sends the rest of its greeting and waits for
+    # ours (whole, it might see a mismatch and reset the connection, taking its greeting with it).
+    greeting = b"\xff" + b"\0" * 8 + b"\x7f" + b"\x03"
+    try:
+        if endpoint.startswith("ipc://"):
+            family, address = socket.AF_UNIX, endpoint.removeprefix("ipc://")
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            sock.settimeout(timeout)
+            sock.connect(address)
+        else:
+            host, _, port = endpoint.removeprefix("tcp://").rpartition(":")
+            sock = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout)
+    except (OSError, ValueError):
+        return None
+    answer = b""
+    try:
+        with sock:
+            sock.sendall(greeting)
+            while len(answer) < 32:
+                chunk = sock.recv(64 - len(answer))
+                if not chunk:
+                    break
+                answer += chunk
+    except OSError:
+        pass
+    if len(answer) < 32 or answer[0] != 0xFF or answer[9] != 0x7F or answer[10] < 3:
+        return None
+    return answer[12:32].rstrip(b"\0").decode("ascii", "replace") or None
 
 
 def serve_connected(make_slot: SlotFactory, options: ConnectOptions, client: Client | None = None) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -88,6 +87,12 @@ def run(
     debug: str | None = DebugOpt,
     web: str | None = WebOpt,
     anchor: str | None = AnchorOpt,
+    quiet: bool = typer.Option(
+        False, "--quiet", "-q", help="No line per game or connection, but a summary of them every 10 minutes."
+    ),
+    log: str | None = typer.Option(
+        None, "--log", metavar="FILE", help="The ladder's log in FILE, rotated at 10 MB (default: stderr)."
+    ),
 ) -> None:
     """Run a ladder in DIR until stopped (SIGINT, SIGTERM, SIGHUP); the same command continues it."""
     import asyncio
@@ -157,7 +162,7 @@ def run(
         book=book,
         log_limit=size_option(log_limit),
     )
-    _show_log()
+    logs = _show_log(quiet, log)
     ladder = Ladder(Path(directory), settings, on_event=_printer(), transcript=transcript)
     house_names = ", ".join(c.name for c in configs) or "none"
     where = f"; bots connect to {listen} with a key in {keys}" if listen else ""
@@ -179,6 +184,8 @@ def run(
         fail(f"{e}; the ladder in {directory} has not started")
     except OSError as e:
         fail(f"{directory}: {e.strerror or e}")
+    finally:
+        logs.close()
     echo_err(f"ladder stopped: {ladder.counted} games counted, {ladder.abandoned} abandoned in flight (not counted)")
     if signum is not None:
         import signal
@@ -186,32 +193,47 @@ def run(
         fail(f"stopped by {signal.Signals(signum).name}; continue with the same command", 128 + signum)
 
 
-def _show_log() -> None:
-    """The server's and the ladder's log lines on stderr (connections, refusals, cuts)."""
-    import logging
+_LINES = "quarto_arena.arena.cli.ladder"  # the logger of the games counted and the ladder's notices
 
-    from quarto_arena.protocol.safelog import SafeFormatter
+# The ladder's routine lines (one a game or a connection), which -q counts in its summary instead of showing them.
+_ROUTINE = {
+    "game %s: %s - %s %s (%s)": "games counted",
+    "server: %s connected with %d slot%s": "connections",
+    "server: %s disconnected": "disconnections",
+}
 
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(SafeFormatter("quarto-arena: %(message)s"))
-    for name in ("quarto_arena.arena.server", "quarto_arena.arena.ladder"):
-        logger = logging.getLogger(name)
-        logger.addHandler(handler)
-        logger.setLevel(logging.INFO)
-        logger.propagate = False
+
+def _show_log(quiet: bool, path: str | None) -> Any:
+    """The ladder's lines (each game counted, the server's connections, refusals and cuts) on stderr or in ``path``
+    (rotated), routine ones summed up every 10 minutes with ``quiet``."""
+    from quarto_arena.protocol.safelog import Quiet, service_log
+
+    try:
+        return service_log(
+            ("quarto_arena.arena.server", "quarto_arena.arena.ladder", _LINES),
+            "quarto-arena: %(message)s" if path is None else "%(asctime)s quarto-arena: %(message)s",
+            quiet=Quiet(_ROUTINE) if quiet else None,
+            path=path,
+        )
+    except OSError as e:
+        fail(f"--log {path}: {e.strerror or e}")
 
 
 def _printer() -> Any:
+    import logging
+
     from ..ladder.service import GameCounted
     from ..output import game_comment
     from ..run import Notice
 
+    lines = logging.getLogger(_LINES)
+
     def on_event(e: object) -> None:
         if isinstance(e, GameCounted):
             r = e.record
-            echo_err(f"game {r.game_id}: {r.first} - {r.second} {r.result.value} ({game_comment(r)})")
+            lines.info("game %s: %s - %s %s (%s)", r.game_id, r.first, r.second, r.result.value, game_comment(r))
         elif isinstance(e, Notice):
-            echo_err(f"quarto-arena: {e.text}")
+            lines.info("%s", e.text)
 
     return on_event
 

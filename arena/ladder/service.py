@@ -27,7 +27,6 @@ import concurrent.futures
 import contextlib
 import functools
 import logging
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -39,7 +38,7 @@ from ..records import GameRecord, Termination
 from ..referee import GameSpec
 from ..run import EnginePool, Event, GameEnded, GameStarted, LocalPlayer, Notice
 from ..schedule import STARTPOS, OpeningBook, ScheduledGame
-from ..server import KeysError, Server, ServerError, load_keys_directory
+from ..server import KeysError, Server, ServerError, keys_signature, load_keys_directory
 from ..timecontrol import TimeControl
 from ..transport import DEFAULT_STDERR_LIMIT, Transcript
 from .db import LadderDB, LadderDBError, ResultRow
@@ -156,6 +155,7 @@ class Ladder:
         self._met: dict[tuple[str, str], int] = {}
         self._online: dict[str, int] = {}
         self._keys_seen: object = None
+        self._keys_told: set[str] = set()  # the keys directory's problems told already (each told once)
         self._wake = asyncio.Event()
         self._house = {e.name for e in settings.house}
         self._player: LocalPlayer | None = None
@@ -255,40 +255,47 @@ class Ladder:
     # --- who is online
 
     def _read_keys(self) -> Any:
+        """The keys directory, read now (at the start, before any game)."""
+        return self._take_keys(self._load_keys())
+
+    def _load_keys(self) -> tuple[Any, list[str]]:
+        """Reads the keys directory (safe in a thread: it reads only); a file that cannot be read keeps the key it
+        had. Raises :class:`LadderError`."""
         assert self.settings.keys is not None
+        server = self.server
+        previous = server.keys.bots if server is not None and server.keys is not None else None
         try:
-            keys, problems = load_keys_directory(self.settings.keys)
+            return load_keys_directory(self.settings.keys, previous)
         except KeysError as e:
             raise LadderError(str(e)) from None
+
+    def _take_keys(self, loaded: tuple[Any, list[str]]) -> Any:
+        """The keys read, told (each problem one line) and without the house engines' names."""
+        keys, problems = loaded
         for problem in problems:
-            self.on_event(Notice(f"keys: {problem}"))
+            if problem not in self._keys_told:  # told once, not at every change of the directory
+                self.on_event(Notice(f"keys: {problem}"))
+        self._keys_told = set(problems)
         clash = sorted(set(keys.bots.values()) & self._house)
         if clash:
             self.on_event(Notice(f"keys: left out {', '.join(clash)}: the name of a house engine"))
             keys = replace(keys, bots={k: n for k, n in keys.bots.items() if n not in self._house})
         return keys
 
-    def _keys_signature(self) -> object:
-        assert self.settings.keys is not None
-        try:
-            with os.scandir(self.settings.keys) as it:
-                return sorted((e.name, e.stat().st_mtime_ns, e.stat().st_size) for e in it if e.name.endswith(".key"))
-        except OSError:
-            return None
-
     async def _watch_keys(self) -> None:
-        """Follows the keys directory: a new key lets its bot in, a removed one cuts it (its pairs abandoned)."""
+        """Follows the keys directory: a new key lets its bot in, a removed one cuts it (its pairs abandoned). The
+        directory and its files are read in a thread: whatever is put there, the games' clocks never wait for it."""
         server = self.server
-        assert server is not None
-        self._keys_seen = self._keys_signature()
+        assert server is not None and self.settings.keys is not None
+        self._keys_seen = await asyncio.to_thread(keys_signature, self.settings.keys)
         while True:
             await asyncio.sleep(KEYS_POLL)
-            seen = self._keys_signature()
+            seen = await asyncio.to_thread(keys_signature, self.settings.keys)
             if seen == self._keys_seen or seen is None:
                 continue
             self._keys_seen = seen
             try:
-                keys = self._read_keys()
+                keys = self._take_keys(await asyncio.to_thread(self._load_keys))
             except LadderError as e:
                 self.on_event(Notice(f"keys: {e}; keeping the keys as they were"))
                 continue
