@@ -119,9 +119,9 @@ def test_js_bot_complies() -> None:
 # may stall it; libzmq's own I/O thread goes on accepting connections at the socket being closed meanwhile.
 SLOW_SWITCH = """
 import runpy, sys, time
-from quarto_arena.protocol import bot
-stall, switch = float(sys.argv.pop(1)), bot._SessionServer._next_session
-bot._SessionServer._next_session = lambda server, why: (time.sleep(stall), switch(server, why))[1]
+from quarto_arena.protocol import server
+stall, switch = float(sys.argv.pop(1)), server.SessionServer._next_session
+server.SessionServer._next_session = lambda s, why: (time.sleep(stall), switch(s, why))[1]
 runpy.run_module("quarto_arena.engines.greedy", run_name="__main__")
 """
 
