@@ -15,7 +15,10 @@ from .rules import IllegalTurn, Position, Turn, Variant
 from .uqi import Go, Info, OptionSpec, OptionType, Score
 
 __all__ = [
+    "CLOCK_CAP",
     "DEFAULT_BUDGET",
+    "INC_SHARE",
+    "MOVE_OVERHEAD_MS",
     "SAFETY_TIME",
     "Bot",
     "FunctionBot",
@@ -24,9 +27,11 @@ __all__ = [
     "SearchContext",
     "SearchFunction",
     "UnsupportedVariant",
+    "fair_share_ms",
     "fallback_turn",
     "illegal_reason",
     "time_budget",
+    "turns_left",
     "typed_value",
 ]
 
@@ -37,8 +42,16 @@ DEFAULT_BUDGET: Final = 1.0
 """Seconds a search takes when ``go`` gives no limit at all (SPEC §4.5: the engine chooses)."""
 SAFETY_TIME: Final = 10.0
 """Seconds within which SPEC §4.5 wants the turn of a ``go`` whose only limits are ``depth`` and ``nodes``."""
-_SAFETY_RESERVE: Final = 0.5
+_SAFETY_RESERVE: Final = 1.0
 """Seconds of the safety time kept back for answering (the search stops this long before it ends)."""
+MOVE_OVERHEAD_MS: Final = 50.0
+"""Milliseconds kept back from every turn's limit (SPEC §4.5): the figure for a loaded machine (more processes that
+want a CPU than there are CPUs: a tournament at ``-j`` the cores, a ladder), which the SDK, ``perfect`` and the
+starters use; 10 does on a quiet machine, and across a network add twice the round trip."""
+INC_SHARE: Final = 0.75
+"""The part of the increment a fair share spends ahead (SPEC §4.5's "most of inc")."""
+CLOCK_CAP: Final = 0.25
+"""No search plans more than this part of the time left, whatever its share (SPEC §4.5)."""
 
 
 class UnsupportedVariant(QuartoError):
@@ -81,38 +94,42 @@ class OptionValues(Mapping[str, OptionValue]):
         return f"OptionValues({self._values!r})"
 
 
-def time_budget(limits: Go, position: Position | None = None) -> float | None:
-    """Seconds to spend on this turn under ``limits``, or None when only ``stop`` (or depth/nodes) ends the search.
+def time_budget(limits: Go, position: Position | None = None, *, overhead_ms: float = MOVE_OVERHEAD_MS) -> float | None:
+    """Seconds to spend on this turn under ``limits``, or None when only ``stop`` ends the search (SPEC §4.5).
 
-    SPEC §4.5: ``movetime`` minus a move overhead (a quarter of it, at most 25 ms) for the latency between the
-    arena's clock and ours; with a clock, the remaining time shared over the turns we still have to play (half
-    the empty squares rounded up with a piece in hand, one give plus half of them rounded down without; 8 when
-    unknown; at most ``movestogo``) plus 80 % of the increment, never more than the clock minus its own overhead (a
-    quarter of it, at most 30 ms); with both, the smaller; with only ``depth`` or ``nodes``, the safety time less a
-    reserve (:data:`SAFETY_TIME`); with no limit at all, :data:`DEFAULT_BUDGET`. The SDK counts the budget from the
-    moment it reads ``go``.
+    The turn's limit is ``movetime``, or with a clock the fair share (:func:`fair_share_ms`), or the smaller of the
+    two; the search plans that limit less the move overhead ``overhead_ms`` (:data:`MOVE_OVERHEAD_MS`, the figure
+    for a loaded machine), and never more than half of it. With only ``depth`` or ``nodes``, the safety time less
+    a second; with no limit at all, :data:`DEFAULT_BUDGET`. The SDK counts the budget from the moment it reads
+    ``go``.
     """
     if limits.infinite:
         return None
-    budget_ms: float | None = None
-    if limits.movetime is not None:
-        budget_ms = max(limits.movetime - min(limits.movetime * 0.25, 25.0), 0.5)
+    limit_ms: float | None = None if limits.movetime is None else float(limits.movetime)
     if limits.time is not None:
-        turns_left = 8 if position is None else _turns_left(position)
-        if limits.movestogo is not None:  # a moves-per-period control: the clock is credited again after these
-            turns_left = min(turns_left, limits.movestogo)
-        clock = float(limits.time)
-        share = clock / turns_left + 0.8 * (limits.inc or 0)
-        on_clock = max(min(share, clock - min(clock * 0.25, 30.0)), 0.5)
-        budget_ms = on_clock if budget_ms is None else min(budget_ms, on_clock)
-    if budget_ms is not None:
-        return budget_ms / 1000
+        share = fair_share_ms(limits, position)
+        limit_ms = share if limit_ms is None else min(limit_ms, share)
+    if limit_ms is not None:
+        return max(limit_ms - min(overhead_ms, limit_ms / 2), 0.5) / 1000
     if limits.depth is not None or limits.nodes is not None:
         return SAFETY_TIME - _SAFETY_RESERVE
     return DEFAULT_BUDGET
 
 
-def _turns_left(position: Position) -> int:
+def fair_share_ms(limits: Go, position: Position | None = None) -> float:
+    """The fair share of the clock in ``limits`` (``time``, ms) for this turn (SPEC §4.5): the time left divided by
+    the turns still to play (:func:`turns_left`; 8 when the position is not known; at most ``movestogo``), plus
+    three quarters of ``inc``, and never more than a quarter of the time left. A search may run past it up to twice
+    as long when it has a reason, never past that quarter (:data:`CLOCK_CAP`)."""
+    assert limits.time is not None
+    turns = 8 if position is None else turns_left(position)
+    if limits.movestogo is not None:  # a moves-per-period control: the clock is credited again after these
+        turns = min(turns, limits.movestogo)
+    clock = float(limits.time)
+    return min(clock / turns + INC_SHARE * (limits.inc or 0), CLOCK_CAP * clock)
+
+
+def turns_left(position: Position) -> int:
     """The turns the player to move still plays (SPEC §4.5): every other placement from now, or from the
     opponent's next one plus this give when there is no piece in hand (9 at the opening give)."""
     empty = 16 - position.placed
@@ -226,6 +243,9 @@ class Bot:
     """Typed options (protocol/uqi.py :class:`OptionSpec`), sent with the handshake and checked on ``setoption``."""
     validate_turns: bool = True
     """Replace a turn that is not legal by a legal one (see the module docstring). Only test bots turn it off."""
+    move_overhead_ms: float = MOVE_OVERHEAD_MS
+    """Milliseconds each search keeps back from its limit (:func:`time_budget`): more for a bot that plays across a
+    network (SPEC §4.5: add twice the round trip), less on a quiet machine of its own."""
 
     def __init__(self) -> None:
         self._values: dict[str, OptionValue] = {

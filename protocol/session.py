@@ -20,18 +20,18 @@ import copy
 import logging
 import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, BinaryIO, Final
 
 from .notation import NotationError
 from .rules import IllegalTurn, Position, Turn, Variant
 from .sdk import (
     Bot,
-    OptionValue,
     SearchContext,
     UnsupportedVariant,
     fallback_turn,
     illegal_reason,
+    time_budget,
     typed_value,
 )
 from .uqi import (
@@ -69,13 +69,14 @@ class _Search:
 
     __slots__ = ("cancelled", "ctx", "position", "thread", "write")
 
-    def __init__(
-        self, position: Position, limits: Go, options: Mapping[str, OptionValue], write: Callable[[str], None]
-    ) -> None:
+    def __init__(self, position: Position, limits: Go, bot: Bot, write: Callable[[str], None]) -> None:
         self.position = position
         self.write = write
         self.cancelled = False
-        self.ctx = SearchContext(limits, position=position, options=options, on_info=self._info)
+        budget = time_budget(limits, position, overhead_ms=bot.move_overhead_ms)
+        self.ctx = SearchContext(
+            limits, position=position, options=bot.option_values, budget=budget, on_info=self._info
+        )
         self.thread: threading.Thread | None = None
 
     def _info(self, info: Info) -> None:
@@ -209,7 +210,7 @@ class Session:
             if self._search is not None:
                 self._write(_SEARCH_RUNNING.format("go"))
                 return
-            run = _Search(position, limits, self._bot.option_values, self._write)
+            run = _Search(position, limits, self._bot, self._write)
             run.thread = threading.Thread(target=self._search_thread, args=(run,), name="search", daemon=True)
             self._search = run
         run.thread.start()

@@ -26,6 +26,7 @@
 #define MAX_LINE 4096 /* SPEC 3.1: no line is longer than this many bytes */
 #define MAX_WORDS 600
 #define MAX_SEARCH_MS 250 /* the longest search, whatever the limits: see "Why one thread is enough" */
+#define MOVE_OVERHEAD_MS 50 /* SPEC 4.5: kept back from every limit on a loaded machine (10 on a quiet one) */
 #define DEPTH_DEFAULT 3
 #define DEPTH_MAX 16
 #define WIN 1000
@@ -546,14 +547,21 @@ static void cmd_go(char **w, int n) {
         send("%s", "error go the game is over: no turn to play");
         return;
     }
-    /* The time to spend (SPEC 4.5): a quarter of movetime, or of a fair share of the clock; the rest is
-     * move overhead, for the pipe and a loaded machine (the arena counts both against the bot). */
+    /* The time to spend (SPEC 4.5): the turn's limit (movetime, or the fair share of the clock: the time left over
+     * the turns still to play, plus 3/4 of inc, at most a quarter of the time left; with both, the smaller), less
+     * the move overhead kept back for the pipe and a loaded machine (the arena counts both against the bot), and
+     * never more than half of the limit. */
     for (s = 0; s < 16; s++) empty += pos.cell[s] < 0;
-    if (seen >> 5 & 1) budget = value[5] / 4;
-    if (seen & 1) {
-        long long turns_left = pos.hand >= 0 ? (empty + 1) / 2 : 1 + empty / 2;
-        if ((seen >> 4 & 1) && value[4] < turns_left) turns_left = value[4];
-        if (value[0] / turns_left / 4 + value[1] / 4 < budget) budget = value[0] / turns_left / 4 + value[1] / 4;
+    if (seen & 0x21) {
+        long long limit = seen >> 5 & 1 ? value[5] : 0x7fffffffffffffffLL;
+        if (seen & 1) {
+            long long turns_left = pos.hand >= 0 ? (empty + 1) / 2 : 1 + empty / 2, share;
+            if ((seen >> 4 & 1) && value[4] < turns_left) turns_left = value[4];
+            share = value[0] / turns_left + value[1] * 3 / 4;
+            if (share > value[0] / 4) share = value[0] / 4;
+            if (share < limit) limit = share;
+        }
+        budget = limit - (limit / 2 < MOVE_OVERHEAD_MS ? limit / 2 : MOVE_OVERHEAD_MS);
     }
     if (budget > MAX_SEARCH_MS) budget = MAX_SEARCH_MS;
     deadline_ms = now_ms() + (budget < 1 ? 1 : budget);

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 const MAX_LINE: usize = 4096; // SPEC 3.1: no line is longer than this many bytes
 const MAX_SEARCH_MS: u64 = 250; // the longest search, whatever the limits
+const MOVE_OVERHEAD_MS: u64 = 50; // SPEC 4.5: kept back from every limit on a loaded machine (10 on a quiet one)
 const DEPTH_DEFAULT: u32 = 3;
 const DEPTH_MAX: u32 = 16;
 const WIN: i32 = 1000;
@@ -652,12 +653,12 @@ impl Engine {
         if p.over {
             return say(out, "error go the game is over: no turn to play");
         }
-        // The time to spend (SPEC 4.5): a quarter of movetime, or of a fair share of the clock; the rest is
-        // move overhead, for the pipe and a loaded machine (the arena counts both against the bot).
+        // The time to spend (SPEC 4.5): the turn's limit (movetime, or the fair share of the clock: the time left
+        // over the turns still to play, plus 3/4 of inc, at most a quarter of the time left; with both, the
+        // smaller), less the move overhead kept back for the pipe and a loaded machine (the arena counts both
+        // against the bot), and never more than half of the limit.
         let mut budget = MAX_SEARCH_MS;
-        if let Some(movetime) = value[5] {
-            budget = budget.min(movetime / 4);
-        }
+        let mut limit = value[5];
         if let Some(time) = value[0] {
             let empty = p.cell.iter().filter(|&&c| c < 0).count() as u64;
             let mut turns_left = if p.hand >= 0 {
@@ -668,7 +669,12 @@ impl Engine {
             if let Some(m) = value[4] {
                 turns_left = turns_left.min(m);
             }
-            budget = budget.min(time / turns_left.max(1) / 4 + value[1].unwrap_or(0) / 4);
+            let inc = value[1].unwrap_or(0);
+            let share = (time / turns_left.max(1)).saturating_add(inc / 4 * 3).min(time / 4);
+            limit = Some(limit.map_or(share, |movetime| movetime.min(share)));
+        }
+        if let Some(limit) = limit {
+            budget = budget.min(limit - MOVE_OVERHEAD_MS.min(limit / 2));
         }
         let deadline = Instant::now() + Duration::from_millis(budget.max(1));
         let depth = value[6].map_or(self.depth, |d| d.min(DEPTH_MAX as u64) as u32);
