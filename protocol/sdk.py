@@ -5,6 +5,7 @@ for a bot, :mod:`.server` and :mod:`.client` serve it over ZeroMQ, and :mod:`.bo
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -30,6 +31,7 @@ __all__ = [
     "fair_share_ms",
     "fallback_turn",
     "illegal_reason",
+    "machine_load",
     "time_budget",
     "turns_left",
     "typed_value",
@@ -45,9 +47,9 @@ SAFETY_TIME: Final = 10.0
 _SAFETY_RESERVE: Final = 1.0
 """Seconds of the safety time kept back for answering (the search stops this long before it ends)."""
 MOVE_OVERHEAD_MS: Final = 50.0
-"""Milliseconds kept back from every turn's limit (SPEC §4.5): the figure for a loaded machine (more processes that
-want a CPU than there are CPUs: a tournament at ``-j`` the cores, a ladder), which the SDK, ``perfect`` and the
-starters use; 10 does on a quiet machine, and across a network add twice the round trip."""
+"""Milliseconds kept back from every turn's limit (SPEC §4.5): the figure for a loaded machine (as many processes
+that want a CPU as there are CPUs: a tournament at ``-j`` the cores, a ladder), times the load beyond that, which the
+SDK, ``perfect`` and the starters use; 10 does on a quiet machine, and across a network add twice the round trip."""
 INC_SHARE: Final = 0.75
 """The part of the increment a fair share spends ahead (SPEC §4.5's "most of inc")."""
 CLOCK_CAP: Final = 0.25
@@ -94,14 +96,16 @@ class OptionValues(Mapping[str, OptionValue]):
         return f"OptionValues({self._values!r})"
 
 
-def time_budget(limits: Go, position: Position | None = None, *, overhead_ms: float = MOVE_OVERHEAD_MS) -> float | None:
+def time_budget(
+    limits: Go, position: Position | None = None, *, overhead_ms: float = MOVE_OVERHEAD_MS, load: float = 1.0
+) -> float | None:
     """Seconds to spend on this turn under ``limits``, or None when only ``stop`` ends the search (SPEC §4.5).
 
-    The turn's limit is ``movetime``, or with a clock the fair share (:func:`fair_share_ms`), or the smaller of the
-    two; the search plans that limit less the move overhead ``overhead_ms`` (:data:`MOVE_OVERHEAD_MS`, the figure
-    for a loaded machine), and never more than half of it. With only ``depth`` or ``nodes``, the safety time less
-    a second; with no limit at all, :data:`DEFAULT_BUDGET`. The SDK counts the budget from the moment it reads
-    ``go``.
+    The turn's limit L is ``movetime``, or with a clock the fair share (:func:`fair_share_ms`), or the smaller of the
+    two. The search keeps back ``overhead_ms`` (:data:`MOVE_OVERHEAD_MS`, the figure for a loaded machine) times
+    ``load`` (:func:`machine_load`: 1 up to one runnable process per CPU, more above), and at most ``load / (1 +
+    load)`` of L: half of it at a load of 1, two thirds at 2. With only ``depth`` or ``nodes``, the safety time less a
+    second; with no limit at all, :data:`DEFAULT_BUDGET`. The SDK counts the budget from the moment it reads ``go``.
     """
     if limits.infinite:
         return None
@@ -110,10 +114,23 @@ def time_budget(limits: Go, position: Position | None = None, *, overhead_ms: fl
         share = fair_share_ms(limits, position)
         limit_ms = share if limit_ms is None else min(limit_ms, share)
     if limit_ms is not None:
-        return max(limit_ms - min(overhead_ms, limit_ms / 2), 0.5) / 1000
+        load = max(load, 1.0)
+        kept = min(overhead_ms * load, limit_ms * load / (1 + load))
+        return max(limit_ms - kept, 0.5) / 1000
     if limits.depth is not None or limits.nodes is not None:
         return SAFETY_TIME - _SAFETY_RESERVE
     return DEFAULT_BUDGET
+
+
+def machine_load() -> float:
+    """How loaded the machine is now, for :func:`time_budget`: the load average of the last minute per CPU this
+    process may run on, at least 1 (1 where the system has no load average)."""
+    try:
+        average = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return 1.0
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(average / cpus, 1.0)
 
 
 def fair_share_ms(limits: Go, position: Position | None = None) -> float:

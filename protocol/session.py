@@ -31,6 +31,7 @@ from .sdk import (
     UnsupportedVariant,
     fallback_turn,
     illegal_reason,
+    machine_load,
     time_budget,
     typed_value,
 )
@@ -73,7 +74,7 @@ class _Search:
         self.position = position
         self.write = write
         self.cancelled = False
-        budget = time_budget(limits, position, overhead_ms=bot.move_overhead_ms)
+        budget = time_budget(limits, position, overhead_ms=bot.move_overhead_ms, load=machine_load())
         self.ctx = SearchContext(
             limits, position=position, options=bot.option_values, budget=budget, on_info=self._info
         )

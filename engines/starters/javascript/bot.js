@@ -15,11 +15,12 @@
 // `setoption` (SPEC 4.10). A bot that searches longer must search in a worker_thread, or yield between nodes.
 'use strict';
 
+const os = require('node:os');
 const readline = require('node:readline');
 
 const MAX_LINE_BYTES = 4096; // SPEC 3.1
 const MAX_SEARCH_MS = 250; // the longest search, whatever the limits: see "Why no worker thread"
-const MOVE_OVERHEAD_MS = 50; // SPEC 4.5: kept back from every limit on a loaded machine (10 on a quiet one)
+const MOVE_OVERHEAD_MS = 50; // SPEC 4.5: kept back from every limit on a loaded machine, times the load
 const DEPTH_DEFAULT = 3;
 const DEPTH_MAX = 16;
 const WIN = 1000;
@@ -364,8 +365,8 @@ function cmdGo(w) {
   if (position.over) return send('error go the game is over: no turn to play');
   // The time to spend (SPEC 4.5): the turn's limit (movetime, or the fair share of the clock: the time left over the
   // turns still to play, plus 3/4 of inc, at most a quarter of the time left; with both, the smaller), less the move
-  // overhead kept back for the pipe and a loaded machine (the arena counts both against the bot), and never more
-  // than half of the limit.
+  // overhead kept back for the pipe and a loaded machine (the arena counts both against the bot): 50 ms times the
+  // load f (the last minute's load average per CPU, at least 1), at most f / (1 + f) of the limit.
   let budget = MAX_SEARCH_MS;
   if (go.movetime !== undefined || go.time !== undefined) {
     let limit = go.movetime ?? Infinity;
@@ -375,7 +376,9 @@ function cmdGo(w) {
       if (go.movestogo !== undefined) turnsLeft = Math.min(turnsLeft, go.movestogo);
       limit = Math.min(limit, go.time / turnsLeft + (3 * (go.inc ?? 0)) / 4, go.time / 4);
     }
-    budget = limit - Math.min(MOVE_OVERHEAD_MS, limit / 2);
+    const cpus = os.availableParallelism ? os.availableParallelism() : os.cpus().length;
+    const f = Math.max(1, os.loadavg()[0] / cpus);
+    budget = limit - Math.min(MOVE_OVERHEAD_MS * f, (limit * f) / (1 + f));
   }
   budget = Math.max(1, Math.min(budget, MAX_SEARCH_MS));
   const depth = Math.min(go.depth ?? depthOption, DEPTH_MAX);
@@ -388,6 +391,9 @@ function handle(line) {
   if (Buffer.byteLength(line, 'utf8') > MAX_LINE_BYTES) return send('error line too long'); // SPEC 3.1
   const w = line.split(/[ \t]+/).filter((x) => x !== '');
   if (w.length === 0) return; // empty lines are ignored
+  if (w.length > 1 && ['isready', 'stop', 'quit'].includes(w[0])) {
+    return send(`error ${w[0]} takes no arguments`); // SPEC 4.9: a word too many makes a command malformed
+  }
   if (held !== null && ['setoption', 'newgame', 'position', 'go'].includes(w[0])) {
     return send(`error ${w[0]} a search is running (send stop first)`); // SPEC 4.10
   }
