@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Final
 
 import pytest
 import quarto_arena.engines
@@ -42,6 +43,8 @@ from quarto_arena.engines.testing import command as broken_command
 ENGINES = Path(quarto_arena.engines.__file__).parent
 # Start-up still leaves a Python bot 3 s to import on a busy machine; a stalled search costs 0.5 s.
 SHORT = CheckTimeouts().scaled(0.3)
+BURNERS = os.cpu_count() or 1
+"""Step 21's CPU burners, one per CPU, among the processes a check started."""
 
 EXPECTED_STEP: dict[str, int] = {
     "no_handshake": 1,  # id name but no uqiok
@@ -91,10 +94,25 @@ def processes_running(token: str, *, besides: int | None = None) -> list[str]:
     return out
 
 
+TIMING: Final = ("(a game would be lost on time)", "allows a search under load", "safety time", "for a bare 'go'")
+"""What the time warnings say: how long a search took is the machine's load as much as the bot's (a test may not
+expect their absence on a loaded machine; step 21's own test makes one appear)."""
+
+
+def warned_steps(report: CheckReport) -> tuple[int, ...]:
+    """The steps with a warning other than a time one."""
+    return tuple(s.number for s in report.steps if any(not any(t in w for t in TIMING) for w in s.warnings))
+
+
+def strict_failures(report: CheckReport) -> tuple[int, ...]:
+    """The steps ``--strict`` failed for something other than a time warning."""
+    return tuple(s.number for s in report.steps if s.status is Status.FAIL and not any(t in s.reason for t in TIMING))
+
+
 def assert_complies(report: CheckReport, skipped: tuple[int, ...] = (), *, warned: tuple[int, ...] = ()) -> None:
     shown = "\n".join(format_report(report))
     assert report.complies, shown
-    assert report.warned == warned, shown
+    assert warned_steps(report) == warned, shown
     assert [s.number for s in report.steps] == [s.number for s in STEPS], shown
     assert [s.number for s in report.steps if s.status is Status.SKIP] == list(skipped), shown
     assert processes_in_groups(report.pids) == []
@@ -109,7 +127,8 @@ def test_builtin_engine_complies(name: str) -> None:
     report = check(engine_config(name))
     assert_complies(report)
     assert report.engine_id is not None
-    assert len(report.pids) == 3  # the session, the fresh process of step 12, and the one of steps 13-19
+    # The session, the fresh process of step 12, the one of steps 13-21, and step 21's CPU burners.
+    assert len(report.pids) == 3 + BURNERS
 
 
 def test_c_bot_complies(c_bot: Path) -> None:
@@ -179,7 +198,7 @@ def test_zmq_sdk_bot_complies(zmq_server: str) -> None:
     # No \r\n over ZeroMQ frames, no end of input: steps 10 and 12 do not apply. Step 11 reconnects.
     report = check(engine_config(f"zmq-greedy={zmq_server}"))
     assert_complies(report, skipped=(10, 12))
-    assert report.pids == ()
+    assert len(report.pids) == BURNERS  # no engine process: only step 21's burners
     assert_second_session(report.steps[10].transcript)
 
 
@@ -226,13 +245,13 @@ def test_broken_bot_fails_its_step(bot: str) -> None:
 @pytest.mark.parametrize("bot", sorted(SHOULD_ONLY))
 def test_a_should_only_fault_warns_and_fails_with_strict(bot: str) -> None:
     config = EngineConfig(bot, command=tuple(broken_command(bot)))
+    step = SHOULD_ONLY[bot]
     report = check(config, SHORT)
     shown = "\n".join(format_report(report))
-    assert report.complies and report.warned == (SHOULD_ONLY[bot],), shown
-    report = check(config, SHORT, strict=True)
+    assert report.complies and warned_steps(report) == (step,), shown
+    report = check(config, SHORT, strict=True, keep_going=True)
     shown = "\n".join(format_report(report))
-    assert report.failed == (SHOULD_ONLY[bot],) and [s.number for s in report.steps][-1] == SHOULD_ONLY[bot], shown
-    assert "SPEC §" in report.steps[-1].reason, shown
+    assert strict_failures(report) == (step,) and "SPEC §4.4" in report.steps[step - 1].reason, shown
     assert processes_in_groups(report.pids) == []
 
 
@@ -340,11 +359,13 @@ def test_each_should_warns_and_fails_with_strict(fault: str, tmp_path: Path) -> 
     config = bent_bot(tmp_path, fault, hook)
     report = check(config, SHORT)
     shown = "\n".join(format_report(report))
-    assert report.complies and report.warned == (step,), shown
+    assert report.complies and warned_steps(report)[0] == step, shown  # where it shows first (later ones may too)
     assert any(w.startswith(warning) and "(SPEC §" in w for w in report.steps[step - 1].warnings), shown
-    strict = check(config, SHORT, strict=True)
+    strict = check(config, SHORT, strict=True, keep_going=True)
     shown = "\n".join(format_report(strict))
-    assert strict.failed == (step,) and strict.steps[-1].reason.startswith(warning), shown
+    assert strict_failures(strict)[0] == step, shown
+    failed = strict.steps[step - 1]
+    assert any(line.startswith(warning) for line in (failed.reason, *failed.warnings)), shown
     assert processes_in_groups(report.pids) == [] and processes_in_groups(strict.pids) == []
 
 
@@ -383,11 +404,12 @@ def test_tolerated_deviations_pass_with_warnings(tmp_path: Path) -> None:
 def test_yesterdays_bots_keep_passing(bot: str) -> None:
     # Each follows an earlier published text of SPEC.md where a should was added since, for an input an arena never
     # sends: it complies, with warnings that name their sections, and only --strict fails it.
-    report = check(EngineConfig(bot, command=tuple(broken_command(bot))), SHORT, keep_going=True)
+    # The default deadlines: these bots play correctly, and a loaded machine must not turn a slow exit into a failure.
+    report = check(EngineConfig(bot, command=tuple(broken_command(bot))), keep_going=True)
     shown = "\n".join(format_report(report))
-    assert report.complies and report.warned, shown
-    warnings = [w for step in report.steps for w in step.warnings]
-    assert all(re.search(r"\(SPEC §[\d.]+(, §[\d.]+)*: should\)$", w) for w in warnings), shown
+    assert report.complies and warned_steps(report), shown
+    warnings = [w for step in report.steps for w in step.warnings if not w.startswith("... and ")]
+    assert all("(SPEC §" in w and w.endswith("should)") for w in warnings), shown
     strict = strict_report(report, keep_going=True)
     assert strict.failed == report.warned and not strict.complies, shown
     assert processes_in_groups(report.pids) == []
@@ -396,9 +418,9 @@ def test_yesterdays_bots_keep_passing(bot: str) -> None:
 def test_the_java_bots_reading_of_a_winning_give_passes() -> None:
     # Issue 35: 'position ..../..../..../012. 3 turns d10' (d1 wins, and gives the piece on a1) answered
     # 'error go the game is over: a placement won', as UQI 1 §1.1 read: the go is refused, which is all a game needs.
-    report = check(EngineConfig("java", command=tuple(broken_command("winning_give"))), SHORT)
+    report = check(EngineConfig("java", command=tuple(broken_command("winning_give"))))
     shown = "\n".join(format_report(report))
-    assert report.complies and report.warned == (15,), shown
+    assert report.complies and warned_steps(report) == (15,), shown
     (warning,) = report.steps[14].warnings
     assert "turns d10" in warning and "'error go the game is over: a placement won'" in warning, shown
     assert warning.endswith("not 'error position ...' (SPEC §4.4: should)"), shown
@@ -407,7 +429,7 @@ def test_the_java_bots_reading_of_a_winning_give_passes() -> None:
 @pytest.mark.slow
 def test_cli_strict_fails_the_bot_that_gets_every_should_wrong(tmp_path: Path) -> None:
     bot = "wrong=" + " ".join(broken_command("every_should_wrong"))
-    r = cli("check", bot, "--timeout-scale", "0.5")
+    r = cli("check", bot)
     assert r.returncode == 0, r.stdout + r.stderr
     warnings = [line for line in r.stdout.splitlines() if line.strip().startswith("warning:")]
     assert len(warnings) > 10 and all(re.search(r"\(SPEC §.*\)$", w) or "more warnings" in w for w in warnings)
@@ -416,13 +438,14 @@ def test_cli_strict_fails_the_bot_that_gets_every_should_wrong(tmp_path: Path) -
     )
     # --strict with the other options: every step run, the transcript written, each failure citing its section.
     transcript = tmp_path / "t.txt"
-    r = cli("check", bot, "--timeout-scale", "0.5", "--strict", "--keep-going", "--transcript", str(transcript))
+    r = cli("check", bot, "--strict", "--keep-going", "--transcript", str(transcript))
     assert r.returncode == 1, r.stdout + r.stderr
     failed = re.findall(r"^ *(\d+) .* FAIL: (.*)$", r.stdout, re.M)
-    assert [int(n) for n, _ in failed] == [3, 4, 5, 6, 7, 8, 15, 16, 19, 20, 21], r.stdout
+    # Every should step; a loaded machine may add a step where a search took too long, which --strict fails too.
+    assert {3, 4, 5, 6, 7, 8, 15, 16, 19, 20, 21} <= {int(n) for n, _ in failed}, r.stdout
     assert all("SPEC §" in reason for _, reason in failed), r.stdout
     assert "## step 21 time use under load: FAIL" in transcript.read_text()
-    r = cli("check", bot, "--timeout-scale", "0.5", "--strict")
+    r = cli("check", bot, "--strict")
     assert r.returncode == 1 and "step 3 failed" in r.stdout and "--keep-going" in r.stdout.splitlines()[-1], r.stdout
 
 
@@ -478,7 +501,7 @@ def test_keep_going_after_a_failed_search_restarts_for_the_next_step() -> None:
     # Every step with a search fails, but for a should's step (8, 15, 16, 19, 21: a warning); the others pass on a
     # restarted engine (a crash in step 12 is an exit).
     assert report.failed == (6, 7, 9, 10, 13, 14, 17, 18), shown
-    assert report.warned == (8, 15, 16, 19, 21), shown
+    assert warned_steps(report) == (8, 15, 16, 19, 21), shown
     assert report.steps[10].status is Status.PASS, shown
     assert len(report.pids) > 2
     assert processes_in_groups(report.pids) == []

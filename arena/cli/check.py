@@ -124,9 +124,7 @@ async def _check_remote(
         if await server.wait_for(served.wait):
             absent = f"remote:{config.remote} did not connect to {served.endpoint} within {served.wait:g} s"
             raise RunError(absent, engine=True)
-        return await run_check(
-            config, timeouts=timeouts, keep_going=keep_going, strict=strict, connector=server.lease
-        )
+        return await run_check(config, timeouts=timeouts, keep_going=keep_going, strict=strict, connector=server.lease)
     finally:
         await server.close()
 

@@ -6,12 +6,14 @@ so the first is what it falls back on when time runs out; no unproven turn is ev
 on, with ``Threads`` 2 and a CPU to spare, the win proof runs on two threads that share the root's turns
 (:meth:`~quarto_arena.protocol.solver.Solver.search`'s ``threads``). Once the value is proven the search stops at
 once and ``info`` reports ``score win N``, ``loss N`` or ``draw``; a proven win is converted by the quickest win.
-At ``movetime 100`` (a 70 ms budget) every won position tried at 11 empty squares is converted, at 12 with one
-thread 19 of 20 with standard shapes from a cold table on a quiet machine (the win proof outlasts the budget at the
-rest) and all with advanced ones (``benchmarks/convert.py``, figures in the README).
+At ``movetime 100`` (a 70 ms budget then) every won position tried at 11 empty squares was converted, at 12 with
+one thread 19 of 20 with standard shapes from a cold table on a quiet machine (the win proof outlasts the budget at
+the rest) and all with advanced ones; with SPEC §4.5's 50 ms, 15 and 17 of 20 on a machine loaded ten times over
+(``benchmarks/convert.py``, figures in the README).
 
 Before that, a deepening search of three turns proves any near win or loss, and Monte Carlo tree search with the
-solver at the leaves (:mod:`.mcts`) weighs the rest, reporting its win rate as ``score value``. It was measured
+solver at the leaves (:mod:`.mcts`) weighs the rest, reporting its estimate as ``score value`` (never ±1000, which
+SPEC §5.3 keeps for a proof). It was measured
 against deepening alpha-beta all the way (``Search alphabeta``: it tries first the turns that leave the opponent
 the fewest safe replies, and plays the first one it cannot refute), and never lost to it (figures in the README).
 
