@@ -35,6 +35,9 @@ LEAF_NODES = 20_000
 """Nodes the solver may spend on one leaf."""
 PLAYOUT_TRIES = 24
 """Random turns drawn before a playout lists the safe turns instead (only when nearly every turn loses)."""
+LEAST_TIME = 0.01
+"""Seconds MCTS needs left to be worth starting: the root's turns and one playout are milliseconds of Python (ten times
+as long on a machine loaded ten times over), and a playout or two decide nothing the prepass's turn would not."""
 UNPROVEN_MAX = 999
 """The largest ``score value`` an estimate sends: ±1000 means a proven result (SPEC §5.3)."""
 EXPLORATION = 1.0
@@ -111,8 +114,10 @@ def mcts_turn(
     fallback: Turn | None = None,
 ) -> Turn:
     """The most visited root turn when the deadline (or ``stop``) comes; ``fallback`` (else a turn that does not lose
-    at once) when not one iteration fitted in the time."""
+    at once) when not one iteration fitted in the time, or less than :data:`LEAST_TIME` is left to start with."""
     started = time.monotonic()
+    if fallback is not None and deadline is not None and started + LEAST_TIME > deadline:
+        return fallback
     root = _Node(position, rng)
     if len(root.untried) == 1:
         return root.untried[0]
