@@ -22,7 +22,7 @@ from quarto_arena.engines.perfect import HASH, LEVEL, MAX_LEVEL, SEARCH, Perfect
 from quarto_arena.engines.perfect.levels import RUNGS
 from quarto_arena.engines.perfect.mcts import estimate
 from quarto_arena.protocol.bot import SearchContext
-from quarto_arena.protocol.notation import parse_position, parse_variant
+from quarto_arena.protocol.notation import parse_position, parse_turns, parse_variant
 from quarto_arena.protocol.rules import ClaimMode, Outcome, Position, Shapes, Turn, Variant
 from quarto_arena.protocol.solver import Aim, Limits, Search, Solver, Verdict
 from quarto_arena.protocol.uqi import Go, Info, Score
@@ -491,3 +491,13 @@ def test_stop_ends_a_win_proof_on_two_threads(monkeypatch: pytest.MonkeyPatch) -
     assert turns
     value = Solver(variant).turn_value(position, turns[0])
     assert value is not None and value.verdict is Verdict.DRAW
+
+
+def test_a_win_on_the_board_is_played_when_the_time_is_gone_at_once() -> None:
+    # On a loaded machine the budget can be spent before the first search step; the turn played then is the
+    # fallback, which must still take a win (SPEC §7.2's b4), not the first safe turn.
+    position = parse_position("startpos").play(parse_turns(["3", "c47", "d4e", "d35", "a41"]))
+    engine = bot()
+    engine.new_game(Variant())
+    turn = engine.search(position, SearchContext(Go(movetime=300), position=position, budget=0.0))
+    assert turn == Turn(place=13)

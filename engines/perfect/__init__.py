@@ -41,7 +41,7 @@ from quarto_arena.protocol.rules import Position, Turn, Variant, turn_of
 from quarto_arena.protocol.solver import CPUS, EXACT, Aim, Limits, Search, Solver, Verdict
 from quarto_arena.protocol.uqi import OptionSpec, OptionType, Score
 
-from ..greedy import greedy_turn, safe_turns
+from ..greedy import greedy_turn, safe_turns, winning_turns
 from ..random import SEED, SeededBot
 from .levels import RUNGS
 from .mcts import mcts_turn
@@ -205,8 +205,9 @@ def deepening_turn(
 
 
 def _fallback(position: Position) -> Turn:
-    """A turn without search: a safe one if there is one."""
-    return (safe_turns(position) or position.legal_turns())[0]
+    """A turn without search: a win if there is one, else a safe one if there is one. On a loaded machine the time
+    can be gone before the first search step: a win on the board must never be missed for it."""
+    return (winning_turns(position) or safe_turns(position) or position.legal_turns())[0]
 
 
 def _limits(ctx: SearchContext, deadline: float | None, nodes_used: int) -> Limits | None:
