@@ -665,3 +665,13 @@ def test_cli_ctrl_c_during_start_up_is_one_line_and_130() -> None:
             assert processes_running(token, besides=proc.pid) == []
     finally:
         kill_marked(token)
+
+
+@pytest.mark.slow
+def test_cli_strict_judges_a_clusters_reports_too() -> None:
+    # The workers run the plain check; --strict judges their reports here, as it judges a local one.
+    bot = "java=" + " ".join(broken_command("winning_give"))
+    r = cli("check", bot, "--cluster", "local:1", "--strict")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert re.search(r"^ 15 invalid positions \.+ FAIL: .*\(SPEC §4\.4: should\)$", r.stdout, re.M), r.stdout
+    assert "java does NOT comply with UQI 1: step 15 failed" in r.stdout
