@@ -15,8 +15,8 @@ the message's text). Where a class shows two of either, the instance chooses (``
     ├── ConnectError (ValueError)            3       connect                              protocol.connect
     ├── ClientError (ValueError)             2       connect_option                       protocol.client
     ├── ArenaRefused                         3       refused                              protocol.client
-    ├── UnsupportedVariant                   3       unsupported_variant                  protocol.bot
-    ├── EndpointError (ValueError)           2       endpoint, not_loopback, cannot_bind  protocol.bot
+    ├── UnsupportedVariant                   3       unsupported_variant                  protocol.sdk
+    ├── EndpointError (ValueError)           2       endpoint, not_loopback, cannot_bind  protocol.endpoint
     ├── UnknownEngine (KeyError)             2       unknown_engine                       engines.registry
     └── ArenaError                           2       error                                arena.errors
         ├── EngineError                      3       engine_error, a Termination's name   arena.engine

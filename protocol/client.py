@@ -23,12 +23,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import logging
-import queue
 import socket
-import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -55,27 +51,25 @@ from .connect import (
     parse_control,
 )
 from .errors import ExitStatus, QuartoError
-from .slots import Loop, Slot
+from .serving import HEARTBEAT_MS, LoopServer, Outbox, serve_until_stopped
+from .slots import Loop, Slot, SlotFactory
 from .uqi import MAX_LINE_BYTES
 
 __all__ = [
     "ArenaRefused",
     "ClientError",
     "ConnectOptions",
-    "SlotFactory",
     "connect_options",
     "serve_connected",
+    "serve_connected_until_stopped",
 ]
 
 log = logging.getLogger(__name__)
 
-HEARTBEAT_MS: Final = 1000
-"""Interval of the ZMTP heartbeats; an arena silent for three intervals is gone."""
 HANDSHAKE_MS: Final = 10_000
 """How long one handshake may take (libzmq's default is 30 s)."""
 HANDSHAKE_TRIES: Final = 3
 """Handshakes that fail in a row (without the arena saying why) before the client gives up."""
-_PENDING_LINES: Final = 1000  # lines engines' threads may have waiting to be sent; then they wait
 _RECONNECT_PAUSE: Final = 0.2  # s before a new connection after one dropped
 _REFUSED_PAUSE: Final = 1.0  # s before trying a refused key again (--stay): a ladder reads its keys every second
 _RECONNECT_MAX_MS: Final = 5000  # the longest pause between two attempts to reach an arena that is not there
@@ -94,10 +88,6 @@ class ArenaRefused(QuartoError):
 
     status = ExitStatus.ENGINE
     reason = "refused"
-
-
-#: ``make_slot(loop, number)``: slot ``number``'s engine, driven by ``loop`` (started by the client).
-SlotFactory = Callable[[Loop, int], Slot]
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,14 +143,14 @@ def connect_options(args: argparse.Namespace) -> ConnectOptions | None:
     return ConnectOptions(endpoint, args.name, args.slots, public, secret, server, stay)
 
 
-class Client:
+class Client(LoopServer):
     """The loop of :func:`serve_connected`: one thread owns the socket, the slots' pipes and their timers; the SDK's
     search threads queue their lines. Build it, then :meth:`run` it; :meth:`leave` (from a signal handler too) asks
     it to finish the games in flight and stop."""
 
     def __init__(self, make_slot: SlotFactory, options: ConnectOptions) -> None:
+        super().__init__(Loop())
         self.options = options
-        self.loop = Loop()
         self.context: zmq.Context[Any] = zmq.Context()
         self.slots: dict[int, Slot] = {k: make_slot(self.loop, k) for k in range(1, options.slots + 1)}
         self.generations = dict.fromkeys(self.slots, 0)
@@ -170,10 +160,9 @@ class Client:
         """Slots whose ``ready`` the arena waits for (on this connection)."""
         self.kills: set[int] = set()
         """Slots whose session the arena killed: a fresh engine for them."""
-        # Lines of engines' threads (the SDK's searches): (slot, generation, line). They wait for space, so that a
-        # flooding engine is slowed down, not buffered; the loop's own writes go straight to the socket.
-        self.outbox: queue.SimpleQueue[tuple[int, int, str | None]] = queue.SimpleQueue()
-        self.space = threading.BoundedSemaphore(_PENDING_LINES)
+        # Lines of engines' threads (the SDK's searches), keyed by (slot, generation); the loop's own writes go
+        # straight to the socket.
+        self.outbox: Outbox[tuple[int, int]] = Outbox(self.loop, self._emit_keyed)
         self.connection = 0
         self.welcomed = False
         self.shaken = False
@@ -181,11 +170,8 @@ class Client:
         self.counted = False
         """This connection's failed handshake is counted in :attr:`failures`."""
         self.failures = 0
-        self.leaving = False
-        """Set by :meth:`leave`: no new sessions, then stop."""
         self.stopping = False
         """The arena said goodbye (without ``stay``), or the bot is leaving: stop once no session is on."""
-        self.done = False
         self.said_goodbye = False
         self.sock: Any = None
         self.monitor: Any = None
@@ -270,26 +256,16 @@ class Client:
 
     def run(self) -> None:
         """Starts the slots' engines, connects once every one is ready, and serves until stopped."""
-        for number, slot in self.slots.items():
-            slot.start(functools.partial(self._slot_ready, number))
-        while not all(slot.ready for slot in self.slots.values()):
-            if self.leaving:
-                return
-            self.loop.run_once()
+        if not self.warm_up(self.slots, self._slot_ready):
+            return
         n = len(self.slots)
         log.info("%d engine%s ready", n, "s" * (n != 1))
         self._connect()
-        while not self.done:
-            self.loop.run_once()
+        self.serve_until_done()
 
-    def leave(self) -> None:
-        """Takes no new session, finishes those in flight, then stops (call it from any thread or a signal)."""
-        self.loop.call_soon_threadsafe(self._leave)
-
-    def _leave(self) -> None:
-        if self.leaving:
-            return
-        self.leaving = self.stopping = True
+    def on_leave(self) -> None:
+        """Says ``leaving``, takes no new session, and stops once those in flight are over."""
+        self.stopping = True
         n = len(self.open)
         log.warning(
             "stopping: finishing %d game%s in flight, taking no new ones (signal again to leave at once)",
@@ -422,18 +398,8 @@ class Client:
 
     # --- sessions --------------------------------------------------------------------------------------------------
 
-    def _writer(self, slot: int, generation: int) -> Callable[[str | None], None]:
-        loop_thread = self.loop.thread
-
-        def write(line: str | None) -> None:
-            if threading.get_ident() == loop_thread:
-                self._emit(slot, generation, line)
-                return
-            self.space.acquire()
-            self.outbox.put((slot, generation, line))
-            self.loop.call_soon_threadsafe(self._flush)
-
-        return write
+    def _emit_keyed(self, key: tuple[int, int], line: str | None) -> None:
+        self._emit(*key, line)
 
     def _emit(self, slot: int, generation: int, line: str | None) -> None:
         """A line of slot ``slot``'s engine (None: it ended the session), sent if its session is still on."""
@@ -449,17 +415,6 @@ class Client:
             return
         self._send(slot, data)
 
-    def _flush(self) -> None:
-        """Sends what the engines' threads queued."""
-        for _ in range(_PENDING_LINES):
-            try:
-                slot, generation, line = self.outbox.get_nowait()
-            except queue.Empty:
-                return
-            self.space.release()
-            self._emit(slot, generation, line)
-        self.loop.call_soon_threadsafe(self._flush)  # more is queued: come back after a look at the socket
-
     def _slot_ready(self, slot: int) -> None:
         """Slot ``slot``'s engine is clean again: the arena may begin the next session there."""
         if slot in self.owed:
@@ -473,7 +428,7 @@ class Client:
         self.open.add(slot)
         self.owed.discard(slot)
         self.kills.discard(slot)
-        self.slots[slot].open(self._writer(slot, self.generations[slot]))
+        self.slots[slot].open(self.outbox.writer((slot, self.generations[slot])))
         log.info("slot %d: session begins", slot)
 
     def _end(self, slot: int, why: str | None) -> None:
@@ -557,3 +512,20 @@ def serve_connected(make_slot: SlotFactory, options: ConnectOptions, client: Cli
         client.run()
     finally:
         client.close()
+
+
+def serve_connected_until_stopped(make_slot: SlotFactory, options: ConnectOptions) -> int:
+    """Serves the arena's sessions (:func:`serve_connected`) until stopped: the SDK's and the bridge's ``--connect``.
+
+    Returns 0 when the arena said goodbye (the run is over) or after a first SIGINT or SIGTERM once the games in
+    flight are over; 128 + the signal when a second one came (leaving at once: the games in flight are lost by
+    disconnect); 3 (:attr:`ArenaRefused.status`) when the arena turned the bot down for good (the reason logged).
+    """
+    try:
+        status = serve_until_stopped(Client(make_slot, options))
+    except ArenaRefused as e:
+        log.error("%s", e)
+        return int(e.status)
+    if status == ExitStatus.OK:
+        log.info("stopped")
+    return status

@@ -242,7 +242,7 @@ def test_engine_log_keeps_the_engines_stderr_apart(tmp_path: Path) -> None:
             driven.end()
         finally:
             driven.close()
-    assert "quarto_arena.protocol.bot: quit" in engine_log.read_text()
+    assert "quarto_arena.protocol.session: quit" in engine_log.read_text()
 
 
 def test_fresh_process_starts_one_per_session(tmp_path: Path) -> None:

@@ -107,8 +107,8 @@ def keys_new(
 ) -> None:
     """Make a key pair: KEYS/NAME.key (public: give it to the other side) and KEYS/NAME.key_secret (keep it).
 
-    The arena's own pair is named arena. A bot's author gets NAME.key_secret and arena.key; the arena keeps
-    arena.key_secret and every NAME.key.
+    The arena's own pair is named arena. Each side makes its own pair and sends only NAME.key: a bot's author keeps
+    NAME.key_secret and is given arena.key; the arena keeps arena.key_secret and every bot's NAME.key.
     """
     from ..server import KeysError, new_key_pair
 

@@ -210,7 +210,7 @@ def server_spec(listen: str | None, keys: str | None, wait: float) -> ServerSpec
         if keys is not None:
             raise RunError("--keys goes with --listen")
         return None
-    from quarto_arena.protocol.bot import EndpointError, parse_endpoint  # the bot SDK: only with --listen (start-up)
+    from quarto_arena.protocol.endpoint import EndpointError, parse_endpoint
 
     try:
         # Plain ZeroMQ authenticates nobody and encrypts nothing: only this machine may connect then.
