@@ -309,12 +309,11 @@ class Handshake(Exchange[EngineId]):
         try:
             reply = parse_reply(line)
         except UqiError as e:
-            # SPEC §4.1: only id, option and uqiok lines answer uqi. A line that is no UQI at all ends the handshake
-            # at once, as the compliance check does: a program that does not speak UQI (or prints a banner) is
-            # told within its first line, not at the start-up deadline.
-            raise EngineError(
-                f"does not speak UQI: {_clip(line)!r} in the handshake ({e})", Termination.MALFORMED_REPLY
-            ) from None
+            # SPEC §4.1 and §5.5 as UQI 1 was published: a line that is no UQI reply (a banner) is logged and the
+            # handshake goes on; bots that print one played, and must go on playing. A program that does not speak
+            # UQI at all is told at the start-up deadline (the stall's message quotes its last line).
+            self.ignore(line, f"not a UQI reply ({e})")
+            return False
         self.replied = self.replied or not isinstance(reply, Info | TurnReply | ReadyOk)
         match reply:
             case IdName(name):

@@ -359,9 +359,17 @@ class Checker:
         await link.send(format_command(Uqi(PROTOCOL_VERSION)))
         name: str | None = None
         options: dict[str, OptionSpec] = {}
+        stray = False
         while True:
             line = await link.read(deadline, "uqiok in answer to 'uqi 1'")
-            reply = _parse(line, "in the handshake")
+            try:
+                reply = parse_reply(line)
+            except UqiError as e:
+                # UQI 1 (§5.5 as published) let a banner pass: an arena logs it and waits for uqiok.
+                if not stray:
+                    self.warn("§4.1", f"{quoted(line)} before uqiok is no UQI reply ({e}): an arena only logs it")
+                stray = True
+                continue
             match reply:
                 case IdName(text):
                     name = text

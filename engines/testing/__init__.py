@@ -88,6 +88,7 @@ YESTERDAY: Final[dict[str, str]] = {
     "silent_lines": "drops a line over 4096 bytes or not UTF-8 without a word",
     "serves_during_search": "serves position, go, newgame and setoption during a held 'go infinite'",
     "no_movestogo": "refuses 'go ... movestogo N' (an unknown limit, as before movestogo was added)",
+    "banner": "writes a banner line before its handshake, which UQI 1 let an arena log and pass over",
     "every_should_wrong": "every reading above, and every other should missed: an error for an idle stop, its own"
     " error texts, a malformed newgame played as the standard game, 80% of a movetime spent",
 }

@@ -35,6 +35,8 @@ READINGS: Final[dict[str, str]] = {
     "serves_during_search": "before §4.10 (2026-11-26): during a held 'go infinite' every command is served as at any"
     " other time",
     "no_movestogo": "before movestogo (2026-11-26 12:17): 'go ... movestogo N' has an unknown limit and is refused",
+    "banner": "UQI 1 §5.5 (2026-11-25): a line that is no reply is logged outside a search, and the arena waits for"
+    " the reply still due; so the bot greets 'uqi' with a banner line before its handshake",
 }
 """Reading -> what a bot that follows it does, and the text it follows."""
 
@@ -83,6 +85,8 @@ class Yesterday(MinimalBot):
         super().send(line)
 
     def on_uqi(self) -> None:
+        if self.has("banner"):
+            self.send(f"{self.name}, (c) 2026: ready to play")
         self.send(f"id name {self.name}")
         if self.has("lax_values"):
             self.send(f"option name {STYLE} type combo var calm var wild default calm")
