@@ -27,8 +27,8 @@ import functools
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, Generic, TypeAlias, TypeVar
 
@@ -786,7 +786,7 @@ class EngineSession:
                 await self.kill()
                 raise
         try:
-            setoptions = [format_command(SetOption(spec.name, value)) for spec, value in self._checked_options(ident)]
+            setoptions = self._setoption_lines(ident, cfg.options)
             if setoptions:
                 ping = ReadyPing(cfg.name, setoptions, self.errors, self.complaints)
                 await self._run(ping, self.deadlines.ready, "setoption then isready")
@@ -849,18 +849,51 @@ class EngineSession:
         if self._transport.pid is not None:
             self.pids.append(self._transport.pid)
 
-    def _checked_options(self, ident: EngineId) -> list[tuple[OptionSpec, str | None]]:
+    def _setoption_lines(self, ident: EngineId, options: Mapping[str, str]) -> list[str]:
+        """The ``setoption`` lines of ``options``, each checked against its declaration first."""
         out = []
-        for key, value in self.config.options.items():
+        for key, value in options.items():
             spec = ident.options.get(key.lower())
             if spec is None:
                 declared = ", ".join(s.name for s in ident.options.values()) or "none"
                 raise self._fail(f"unknown option {key!r} (declared: {declared})", Termination.ENGINE_ERROR)
             try:
-                out.append((spec, spec.check(value)))
+                out.append(format_command(SetOption(spec.name, spec.check(value))))
             except UqiError as e:
                 raise self._fail(str(e), Termination.ENGINE_ERROR) from None
         return out
+
+    async def set_options(self, options: Mapping[str, str]) -> EngineError | None:
+        """Gives the session these options from its next game on (a tune changes them between games); returns the
+        engine's failure to take them, if it failed.
+
+        A running engine is sent the ``setoption`` lines of the values that changed, then ``isready`` (SPEC §4.2:
+        between games); one that is not running starts with them. An option dropped cannot be unset: the engine is
+        ended and starts afresh. An engine that refuses a value, or stalls, is killed: its next start, the game's,
+        then fails with the refusal and loses that game, as an engine that refuses its options always does.
+        """
+        old = self.config.options
+        if options == old:
+            return None
+        self.config = replace(self.config, options=dict(options))
+        if not self.alive:
+            return None
+        assert self.id is not None
+        if {k.lower() for k in old} - {k.lower() for k in options}:
+            await self.kill()
+            return None
+        changed = {k: v for k, v in options.items() if old.get(k) != v}
+        try:
+            ping = ReadyPing(self.name, self._setoption_lines(self.id, changed), self.errors, self.complaints)
+            await self._run(ping, self.deadlines.ready, "setoption")
+        except EngineError as e:
+            log.info("%s", e)
+            await self.kill()
+            return e
+        except BaseException:
+            await self.kill()
+            raise
+        return None
 
     async def restart(self) -> EngineId:
         """Kills what is left of the engine and starts it again."""
