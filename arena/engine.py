@@ -648,6 +648,10 @@ class EngineSession:
                 self._end(None)
         except (EngineError, SearchFailed) as e:
             self._end(e)
+            if isinstance(exchange, ReadyPing):
+                # A refusal (``error`` to setoption or newgame) fails the exchange at once; the readyok still due
+                # (SPEC §5.4) is expected, not an engine's stray line: read quietly.
+                self._abandoned = exchange
 
     def bad_line(self, why: str) -> None:
         """An unreadable line: loses a search; elsewhere it is logged and ignored (SPEC §5.5)."""
