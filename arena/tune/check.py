@@ -1,0 +1,43 @@
+"""The engine check of a new tune, before anything is written: the engine is started once, its declared options
+must take every ``--param``, and it must accept each one's MIN, MAX and START at ``setoption``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..engine import Deadlines, EngineConfig, EngineError, EngineSession
+from ..run import RunError
+from .spec import TuneError, check_declared
+from .spsa import Param
+
+__all__ = ["check_engine"]
+
+
+async def check_engine(
+    config: EngineConfig, params: Sequence[Param], *, deadlines: Deadlines | None = None
+) -> tuple[Param, ...]:
+    """The params named as the engine declares them, once it accepted every value it can be sent at the ends of
+    each range (and the start).
+
+    Raises :class:`TuneError` (a usage error, exit status 2) for a param the engine's options cannot take or a value
+    it refuses, :class:`RunError` (an engine failure, exit status 3) when it cannot be started with its other
+    options. The engine is ended before this returns.
+    """
+    session = EngineSession(config, deadlines=deadlines)
+    try:
+        try:
+            ident = await session.start()
+        except EngineError as e:
+            raise RunError(str(e), engine=True) from None
+        named = check_declared(params, ident.options, config.options, config.name)
+        for p in named:
+            for value in dict.fromkeys((p.min, p.max, round(p.start))):
+                refused = await session.set_options({**session.config.options, p.name: str(value)})
+                if refused is not None:
+                    raise TuneError(
+                        f"--param {p.name}: {config.name} refuses {p.name}={value} ({refused}): tune a range whose"
+                        " every value the engine takes"
+                    )
+        return named
+    finally:
+        await session.quit()

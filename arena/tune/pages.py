@@ -1,0 +1,221 @@
+"""A tune's ``report.html``, and what it and the live page (:mod:`.live`) plot: :class:`TuneHistory`.
+
+Both pages have the look of every run's (the project's style, script and charting library; arena/web) and the
+tune's own sections: the parameters now, each one's trajectory inside its range, the perturbation and the learning
+rate over the iterations, and the games per second; then how the games ended (the report) or the games being played
+and the last ones finished (the live page), and the game viewer. ``arena/web/static/tune.js`` draws them from the
+plain JSON values made here.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable
+from pathlib import Path
+from string import Template
+from typing import Any, Final
+
+from ..run import RunOutcome
+from ..web.model import RunInfo, RunModel, game_view
+from ..web.report import REPORT_NAME, asset, json_for_html, outcome_state, script_text, sha256_source
+from .spec import TuneSpec
+from .tune import Tune
+from .tuner import Iteration, Tuner
+
+__all__ = ["HISTORY_POINTS", "TuneHistory", "tune_report_html", "write_tune_report"]
+
+HISTORY_POINTS: Final = 200
+"""Points of the trajectories kept (thinned by half whenever they grow past this): a plot, not a ledger."""
+#: The scripts inlined into the report, in order: the charting library, the project's, the tune's.
+SCRIPTS: Final = ("static/vendor/chart.umd.min.js", "static/quarto.js", "static/tune.js")
+#: The shortest span of time a games-per-second point is measured over (the games' start times are in seconds).
+_RATE_SPAN_S: Final = 5.0
+
+
+class TuneHistory:
+    """The tune's trajectories as iterations are counted: every ``step``-th iteration kept (a power of two that
+    doubles, dropping every other point, when more than :data:`HISTORY_POINTS` are kept), and always the last."""
+
+    def __init__(self, tuner: Tuner) -> None:
+        self.tuner = tuner
+        self.step = 1
+        self.kept: list[Iteration] = []
+        self.version = 0
+        """Bumped by every iteration added."""
+        for iteration in tuner.iterations:
+            self.add(iteration)
+
+    def add(self, iteration: Iteration) -> None:
+        """An iteration counted (the tune's listener)."""
+        self.version += 1
+        if iteration.number % self.step:
+            return
+        self.kept.append(iteration)
+        if len(self.kept) > HISTORY_POINTS:
+            self.step *= 2
+            self.kept = [it for it in self.kept if it.number % self.step == 0]
+
+    def summary(self) -> dict[str, Any]:
+        """The parameters now, and the points of every plot (see :func:`_plots`)."""
+        tuner = self.tuner
+        t = tuner.tune
+        g = t.gains
+        k = min(tuner.pairs + 1, g.pairs)
+        params = [
+            {
+                "name": p.name,
+                "start": p.start,
+                "min": p.min,
+                "max": p.max,
+                "c_end": p.c_end,
+                "r_end": p.r_end,
+                "value": value,
+                "c": g.c(p, k),
+                "a": g.a(p, k),
+                "r": g.r(p, k),
+            }
+            for p, value in zip(t.params, tuner.theta, strict=True)
+        ]
+        points = list(self.kept)
+        if tuner.iterations and (not points or points[-1] is not tuner.iterations[-1]):
+            points.append(tuner.iterations[-1])
+        return {"engine": t.engine, "pairs": tuner.pairs, "total": g.pairs, "params": params, **_plots(t, points)}
+
+
+def _plots(tune: TuneSpec, points: list[Iteration]) -> dict[str, Any]:
+    """``points``: pairs counted at each point (0 first: the start), ``values`` (per parameter, theta at each point),
+    ``c`` and ``r`` (per parameter, the perturbation and the learning rate of each point's iteration); ``rate``:
+    games per second, each over at least :data:`_RATE_SPAN_S` seconds of the games' start times."""
+    g = tune.gains
+    pairs = [0, *(it.number for it in points)]
+    values = [[p.start, *(it.values[i] for it in points)] for i, p in enumerate(tune.params)]
+    c = [[g.c(p, 1), *(it.c[i] for it in points)] for i, p in enumerate(tune.params)]
+    r = [[g.r(p, 1), *(it.r[i] for it in points)] for i, p in enumerate(tune.params)]
+    rate_pairs: list[int] = []
+    rates: list[float] = []
+    since = None
+    for it in points:
+        if not it.time:
+            continue
+        if since is None:
+            since = it
+        elif it.time - since.time >= _RATE_SPAN_S:
+            rate_pairs.append(it.number)
+            rates.append(round(2 * (it.number - since.number) / (it.time - since.time), 3))
+            since = it
+    return {
+        "points": {"pairs": pairs, "values": values, "c": c, "r": r},
+        "rate": {"pairs": rate_pairs, "games_per_s": rates},
+    }
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# report.html
+
+
+def _e(value: object) -> str:
+    text = str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace('"', "&quot;").replace("'", "&#x27;")
+
+
+def _number(value: float) -> str:
+    return f"{value:.4g}" if abs(value) < 1e-3 else f"{value:.3f}".rstrip("0").rstrip(".")
+
+
+def _params_table(summary: dict[str, Any]) -> str:
+    head = "".join(f"<th>{h}</th>" for h in ("parameter", "value", "start", "min", "max", "c", "c_end", "r", "r_end"))
+    rows = []
+    for p in summary["params"]:
+        cells = [p["value"], p["start"], p["min"], p["max"], p["c"], p["c_end"], p["r"], p["r_end"]]
+        tds = "".join(f"<td class=n>{_number(v)}</td>" for v in cells)
+        rows.append(f"<tr><td>{_e(p['name'])}</td>{tds}</tr>")
+    return f'<table class="params"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+def _section(ident: str, title: str, body: str) -> str:
+    return f'<section id="{ident}"><h2>{_e(title)}</h2>{body}</section>'
+
+
+def tune_report_html(tune: Tune, state: str, *, notes: list[str] | None = None, created: str | None = None) -> str:
+    """The tune's whole report as one HTML document (``state``: how the run stands, e.g. ``complete``)."""
+    run = tune.run
+    records = list(run.records.values())
+    info = RunInfo.of(run.spec, run.total)
+    model = RunModel(info, records)
+    model.finish(state)
+    for note in notes or ():
+        model.notice(note)
+    summary = model.summary()
+    summary["progress"]["rate"] = summary["progress"]["eta_s"] = None  # a report is no stopwatch
+    history = TuneHistory(tune.tuner).summary()
+    views = [game_view(r, model.index) for r in records]
+    data = {"summary": summary, "tune": history, "games": views}
+    t = tune.tune
+    title = f"Tune: {t.engine} over {', '.join(t.names)}"
+    created = created or datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    meta = (
+        f"{tune.tuner.pairs} of {t.gains.pairs} pairs ({len(records)} games), {state}; {info.variant.describe()};"
+        f" time control {info.tc}; alpha {t.gains.alpha:g}, gamma {t.gains.gamma:g}, A {t.gains.big_a:g};"
+        f" seed {t.seed}; written {created}"
+    )
+    options = " ".join(f"-o {n}={v}" for n, v in tune.options().items())
+    note = (
+        "<p class=note>value: the tuned value now (real-valued; the engine is given it rounded); c and r: the"
+        " perturbation and the learning rate of the next iteration, c_end and r_end theirs at the last.</p>"
+    )
+    parts = [
+        _section("params", "Parameters", _params_table(history) + note + f"<pre>{_e(options)}</pre>"),
+        _section(
+            "trajectories",
+            "Each parameter inside its range",
+            '<div id="trajectory-charts" class="trajectories"></div>',
+        ),
+        _section(
+            "gains",
+            "Perturbation and learning rate",
+            '<p class=note>c as a share of each range; r on a log scale.</p><div class="chart"><canvas id="c-chart">'
+            '</canvas></div><div class="chart"><canvas id="r-chart"></canvas></div>',
+        ),
+        _section("rate", "Games per second", '<div class="chart"><canvas id="rate-chart"></canvas></div>'),
+    ]
+    ended = "".join(f"<tr><td>{_e(k)}</td><td class=n>{n}</td></tr>" for k, n in summary["terminations"])
+    parts.append(_section("endings", "How the games ended", f'<table class="small"><tbody>{ended}</tbody></table>'))
+    if summary["notices"]:
+        items = "".join(f"<li>{_e(n)}</li>" for n in summary["notices"])
+        parts.append(_section("notices", "Notes", f"<ul>{items}</ul>"))
+    viewer = '<div id="viewer" class="viewer"><noscript><p>The game viewer needs JavaScript.</p></noscript></div>'
+    parts.append(_section("games", "Games", viewer))
+    scripts = [script_text(name) for name in SCRIPTS]
+    csp = (
+        "default-src 'none'; "
+        f"script-src {' '.join(sha256_source(s) for s in scripts)}; "
+        "style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+    )
+    return Template(asset("templates/tune_report.html")).substitute(
+        csp=_e(csp),
+        title=_e(title),
+        meta=_e(meta),
+        style=asset("static/style.css"),
+        body="\n".join(parts),
+        data=json_for_html(data),
+        scripts="\n".join(f"<script>{s}</script>" for s in scripts),
+    )
+
+
+def write_tune_report(
+    tune: Tune, outcome: RunOutcome | None = None, *, warn: Callable[[str], None] | None = None
+) -> Path:
+    """Writes ``report.html`` into the tune's directory (atomically); returns its path. ``outcome``: how the run
+    that just ended stands (None: read from the journal, a snapshot)."""
+    directory = tune.run.directory
+    assert directory is not None
+    if outcome is not None:
+        state = outcome_state(outcome)
+    else:
+        state = "complete" if tune.tuner.pairs >= tune.tune.gains.pairs else "not finished"
+    text = tune_report_html(tune, state)
+    path = directory / REPORT_NAME
+    tmp = directory / (REPORT_NAME + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    return path
