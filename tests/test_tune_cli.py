@@ -105,6 +105,11 @@ def test_a_tune_writes_its_files_and_ends_with_the_values_and_the_sprt_line(tmp_
     assert "-o base:P1=450 -o base:P2=300 --tc st=1 --elo0 0 --elo1 5" in sprt
     report = (out / "report.html").read_text()
     assert "Tune: tunable over P1, P2" in report and 'data-page="tune-report"' in report
+    (out / "report.html").unlink()
+    r = cli("report", str(out))  # written again from the journal, as any run's
+    assert r.returncode == 0 and r.stdout.strip() == str(out / "report.html"), r.stderr
+    again = (out / "report.html").read_text()
+    assert 'data-page="tune-report"' in again and f"-o P1={state['options']['P1']}" in again
 
 
 def test_sigkill_at_random_moments_then_resume_counts_every_pair_once(tmp_path: Path) -> None:

@@ -124,7 +124,7 @@ def _write_report(tune: Tune, outcome: RunOutcome) -> None:
     directory = tune.run.directory
     assert directory is not None
     try:
-        write_tune_report(tune, outcome, warn=lambda text: echo_err(f"quarto-arena: warning: {text}"))
+        write_tune_report(tune, outcome)
     except OSError as e:
         echo_err(f"quarto-arena: warning: cannot write the report into {directory}: {e.strerror or e}")
 

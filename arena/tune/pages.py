@@ -10,26 +10,39 @@ plain JSON values made here.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from string import Template
 from typing import Any, Final
 
-from ..run import RunOutcome
+from ..journal import JOURNAL_NAME, JournalError, read_journal
+from ..records import GameRecord
+from ..run import CONFIG_NAME, RunError, RunOutcome, RunSpec
+from ..web import WebError
 from ..web.model import RunInfo, RunModel, game_view
 from ..web.report import REPORT_NAME, asset, json_for_html, outcome_state, script_text, sha256_source
-from .spec import TuneSpec
+from .spec import TuneError, TuneSpec
 from .tune import Tune
 from .tuner import Iteration, Tuner
 
-__all__ = ["HISTORY_POINTS", "TuneHistory", "tune_report_html", "write_tune_report"]
+__all__ = [
+    "HISTORY_POINTS",
+    "TuneHistory",
+    "is_tune_directory",
+    "tune_report_html",
+    "write_tune_directory_report",
+    "write_tune_report",
+]
 
 HISTORY_POINTS: Final = 200
 """Points of the trajectories kept (thinned by half whenever they grow past this): a plot, not a ledger."""
+GAIN_POINTS: Final = 100
+"""Iterations at which the perturbation and the learning rate are plotted."""
 #: The scripts inlined into the report, in order: the charting library, the project's, the tune's.
 SCRIPTS: Final = ("static/vendor/chart.umd.min.js", "static/quarto.js", "static/tune.js")
 #: The shortest span of time a games-per-second point is measured over (the games' start times are in seconds).
-_RATE_SPAN_S: Final = 5.0
+_RATE_SPAN_S: Final = 2.0
 
 
 class TuneHistory:
@@ -83,28 +96,40 @@ class TuneHistory:
 
 
 def _plots(tune: TuneSpec, points: list[Iteration]) -> dict[str, Any]:
-    """``points``: pairs counted at each point (0 first: the start), ``values`` (per parameter, theta at each point),
-    ``c`` and ``r`` (per parameter, the perturbation and the learning rate of each point's iteration); ``rate``:
-    games per second, each over at least :data:`_RATE_SPAN_S` seconds of the games' start times."""
+    """What the charts plot.
+
+    ``points``: the pairs counted at each point (0 first: the start) and ``values``, per parameter, theta there.
+    ``gains``: the perturbation ``c`` and the learning rate ``r``, per parameter, at :data:`GAIN_POINTS` iterations
+    from the first to the last one counted (they are functions of the iteration, which pairs played side by side are
+    counted out of). ``rate``: games per second, each point over at least a fiftieth of the games' span of time and
+    :data:`_RATE_SPAN_S` seconds (their start times are whole seconds); one point for the whole when it is shorter.
+    """
     g = tune.gains
     pairs = [0, *(it.number for it in points)]
     values = [[p.start, *(it.values[i] for it in points)] for i, p in enumerate(tune.params)]
-    c = [[g.c(p, 1), *(it.c[i] for it in points)] for i, p in enumerate(tune.params)]
-    r = [[g.r(p, 1), *(it.r[i] for it in points)] for i, p in enumerate(tune.params)]
+    last = max((it.pair for it in points), default=1)
+    ks = sorted({round(1 + (last - 1) * i / (GAIN_POINTS - 1)) for i in range(GAIN_POINTS)})
+    timed = [it for it in points if it.time]
     rate_pairs: list[int] = []
     rates: list[float] = []
-    since = None
-    for it in points:
-        if not it.time:
-            continue
-        if since is None:
-            since = it
-        elif it.time - since.time >= _RATE_SPAN_S:
-            rate_pairs.append(it.number)
-            rates.append(round(2 * (it.number - since.number) / (it.time - since.time), 3))
-            since = it
+    if timed:
+        span = max(_RATE_SPAN_S, (timed[-1].time - timed[0].time) / 50)
+        since = timed[0]
+        for it in timed[1:]:
+            if it.time - since.time >= span:
+                rate_pairs.append(it.number)
+                rates.append(round(2 * (it.number - since.number) / (it.time - since.time), 3))
+                since = it
+        if not rates and len(timed) > 1:
+            rate_pairs.append(timed[-1].number)
+            rates.append(round(2 * (timed[-1].number - timed[0].number) / max(1.0, timed[-1].time - timed[0].time), 3))
     return {
-        "points": {"pairs": pairs, "values": values, "c": c, "r": r},
+        "points": {"pairs": pairs, "values": values},
+        "gains": {
+            "iterations": ks,
+            "c": [[g.c(p, k) for k in ks] for p in tune.params],
+            "r": [[g.r(p, k) for k in ks] for p in tune.params],
+        },
         "rate": {"pairs": rate_pairs, "games_per_s": rates},
     }
 
@@ -136,29 +161,36 @@ def _section(ident: str, title: str, body: str) -> str:
     return f'<section id="{ident}"><h2>{_e(title)}</h2>{body}</section>'
 
 
-def tune_report_html(tune: Tune, state: str, *, notes: list[str] | None = None, created: str | None = None) -> str:
-    """The tune's whole report as one HTML document (``state``: how the run stands, e.g. ``complete``)."""
-    run = tune.run
-    records = list(run.records.values())
-    info = RunInfo.of(run.spec, run.total)
+def tune_report_html(
+    spec: RunSpec,
+    tuner: Tuner,
+    records: Sequence[GameRecord],
+    state: str,
+    *,
+    notes: Iterable[str] = (),
+    created: str | None = None,
+) -> str:
+    """The whole report of the tune ``tuner`` (its run ``spec``, its ``records`` in journal order) as one HTML
+    document; ``state``: how the run stands, e.g. ``complete``."""
+    info = RunInfo.of(spec, spec.games)
     model = RunModel(info, records)
     model.finish(state)
-    for note in notes or ():
+    for note in notes:
         model.notice(note)
     summary = model.summary()
     summary["progress"]["rate"] = summary["progress"]["eta_s"] = None  # a report is no stopwatch
-    history = TuneHistory(tune.tuner).summary()
+    history = TuneHistory(tuner).summary()
     views = [game_view(r, model.index) for r in records]
     data = {"summary": summary, "tune": history, "games": views}
-    t = tune.tune
+    t = tuner.tune
     title = f"Tune: {t.engine} over {', '.join(t.names)}"
     created = created or datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     meta = (
-        f"{tune.tuner.pairs} of {t.gains.pairs} pairs ({len(records)} games), {state}; {info.variant.describe()};"
+        f"{tuner.pairs} of {t.gains.pairs} pairs ({len(records)} games), {state}; {info.variant.describe()};"
         f" time control {info.tc}; alpha {t.gains.alpha:g}, gamma {t.gains.gamma:g}, A {t.gains.big_a:g};"
         f" seed {t.seed}; written {created}"
     )
-    options = " ".join(f"-o {n}={v}" for n, v in tune.options().items())
+    options = " ".join(f"-o {p.name}={round(v)}" for p, v in zip(t.params, tuner.theta, strict=True))
     note = (
         "<p class=note>value: the tuned value now (real-valued; the engine is given it rounded); c and r: the"
         " perturbation and the learning rate of the next iteration, c_end and r_end theirs at the last.</p>"
@@ -202,18 +234,43 @@ def tune_report_html(tune: Tune, state: str, *, notes: list[str] | None = None, 
     )
 
 
-def write_tune_report(
-    tune: Tune, outcome: RunOutcome | None = None, *, warn: Callable[[str], None] | None = None
-) -> Path:
-    """Writes ``report.html`` into the tune's directory (atomically); returns its path. ``outcome``: how the run
-    that just ended stands (None: read from the journal, a snapshot)."""
+def write_tune_report(tune: Tune, outcome: RunOutcome) -> Path:
+    """Writes ``report.html`` into the directory of the tune that just ended (atomically); returns its path."""
     directory = tune.run.directory
     assert directory is not None
-    if outcome is not None:
-        state = outcome_state(outcome)
-    else:
-        state = "complete" if tune.tuner.pairs >= tune.tune.gains.pairs else "not finished"
-    text = tune_report_html(tune, state)
+    records = list(tune.run.records.values())
+    return _write(directory, tune_report_html(tune.run.spec, tune.tuner, records, outcome_state(outcome)))
+
+
+def is_tune_directory(directory: Path) -> bool:
+    """True when ``directory`` holds a tune (its ``config.json`` says so)."""
+    try:
+        return bool(json.loads((directory / CONFIG_NAME).read_text(encoding="utf-8")).get("kind") == "tune")
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def write_tune_directory_report(directory: Path, *, warn: Callable[[str], None] | None = None) -> Path:
+    """Writes ``report.html`` for a tune's directory from its journal (finished or not: a snapshot; the journal is
+    read, not locked, as a run's report does). Raises :class:`~quarto_arena.arena.web.WebError` when the directory
+    holds no readable tune, OSError when the file cannot be written."""
+    try:
+        contents = read_journal(directory / JOURNAL_NAME)
+        spec = RunSpec.from_dict(contents.config)
+        tune = TuneSpec.from_header(contents.config, str(directory))
+    except (JournalError, RunError, TuneError) as e:
+        raise WebError(str(e)) from None
+    if contents.torn is not None and warn is not None:
+        warn(f"journal: dropped a torn last record ({contents.torn})")
+    plus, minus = spec.engines
+    tuner = Tuner(tune, plus, minus)
+    records = list(contents.records.values())
+    tuner.replay(records)
+    state = "complete" if tuner.pairs >= tune.gains.pairs else "not finished"
+    return _write(directory, tune_report_html(spec, tuner, records, state))
+
+
+def _write(directory: Path, text: str) -> Path:
     path = directory / REPORT_NAME
     tmp = directory / (REPORT_NAME + ".tmp")
     tmp.write_text(text, encoding="utf-8")

@@ -2,9 +2,10 @@
 
     python -m quarto_arena.engines.testing.tunable
 
-It declares six ``spin`` options ``P1`` to ``P6`` (0 to 1000) and ``Seed``. Each turn it plays a uniformly random
-legal turn with probability :func:`random_turn_probability` of its options, and the greedy engine's turn otherwise
-(a win when there is one, else a turn that hands over no win). That probability is the Euclidean distance of the
+It declares six ``spin`` options ``P1`` to ``P6`` (0 to 1000), ``Seed``, and ``Think``: the milliseconds it
+takes over each turn, sleeping (an engine that searches, without the CPU; default 0). Each turn it plays a uniformly
+random legal turn with probability :func:`random_turn_probability` of its options, and the greedy engine's turn
+otherwise (a win when there is one, else a turn that hands over no win). That probability is the Euclidean distance of the
 options from :data:`OPTIMUM`, divided by :data:`WIDTH` (at most 1): the bot is strongest at the optimum, an interior
 point of the ranges, and weaker the further its options are from it, in every direction alike. The defaults are the
 optimum, so options a tune leaves alone add nothing to the distance.
@@ -13,6 +14,7 @@ optimum, so options a tune leaves alone add nothing to the distance.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping
 
 from quarto_arena.protocol.bot import SearchContext, run
@@ -41,10 +43,18 @@ class TunableBot(SeededBot):
 
     name = "Tunable 1.0"
     author = "quarto-arena"
-    options = (SEED, *(OptionSpec(k, OptionType.SPIN, str(v), 0, 1000) for k, v in OPTIMUM.items()))
+    options = (
+        SEED,
+        *(OptionSpec(k, OptionType.SPIN, str(v), 0, 1000) for k, v in OPTIMUM.items()),
+        OptionSpec("Think", OptionType.SPIN, "0", 0, 10_000),
+    )
 
     def search(self, position: Position, ctx: SearchContext) -> Turn:
-        """A random turn with :func:`random_turn_probability` of the options, else the greedy turn."""
+        """A random turn with :func:`random_turn_probability` of the options, else the greedy turn; after ``Think``
+        milliseconds."""
+        think = self.option("Think")
+        if isinstance(think, int) and think:
+            time.sleep(think / 1000)
         values = {k: float(v) for k in OPTIMUM if isinstance(v := self.option(k), int)}
         if self.rng.random() < random_turn_probability(values):
             return self.rng.choice(position.legal_turns())

@@ -3,8 +3,8 @@
  * pages show (progress, boards, last games, the viewer), all built on quarto.js (window.QuartoArena).
  *
  * The data is arena/tune/pages.py's TuneHistory summary: params [{name, start, min, max, c_end, r_end, value, c, a,
- * r}], points {pairs, values[param][point], c[param][point], r[param][point]}, rate {pairs, games_per_s}. Strings go
- * into the page as text only. */
+ * r}], points {pairs, values[param][point]}, gains {iterations, c[param][i], r[param][i]}, rate {pairs,
+ * games_per_s}. Strings go into the page as text only. */
 (function () {
   "use strict";
 
@@ -20,7 +20,8 @@
     return xs.map((x, i) => ({ x, y: ys[i] }));
   }
 
-  const LINEAR_PAIRS = { type: "linear", title: { display: true, text: "pairs" } };
+  const LINEAR_PAIRS = { type: "linear", title: { display: true, text: "pairs counted" } };
+  const ITERATIONS = { type: "linear", title: { display: true, text: "iteration (its pair's place in the schedule)" } };
 
   // One chart per parameter, its y axis the parameter's range, the start as a dashed line.
   function trajectories(t) {
@@ -52,27 +53,27 @@
   }
 
   function gains(t) {
-    const xs = t.points.pairs;
+    const xs = t.gains.iterations;
     const line = (label, ys, i) => ({ label, data: series(xs, ys), borderColor: Q.colour(i), backgroundColor: Q.colour(i), pointRadius: 0, borderWidth: 2 });
     Q.chart("c-chart", {
       type: "line",
-      data: { datasets: t.params.map((p, i) => line(`c ${p.name}`, t.points.c[i].map((c) => c / (p.max - p.min)), i)) },
+      data: { datasets: t.params.map((p, i) => line(`c ${p.name}`, t.gains.c[i].map((c) => c / (p.max - p.min)), i)) },
       options: {
         animation: false, maintainAspectRatio: false,
-        scales: { x: LINEAR_PAIRS, y: { min: 0, title: { display: true, text: "c / (max - min)" } } },
+        scales: { x: ITERATIONS, y: { min: 0, title: { display: true, text: "c / (max - min)" } } },
       },
     });
     Q.chart("r-chart", {
       type: "line",
-      data: { datasets: t.params.map((p, i) => line(`r ${p.name}`, t.points.r[i], i)) },
+      data: { datasets: t.params.map((p, i) => line(`r ${p.name}`, t.gains.r[i], i)) },
       options: {
         animation: false, maintainAspectRatio: false,
-        scales: { x: LINEAR_PAIRS, y: { type: "logarithmic", title: { display: true, text: "r (learning rate)" } } },
+        scales: { x: ITERATIONS, y: { type: "logarithmic", title: { display: true, text: "r (learning rate)" } } },
       },
     });
     Q.chart("rate-chart", {
       type: "line",
-      data: { datasets: [{ label: "games/s", data: series(t.rate.pairs, t.rate.games_per_s), borderColor: Q.PALETTE[0], backgroundColor: Q.PALETTE[0], pointRadius: 0, borderWidth: 2 }] },
+      data: { datasets: [{ label: "games/s", data: series(t.rate.pairs, t.rate.games_per_s), borderColor: Q.PALETTE[0], backgroundColor: Q.PALETTE[0], pointRadius: 2, borderWidth: 2 }] },
       options: {
         animation: false, maintainAspectRatio: false,
         scales: { x: LINEAR_PAIRS, y: { min: 0, title: { display: true, text: "games per second" } } },
