@@ -9,6 +9,7 @@ import json
 import math
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -103,6 +104,9 @@ def test_a_tune_writes_its_files_and_ends_with_the_values_and_the_sprt_line(tmp_
     sprt = lines[-1].strip()
     assert sprt.startswith("quarto-arena sprt new=") and f"-o new:P1={state['options']['P1']}" in sprt
     assert "-o base:P1=450 -o base:P2=300 --tc st=1 --elo0 0 --elo1 5" in sprt
+    for side in "+-":  # the engines stayed up while their values changed: a process per game at once
+        pids = set(re.findall(r"tunable: pid (\d+)", (out / "logs" / f"tunable{side}.stderr").read_text()))
+        assert 1 <= len(pids) <= 2, pids
     report = (out / "report.html").read_text()
     assert "Tune: tunable over P1, P2" in report and 'data-page="tune-report"' in report
     (out / "report.html").unlink()
@@ -258,3 +262,7 @@ def test_a_tune_on_a_local_cluster(tmp_path: Path) -> None:
     )
     assert r.returncode == 0, r.stderr
     check_tune_directory(out, 10)
+    # The workers kept their engines warm while the values changed every game: a process per copy and worker.
+    for side in "+-":
+        pids = set(re.findall(r"tunable: pid (\d+)", (out / "logs" / f"tunable{side}.stderr").read_text()))
+        assert 1 <= len(pids) <= 2, pids

@@ -24,7 +24,7 @@ from browsers import CHROMIUM, CLI, FIREFOX, FLAGS, SHOTS, shots  # noqa: E402
 
 TUNABLE = f"{sys.executable} -m quarto_arena.engines.testing.tunable"
 PARAMS = ["--param", "P1=450,0,1000,40,0.05", "--param", "P2=300,0,1000,40,0.05"]
-CHARTS = ("trajectory-0", "trajectory-1", "c-chart", "r-chart", "rate-chart")
+CHARTS = ("trajectory-0", "trajectory-1", "c-chart", "a-chart", "r-chart", "rate-chart")
 
 
 @pytest.fixture(scope="module")
@@ -122,6 +122,7 @@ def check_charts(charts: dict[str, Any], directory: Path) -> None:
     assert charts["c-chart"]["last"]["x"] == last and charts["r-chart"]["last"]["x"] == last
     assert charts["c-chart"]["last"]["y"] == pytest.approx(state["params"]["P1"]["c_end"] / 1000)
     assert charts["r-chart"]["last"]["y"] == pytest.approx(state["params"]["P1"]["r_end"])
+    assert charts["a-chart"]["last"]["y"] == pytest.approx(0.05 * 40**2)  # a_end = r_end c_end^2
     assert charts["rate-chart"]["n"] >= 1 and charts["rate-chart"]["last"]["y"] > 0
 
 

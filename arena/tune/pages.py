@@ -99,7 +99,8 @@ def _plots(tune: TuneSpec, points: list[Iteration]) -> dict[str, Any]:
     """What the charts plot.
 
     ``points``: the pairs counted at each point (0 first: the start) and ``values``, per parameter, theta there.
-    ``gains``: the perturbation ``c`` and the learning rate ``r``, per parameter, at :data:`GAIN_POINTS` iterations
+    ``gains``: the perturbation ``c``, the step's numerator ``a`` and the learning rate ``r = a / c**2``, per
+    parameter, at :data:`GAIN_POINTS` iterations
     from the first to the last one counted (they are functions of the iteration, which pairs played side by side are
     counted out of). ``rate``: games per second, each point over at least a fiftieth of the games' span of time and
     :data:`_RATE_SPAN_S` seconds (their start times are whole seconds); one point for the whole when it is shorter.
@@ -128,6 +129,7 @@ def _plots(tune: TuneSpec, points: list[Iteration]) -> dict[str, Any]:
         "gains": {
             "iterations": ks,
             "c": [[g.c(p, k) for k in ks] for p in tune.params],
+            "a": [[g.a(p, k) for k in ks] for p in tune.params],
             "r": [[g.r(p, k) for k in ks] for p in tune.params],
         },
         "rate": {"pairs": rate_pairs, "games_per_s": rates},
@@ -205,8 +207,9 @@ def tune_report_html(
         _section(
             "gains",
             "Perturbation and learning rate",
-            '<p class=note>c as a share of each range; r on a log scale.</p><div class="chart"><canvas id="c-chart">'
-            '</canvas></div><div class="chart"><canvas id="r-chart"></canvas></div>',
+            '<p class=note>c as a share of each range; a and r (a / c²) on log scales.</p><div class="chart">'
+            '<canvas id="c-chart"></canvas></div><div class="chart"><canvas id="a-chart"></canvas></div>'
+            '<div class="chart"><canvas id="r-chart"></canvas></div>',
         ),
         _section("rate", "Games per second", '<div class="chart"><canvas id="rate-chart"></canvas></div>'),
     ]

@@ -5,15 +5,18 @@
 It declares six ``spin`` options ``P1`` to ``P6`` (0 to 1000), ``Seed``, and ``Think``: the milliseconds it
 takes over each turn, sleeping (an engine that searches, without the CPU; default 0). Each turn it plays a uniformly
 random legal turn with probability :func:`random_turn_probability` of its options, and the greedy engine's turn
-otherwise (a win when there is one, else a turn that hands over no win). That probability is the Euclidean distance of the
-options from :data:`OPTIMUM`, divided by :data:`WIDTH` (at most 1): the bot is strongest at the optimum, an interior
-point of the ranges, and weaker the further its options are from it, in every direction alike. The defaults are the
-optimum, so options a tune leaves alone add nothing to the distance.
+otherwise (a win when there is one, else a turn that hands over no win). That probability is the Euclidean distance
+of the options from :data:`OPTIMUM`, divided by :data:`WIDTH` (at most 1): the bot is strongest at the optimum, an
+interior point of the ranges, and weaker the further its options are from it, in every direction alike. The defaults
+are the optimum, so options a tune leaves alone add nothing to the distance. Its first line on standard error is
+``tunable: pid N``.
 """
 
 from __future__ import annotations
 
 import math
+import os
+import sys
 import time
 from collections.abc import Mapping
 
@@ -62,4 +65,6 @@ class TunableBot(SeededBot):
 
 
 if __name__ == "__main__":
+    # Its first line on standard error names the process: tests count the processes a tune started.
+    print(f"tunable: pid {os.getpid()}", file=sys.stderr, flush=True)
     run(TunableBot())

@@ -3,7 +3,7 @@
  * pages show (progress, boards, last games, the viewer), all built on quarto.js (window.QuartoArena).
  *
  * The data is arena/tune/pages.py's TuneHistory summary: params [{name, start, min, max, c_end, r_end, value, c, a,
- * r}], points {pairs, values[param][point]}, gains {iterations, c[param][i], r[param][i]}, rate {pairs,
+ * r}], points {pairs, values[param][point]}, gains {iterations, c[param][i], a[param][i], r[param][i]}, rate {pairs,
  * games_per_s}. Strings go into the page as text only. */
 (function () {
   "use strict";
@@ -61,6 +61,14 @@
       options: {
         animation: false, maintainAspectRatio: false,
         scales: { x: ITERATIONS, y: { min: 0, title: { display: true, text: "c / (max - min)" } } },
+      },
+    });
+    Q.chart("a-chart", {
+      type: "line",
+      data: { datasets: t.params.map((p, i) => line(`a ${p.name}`, t.gains.a[i], i)) },
+      options: {
+        animation: false, maintainAspectRatio: false,
+        scales: { x: ITERATIONS, y: { type: "logarithmic", title: { display: true, text: "a (step numerator)" } } },
       },
     });
     Q.chart("r-chart", {
