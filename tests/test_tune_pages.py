@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import csv
 import json
-import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,31 +17,18 @@ import pytest
 pytest.importorskip("aiohttp", reason="needs the web extra (pip install -e '.[web]')")
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is missing (pip install -e '.[dev]')")
 
+import test_web_browser as run_pages  # noqa: E402
 from bidi import Firefox  # noqa: E402
-from browsers import CHROMIUM, CLI, FIREFOX, FLAGS, SHOTS, shots  # noqa: E402
+from browsers import CLI, SHOTS  # noqa: E402
+from test_web_browser import offline_page, start_live  # noqa: E402
+
+# The run pages' browsers, the same fixtures: a tune's pages are driven as a run's are.
+browser = run_pages.browser
+firefox = run_pages.firefox
 
 TUNABLE = f"{sys.executable} -m quarto_arena.engines.testing.tunable"
 PARAMS = ["--param", "P1=450,0,1000,40,0.05", "--param", "P2=300,0,1000,40,0.05"]
 CHARTS = ("trajectory-0", "trajectory-1", "c-chart", "a-chart", "r-chart", "rate-chart")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """The system's Chromium (never a downloaded one), headless."""
-    shots(CHROMIUM)
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
-        yield b
-        b.close()
-
-
-@pytest.fixture(scope="module")
-def firefox() -> Iterator[Firefox]:
-    """The system's Firefox ESR, headless, one tab."""
-    shots(FIREFOX)
-    browser = Firefox(str(FIREFOX))
-    yield browser
-    browser.close()
 
 
 @pytest.fixture(scope="module")
@@ -54,42 +39,6 @@ def tuned(tmp_path_factory: pytest.TempPathFactory) -> Path:
     done = subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return out
-
-
-def start_live(args: list[str], out: Path) -> tuple[subprocess.Popen[str], str]:
-    """Starts a tune with its live page on a free loopback port; the process and the page's address."""
-    proc = subprocess.Popen(
-        [*CLI, *args, "--out", str(out), "--web", "127.0.0.1:0"],
-        stderr=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stderr is not None
-    try:
-        while line := proc.stderr.readline():
-            if m := re.match(r"live page: (http://127\.0\.0\.1:\d+/)$", line.strip()):
-                return proc, m.group(1)
-        raise AssertionError("the tune ended without announcing its page")
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        raise
-
-
-def offline_page(browser: Any, *, javascript: bool = True) -> tuple[Any, Any, list[str]]:
-    """A page with no network: any request other than a file's is refused and noted."""
-    context = browser.new_context(offline=True, java_script_enabled=javascript, viewport={"width": 1200, "height": 900})
-    refused: list[str] = []
-
-    def route(r: Any) -> None:
-        if r.request.url.startswith("file://"):
-            r.continue_()
-        else:
-            refused.append(r.request.url)
-            r.abort()
-
-    context.route("**/*", route)
-    return context, context.new_page(), refused
 
 
 def tune_csv(directory: Path) -> list[dict[str, str]]:

@@ -10,10 +10,10 @@ plain JSON values made here.
 from __future__ import annotations
 
 import datetime
+import html
 import json
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from string import Template
 from typing import Any, Final
 
 from ..journal import JOURNAL_NAME, JournalError, read_journal
@@ -21,7 +21,7 @@ from ..records import GameRecord
 from ..run import CONFIG_NAME, RunError, RunOutcome, RunSpec
 from ..web import WebError
 from ..web.model import RunInfo, RunModel, game_view
-from ..web.report import REPORT_NAME, asset, json_for_html, outcome_state, script_text, sha256_source
+from ..web.report import REPORT_NAME, outcome_state, report_document
 from .spec import TuneError, TuneSpec
 from .tune import Tune
 from .tuner import Iteration, Tuner
@@ -39,6 +39,15 @@ HISTORY_POINTS: Final = 200
 """Points of the trajectories kept (thinned by half whenever they grow past this): a plot, not a ledger."""
 GAIN_POINTS: Final = 100
 """Iterations at which the perturbation and the learning rate are plotted."""
+#: The report's links to its sections.
+_NAV: Final = (
+    ("params", "Parameters"),
+    ("trajectories", "Trajectories"),
+    ("gains", "Perturbation and learning rate"),
+    ("rate", "Games per second"),
+    ("endings", "Endings"),
+    ("games", "Games"),
+)
 #: The scripts inlined into the report, in order: the charting library, the project's, the tune's.
 SCRIPTS: Final = ("static/vendor/chart.umd.min.js", "static/quarto.js", "static/tune.js")
 #: The shortest span of time a games-per-second point is measured over (the games' start times are in seconds).
@@ -141,8 +150,7 @@ def _plots(tune: TuneSpec, points: list[Iteration]) -> dict[str, Any]:
 
 
 def _e(value: object) -> str:
-    text = str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return text.replace('"', "&quot;").replace("'", "&#x27;")
+    return html.escape(str(value), quote=True)
 
 
 def _number(value: float) -> str:
@@ -220,20 +228,8 @@ def tune_report_html(
         parts.append(_section("notices", "Notes", f"<ul>{items}</ul>"))
     viewer = '<div id="viewer" class="viewer"><noscript><p>The game viewer needs JavaScript.</p></noscript></div>'
     parts.append(_section("games", "Games", viewer))
-    scripts = [script_text(name) for name in SCRIPTS]
-    csp = (
-        "default-src 'none'; "
-        f"script-src {' '.join(sha256_source(s) for s in scripts)}; "
-        "style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
-    )
-    return Template(asset("templates/tune_report.html")).substitute(
-        csp=_e(csp),
-        title=_e(title),
-        meta=_e(meta),
-        style=asset("static/style.css"),
-        body="\n".join(parts),
-        data=json_for_html(data),
-        scripts="\n".join(f"<script>{s}</script>" for s in scripts),
+    return report_document(
+        page="tune-report", title=title, meta=meta, nav=_NAV, sections=parts, data=data, scripts=SCRIPTS
     )
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "REPORT_NAME",
     "outcome_state",
     "read_analysis",
+    "report_document",
     "report_html",
     "script_text",
     "sha256_source",
@@ -46,6 +47,14 @@ ANALYSIS_NAME: Final = "games.analysis.jsonl"
 #: The scripts inlined into the report, in order (the library, its heat-map controller, ours).
 SCRIPTS: Final = ("static/vendor/chart.umd.min.js", "static/vendor/chartjs-chart-matrix.min.js", "static/quarto.js")
 _TITLES: Final = {"tournament": "Tournament", "match": "Match", "sprt": "SPRT", "tune": "Tune"}
+#: The report's links to its sections.
+_NAV: Final = (
+    ("standings", "Standings"),
+    ("scores", "Score matrix"),
+    ("ratings", "Ratings"),
+    ("endings", "Endings"),
+    ("games", "Games"),
+)
 
 
 def asset(name: str) -> str:
@@ -269,20 +278,39 @@ def report_html(
         f"<details><summary>All {len(records)} games</summary>{_games_table(records, views)}</details>"
     )
     parts.append(_section("games", "Games", viewer))
-    scripts = [script_text(name) for name in SCRIPTS]
+    return report_document(page="report", title=title, meta=meta, nav=_NAV, sections=parts, data=data)
+
+
+def report_document(
+    *,
+    page: str,
+    title: str,
+    meta: str,
+    nav: Sequence[tuple[str, str]],
+    sections: Sequence[str],
+    data: object,
+    scripts: Sequence[str] = SCRIPTS,
+) -> str:
+    """A self-contained page of a run: ``templates/report.html`` with the style, ``scripts`` inlined (the only ones
+    its Content Security Policy allows, by their hashes), the ``sections``' HTML and ``data`` as JSON. ``page`` is
+    the body's ``data-page`` (which boot the scripts run); ``nav``: (section id, label) links; ``title`` and ``meta``
+    are text."""
+    texts = [script_text(name) for name in scripts]
     csp = (
         "default-src 'none'; "
-        f"script-src {' '.join(sha256_source(s) for s in scripts)}; "
+        f"script-src {' '.join(sha256_source(s) for s in texts)}; "
         "style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
     )
     return Template(asset("templates/report.html")).substitute(
         csp=_e(csp),
+        page=_e(page),
         title=_e(title),
         meta=_e(meta),
+        nav=" ".join(f'<a href="#{_e(ident)}">{_e(label)}</a>' for ident, label in nav),
         style=asset("static/style.css"),
-        body="\n".join(parts),
+        body="\n".join(sections),
         data=json_for_html(data),
-        scripts="\n".join(f"<script>{s}</script>" for s in scripts),
+        scripts="\n".join(f"<script>{s}</script>" for s in texts),
     )
 
 
