@@ -378,7 +378,11 @@ class ReadyPing(Exchange[None]):
         if isinstance(reply, ErrorReply):
             self.errors.add(reply.text)
             if self.before:
-                raise EngineError(f"refused {self.before[-1].split()[0]}: error {_clip(reply.text)}")
+                # The command the error names (SPEC §5.4: its text starts with the command's word), else the last.
+                sent = {b.split()[0] for b in self.before}
+                word = reply.text.split()[0] if reply.text.split() else ""
+                refused = word if word in sent else self.before[-1].split()[0]
+                raise EngineError(f"refused {refused}: error {_clip(reply.text)}")
             self.complaints.warn(f"error {_clip(reply.text)}")
         elif not isinstance(reply, Info):
             self.ignore(line, "not an answer to isready")
@@ -564,6 +568,8 @@ class EngineSession:
         """The exchange of :meth:`search_soon`, reset for each search."""
         self._identity: tuple[EngineId | None, EngineConfig, EngineIdentity] | None = None
         """The last :meth:`identity`, with the handshake and the config it was made from."""
+        self._held: Mapping[str, str] = config.options
+        """The options the engine process holds (its config's when it took them: compared by identity first)."""
 
     @property
     def name(self) -> str:
@@ -798,6 +804,7 @@ class EngineSession:
             await self.kill()
             raise
         self.id = ident
+        self._held = cfg.options
         log.info("%s: started %s (%s)", self.describe(), ident.name or "?", cfg.describe())
         return ident
 
@@ -867,37 +874,29 @@ class EngineSession:
                 raise self._fail(str(e), Termination.ENGINE_ERROR) from None
         return out
 
-    async def set_options(self, options: Mapping[str, str]) -> EngineError | None:
-        """Gives the session these options from its next game on (a tune changes them between games); returns the
-        engine's failure to take them, if it failed.
+    async def set_options(self, options: Mapping[str, str]) -> None:
+        """Gives the session these options from its next game on (a tune changes them between games).
 
-        A running engine is sent the ``setoption`` lines of the values that changed, then ``isready`` (SPEC §4.2:
-        between games); one that is not running starts with them. An option dropped cannot be unset: the engine is
-        ended and starts afresh. An engine that refuses a value, or stalls, is killed: its next start, the game's,
-        then fails with the refusal and loses that game, as an engine that refuses its options always does.
+        A running engine is sent the ``setoption`` lines of the values that changed with its next ``newgame``, in the
+        same write, answered by the same ``readyok`` (SPEC §4.2: between games; no round trip of their own); one
+        that is not running starts with them. An option dropped cannot be unset: the engine is ended and starts
+        afresh. An engine that refuses a value fails that ``newgame``, which loses the game, as an engine that
+        refuses its options always does.
         """
         old = self.config.options
         if options == old:
-            return None
+            return
         self.config = replace(self.config, options=dict(options))
-        if not self.alive:
-            return None
-        assert self.id is not None
-        if {k.lower() for k in old} - {k.lower() for k in options}:
+        if self.alive and {k.lower() for k in old} - {k.lower() for k in options}:
             await self.kill()
-            return None
-        changed = {k: v for k, v in options.items() if old.get(k) != v}
-        try:
-            ping = ReadyPing(self.name, self._setoption_lines(self.id, changed), self.errors, self.complaints)
-            await self._run(ping, self.deadlines.ready, "setoption")
-        except EngineError as e:
-            log.info("%s", e)
-            await self.kill()
-            return e
-        except BaseException:
-            await self.kill()
-            raise
-        return None
+
+    def _option_changes(self) -> list[str]:
+        """The ``setoption`` lines of the options set since the engine last took its options (:meth:`set_options`);
+        EngineError for a value its declaration refuses (nothing is sent then)."""
+        options, held = self.config.options, self._held
+        if options is held or self.id is None:
+            return []
+        return self._setoption_lines(self.id, {k: v for k, v in options.items() if held.get(k) != v})
 
     async def restart(self) -> EngineId:
         """Kills what is left of the engine and starts it again."""
@@ -1064,23 +1063,27 @@ async def new_games(sessions: Sequence[EngineSession], variant: Variant) -> list
     so that no session is left with an exchange running; cancelled, the ones not yet waited for are given up.
     """
     line = _newgame_line(variant)
+    found: dict[EngineSession, EngineError | None] = {}
     started = []
     for session in dict.fromkeys(sessions):  # a session given twice (an engine playing itself) is asked once
-        ping = ReadyPing(session.name, [line], session.errors, session.complaints)
+        try:
+            # Options changed since its last game go in the same write, answered by the same readyok.
+            before = [*session._option_changes(), line]
+        except EngineError as e:  # a value its declaration refuses: nothing is sent
+            found[session] = e
+            continue
+        ping = ReadyPing(session.name, before, session.errors, session.complaints)
         started.append((session, ping, session._send(ping, session.deadlines.newgame)))
-    failures: list[EngineError | None] = []
     try:
         for session, ping, sent in started:
             try:
                 await session._wait(ping, sent, session.deadlines.newgame, "newgame then isready")
-                failures.append(None)
+                session._held = session.config.options
+                found[session] = None
             except EngineError as e:
-                failures.append(e)
+                found[session] = e
     finally:
-        for session, _, sent in started[len(failures) :]:
-            if sent is not None:
+        for session, _, sent in started:
+            if session not in found and sent is not None:
                 session._give_up(sent)
-    if len(started) == len(sessions):  # no session given twice: the failures are in the sessions' order
-        return failures
-    found = {session: failure for (session, _, _), failure in zip(started, failures, strict=True)}
     return [found[session] for session in sessions]

@@ -28,6 +28,7 @@ from quarto_arena.arena.tune import (
     parse_params,
 )
 from quarto_arena.arena.tune.spsa import pair_values, perturbation, updated
+from quarto_arena.protocol.rules import STANDARD
 from quarto_arena.protocol.uqi import OptionSpec, OptionType
 
 # --- SPSA -----------------------------------------------------------------------------------------------------------
@@ -293,47 +294,70 @@ def _started(script: list[tuple[str, list[str]]], **options: str) -> tuple[Engin
     return s, t
 
 
-def test_set_options_sends_what_changed_only() -> None:
+NEWGAME = "newgame shapes standard attributes color,shape,height,fill claims auto"
+
+
+def test_set_options_go_with_the_next_newgame_and_only_what_changed() -> None:
     async def main() -> None:
         s, t = _started(
             [
                 ("setoption name A value 2", []),
                 ("setoption name B value 3", []),
                 ("isready", ["readyok"]),
-                ("setoption name B value 4", []),
+                (NEWGAME, []),  # nothing changed: the newgame alone
+                ("isready", ["readyok"]),
+                ("setoption name B value 4", []),  # one changed (twice: the last value), in the newgame's write
+                (NEWGAME, []),
                 ("isready", ["readyok"]),
             ],
             A="2",
             B="3",
         )
         await s.start(t)
-        assert await s.set_options({"A": "2", "B": "3"}) is None  # nothing changed: nothing sent
-        assert await s.set_options({"A": "2", "B": "4"}) is None
+        await s.set_options({"A": "2", "B": "3"})
+        await s.new_game(STANDARD)
+        await s.set_options({"A": "2", "B": "5"})
+        await s.set_options({"A": "2", "B": "4"})
         assert s.config.options == {"A": "2", "B": "4"} and s.identity().options == {"A": "2", "B": "4"}
+        await s.new_game(STANDARD)
         t.assert_done()
         assert s.alive
 
     asyncio.run(main())
 
 
-def test_set_options_on_a_refusal_kills_and_says_why() -> None:
+def test_a_refused_value_fails_the_newgame_and_names_the_setoption() -> None:
     async def main() -> None:
         s, t = _started(
             [
                 ("setoption name A value 1", []),
                 ("isready", ["readyok"]),
-                ("setoption name A value 9", ["error setoption A cannot be 9"]),
-                ("isready", ["readyok"]),
+                ("setoption name A value 9", []),
+                (NEWGAME, []),
+                ("isready", ["error setoption A cannot be 9", "readyok"]),
             ],
             A="1",
         )
         await s.start(t)
-        refused = await s.set_options({"A": "9"})
-        assert isinstance(refused, EngineError) and "refused setoption: error setoption A cannot be 9" in str(refused)
-        assert not s.alive and s.config.options == {"A": "9"}  # its next start sends 9, and fails the game then
+        await s.set_options({"A": "9"})
+        with pytest.raises(EngineError, match="refused setoption: error setoption A cannot be 9") as e:
+            await s.new_game(STANDARD)
+        assert e.value.termination is Termination.ENGINE_ERROR
+        await asyncio.sleep(0.05)  # the readyok it still owes is read quietly
         t.assert_done()
-        assert await s.set_options({"A": "8"}) is None  # not running: taken for its next start
-        assert s.config.options == {"A": "8"}
+
+    asyncio.run(main())
+
+
+def test_a_value_its_declaration_refuses_is_not_sent() -> None:
+    async def main() -> None:
+        s, t = _started([("setoption name A value 1", []), ("isready", ["readyok"])], A="1")
+        await s.start(t)
+        await s.set_options({"A": "12"})  # declared 0..9
+        with pytest.raises(EngineError, match="A") as e:
+            await s.new_game(STANDARD)
+        assert e.value.termination is Termination.ENGINE_ERROR
+        t.assert_done()
 
     asyncio.run(main())
 
@@ -342,8 +366,21 @@ def test_set_options_that_drop_one_start_the_engine_afresh() -> None:
     async def main() -> None:
         s, t = _started([("setoption name A value 2", []), ("isready", ["readyok"])], A="2")
         await s.start(t)
-        assert await s.set_options({}) is None
+        await s.set_options({})
         assert not s.alive and s.config.options == {}
         t.assert_done()
 
     asyncio.run(main())
+
+
+def test_the_commands_defaults_are_the_algorithms() -> None:
+    import inspect
+
+    from quarto_arena.arena.cli import tune as command
+    from quarto_arena.arena.tune import spsa
+
+    # Written out in the command's declaration (its module imports no runner at start-up): held to the constants.
+    own = inspect.signature(command.tune.own).parameters
+    assert own["spsa_alpha"].default.default == spsa.ALPHA
+    assert own["spsa_gamma"].default.default == spsa.GAMMA
+    assert own["spsa_a"].default.default == spsa.A_RATIO

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from quarto_arena.protocol.rules import Variant
+
 from ..engine import Deadlines, EngineConfig, EngineError, EngineSession
 from ..run import RunError
 from .spec import TuneError, check_declared
@@ -14,10 +16,10 @@ __all__ = ["check_engine"]
 
 
 async def check_engine(
-    config: EngineConfig, params: Sequence[Param], *, deadlines: Deadlines | None = None
+    config: EngineConfig, params: Sequence[Param], variant: Variant, *, deadlines: Deadlines | None = None
 ) -> tuple[Param, ...]:
     """The params named as the engine declares them, once it accepted every value it can be sent at the ends of
-    each range (and the start).
+    each range (and the start), each with a ``newgame`` of ``variant`` as a tune sends them.
 
     Raises :class:`TuneError` (a usage error, exit status 2) for a param the engine's options cannot take or a value
     it refuses, :class:`RunError` (an engine failure, exit status 3) when it cannot be started with its other
@@ -32,12 +34,14 @@ async def check_engine(
         named = check_declared(params, ident.options, config.options, config.name)
         for p in named:
             for value in dict.fromkeys((p.min, p.max, round(p.start))):
-                refused = await session.set_options({**session.config.options, p.name: str(value)})
-                if refused is not None:
+                await session.set_options({**session.config.options, p.name: str(value)})
+                try:
+                    await session.new_game(variant)  # the changed value goes with it, as between a tune's games
+                except EngineError as e:
                     raise TuneError(
-                        f"--param {p.name}: {config.name} refuses {p.name}={value} ({refused}): tune a range whose"
-                        " every value the engine takes"
-                    )
+                        f"--param {p.name}: {config.name} refuses {p.name}={value} ({e}): tune a range whose every"
+                        " value the engine takes"
+                    ) from None
         return named
     finally:
         await session.quit()
