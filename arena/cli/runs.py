@@ -141,7 +141,7 @@ def _open_run(kind: str, ctx: typer.Context, engine_words: list[str], options: R
                 what = "engines" if engine_words else given[0]
                 fail(f"--resume takes no engines or game options (got {what}): the journal keeps them")
             run = Run.resume(Path(options.resume), transcript=transcript)
-            command = {kind: command for command, kind in _KINDS.items()}[run.spec.kind.value]
+            command = {k: c for c, k in _KINDS.items()}[run.spec.kind.value]
             if command != kind:
                 run.close()
                 fail(

@@ -151,18 +151,18 @@ from game to game (a tune's)."""
 
 class LocalPlayer:
     """Games played here, by the referee, with engine sessions from an :class:`EnginePool`; ``on_turn``, if given,
-    sees every turn of every game as it is played (:class:`TurnPlayed`); ``engines``, if given, says each game's
+    sees every turn of every game as it is played (:class:`TurnPlayed`); ``engines_of``, if given, says each game's
     engines, whose options the sessions take before it (:meth:`EngineSession.set_options`)."""
 
     def __init__(
         self,
         pool: EnginePool,
         on_turn: Callable[[TurnPlayed], None] | None = None,
-        engines: EnginesOf | None = None,
+        engines_of: EnginesOf | None = None,
     ) -> None:
         self.pool = pool
         self.on_turn = on_turn
-        self.engines = engines
+        self.engines_of = engines_of
 
     async def start(self, variant: Variant) -> None:
         """:meth:`EnginePool.preflight`."""
@@ -180,8 +180,8 @@ class LocalPlayer:
                 report(TurnPlayed(game_id, ply, turn, position))
 
         try:
-            if self.engines is not None:
-                configs = self.engines(game)
+            if self.engines_of is not None:
+                configs = self.engines_of(game)
                 await asyncio.gather(first.set_options(configs[0].options), second.set_options(configs[1].options))
             return await play_game(first, second, spec, on_abort=on_abort, on_turn=on_turn)
         finally:

@@ -169,8 +169,8 @@ class Run:
     ) -> Run:
         """Starts a new run in ``directory`` (created if needed). A directory that holds a run already is refused,
         unless ``force``: then its files (:data:`RUN_FILES`, logs) are deleted first. ``attached`` is kept in the
-        journal's header beside the spec (what a tune adds to a run: ``{"tune": ...}``), read back as
-        :attr:`header` by :meth:`resume`."""
+        journal's header beside the spec, under keys of its own (what a tune adds to a run: ``{"tune": ...}``), read
+        back as :attr:`header` by :meth:`resume`."""
         try:
             schedule = spec.schedule()
         except ScheduleError as e:
@@ -324,7 +324,7 @@ class Run:
                 log_limit=self.spec.log_limit,
                 transcript=self.transcript,
             )
-            player = LocalPlayer(pool, on_turn=emit if turns else None, engines=engines_of)
+            player = LocalPlayer(pool, on_turn=emit if turns else None, engines_of=engines_of)
         elif turns and isinstance(player, LocalPlayer) and player.on_turn is None:
             player.on_turn = emit  # a player built elsewhere on this machine (a server's) reports its turns too
         playing = Playing(self, player, emit, listened=on_event is not None)
