@@ -28,7 +28,7 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Generic, TypeAlias, TypeVar
 
@@ -570,6 +570,8 @@ class EngineSession:
         """The last :meth:`identity`, with the handshake and the config it was made from."""
         self._held: Mapping[str, str] = config.options
         """The options the engine process holds (its config's when it took them: compared by identity first)."""
+        self._fresh = False
+        """True when the engine must start afresh before its next game (an option was dropped: :meth:`configure`)."""
 
     @property
     def name(self) -> str:
@@ -588,8 +590,9 @@ class EngineSession:
 
     @property
     def alive(self) -> bool:
-        """True when the engine has been started and has neither died nor been closed."""
-        return self._transport is not None and self.id is not None and not self._transport.gone
+        """True when the engine has been started and has neither died nor been closed (nor needs a fresh start:
+        :meth:`configure`)."""
+        return self._transport is not None and self.id is not None and not self._transport.gone and not self._fresh
 
     def exit_info(self) -> str | None:
         """How the engine ended, if it did (exit code, signal, disconnect)."""
@@ -805,6 +808,7 @@ class EngineSession:
             raise
         self.id = ident
         self._held = cfg.options
+        self._fresh = False
         log.info("%s: started %s (%s)", self.describe(), ident.name or "?", cfg.describe())
         return ident
 
@@ -874,27 +878,26 @@ class EngineSession:
                 raise self._fail(str(e), Termination.ENGINE_ERROR) from None
         return out
 
-    async def set_options(self, options: Mapping[str, str]) -> None:
-        """Gives the session these options from its next game on (a tune changes them between games).
+    def configure(self, config: EngineConfig) -> None:
+        """Plays its next games as ``config``: the same engine, its options' values changed (a tune changes them
+        between games).
 
         A running engine is sent the ``setoption`` lines of the values that changed with its next ``newgame``, in the
         same write, answered by the same ``readyok`` (SPEC §4.2: between games; no round trip of their own); one
-        that is not running starts with them. An option dropped cannot be unset: the engine is ended and starts
-        afresh. An engine that refuses a value fails that ``newgame``, which loses the game, as an engine that
-        refuses its options always does.
+        that is not running starts with them. An option dropped cannot be unset: the engine counts as not running,
+        and its next game starts it afresh (the old process ended first). An engine that refuses a value fails that
+        ``newgame``, which loses the game, as an engine that refuses its options always does.
         """
         old = self.config.options
-        if options == old:
-            return
-        self.config = replace(self.config, options=dict(options))
-        if self.alive and {k.lower() for k in old} - {k.lower() for k in options}:
-            await self.kill()
+        self.config = config
+        if old is not config.options and {k.lower() for k in old} - {k.lower() for k in config.options}:
+            self._fresh = True
 
     def _option_changes(self) -> list[str]:
-        """The ``setoption`` lines of the options set since the engine last took its options (:meth:`set_options`);
+        """The ``setoption`` lines of the options changed since the engine last took its options (:meth:`configure`);
         EngineError for a value its declaration refuses (nothing is sent then)."""
         options, held = self.config.options, self._held
-        if options is held or self.id is None:
+        if options is held or options == held or self.id is None:
             return []
         return self._setoption_lines(self.id, {k: v for k, v in options.items() if held.get(k) != v})
 

@@ -279,7 +279,7 @@ def test_the_result_is_the_plus_engines() -> None:
     assert it is not None and it.result == 2 and it.number == 3 and it.pair == 3
 
 
-# --- option changes between games (EngineSession.set_options) -----------------------------------------------------
+# --- option changes between games (EngineSession.configure) -------------------------------------------------------
 
 
 def _started(script: list[tuple[str, list[str]]], **options: str) -> tuple[EngineSession, ScriptedTransport]:
@@ -297,7 +297,7 @@ def _started(script: list[tuple[str, list[str]]], **options: str) -> tuple[Engin
 NEWGAME = "newgame shapes standard attributes color,shape,height,fill claims auto"
 
 
-def test_set_options_go_with_the_next_newgame_and_only_what_changed() -> None:
+def test_option_changes_go_with_the_next_newgame_and_only_what_changed() -> None:
     async def main() -> None:
         s, t = _started(
             [
@@ -314,10 +314,10 @@ def test_set_options_go_with_the_next_newgame_and_only_what_changed() -> None:
             B="3",
         )
         await s.start(t)
-        await s.set_options({"A": "2", "B": "3"})
+        s.configure(replace(s.config, options={"A": "2", "B": "3"}))
         await s.new_game(STANDARD)
-        await s.set_options({"A": "2", "B": "5"})
-        await s.set_options({"A": "2", "B": "4"})
+        s.configure(replace(s.config, options={"A": "2", "B": "5"}))
+        s.configure(replace(s.config, options={"A": "2", "B": "4"}))
         assert s.config.options == {"A": "2", "B": "4"} and s.identity().options == {"A": "2", "B": "4"}
         await s.new_game(STANDARD)
         t.assert_done()
@@ -339,7 +339,7 @@ def test_a_refused_value_fails_the_newgame_and_names_the_setoption() -> None:
             A="1",
         )
         await s.start(t)
-        await s.set_options({"A": "9"})
+        s.configure(replace(s.config, options={"A": "9"}))
         with pytest.raises(EngineError, match="refused setoption: error setoption A cannot be 9") as e:
             await s.new_game(STANDARD)
         assert e.value.termination is Termination.ENGINE_ERROR
@@ -353,7 +353,7 @@ def test_a_value_its_declaration_refuses_is_not_sent() -> None:
     async def main() -> None:
         s, t = _started([("setoption name A value 1", []), ("isready", ["readyok"])], A="1")
         await s.start(t)
-        await s.set_options({"A": "12"})  # declared 0..9
+        s.configure(replace(s.config, options={"A": "12"}))  # declared 0..9
         with pytest.raises(EngineError, match="A") as e:
             await s.new_game(STANDARD)
         assert e.value.termination is Termination.ENGINE_ERROR
@@ -362,11 +362,11 @@ def test_a_value_its_declaration_refuses_is_not_sent() -> None:
     asyncio.run(main())
 
 
-def test_set_options_that_drop_one_start_the_engine_afresh() -> None:
+def test_an_option_dropped_starts_the_engine_afresh() -> None:
     async def main() -> None:
         s, t = _started([("setoption name A value 2", []), ("isready", ["readyok"])], A="2")
         await s.start(t)
-        await s.set_options({})
+        s.configure(replace(s.config, options={}))
         assert not s.alive and s.config.options == {}
         t.assert_done()
 

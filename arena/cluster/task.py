@@ -200,7 +200,8 @@ async def _play(
     offsets = [b.log_size() for b in lent]
     try:
         # This game's option values (a warm engine's may be another game's: a tune's change every game).
-        await asyncio.gather(*(s.set_options(c.options) for s, c in zip(sessions, (first, second), strict=True)))
+        for session, config in zip(sessions, (first, second), strict=True):
+            session.configure(config)
         game = asyncio.create_task(play_game(sessions[0], sessions[1], spec))
         watch = asyncio.create_task(_wait_until(cancelled))
         try:

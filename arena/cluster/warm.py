@@ -123,7 +123,7 @@ class WorkerEngines:
 
     def borrow(self, config: EngineConfig, deadlines: Deadlines, lease: str | None) -> Borrowed:
         """An idle session of this engine (same configuration but for its options' values, same deadlines), or a
-        new one not yet started. The game gives it this game's option values (:meth:`EngineSession.set_options`):
+        new one not yet started. The game gives it this game's option values (:meth:`EngineSession.configure`):
         a tune's engine changes them every game and stays warm."""
         plain = config_to_dict(config)
         plain["options"] = sorted(k.lower() for k in config.options)

@@ -152,7 +152,7 @@ from game to game (a tune's)."""
 class LocalPlayer:
     """Games played here, by the referee, with engine sessions from an :class:`EnginePool`; ``on_turn``, if given,
     sees every turn of every game as it is played (:class:`TurnPlayed`); ``engines_of``, if given, says each game's
-    engines, whose options the sessions take before it (:meth:`EngineSession.set_options`)."""
+    engines, which the sessions take before it (:meth:`EngineSession.configure`)."""
 
     def __init__(
         self,
@@ -182,7 +182,8 @@ class LocalPlayer:
         try:
             if self.engines_of is not None:
                 configs = self.engines_of(game)
-                await asyncio.gather(first.set_options(configs[0].options), second.set_options(configs[1].options))
+                first.configure(configs[0])
+                second.configure(configs[1])
             return await play_game(first, second, spec, on_abort=on_abort, on_turn=on_turn)
         finally:
             await self.pool.give_back(first)

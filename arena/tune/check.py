@@ -4,6 +4,7 @@ must take every ``--param``, and it must accept each one's MIN, MAX and START at
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from quarto_arena.protocol.rules import Variant
 
@@ -34,7 +35,7 @@ async def check_engine(
         named = check_declared(params, ident.options, config.options, config.name)
         for p in named:
             for value in dict.fromkeys((p.min, p.max, round(p.start))):
-                await session.set_options({**session.config.options, p.name: str(value)})
+                session.configure(replace(config, options={**session.config.options, p.name: str(value)}))
                 try:
                     await session.new_game(variant)  # the changed value goes with it, as between a tune's games
                 except EngineError as e:

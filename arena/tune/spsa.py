@@ -25,6 +25,7 @@ from does (pairs run side by side), and its values are kept in its games' record
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections.abc import Sequence
@@ -125,8 +126,10 @@ class Perturbation:
     """``u`` in [0, 1) per parameter, for the stochastic rounding."""
 
 
+@functools.lru_cache(maxsize=1024)
 def perturbation(seed: int, k: int, n: int) -> Perturbation:
-    """The draws of iteration ``k`` of a tune seeded ``seed`` with ``n`` parameters (the same on every run)."""
+    """The draws of iteration ``k`` of a tune seeded ``seed`` with ``n`` parameters (the same on every run; kept
+    for the pairs in flight: a pair's are asked for when it starts and when it counts)."""
     # A string seed is hashed with SHA-512 by random.Random: stable across runs and Python versions.
     rng = random.Random(f"quarto-arena-tune:{seed}:{k}")
     signs = tuple(rng.choice((-1, 1)) for _ in range(n))

@@ -71,6 +71,8 @@ class Tuner:
         """Every counted pair, in journal order."""
         self._fixed: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}
         """The values of the pairs under way, fixed when their first game started."""
+        self._engines: dict[int, dict[str, EngineConfig]] = {}
+        """The pairs under way's two engines with their values, by name (made once a pair, for both its games)."""
         self._halves: dict[int, GameRecord] = {}
         """The counted game of each pair whose other game is not counted yet."""
 
@@ -95,8 +97,14 @@ class Tuner:
     def engines_of(self, game: ScheduledGame) -> tuple[EngineConfig, EngineConfig]:
         """The two engines of ``game``, first and second, with their options for its pair (the runner's
         :data:`~quarto_arena.arena.run.EnginesOf`)."""
-        plus, minus = self.values(game.pair + 1)
-        sides = {self.plus.name: self._with(self.plus, plus), self.minus.name: self._with(self.minus, minus)}
+        k = game.pair + 1
+        sides = self._engines.get(k)
+        if sides is None:
+            plus, minus = self.values(k)
+            sides = self._engines[k] = {
+                self.plus.name: self._with(self.plus, plus),
+                self.minus.name: self._with(self.minus, minus),
+            }
         return sides[game.first], sides[game.second]
 
     def _with(self, config: EngineConfig, values: Sequence[int]) -> EngineConfig:
@@ -112,6 +120,7 @@ class Tuner:
             self._halves[k] = record
             return None
         fixed = self._fixed.pop(k, None)
+        self._engines.pop(k, None)
         sent = self._recorded(other) or self._recorded(record) or fixed
         t = self.tune
         result = self._score(other) + self._score(record)
