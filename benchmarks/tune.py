@@ -12,8 +12,9 @@ options P1..P6 from a known interior optimum divided by 400.
   within a quarter of that distance (65) to the end of the tune (``tune.csv``); the median over the seeds is the
   figure (a seed that never got there counts as more than the pairs given).
 - ``overhead``: CPU per game (the command and every engine, from the kernel's accounting of the children) of a tune
-  of the greedy engine's ``Seed`` (its games do not depend on it: the same games as the plain run's) against
-  ``play greedy greedy`` of as many games, at the same ``-j``; interleaved rounds, the median ratio.
+  of an engine's ``Seed`` (its games do not depend on it: the same games as the plain run's) against ``play`` of
+  the engine against itself, as many games at the same ``-j``; interleaved rounds, the median ratio; for greedy
+  (it answers at once: the worst case) and for minimax at depth 3 (an engine that searches).
 - ``cluster``: games per second of a tune of the tunable engine thinking ``--think`` ms a turn (a searching engine's
   time, asleep) with ``--cluster local:2`` against ``-j 2`` here, whole commands (the cluster's start included) and
   the games alone (from the first game's start to the last counted pair's, in the records); interleaved rounds.
@@ -68,33 +69,37 @@ def distance(values: dict[str, float]) -> float:
     return math.sqrt(sum((v - OPTIMUM[n]) ** 2 for n, v in values.items()))
 
 
-def pairs_needed(directory: Path, names: Sequence[str], target: float) -> int | None:
-    """The first iteration from which theta stays within ``target`` of the optimum to the end; None: never."""
+def pairs_needed(directory: Path, names: Sequence[str], target: float) -> tuple[int | None, int | None]:
+    """The first iteration from which theta stays within ``target`` of the optimum to the end, and the first at
+    which it is within it at all; None: never."""
     with (directory / "tune.csv").open() as f:
         rows = list(csv.DictReader(f))
-    needed = None
+    needed = first = None
     for row in rows:
         inside = distance({n: float(row[n]) for n in names}) <= target
         if not inside:
             needed = None
         elif needed is None:
             needed = int(row["iteration"])
-    return needed
+            first = first or needed
+    return needed, first
 
 
 def converge(args: argparse.Namespace, tmp: Path) -> None:
     print(
         f"converge: tunable, start at random-turn probability {START_P} (distance {START_P * WIDTH:g}), target"
-        f" within a quarter of it; C_END {args.c_end:g}, R_END {args.r_end:g}, --tc {args.tc}, -j {args.jobs},"
+        f" within a quarter of it; C_END {args.c_end:g}, R_END {args.r_end}, --tc {args.tc}, -j {args.jobs},"
         f" {args.seeds} seeds"
     )
     for count, pairs in args.pairs:
         names = list(OPTIMUM)[:count]
         found: list[int | None] = []
+        firsts: list[int | None] = []
         finals = []
         for seed in range(1, args.seeds + 1):
             start = start_values(names, seed)
-            params = [f"{n}={start[n]:.3f},0,1000,{args.c_end:g},{args.r_end:g}" for n in names]
+            r_end = args.r_end.get(count, args.r_end.get(0, 0.1))
+            params = [f"{n}={start[n]:.3f},0,1000,{args.c_end:g},{r_end:g}" for n in names]
             out = tmp / f"converge-{count}-{seed}"
             wall, _ = quarto(
                 "tune", TUNABLE, *(a for p in params for a in ("--param", p)), "--pairs", str(pairs),
@@ -102,51 +107,66 @@ def converge(args: argparse.Namespace, tmp: Path) -> None:
             )  # fmt: skip
             state = json.loads((out / "tune.json").read_text())
             final = distance({n: state["values"][n] for n in names})
-            needed = pairs_needed(out, names, START_P * WIDTH / 4)
+            needed, first = pairs_needed(out, names, START_P * WIDTH / 4)
             found.append(needed)
+            firsts.append(first)
             finals.append(final)
-            shown = "never" if needed is None else str(needed)
             print(
-                f"  {count} parameters, seed {seed}: pairs needed {shown}; final distance {final:.0f}"
-                f" (random turns {final / WIDTH:.3f}); {wall:.0f} s",
+                f"  {count} parameters, seed {seed}: pairs needed {_shown(needed)} (first within {_shown(first)});"
+                f" final distance {final:.0f} (random turns {final / WIDTH:.3f}); {wall:.0f} s",
                 flush=True,
             )
-        ordered = sorted(math.inf if n is None else n for n in found)
-        median = ordered[len(ordered) // 2]
-        shown = f"more than {pairs}" if median == math.inf else f"{median:g}"
         print(
-            f"{count} parameters: pairs needed, median of {args.seeds} seeds: {shown}"
-            f" (reached by {sum(n is not None for n in found)} of {args.seeds}; {pairs} pairs a tune;"
-            f" final distance median {statistics.median(finals):.0f})",
+            f"{count} parameters: pairs needed, median of {args.seeds} seeds: {_median(found, pairs)} (first within:"
+            f" {_median(firsts, pairs)}; reached by {sum(n is not None for n in found)} of {args.seeds}; {pairs} pairs"
+            f" a tune; final distance median {statistics.median(finals):.0f})",
             flush=True,
         )
+
+
+def _shown(n: int | None) -> str:
+    return "never" if n is None else str(n)
+
+
+def _median(found: Sequence[int | None], pairs: int) -> str:
+    """The median, a seed that never got there counting as more than the pairs given."""
+    ordered = sorted(math.inf if n is None else n for n in found)
+    median = ordered[len(ordered) // 2]
+    return f"more than {pairs}" if median == math.inf else f"{median:g}"
 
 
 def overhead(args: argparse.Namespace, tmp: Path) -> None:
-    games = 2 * args.overhead_pairs
-    ratios = []
-    print(
-        f"overhead: tune greedy --param Seed (games independent of it) against play greedy greedy, {games} games,"
-        f" --tc {args.tc}, -j {args.jobs}, {args.rounds} interleaved rounds; CPU per game (command and engines)"
-    )
-    for k in range(args.rounds):
-        out = tmp / f"overhead-tune-{k}"
-        _, tune_cpu = quarto(
-            "tune", "greedy", "--param", "Seed=1000,1,2000,100,0.002", "--pairs", str(args.overhead_pairs),
-            "--tc", args.tc, "-j", str(args.jobs), "--out", str(out), "-q",
-        )  # fmt: skip
-        out = tmp / f"overhead-play-{k}"
-        _, play_cpu = quarto(
-            "play", "greedy", "greedy", "-o", "Seed=1000", "--games", str(games), "--tc", args.tc,
-            "-j", str(args.jobs), "--out", str(out), "-q",
-        )  # fmt: skip
-        ratios.append(tune_cpu / play_cpu)
+    for engine in args.overhead_engines.split(","):
+        name, _, setting = engine.partition(":")
+        options = ["-o", setting] if setting else []
+        games = 2 * args.overhead_pairs
+        ratios = []
         print(
-            f"  round {k + 1}: tune {1000 * tune_cpu / games:.2f} ms/game, play {1000 * play_cpu / games:.2f} ms/game,"
-            f" ratio {tune_cpu / play_cpu:.3f}",
+            f"overhead: tune {engine} --param Seed (its games do not depend on it) against play {engine} {engine},"
+            f" {games} games, --tc {args.tc}, -j {args.jobs}, {args.rounds} interleaved rounds; CPU per game (the"
+            " command and every engine)"
+        )
+        for k in range(args.rounds):
+            out = tmp / f"overhead-tune-{name}-{k}"
+            _, tune_cpu = quarto(
+                "tune", name, *options, "--param", "Seed=1000,1,2000,100,0.002", "--pairs", str(args.overhead_pairs),
+                "--tc", args.tc, "-j", str(args.jobs), "--out", str(out), "-q",
+            )  # fmt: skip
+            out = tmp / f"overhead-play-{name}-{k}"
+            _, play_cpu = quarto(
+                "play", name, name, *options, "-o", "Seed=1000", "--games", str(games), "--tc", args.tc,
+                "-j", str(args.jobs), "--out", str(out), "-q",
+            )  # fmt: skip
+            ratios.append(tune_cpu / play_cpu)
+            print(
+                f"  round {k + 1}: tune {1000 * tune_cpu / games:.2f} ms/game, play {1000 * play_cpu / games:.2f}"
+                f" ms/game, ratio {tune_cpu / play_cpu:.3f}",
+                flush=True,
+            )
+        print(
+            f"overhead, {engine}: CPU per game, tune / play: median {statistics.median(ratios):.3f} (goal <= 1.1)",
             flush=True,
         )
-    print(f"overhead: CPU per game, tune / play: median {statistics.median(ratios):.3f} (goal <= 1.1)", flush=True)
 
 
 def _games_rate(directory: Path) -> float:
@@ -196,6 +216,15 @@ def cluster(args: argparse.Namespace, tmp: Path) -> None:
     )
 
 
+def _r_ends(text: str) -> dict[int, float]:
+    """``0.1`` (0: every count of parameters) or ``2:0.1,6:0.05``."""
+    out = {}
+    for part in text.split(","):
+        count, _, value = part.rpartition(":")
+        out[int(count or 0)] = float(value)
+    return out
+
+
 def _pairs(text: str) -> list[tuple[int, int]]:
     out = []
     for part in text.split(","):
@@ -210,10 +239,18 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5, help="seeds of each convergence figure")
     parser.add_argument("--pairs", type=_pairs, default=_pairs("2:1000,6:2000"), help="PARAMETERS:PAIRS,...")
     parser.add_argument("--c-end", type=float, default=20.0, help="C_END of every parameter (range 0..1000)")
-    parser.add_argument("--r-end", type=float, default=0.1, help="R_END of every parameter")
+    parser.add_argument(
+        "--r-end", type=_r_ends, default=_r_ends("0.1"), help="R_END of every parameter, or PARAMETERS:R_END,..."
+    )
     parser.add_argument("--tc", default="st=1", help="time control of the converge and overhead figures")
     parser.add_argument("--jobs", type=int, default=2, help="-j of the converge and overhead figures")
-    parser.add_argument("--overhead-pairs", type=int, default=500, help="pairs of each overhead run")
+    parser.add_argument("--overhead-pairs", type=int, default=1000, help="pairs of each overhead run")
+    parser.add_argument(
+        "--overhead-engines",
+        default="greedy,minimax:Depth=3",
+        help="engines of the overhead figure, each NAME[:OPTION=VALUE]: an instant one (the worst case) and one that"
+        " searches",
+    )
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the overhead and cluster figures")
     parser.add_argument("--cluster-pairs", type=int, default=150, help="pairs of each cluster run")
     parser.add_argument("--think", type=int, default=20, help="ms the engine takes a turn in the cluster figure")

@@ -22,6 +22,7 @@ from ..run import CONFIG_NAME, RunError, RunOutcome, RunSpec
 from ..web import WebError
 from ..web.model import RunInfo, RunModel, game_view
 from ..web.report import REPORT_NAME, outcome_state, report_document
+from ..web.report import SCRIPTS as RUN_SCRIPTS
 from .spec import TuneError, TuneSpec
 from .tune import Tune
 from .tuner import Iteration, Tuner
@@ -48,8 +49,9 @@ _NAV: Final = (
     ("endings", "Endings"),
     ("games", "Games"),
 )
-#: The scripts inlined into the report, in order: the charting library, the project's, the tune's.
-SCRIPTS: Final = ("static/vendor/chart.umd.min.js", "static/quarto.js", "static/tune.js")
+#: The scripts inlined into the report, in order: a run report's (the charting library, its plug-in, the project's),
+#: then the tune's.
+SCRIPTS: Final = (*RUN_SCRIPTS, "static/tune.js")
 #: The shortest span of time a games-per-second point is measured over (the games' start times are in seconds).
 _RATE_SPAN_S: Final = 2.0
 
