@@ -237,10 +237,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--figures", default="converge,overhead,cluster", help="which figures, comma-separated")
     parser.add_argument("--seeds", type=int, default=5, help="seeds of each convergence figure")
-    parser.add_argument("--pairs", type=_pairs, default=_pairs("2:1000,6:2000"), help="PARAMETERS:PAIRS,...")
+    parser.add_argument("--pairs", type=_pairs, default=_pairs("2:1000,6:3000"), help="PARAMETERS:PAIRS,...")
     parser.add_argument("--c-end", type=float, default=20.0, help="C_END of every parameter (range 0..1000)")
     parser.add_argument(
-        "--r-end", type=_r_ends, default=_r_ends("0.1"), help="R_END of every parameter, or PARAMETERS:R_END,..."
+        "--r-end",
+        type=_r_ends,
+        default=_r_ends("2:0.1,6:0.04"),
+        help="R_END of every parameter, or PARAMETERS:R_END,... (six at 0.1 wander: their noise adds up)",
     )
     parser.add_argument("--tc", default="st=1", help="time control of the converge and overhead figures")
     parser.add_argument("--jobs", type=int, default=2, help="-j of the converge and overhead figures")
