@@ -109,10 +109,11 @@ COMMAND_MODULES: Final = {
     "report": "tools",
     "serve": "tools",
     "analyse": "tools",
+    "tune": "tune",
     "ladder": "ladder",
     "keys": "tools",
 }
-ALL_COMMAND_MODULES: Final = ("check", "ladder", "newbot", "runs", "tools")
+ALL_COMMAND_MODULES: Final = ("check", "ladder", "newbot", "runs", "tools", "tune")
 
 
 #: What the commands of a module import when one of them runs (they import it then, not with the module, so that
@@ -121,6 +122,7 @@ ALL_COMMAND_MODULES: Final = ("check", "ladder", "newbot", "runs", "tools")
 RUNS_WITH: Final = {
     "runs": ("asyncio", "quarto_arena.arena.run", "quarto_arena.arena.output", "quarto_arena.arena.roster"),
     "check": ("asyncio", "quarto_arena.arena.compliance", "quarto_arena.arena.run", "quarto_arena.arena.roster"),
+    "tune": ("asyncio", "quarto_arena.arena.run", "quarto_arena.arena.output", "quarto_arena.arena.tune"),
 }
 
 

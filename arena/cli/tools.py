@@ -210,11 +210,13 @@ def report(
     Every run writes it when it ends; run this after `quarto-arena analyse DIR/games.pgn` to add the per-turn
     values, or to see a run that is still being played. Prints the report's path.
     """
+    from ..tune.pages import is_tune_directory, write_tune_directory_report
     from ..web import WebError
     from ..web.report import write_directory_report
 
+    write = write_tune_directory_report if is_tune_directory(Path(directory)) else write_directory_report
     try:
-        path = write_directory_report(Path(directory), warn=lambda text: echo_err(f"quarto-arena: warning: {text}"))
+        path = write(Path(directory), warn=lambda text: echo_err(f"quarto-arena: warning: {text}"))
     except WebError as e:
         fail(str(e))
     except OSError as e:

@@ -10,7 +10,8 @@ from its one fault it speaks correct UQI. :data:`BROKEN` says what each one does
 :data:`NONCOMPLIANT` lists bots whose fault only ``quarto-arena check`` (or a game in another variant) shows.
 :data:`HOSTILE` lists bots that attack the arena itself rather than break one rule of a game: floods meant to
 exhaust its memory, processes that escape its supervision, a closed output, answers at the last millisecond. Some
-take arguments; their tests drive them one by one.
+take arguments; their tests drive them one by one. :data:`MEASURED` lists correct bots whose behaviour is a known
+function of their options, what the arena's tools are measured against.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import sys
 from typing import Final
 
-__all__ = ["BROKEN", "EXPECTED_TERMINATION", "HOSTILE", "NONCOMPLIANT", "YESTERDAY", "command"]
+__all__ = ["BROKEN", "EXPECTED_TERMINATION", "HOSTILE", "MEASURED", "NONCOMPLIANT", "YESTERDAY", "command"]
 
 BROKEN: Final[dict[str, str]] = {
     "crash_on_go": "exits with status 3 on the first go, without a turn",
@@ -97,11 +98,18 @@ YESTERDAY: Final[dict[str, str]] = {
 ``quarto-arena check`` with warnings; ``--strict`` fails it."""
 
 
+MEASURED: Final[dict[str, str]] = {
+    "tunable": "greedy but for random turns, their share a known function of its options P1..P6 (tune's figures)",
+}
+"""Bot name -> what it is: a correct bot whose behaviour is a known function of its options, to measure the arena's
+tools against (benchmarks/tune.py)."""
+
+
 def command(name: str, *args: str) -> list[str]:
-    """The command line that runs broken, hostile or yesterday's bot ``name`` with this Python interpreter."""
+    """The command line that runs broken, hostile, yesterday's or measured bot ``name`` with this Python interpreter."""
     if name in YESTERDAY:
         return [sys.executable, "-m", f"{__name__}.yesterday", name, *args]
-    if name not in BROKEN and name not in HOSTILE and name not in NONCOMPLIANT:
-        choices = ", ".join(sorted((*BROKEN, *HOSTILE, *NONCOMPLIANT, *YESTERDAY)))
+    if name not in BROKEN and name not in HOSTILE and name not in NONCOMPLIANT and name not in MEASURED:
+        choices = ", ".join(sorted((*BROKEN, *HOSTILE, *NONCOMPLIANT, *MEASURED, *YESTERDAY)))
         raise ValueError(f"no broken bot {name!r}; choose from {choices}")
     return [sys.executable, "-m", f"{__name__}.{name}", *args]
