@@ -386,6 +386,7 @@ def test_the_table_is_in_memory_before_the_first_search() -> None:
     assert faults < 1000  # 16 MiB of table is 4,096 pages; the search itself needs a few at most
 
 
+@pytest.mark.serial  # a wall-clock bound: run alone (.ci/run), not beside three other test workers
 def test_the_search_keeps_to_the_sdks_budget() -> None:
     # SPEC §4.5's numbers, kept by the SDK's budget: perfect's searches plan what SearchContext.budget says.
     engine = bot()
