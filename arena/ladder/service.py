@@ -1,22 +1,29 @@
-"""The standing arena: bots connect in whenever they like (any public key in the keys directory), pairs are made
-among whoever is online (:mod:`.matchmaking`), and every game is counted in ``DIR/ladder.db`` (:mod:`.db`).
+"""The standing arena: bots connect in whenever they like (a public key in the keys directory, or with ``--open`` any
+key, which registers its name), pairs are made among whoever is online (:mod:`.matchmaking`, within the slots each
+has earned: :mod:`.rules`), and every game is counted in ``DIR/ladder.db`` (:mod:`.db`).
 
 The server is :class:`~quarto_arena.arena.server.Server` as runs use it (CurveZMQ, heartbeats, limits per
-connection); the ladder changes who it lets in (:meth:`Server.allow`) as the keys directory changes, looked at
-every :data:`KEYS_POLL` seconds. Games are played by :class:`~quarto_arena.arena.run.LocalPlayer` over one
-:class:`~quarto_arena.arena.run.EnginePool` (the house engines' processes here, the bots' sessions leased from the
-server), so a game on the ladder is refereed exactly as in a tournament.
+connection); the ladder changes who it lets in (:meth:`Server.allow`, :meth:`Server.bar`, :attr:`Server.register`)
+as the keys directory, the registrations and the bans change (the keys directory looked at every :data:`KEYS_POLL`
+seconds, the database's journal of bans every :data:`JOURNAL_POLL`). Games are played by
+:class:`~quarto_arena.arena.run.LocalPlayer` over one :class:`~quarto_arena.arena.run.EnginePool` (the house engines'
+processes here, the bots' sessions leased from the server), so a game on the ladder is refereed exactly as in a
+tournament. The ratings are refitted in a process of its own (:class:`FitWorker`) whenever games were counted, at
+most a tenth of the time, and each fit is stored in the database.
 
 What happens when:
 
 - a bot connects: it may be paired at once (its games-while-online count starts at the lowest of those online, so
-  it neither waits nor jumps the queue); its ``last_seen`` is noted.
-- a bot disconnects mid-game: it loses that game by disconnect (counted, as in a run); the rest of its pair is
-  dropped (not played later: the matchmaking pairs it again once it is back).
-- its key is removed: its pairs in flight are cancelled first (their games abandoned, kept in ``abandoned``, not
-  counted), then the server cuts its connection.
-- the ladder is stopped (SIGINT, SIGTERM, SIGHUP): every pair in flight is cancelled (games abandoned and kept as
-  such), engines are ended, the bots' connections closed, the database closed. The same command continues it.
+  it neither waits nor jumps the queue), on one slot at first (slots are earned: :mod:`.rules`).
+- a bot's session began and it then fails (no handshake, no answer, disconnects, even just before a deadline): it
+  loses that game, counted; a stall benches it (:mod:`.rules`).
+- a bot is gone before the second game of its pair: see :func:`.rules.charge_leave` (the dodging rule; every such
+  leave is recorded in ``dodges``).
+- its key is removed, or it is banned (``ladder ban``): its pairs in flight are cancelled first (their games
+  abandoned, kept in ``abandoned``, not counted), then the server cuts its connection; a banned bot is refused.
+- the ladder is stopped (SIGINT, SIGTERM, SIGHUP), at any moment, even while it opens a large database: every pair in
+  flight is cancelled (games abandoned and kept as such), engines are ended, the bots' connections closed, the
+  database closed. The same command continues it. A ladder that stops before it started leaves no database it made.
 - the ladder is killed: games in flight are lost (never counted), counted ones are on disk.
 """
 
@@ -25,44 +32,80 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import functools
+import contextvars
 import logging
+import multiprocessing
 import os
+import shutil
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
+from quarto_arena.engines.registry import BUILTIN
+
 from ..engine import Deadlines, EngineConfig
 from ..errors import ArenaError, ArenaFault
-from ..records import GameRecord, Termination
-from ..referee import GameSpec
+from ..records import GameRecord, Result, Termination, TurnRecord
+from ..referee import GameSpec, variant_text
 from ..run import EnginePool, Event, GameEnded, GameStarted, LocalPlayer, Notice
 from ..schedule import STARTPOS, OpeningBook, ScheduledGame
-from ..server import KeysError, Server, ServerError, load_keys_directory
+from ..server import KeysError, Server, ServerError, ServerKeys, load_keys_directory
+from ..stats.rating import MAX_PLAYERS, RatingError
 from ..timecontrol import TimeControl
-from ..transport import DEFAULT_STDERR_LIMIT, Transcript
-from .db import LadderDB, LadderDBError, ResultRow
+from ..transport import DEFAULT_STDERR_LIMIT, Transcript, Transport
+from ..transport.supervision import exit_with_parent
+from .db import DB_NAME, LOCK_NAME, VERSIONS_KEPT, DirectoryLock, LadderDB, LadderDBError, now
 from .matchmaking import Pairing, next_pairs, pair_key
+from .rules import LEAVE_WINDOW, Conduct, Registrations, charge_leave, name_problem, stalled
+from .standings import Standings, default_anchor, standings, stored_ratings
 
-__all__ = ["HOUSE_SLOTS", "KEYS_POLL", "BotsChanged", "GameCounted", "Ladder", "LadderError", "LadderSettings"]
+__all__ = [
+    "HOUSE_SLOTS",
+    "JOURNAL_POLL",
+    "KEYS_POLL",
+    "MAX_BOTS",
+    "BotsChanged",
+    "FitWorker",
+    "GameCounted",
+    "Ladder",
+    "LadderError",
+    "LadderSettings",
+    "RatingsChanged",
+]
 
 log = logging.getLogger(__name__)
 
 KEYS_POLL: Final = 1.0
 """Seconds between two looks at the keys directory: a key added or removed takes effect within this (and the
 handshake's time)."""
+JOURNAL_POLL: Final = 0.5
+"""Seconds between two looks at the database's journal: a ban takes effect within this."""
 HOUSE_SLOTS: Final = 2
 """Games at once of each house engine (local processes: each slot is one process)."""
+MAX_BOTS: Final = MAX_PLAYERS // (VERSIONS_KEPT + 1)
+"""Bots an open ladder registers at most: with :data:`~.db.VERSIONS_KEPT` versions on the board each and one player
+for their retired ones, the fit never holds more players than :func:`~quarto_arena.arena.stats.rate` takes."""
 _IDLE: Final = 1.0  # s between two looks at who is free when nothing changes
+_FIT_SHARE: Final = 0.1  # the most of the time the refits may take
+_FIT_EVERY: Final = 1.0  # s between two refits at least
+_FIT_RETRY: Final = 5.0  # s before a failed refit is tried again (doubled up to a minute)
 
 T = TypeVar("T")
+
+_LEASED: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar("_LEASED", default=None)
+"""The bots whose session began in the game being played (a pair's task sets it; the connector adds to it)."""
 
 
 class LadderError(ArenaError):
     """A ladder that cannot start (a bad setting, keys, an endpoint in use, a database that is not a ladder's)."""
 
     reason = "ladder"
+
+
+class _Stopped(Exception):
+    """Asked to stop while starting (not an error: the ladder stops before its first game)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +117,9 @@ class LadderSettings:
     endpoint: str | None = None
     """Where bots connect in (None: house engines only)."""
     keys: Path | None = None
-    """The keys directory: ``arena.key_secret`` and a ``NAME.key`` per bot."""
+    """The keys directory: ``arena.key_secret`` and a ``NAME.key`` per bot (reserved names, with ``open``)."""
+    open: bool = False
+    """Any key may connect, registering under the name it says (first come, first served)."""
     concurrency: int = 1
     """Games at once (pairs in flight)."""
     time_control: TimeControl = field(default_factory=lambda: TimeControl.parse("st=1"))
@@ -87,6 +132,9 @@ class LadderSettings:
     """Bytes of each engine's stderr kept in ``DIR/logs``."""
     house_slots: int = HOUSE_SLOTS
     """Games at once of each house engine."""
+    anchor: tuple[str, float] | None = None
+    """The ratings' anchor (a bot or a player, and its rating); None: as the ladder was, else the first house engine
+    at 0."""
 
     def describe(self) -> dict[str, Any]:
         """The settings as plain values, for the database's ``settings`` table (for people)."""
@@ -94,6 +142,7 @@ class LadderSettings:
             "house": [e.name for e in self.house],
             "endpoint": self.endpoint,
             "keys": None if self.keys is None else str(self.keys),
+            "open": self.open,
             "concurrency": self.concurrency,
             "tc": self.time_control.text,
             "variant": self.spec.variant.describe(),
@@ -118,7 +167,14 @@ class BotsChanged:
     """Slots of each bot online now, house engines included."""
 
 
-LadderEvent = Event | GameCounted | BotsChanged
+@dataclass(frozen=True, slots=True)
+class RatingsChanged:
+    """A refit is done (and stored)."""
+
+    standings: Standings
+
+
+LadderEvent = Event | GameCounted | BotsChanged | RatingsChanged
 
 
 @dataclass(slots=True)
@@ -127,6 +183,75 @@ class _Pair:
     a: str
     b: str
     task: asyncio.Task[None] | None = None
+
+
+class FitWorker:
+    """A process of its own that fits the ratings (the fit is pure Python: in the ladder's process it would hold up
+    the games), kept for the ladder's life and killed when it stops, at once, even in the middle of a fit."""
+
+    def __init__(self) -> None:
+        self._context = multiprocessing.get_context("spawn")
+        self._process: Any = None
+        self._pipe: Any = None
+        self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="ladder-fit")
+
+    def _ask(self, request: tuple[Any, ...]) -> Any:
+        if self._process is None or not self._process.is_alive():
+            ours, theirs = self._context.Pipe()
+            process = self._context.Process(target=_serve_fits, args=(theirs, os.getpid()), daemon=True)
+            process.start()
+            theirs.close()
+            self._process, self._pipe = process, ours
+        self._pipe.send(request)
+        kind, value = self._pipe.recv()
+        if kind == "error":
+            raise LadderDBError(value)
+        return value
+
+    async def fit(
+        self, path: Path, anchor: tuple[str, float] | None, fresh: bool = True
+    ) -> tuple[Standings, list[Any]]:
+        """The standings of the database at ``path`` (every line), fitted afresh, or (``fresh`` False) from its stored
+        fit; and the ratings to store (none for the stored fit's). LadderDBError (one line) when it cannot be read or
+        fitted, OSError or EOFError when the process died."""
+        result: tuple[Standings, list[Any]] = await asyncio.get_running_loop().run_in_executor(
+            self._thread, self._ask, ("fit", str(path), anchor, fresh)
+        )
+        return result
+
+    def close(self) -> None:
+        """Kills the process (a fit in progress is dropped)."""
+        if self._process is not None and self._process.is_alive():
+            self._process.kill()
+            self._process.join(5)
+        if self._pipe is not None:
+            self._pipe.close()
+        self._thread.shutdown(wait=False, cancel_futures=True)
+
+
+def _serve_fits(pipe: Any, parent: int) -> None:
+    """The fitting process: answers ("fit", path, anchor, fresh) with ("ok", (standings, ratings)) or ("error",
+    text)."""
+    exit_with_parent(parent)
+    while True:
+        try:
+            _kind, path, anchor, fresh = pipe.recv()
+        except EOFError:
+            return
+        try:
+            db = LadderDB.open(Path(path), create=False)
+            try:
+                state = db.state()
+            finally:
+                db.close()
+            try:
+                fitted = standings(state, anchor, by_version=True, everything=True, fresh=fresh)
+            except RatingError:  # the anchor has no game yet: the pool's average, until it has
+                fitted = standings(state, None, by_version=True, everything=True, fresh=fresh)
+            ratings = [] if fitted.table is None else stored_ratings(fitted.table, state.bots)
+            pipe.send(("ok", (replace(fitted, table=None), ratings)))
+        except Exception as e:
+            pipe.send(("error", f"{type(e).__name__}: {e}"))
 
 
 class Ladder:
@@ -146,6 +271,10 @@ class Ladder:
         self.on_event = on_event or (lambda _e: None)
         self.db: LadderDB | None = None
         self.server: Server | None = None
+        self.anchor: tuple[str, float] | None = None
+        """The ratings' anchor, once the database is open."""
+        self.standings: Standings | None = None
+        """The last fit's standings (every version, banned and retired ones too), once there is one."""
         self._deadlines = deadlines
         self._transcript = transcript
         self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="ladder-db")
@@ -155,11 +284,21 @@ class Ladder:
         self._games: dict[str, int] = {}
         self._met: dict[tuple[str, str], int] = {}
         self._online: dict[str, int] = {}
+        self._conduct: dict[str, Conduct] = {}
         self._keys_seen: object = None
+        self._keys: ServerKeys | None = None
+        self._registered: dict[bytes, str] = {}
+        self._names: set[str] = set()
+        self._banned: dict[str, str] = {}
+        self._journal = 0
+        self._registrations = Registrations()
         self._wake = asyncio.Event()
         self._house = {e.name for e in settings.house}
         self._player: LocalPlayer | None = None
         self._failure: Exception | None = None
+        self._fitter = FitWorker()
+        self._counted_at_fit = -1
+        self._at_start = 0
         self.ready = asyncio.Event()
         """Set once the database is open and the server listens (the games begin)."""
         self.counted = 0
@@ -171,28 +310,84 @@ class Ladder:
         """Runs a database call on the ladder's own thread (SQLite's commit waits for the disk; the loop must not)."""
         return await asyncio.get_running_loop().run_in_executor(self._writer, fn, *args)
 
+    async def _db_or_stop(self, stop: asyncio.Event, fn: Callable[..., T], *args: Any) -> T:
+        """A database call of the start, given up at once when ``stop`` is set (the statement is interrupted)."""
+        call = asyncio.ensure_future(self._db(fn, *args))
+        stopper = asyncio.ensure_future(stop.wait())
+        await asyncio.wait([call, stopper], return_when=asyncio.FIRST_COMPLETED)
+        stopper.cancel()
+        if not call.done():
+            if self.db is not None:
+                self.db.interrupt()
+            with contextlib.suppress(Exception):
+                await call
+            raise _Stopped
+        return call.result()
+
     # --- lifetime
 
     async def run(self, stop: asyncio.Event) -> None:
         """Opens the database, serves, plays until ``stop``; then abandons the games in flight (kept as such), ends
-        every engine and connection, and closes the database. Raises :class:`LadderError` before any game."""
+        every engine and connection, and closes the database. Raises :class:`LadderError` before any game; a stop
+        before the first game is no error."""
+        made = not self.directory.exists()
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            (self.directory / "logs").mkdir(exist_ok=True)
         except OSError as e:
             raise LadderError(f"{self.directory}: cannot create it: {e.strerror or e}") from None
-        from .db import DB_NAME
-
+        lock = DirectoryLock(self.directory)
         try:
-            db = self.db = await self._db(LadderDB.open, self.directory / DB_NAME)
-            await self._db(db.save_settings, self.settings.describe())
+            lock.acquire()
+        except LadderDBError as e:
+            if made:
+                shutil.rmtree(self.directory, ignore_errors=True)
+            raise LadderError(str(e)) from None
+        pool: EnginePool | None = None
+        try:
+            try:
+                pool = await self._start(stop)
+            except BaseException:
+                await self._unmake(made)
+                raise
+            try:
+                self.ready.set()
+                await self._serve(stop)
+            finally:
+                await asyncio.shield(self._close(pool))
+        except _Stopped:
+            pass
+        finally:
+            self._fitter.close()
+            self._writer.shutdown(wait=True)
+            lock.release()
+
+    async def _start(self, stop: asyncio.Event) -> EnginePool:
+        """The database opened (checked, migrated), the server bound: the pool to play with."""
+        try:
+            (self.directory / "logs").mkdir(exist_ok=True)
+        except OSError as e:
+            raise LadderError(f"{self.directory}: cannot create its logs: {e.strerror or e}") from None
+        path = self.directory / DB_NAME
+        try:
+            db = self.db = await self._db(LadderDB.connect, path)
+            await self._db_or_stop(stop, lambda: db.prepare(migrate=True, check=True, progress=_progress))
+            saved = await self._db_or_stop(stop, db.settings)
+            self.anchor = self._anchor(saved)
+            await self._db(db.save_settings, {**self.settings.describe(), "anchor": self.anchor})
             for name in self._house:
-                await self._db(functools.partial(db.bot, name, house=True))
-            results = await self._db(db.results)
-            self._next_pair = await self._db(db.last_pair) + 1
+                await self._db(lambda name=name: db.bot(name, house=True))
+            self._met = {key: (n + 1) // 2 for key, n in (await self._db_or_stop(stop, db.met)).items()}
+            self._next_pair = await self._db_or_stop(stop, db.last_pair) + 1
+            self._registered = {key.encode(): name for name, key in (await self._db(db.registered)).items()}
+            self._banned = await self._db(db.banned)
+            self._journal = await self._db(db.last_journal)
+            self._names = {b.name for b in await self._db_or_stop(stop, db.bots)}
+            self._at_start = await self._db(db.count)
+            fit = await self._db(db.stored_fit)
+            if fit is not None and fit.through == await self._db(db.last_game) and fit.anchor == self.anchor:
+                self._counted_at_fit = self._at_start  # the stored fit is current: no refit until games come
         except LadderDBError as e:
             raise LadderError(str(e)) from None
-        self._learn(results)
         pool = EnginePool(
             self.settings.house,
             deadlines=self._deadlines,
@@ -202,10 +397,38 @@ class Ladder:
         )
         try:
             await self._open(pool)
-            self.ready.set()
-            await self._serve(stop)
-        finally:
-            await asyncio.shield(self._close(pool))
+        except BaseException:
+            await pool.close()
+            raise
+        return pool
+
+    def _anchor(self, saved: dict[str, Any]) -> tuple[str, float] | None:
+        """The anchor given, else the one the ladder had, else the first house engine at 0."""
+        if self.settings.anchor is not None:
+            return self.settings.anchor
+        if "anchor" in saved:
+            return default_anchor(saved)
+        return (self.settings.house[0].name, 0.0) if self.settings.house else None
+
+    async def _unmake(self, made: bool) -> None:
+        """A ladder that did not start leaves no database it made (nor the directory it made)."""
+        db = self.db
+        if db is None:
+            if made:
+                shutil.rmtree(self.directory, ignore_errors=True)
+            return
+        await self._db(db.close)
+        self.db = None
+        if not db.created:
+            return
+        if made:
+            shutil.rmtree(self.directory, ignore_errors=True)
+            return
+        for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", LOCK_NAME):
+            with contextlib.suppress(OSError):
+                (self.directory / name).unlink()
+        with contextlib.suppress(OSError):
+            (self.directory / "logs").rmdir()
 
     async def _open(self, pool: EnginePool) -> None:
         """The server bound (when bots connect in) and the player ready."""
@@ -214,11 +437,17 @@ class Ladder:
             if s.keys is None:
                 raise LadderError("a ladder serves with keys: give --keys DIR (quarto-arena keys new NAME --dir DIR)")
             keys = self._read_keys()
-            self.server = Server(s.endpoint, keys.bots.values(), keys=keys, wait=0.0)
+            self._keys = keys
+            admitted = self._admitted(keys)
+            self.server = Server(s.endpoint, admitted.bots.values(), keys=admitted, wait=0.0)
             # Bots connected with --stay connect again and wait for the ladder's return; others end.
             self.server.farewell = "the ladder stops (the same command continues it)"
-            pool.connector = self.server.lease
-            for name in keys.bots.values():
+            if s.open:
+                self.server.register = self._register
+            for name, reason in self._banned.items():
+                self.server.bar(name, reason)
+            pool.connector = self._lease
+            for name in admitted.bots.values():
                 pool.add(EngineConfig(name, remote=name))
             try:
                 await self.server.start()
@@ -242,19 +471,19 @@ class Ladder:
                 await self.server.close()
             if self.db is not None:
                 await self._db(self.db.close)
-            self._writer.shutdown(wait=True)
 
-    def _learn(self, results: list[ResultRow]) -> None:
-        """How often each two bots met (pairs: two games), from the counted games."""
-        games: dict[tuple[str, str], int] = {}
-        for r in results:
-            key = pair_key(r.first, r.second)
-            games[key] = games.get(key, 0) + 1
-        self._met = {key: (n + 1) // 2 for key, n in games.items()}
+    async def _lease(self, config: EngineConfig, transcript: Transcript | None) -> Transport:
+        """The engine pool's connector: a session on the bot's slot, noted as begun for the game being played."""
+        assert self.server is not None
+        transport = await self.server.lease(config, transcript)
+        leased = _LEASED.get()
+        if leased is not None and config.remote is not None:
+            leased.add(config.remote)
+        return transport
 
-    # --- who is online
+    # --- who may connect
 
-    def _read_keys(self) -> Any:
+    def _read_keys(self) -> ServerKeys:
         assert self.settings.keys is not None
         try:
             keys, problems = load_keys_directory(self.settings.keys)
@@ -267,6 +496,41 @@ class Ladder:
             self.on_event(Notice(f"keys: left out {', '.join(clash)}: the name of a house engine"))
             keys = replace(keys, bots={k: n for k, n in keys.bots.items() if n not in self._house})
         return keys
+
+    def _admitted(self, keys: ServerKeys) -> ServerKeys:
+        """The keys directory's keys and the registered ones; a name in the keys directory is reserved: a key that
+        registered it earlier (``--open``) is no longer let in."""
+        reserved = set(keys.bots.values())
+        registered = {}
+        for key, name in self._registered.items():
+            if name in reserved and key not in keys.bots:
+                continue
+            registered[key] = name
+        return replace(keys, bots={**registered, **keys.bots})
+
+    def _register(self, name: str, key: str, address: str) -> str | None:
+        """The server's registration of an unknown key (``--open``): None once ``name`` is the key's, else why not."""
+        assert self.server is not None and self._keys is not None and self._player is not None
+        host = address.rpartition(":")[0] or address
+        protected = self._house | set(BUILTIN)
+        taken = self._names | set(self._keys.bots.values()) | set(self._registered.values())
+        why = name_problem(name, taken, protected)
+        if why is None and len(taken) >= MAX_BOTS:
+            why = f"the ladder is full ({MAX_BOTS} bots)"
+        if why is None:
+            why = self._registrations.allows(host, time.monotonic())
+        if why is not None:
+            return why
+        self._registrations.take(host, time.monotonic())
+        self._registered[key.encode()] = name
+        self._names.add(name)
+        assert self.db is not None
+        asyncio.get_running_loop().run_in_executor(self._writer, self.db.register, name, key, host)
+        self._player.pool.add(EngineConfig(name, remote=name))
+        admitted = self._admitted(self._keys)
+        self.server.allow(admitted.bots.values(), admitted)
+        self.on_event(Notice(f"registered: {name} (key {key}, from {host})"))
+        return None
 
     def _keys_signature(self) -> object:
         assert self.settings.keys is not None
@@ -292,9 +556,11 @@ class Ladder:
             except LadderError as e:
                 self.on_event(Notice(f"keys: {e}; keeping the keys as they were"))
                 continue
-            names = set(keys.bots.values())
+            self._keys = keys
+            admitted = self._admitted(keys)
+            names = set(admitted.bots.values())
             old = {name: key for key, name in (server.keys.bots if server.keys else {}).items()}
-            new = {name: key for key, name in keys.bots.items()}
+            new = {name: key for key, name in admitted.bots.items()}
             leaving = [name for name in old if old[name] != new.get(name)]
             await self._abandon_pairs(set(leaving), "its key was removed or changed")
             assert self._player is not None
@@ -304,8 +570,32 @@ class Ladder:
                 self.on_event(Notice(f"key added: {name} may connect"))
             for name in sorted(set(old) - names):
                 self.on_event(Notice(f"key removed: {name} is cut"))
-            server.allow(names, keys)
+            server.allow(names, admitted)
             self._wake.set()
+
+    async def _watch_journal(self) -> None:
+        """Follows the database's journal: a ban cuts the bot (its pairs abandoned) and refuses it from then on; an
+        unban lets it in again; a retirement is the next refit's."""
+        assert self.db is not None
+        while True:
+            await asyncio.sleep(JOURNAL_POLL)
+            for row in await self._db(self.db.journal, self._journal):
+                self._journal = row.id
+                if row.action == "ban":
+                    self._banned[row.name] = row.detail or "banned by the operator"
+                    await self._abandon_pairs({row.name}, f"{row.name} was banned")
+                    if self.server is not None:
+                        self.server.bar(row.name, self._banned[row.name])
+                    self.on_event(Notice(f"banned: {row.name} ({self._banned[row.name]})"))
+                elif row.action == "unban":
+                    self._banned.pop(row.name, None)
+                    if self.server is not None:
+                        self.server.bar(row.name, None)
+                    self.on_event(Notice(f"unbanned: {row.name}"))
+                elif row.action == "retire":
+                    self._counted_at_fit = -1  # refit: the version leaves the board
+                    self.on_event(Notice(f"retired: {row.name}"))
+                self._wake.set()
 
     async def _abandon_pairs(self, bots: set[str], why: str) -> None:
         doomed = [p for p in self._pairs.values() if (p.a in bots or p.b in bots) and p.task is not None]
@@ -316,9 +606,11 @@ class Ladder:
         if doomed:
             log.info("ladder: %d pair(s) abandoned: %s", len(doomed), why)
 
+    # --- who is online
+
     def _look(self) -> bool:
         """Refreshes who is online and with how many slots; True when that changed."""
-        online = {name: self.settings.house_slots for name in self._house}
+        online = {name: self.settings.house_slots for name in self._house if name not in self._banned}
         if self.server is not None:
             online.update(self.server.connected(leaving=False))
         if online == self._online:
@@ -340,10 +632,29 @@ class Ladder:
     def _announce(self) -> None:
         self.on_event(BotsChanged(dict(self._online)))
 
+    def _conduct_of(self, name: str) -> Conduct:
+        conduct = self._conduct.get(name)
+        if conduct is None:
+            conduct = self._conduct[name] = Conduct()
+        return conduct
+
+    def _slots(self, name: str, now: float) -> int:
+        """Games at once bot ``name`` may have now: a house engine's slots; a bot's earned slots (0 when benched)."""
+        offered = self._online.get(name, 0)
+        return offered if name in self._house else self._conduct_of(name).slots(offered, now)
+
+    def _present(self, name: str) -> bool:
+        """Connected and not leaving (a house engine: not banned)."""
+        if name in self._house:
+            return name not in self._banned
+        return self.server is not None and name in self.server.connected(leaving=False)
+
     # --- pairs
 
     async def _serve(self, stop: asyncio.Event) -> None:
-        watcher = asyncio.create_task(self._watch_keys()) if self.server is not None else None
+        watchers = [asyncio.create_task(self._watch_journal()), asyncio.create_task(self._refits(stop))]
+        if self.server is not None:
+            watchers.append(asyncio.create_task(self._watch_keys()))
         stopper = asyncio.create_task(stop.wait())
         try:
             while not stop.is_set():
@@ -358,17 +669,18 @@ class Ladder:
                 await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
                 for w in waits[1:]:
                     w.cancel()
-                if watcher is not None and watcher.done():
-                    watcher.result()  # its error, if it failed
+                for watcher in watchers:
+                    if watcher.done():
+                        watcher.result()  # its error, if it failed
                 if self._failure is not None:
                     if isinstance(self._failure, LadderDBError):
                         raise LadderError(f"{self._failure}; the ladder stops (the games counted are safe)")
                     raise self._failure
         finally:
             stopper.cancel()
-            if watcher is not None:
+            for watcher in watchers:
                 watcher.cancel()
-                await asyncio.gather(watcher, return_exceptions=True)
+            await asyncio.gather(*watchers, return_exceptions=True)
 
     def _start_pairs(self) -> None:
         room = self.settings.concurrency - len(self._pairs)
@@ -378,7 +690,8 @@ class Ladder:
         for p in self._pairs.values():
             for n in (p.a, p.b):
                 taken[n] = taken.get(n, 0) + 1
-        free = {name: slots - taken.get(name, 0) for name, slots in self._online.items()}
+        clock = time.monotonic()
+        free = {name: max(0, self._slots(name, clock) - taken.get(name, 0)) for name in self._online}
         for a, b in next_pairs(Pairing(free, self._games, self._met), room):
             pair = _Pair(self._next_pair, a, b)
             self._next_pair += 1
@@ -389,41 +702,57 @@ class Ladder:
             self._pairs[pair.number] = pair
             pair.task = asyncio.create_task(self._play_pair(pair))
 
-    def _online_now(self, name: str) -> bool:
-        return name in self._house or (self.server is not None and name in self.server.connected(leaving=False))
+    def _spec(self, pair: _Pair, live: int) -> GameSpec:
+        opening = self.settings.book.opening(pair.number - 1)
+        return replace(
+            self.settings.spec,
+            time_control=self.settings.time_control,
+            start=None if opening.start == STARTPOS else opening.start,
+            opening=opening.turns,
+            game_id=live,
+            round=pair.number,
+        )
 
     async def _play_pair(self, pair: _Pair) -> None:
         opening = self.settings.book.opening(pair.number - 1)
+        stayed: set[str] = set()  # present when the first game ended
         try:
-            for first, second in ((pair.a, pair.b), (pair.b, pair.a)):
-                if not (self._online_now(first) and self._online_now(second)):
-                    return  # one left: the rest of the pair is dropped
+            for index, (first, second) in enumerate(((pair.a, pair.b), (pair.b, pair.a))):
+                gone = [n for n in (first, second) if not self._present(n) or self._benched(n)]
+                if gone:
+                    if index == 1:
+                        await self._leave_pair(pair, first, second, gone, stayed)
+                    return  # a bot gone before its first game: the pair is dropped, nothing played
                 live = self._next_live
                 self._next_live += 1
                 game = ScheduledGame(live, pair.number, pair.number, first, second, opening)
-                spec = replace(
-                    self.settings.spec,
-                    time_control=self.settings.time_control,
-                    start=None if opening.start == STARTPOS else opening.start,
-                    opening=opening.turns,
-                    game_id=live,
-                    round=pair.number,
-                )
                 self.on_event(GameStarted(game))
                 aborted: list[GameRecord] = []
+                leased: set[str] = set()
+                _LEASED.set(leased)
                 assert self._player is not None
                 try:
-                    record = await self._player.play(game, spec, aborted.append)
+                    record = await self._player.play(game, self._spec(pair, live), aborted.append)
                 except asyncio.CancelledError:
                     for r in aborted:
                         await asyncio.shield(self._abandon(r, pair.number))
                     raise
                 finally:
                     self.on_event(GameEnded(game))
-                if record.termination is Termination.ABORTED or self._gone_before(record):
+                if record.termination is Termination.ABORTED:
                     await self._abandon(record, pair.number)
                     return
+                absent = [n for n in (first, second) if n not in self._house and n not in leased]
+                if record.termination.is_failure and absent:
+                    # Its session never began: it was gone between the pair's check and its lease.
+                    if index == 0:
+                        await self._abandon(record, pair.number)
+                    else:
+                        await self._leave_pair(pair, first, second, absent, stayed)
+                    return
+                stayed = {n for n in (first, second) if self._present(n)}
                 await asyncio.shield(self._count(record, pair.number))
+                self._judge(record)
         except ArenaFault as e:  # the arena is short of files, memory or disk: no engine's fault, the ladder stops
             if isinstance(e.record, GameRecord):
                 with contextlib.suppress(Exception):  # the disk may be what is full
@@ -435,29 +764,103 @@ class Ladder:
             self._pairs.pop(pair.number, None)
             self._wake.set()
 
-    def _gone_before(self, record: GameRecord) -> bool:
-        """True for a game a bot never began: it left between the pair's check and its session (no handshake, and
-        not connected now). Such a game is abandoned, not lost: the bot was not in it."""
-        if not record.termination.is_failure:
-            return False
+    def _benched(self, name: str) -> bool:
+        return name not in self._house and self._conduct_of(name).slots(1, time.monotonic()) == 0
+
+    def _judge(self, record: GameRecord) -> None:
+        """Earned slots and benches after a counted game (:mod:`.rules`)."""
         idents = list(record.engines)
         for side, name in enumerate((record.first, record.second)):
-            shook = side < len(idents) and idents[side].protocol is not None
-            if not shook and name not in self._house and not self._online_now(name):
-                return True
-        return False
+            if name in self._house:
+                continue
+            conduct = self._conduct_of(name)
+            lost = record.result is (Result.SECOND_WINS if side == 0 else Result.FIRST_WINS)
+            if lost and record.termination.is_failure:
+                handshake = side < len(idents) and idents[side].protocol is not None
+                if stalled(record.termination, handshake):
+                    pause = conduct.stall(time.monotonic())
+                    self.on_event(Notice(f"{name} stalled ({record.termination.value}): given no game for {pause:g} s"))
+            else:
+                conduct.finished(self._online.get(name, 1))
 
-    async def _count(self, record: GameRecord, pair: int) -> None:
+    async def _leave_pair(self, pair: _Pair, first: str, second: str, gone: list[str], stayed: set[str]) -> None:
+        """The second game of a pair with a bot gone (:func:`.rules.charge_leave`): lost by that bot, or let go; a
+        dodge recorded either way. Both gone: nobody is charged."""
+        assert self.db is not None
+        if len(gone) == 2:
+            for name in gone:
+                other = second if name == first else first
+                await self._db(self.db.add_dodge, name, other, pair.number, None)
+            return
+        (name,) = gone
+        other = second if name == first else first
+        since = time.time() - LEAVE_WINDOW
+        lately = await self._db(self.db.recent_leaves, name, _iso(since))
+        benched = self._benched(name) and self._present(name)
+        if not (benched or charge_leave(name in stayed, lately)):
+            await self._db(self.db.add_dodge, name, other, pair.number, None)
+            log.info("ladder: %s left during pair %d; its second game is dropped", name, pair.number)
+            return
+        opening = self.settings.book.opening(pair.number - 1)
+        why = "was given no game after stalling" if benched else "left before the second game of its pair"
+        record = GameRecord(
+            first,
+            second,
+            Result.SECOND_WINS if name == first else Result.FIRST_WINS,
+            Termination.STALL if benched else Termination.DISCONNECT,
+            f"{name} {why}: lost without play",
+            variant=variant_text(self.settings.spec.variant),
+            time_control=self.settings.time_control.text,
+            start=opening.start,
+            opening=opening.turns,
+            turns=tuple(TurnRecord(t, 0) for t in opening.turns),
+            started=now(),
+        )
+        number = await asyncio.shield(self._count(record, pair.number))
+        await self._db(self.db.add_dodge, name, other, pair.number, number)
+
+    async def _count(self, record: GameRecord, pair: int) -> int:
         assert self.db is not None
         number = await self._db(self.db.add_game, record, pair)
         self.counted += 1
         self.on_event(GameCounted(replace(record, game_id=number, round=pair)))
+        return number
 
     async def _abandon(self, record: GameRecord, pair: int) -> None:
         assert self.db is not None
         reason = record.detail or "abandoned"
         await self._db(self.db.add_abandoned, record, pair, reason)
         self.abandoned += 1
+
+    # --- ratings
+
+    async def _refits(self, stop: asyncio.Event) -> None:
+        """Refits whenever games were counted (or a version retired), at most once a second and a tenth of the time;
+        stores each fit. A fit that fails is logged in one line and tried again later."""
+        assert self.db is not None
+        took = 0.0
+        retry = _FIT_RETRY
+        while not stop.is_set():
+            counted = self._at_start + self.counted
+            fresh = counted != self._counted_at_fit
+            if fresh or self.standings is None:
+                began = time.monotonic()
+                try:
+                    fitted, ratings = await self._fitter.fit(self.directory / DB_NAME, self.anchor, fresh)
+                except (LadderDBError, OSError, EOFError) as e:
+                    log.warning("ladder: the ratings could not be refitted (%s); trying again in %g s", e, retry)
+                    await asyncio.sleep(retry)
+                    retry = min(60.0, retry * 2)
+                    continue
+                retry = _FIT_RETRY
+                if ratings:
+                    anchor = self.anchor if fitted.anchor is not None else None
+                    await self._db(self.db.save_fit, fitted.through, fitted.games, anchor, ratings)
+                self._counted_at_fit = counted
+                self.standings = fitted
+                self.on_event(RatingsChanged(fitted))
+                took = time.monotonic() - began
+            await asyncio.sleep(max(_FIT_EVERY, took / _FIT_SHARE))
 
     # --- what the pages ask
 
@@ -473,3 +876,12 @@ class Ladder:
             for n in (p.a, p.b):
                 out[n] = out.get(n, 0) + 1
         return out
+
+
+def _progress(line: str) -> None:
+    """A migration's progress (from the database's thread: a log line)."""
+    log.info("ladder: %s", line)
+
+
+def _iso(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
