@@ -86,8 +86,12 @@ def test_a_house_ladder_counts_stops_on_signals_continues_and_agrees_with_rate(t
         proc.kill()
     assert status == 143, err
     # The documented way to stop a ladder is no error: one calm line, and the status of the signal.
-    assert re.search(r"^ladder stopped by SIGTERM: \d+ games counted, \d+ abandoned in flight \(not counted\);"
-                     r" continue with the same command$", err, re.M), err
+    assert re.search(
+        r"^ladder stopped by SIGTERM: \d+ games counted, \d+ abandoned in flight \(not counted\);"
+        r" continue with the same command$",
+        err,
+        re.M,
+    ), err
     assert "error" not in err
     first = counted(lad)
     # The same command continues: the games counted stay, more come; SIGINT and SIGHUP stop it as cleanly.

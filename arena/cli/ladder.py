@@ -171,8 +171,8 @@ def run(
     where = f"; bots connect to {listen} with a key in {keys}" if listen else ""
     if open_:
         where += " or any key of their own (--open)"
-    echo_err(f"Ladder in {directory}: house engines {house_names}{where}; {concurrency} games at once, --tc {tc}")
-    signum = _run_ladder(ladder, address, directory)
+    header = f"Ladder in {directory}: house engines {house_names}{where}; {concurrency} games at once, --tc {tc}"
+    signum = _run_ladder(ladder, address, directory, header)
     tally = f"{ladder.counted} games counted, {ladder.abandoned} abandoned in flight (not counted)"
     if signum is None:
         echo_err(f"ladder stopped: {tally}")
@@ -182,8 +182,9 @@ def run(
     leave(f"ladder stopped by {signal.Signals(signum).name}: {tally}; continue with the same command", 128 + signum)
 
 
-def _run_ladder(ladder: Any, address: tuple[str, int] | None, directory: str) -> int | None:
-    """Runs the ladder until a signal (returned); every error a line and its status."""
+def _run_ladder(ladder: Any, address: tuple[str, int] | None, directory: str, header: str) -> int | None:
+    """Runs the ladder until a signal (returned), saying ``header`` once it has started; every error a line and its
+    status."""
     import asyncio
 
     from ..errors import ArenaFault
@@ -193,7 +194,7 @@ def _run_ladder(ladder: Any, address: tuple[str, int] | None, directory: str) ->
 
     try:
         fast_event_loop()
-        return asyncio.run(_serve(ladder, address))
+        return asyncio.run(_serve(ladder, address, header))
     except LadderError as e:
         fail(str(e))
     except ArenaFault as e:
@@ -234,8 +235,9 @@ def _printer() -> Any:
     return on_event
 
 
-async def _serve(ladder: Any, address: tuple[str, int] | None) -> int | None:
-    """Plays until a signal (returned) with the pages up when asked; the engines' processes all reaped."""
+async def _serve(ladder: Any, address: tuple[str, int] | None, header: str) -> int | None:
+    """Plays until a signal (returned) with the pages up when asked, ``header`` said once the ladder has started
+    (none for one that does not start); the engines' processes all reaped."""
     import asyncio
     import signal
 
@@ -254,6 +256,12 @@ async def _serve(ladder: Any, address: tuple[str, int] | None) -> int | None:
     handled = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
     for signum in handled:
         loop.add_signal_handler(signum, on_signal, signum)
+
+    async def started() -> None:
+        await ladder.ready.wait()
+        echo_err(header)
+
+    announcer = asyncio.create_task(started())
     try:
         if address is None:
             await ladder.run(stop)
@@ -262,6 +270,7 @@ async def _serve(ladder: Any, address: tuple[str, int] | None) -> int | None:
 
             await serve_ladder(ladder, stop, address, announce=lambda url: echo_err(f"ladder page: {url}"))
     finally:
+        announcer.cancel()
         await shutdown()  # a second signal still hurries it
         for signum in handled:
             loop.remove_signal_handler(signum)
