@@ -297,18 +297,26 @@ def read_standings(
     refit: bool = False,
 ) -> Standings:
     """The standings of the ladder in ``directory`` (a usage error for one that is not there, or a bad anchor)."""
+    from dataclasses import replace
+
     from ..ladder import LadderDBError, standings
+    from ..ladder.standings import fresh_fit
     from ..stats import RatingError
 
     db = _open(directory)
     try:
-        state = db.state()
+        with db.snapshot():  # the tallies, when a fit needs them, of the same moment as the rest
+            state = db.state(tallies=False)
+            fresh = fresh_fit(state, anchor, refit)
+            if fresh:
+                tallies, damaged = db.tallies()
+                state = replace(state, tallies=tuple(tallies), damaged=state.damaged + tuple(damaged))
     except LadderDBError as e:
         fail(str(e))
     finally:
         db.close()
     try:
-        return standings(state, anchor, by_version=by_version, everything=everything, fresh=True if refit else None)
+        return standings(state, anchor, by_version=by_version, everything=everything, fresh=fresh)
     except RatingError as e:
         fail(str(e))
 
@@ -349,8 +357,8 @@ def standings(
         )
     if table.damaged:
         echo_err(
-            f"quarto-arena: {len(table.damaged)} tallies fail their checksum and are left out:"
-            f" quarto-arena ladder check {directory} --repair counts them again from their games"
+            f"quarto-arena: {len(table.damaged)} tallies or totals fail their checksum and are left out:"
+            f" quarto-arena ladder check {directory} --repair counts them again from the games"
         )
 
 
@@ -438,7 +446,7 @@ def check(
     if report.ok:
         echo_err(f"{db.path}: ok ({report.games} games, every checksum and tally holds)")
         return
-    what = f"{len(report.bad_games)} games changed, {len(report.bad_tallies)} tallies wrong"
+    what = f"{len(report.bad_games)} games changed, {len(report.bad_tallies)} tallies or totals wrong"
     if report.integrity != ("ok",):
         what += ", SQLite's integrity check fails (restore a backup)"
     done = "; the tallies are counted again from the games that verify" if repair and report.bad_tallies else ""

@@ -56,7 +56,18 @@ from typing import Any, Final, TypeVar
 
 from ..errors import ArenaError, ArenaFault
 from ..records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
-from .schema import GAME_FIELDS, MIGRATIONS, SCHEMA, SCHEMA_VERSION, game_checksum, tally_checksum
+from .schema import (
+    GAME_FIELDS,
+    MEETINGS_FROM_TALLIES,
+    MEETINGS_OF_TALLIES,
+    MIGRATIONS,
+    SCHEMA,
+    SCHEMA_VERSION,
+    game_checksum,
+    tally_checksum,
+    total_checksum,
+    totals_of,
+)
 
 __all__ = [
     "DB_NAME",
@@ -72,6 +83,7 @@ __all__ = [
     "LadderState",
     "StoredFit",
     "TallyRow",
+    "TotalRow",
     "VersionRow",
 ]
 
@@ -168,6 +180,19 @@ class TallyRow:
 
 
 @dataclass(frozen=True, slots=True)
+class TotalRow:
+    """A version's counted games that ended one way (a termination), from its side."""
+
+    bot: str
+    version: int
+    """The version's number."""
+    termination: Termination
+    wins: int
+    draws: int
+    losses: int
+
+
+@dataclass(frozen=True, slots=True)
 class StoredFit:
     """The ratings of one fit, as the ladder stored them."""
 
@@ -191,8 +216,14 @@ class LadderState:
     """The ladder's settings."""
     bots: tuple[BotRow, ...]
     """Every bot, in the order they came."""
+    totals: tuple[TotalRow, ...]
+    """Every version's totals whose checksum holds."""
+    opponents: Mapping[tuple[str, int], int]
+    """Different bots each player has met: (bot, version number; 0 for its retired versions together) -> count."""
     tallies: tuple[TallyRow, ...]
-    """Every tally whose checksum holds."""
+    """Every tally whose checksum holds (read only when asked: what a fit needs)."""
+    tally_rows: int
+    """Tallies in the database (what a fit would read)."""
     counted: int
     """Games counted."""
     last: int
@@ -202,7 +233,7 @@ class LadderState:
     dodges: Mapping[str, tuple[int, int]]
     """Per bot: (dodges charged as lost games, mid-pair leaves let go)."""
     damaged: tuple[str, ...] = ()
-    """Tallies left out because their checksum failed, described (``ladder check DIR --repair``)."""
+    """Tallies and totals left out because their checksum failed, described (``ladder check DIR --repair``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,7 +260,7 @@ class CheckReport:
     bad_games: tuple[int, ...]
     """Games whose checksum fails (changed since they were counted)."""
     bad_tallies: tuple[str, ...]
-    """Tallies whose checksum fails, or whose count differs from their games that verify."""
+    """Tallies and versions' totals whose checksum fails, or whose counts differ from the games that verify."""
 
     @property
     def ok(self) -> bool:
@@ -613,6 +644,15 @@ class LadderDB:
                 ).lastrowid
                 numbers.append(int(number or 0))
                 self._tally(c, fv, sv, record.result.value, record.termination.value)
+                outcome = _OUTCOMES.get(record.result.value)
+                if outcome is not None:
+                    self._total(c, fv, record.termination.value, outcome[0])
+                    self._total(c, sv, record.termination.value, outcome[1])
+                c.executemany(
+                    "INSERT INTO meetings (version, opponent, games) VALUES (?, ?, 1)"
+                    " ON CONFLICT (version, opponent) DO UPDATE SET games = games + 1",
+                    ((fv, second), (sv, first)),
+                )
                 c.execute("UPDATE bots SET last_seen = ? WHERE id IN (?, ?)", (when, first, second))
             return numbers
 
@@ -637,6 +677,35 @@ class LadderDB:
             "INSERT OR REPLACE INTO tallies (first_version, second_version, result, termination, count, checksum)"
             " VALUES (?, ?, ?, ?, ?, ?)",
             (*key, count, tally_checksum(*key, count)),
+        )
+
+    def _total(self, c: sqlite3.Connection, version: int, termination: str, outcome: int) -> None:
+        """One more win (0), draw (1) or loss (2) in the version's totals (counted again from its tallies, which
+        already hold this game, when the row's checksum fails)."""
+        row = c.execute(
+            "SELECT wins, draws, losses, checksum FROM totals WHERE version = ? AND termination = ?",
+            (version, termination),
+        ).fetchone()
+        if row is None:
+            counts = [0, 0, 0]
+            counts[outcome] += 1
+        elif row[3] == total_checksum(version, termination, *row[:3]):
+            counts = list(row[:3])
+            counts[outcome] += 1
+        else:
+            rows = c.execute(
+                "SELECT first_version, second_version, result, termination, count, checksum FROM tallies"
+                " WHERE (first_version = ? OR second_version = ?) AND termination = ?",
+                (version, version, termination),
+            ).fetchall()
+            counts = totals_of(r[:5] for r in rows if r[5] == tally_checksum(*r[:5])).get(
+                (version, termination), [0, 0, 0]
+            )
+            log.warning("ladder: a version's totals failed their checksum and were counted again from its tallies")
+        c.execute(
+            "INSERT OR REPLACE INTO totals (version, termination, wins, draws, losses, checksum)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (version, termination, *counts, total_checksum(version, termination, *counts)),
         )
 
     def add_abandoned(self, record: GameRecord, pair: int, reason: str) -> None:
@@ -689,12 +758,10 @@ class LadderDB:
         """Games counted between each two bots (both colours, any version), keyed by both names in order."""
         out: dict[tuple[str, str], int] = {}
         for a, b, n in self._read(
-            "SELECT fb.name, sb.name, sum(t.count) FROM tallies t"
-            " JOIN versions fv ON fv.id = t.first_version JOIN versions sv ON sv.id = t.second_version"
-            " JOIN bots fb ON fb.id = fv.bot JOIN bots sb ON sb.id = sv.bot GROUP BY fv.bot, sv.bot"
+            "SELECT vb.name, ob.name, sum(m.games) FROM meetings m JOIN versions v ON v.id = m.version"
+            " JOIN bots vb ON vb.id = v.bot JOIN bots ob ON ob.id = m.opponent GROUP BY v.bot, m.opponent"
         ):
-            key = (a, b) if a <= b else (b, a)
-            out[key] = out.get(key, 0) + int(n)
+            out[(a, b) if a <= b else (b, a)] = int(n)
         return out
 
     def tallies(self, bot: str | None = None) -> tuple[list[TallyRow], list[str]]:
@@ -725,6 +792,35 @@ class LadderDB:
             )
         return rows, damaged
 
+    def totals(self) -> tuple[list[TotalRow], list[str]]:
+        """Every version's totals whose checksum holds, and a description of each one that fails (left out)."""
+        names = dict(self._read("SELECT id, name FROM bots"))
+        versions = {v: (names[b], n) for v, b, n in self._read("SELECT id, bot, number FROM versions")}
+        terminations = {t.value: t for t in Termination}
+        rows: list[TotalRow] = []
+        damaged: list[str] = []
+        for version, termination, wins, draws, losses, checksum in self._read(
+            "SELECT version, termination, wins, draws, losses, checksum FROM totals"
+        ):
+            owner = versions.get(version)
+            ok = checksum == total_checksum(version, termination, wins, draws, losses)
+            if not ok or owner is None or termination not in terminations:
+                damaged.append(f"the totals of version {version} by {termination}")
+                continue
+            rows.append(TotalRow(owner[0], owner[1], terminations[termination], wins, draws, losses))
+        return rows, damaged
+
+    def opponents(self) -> dict[tuple[str, int], int]:
+        """Different bots each player has met: (bot, version number; 0 for its retired versions together) -> count."""
+        return {
+            (name, int(number)): int(n)
+            for name, number, n in self._read(
+                "SELECT b.name, CASE WHEN v.retired IS NULL THEN v.number ELSE 0 END AS player,"
+                " count(DISTINCT m.opponent) FROM meetings m JOIN versions v ON v.id = m.version"
+                " JOIN bots b ON b.id = v.bot GROUP BY v.bot, player"
+            )
+        }
+
     def dodges(self) -> dict[str, tuple[int, int]]:
         """Per bot: (dodges charged, mid-pair leaves let go)."""
         out: dict[str, list[int]] = {}
@@ -734,17 +830,32 @@ class LadderDB:
             out.setdefault(name, [0, 0])[0 if charged else 1] += int(n)
         return {name: (v[0], v[1]) for name, v in out.items()}
 
-    def state(self) -> LadderState:
-        """Everything the standings need, in one snapshot."""
+    def state(self, *, tallies: bool = True) -> LadderState:
+        """Everything the standings need, in one snapshot (the tallies, what a fit reads, only when asked)."""
         with self.snapshot():
             settings = self.settings()
             bots = self.bots()
-            tallies, damaged = self.tallies()
+            totals, damaged = self.totals()
+            opponents = self.opponents()
+            rows, bad = self.tallies() if tallies else ([], [])
+            tally_rows = int(self._read("SELECT count(*) FROM tallies")[0][0])
             counted = self.count()
             last = self.last_game()
             fit = self.stored_fit()
             dodges = self.dodges()
-        return LadderState(settings, tuple(bots), tuple(tallies), counted, last, fit, dodges, tuple(damaged))
+        return LadderState(
+            settings,
+            tuple(bots),
+            tuple(totals),
+            opponents,
+            tuple(rows),
+            tally_rows,
+            counted,
+            last,
+            fit,
+            dodges,
+            tuple(damaged + bad),
+        )
 
     # --- fits
 
@@ -878,7 +989,31 @@ class LadderDB:
                     "SELECT first_version, second_version, result, termination, count, checksum FROM tallies"
                 )
             }
-        bad_tallies = []
+            totals = {
+                (int(v), str(t)): (int(w), int(d), int(lo), str(s))
+                for v, t, w, d, lo, s in self._read(
+                    "SELECT version, termination, wins, draws, losses, checksum FROM totals"
+                )
+            }
+            meetings = int(
+                self._read(
+                    f"SELECT count(*) FROM (SELECT * FROM ({MEETINGS_OF_TALLIES}) EXCEPT SELECT version, opponent,"
+                    f" games FROM meetings UNION ALL SELECT * FROM (SELECT version, opponent, games FROM meetings"
+                    f" EXCEPT SELECT * FROM ({MEETINGS_OF_TALLIES})))"
+                )[0][0]
+            )
+        expected = {key: tuple(n) for key, n in totals_of((*k, n) for k, n in counts.items()).items()}
+        bad_tallies = (
+            [f"{meetings} meetings (games of a version against a bot) differ from the tallies"] if meetings else []
+        )
+        for key2 in sorted(set(expected) | set(totals)):
+            *found, checksum2 = totals.get(key2, (0, 0, 0, ""))
+            if key2 in totals and checksum2 != total_checksum(*key2, *found):
+                bad_tallies.append(f"totals of version {key2[0]} by {key2[1]}: their checksum fails")
+            elif tuple(found) != expected.get(key2, (0, 0, 0)):
+                bad_tallies.append(
+                    f"totals of version {key2[0]} by {key2[1]}: {tuple(found)} stored, {expected.get(key2)} from games"
+                )
         for key in sorted(set(counts) | set(stored)):
             n, checksum = stored.get(key, (0, ""))
             if key in stored and checksum != tally_checksum(*key, n):
@@ -895,6 +1030,14 @@ class LadderDB:
                     "INSERT INTO tallies (first_version, second_version, result, termination, count, checksum)"
                     " VALUES (?, ?, ?, ?, ?, ?)",
                     [(*key, n, tally_checksum(*key, n)) for key, n in counts.items()],
+                )
+                c.execute("DELETE FROM meetings")
+                c.execute(MEETINGS_FROM_TALLIES)
+                c.execute("DELETE FROM totals")
+                c.executemany(
+                    "INSERT INTO totals (version, termination, wins, draws, losses, checksum)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    [(*key, *n, total_checksum(*key, *n)) for key, n in expected.items()],
                 )
 
             self._transaction(work)
@@ -923,6 +1066,7 @@ class LadderDB:
             raise LadderDBError(f"{target}: the backup failed: {why}") from None
 
 
+_OUTCOMES: Final = {"1-0": (0, 2), "0-1": (2, 0), "1/2-1/2": (1, 1)}  # (first's, second's): win 0, draw 1, loss 2
 _CHECKED: Final = ", ".join("g." + f for f in GAME_FIELDS.split(", "))  # the columns a checksum covers
 _GAME_COLUMNS: Final = (
     "g.id, g.pair, fb.name, sb.name, g.result, g.termination, g.detail, g.started, g.variant, g.time_control,"

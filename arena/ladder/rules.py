@@ -37,9 +37,11 @@ __all__ = [
     "stalled",
 ]
 
-BENCH: Final = 5.0
-"""Seconds a bot is given no game after its first stall; doubled at each further stall in a row."""
-BENCH_MAX: Final = 600.0
+BENCH: Final = 30.0
+"""Seconds a bot is given no game after its first stall; doubled at each further stall in a row. A stall holds an
+opponent for the start-up deadline (10 s): a bot that stalls every game it is given holds one for at most a quarter
+of the time, then less and less."""
+BENCH_MAX: Final = 3600.0
 """The longest pause."""
 LEAVES_FREE: Final = 3
 """Mid-pair leaves let go (not charged) per :data:`LEAVE_WINDOW`; beyond them every one is charged."""
@@ -66,6 +68,11 @@ class Conduct:
     """One bot's standing with the matchmaking: the slots it has earned and its bench (see the module's docstring)."""
 
     __slots__ = ("benched_until", "earned", "strikes")
+
+    @property
+    def shy(self) -> bool:
+        """It stalled since it last finished a game: nobody waits for it (:attr:`~.matchmaking.Pairing.shy`)."""
+        return self.strikes > 0
 
     def __init__(self) -> None:
         self.earned = 1
@@ -94,14 +101,15 @@ class Conduct:
         return pause
 
 
-def charge_leave(present_after_first: bool, leaves_lately: int) -> bool:
+def charge_leave(dodged: bool, leaves_lately: int) -> bool:
     """Whether a bot gone before the second game of its pair loses that game (by disconnect, counted).
 
-    It does when it was still there, and not leaving, when the first game ended: it chose to go once it saw that
-    result (a dodge). A bot that left during the first game (it lost that one by disconnect, or said ``leaving`` and
-    finished it) is let go, :data:`LEAVES_FREE` times in :data:`LEAVE_WINDOW`; beyond that every such leave is charged
-    too (a repeat dodger that leaves while losing gains nothing)."""
-    return present_after_first or leaves_lately >= LEAVES_FREE
+    It does when it ``dodged``: it was there, and not leaving, when the first game ended, and then disconnected
+    without saying ``leaving`` (it went once it saw that result). A bot that left otherwise (it said ``leaving``, as
+    the SDK and the bridge do on Ctrl-C, or its connection dropped during the first game, which it lost by
+    disconnect) is let go, :data:`LEAVES_FREE` times in :data:`LEAVE_WINDOW`; beyond that every such leave is charged
+    too (a repeat dodger gains nothing by leaving cleanly)."""
+    return dodged or leaves_lately >= LEAVES_FREE
 
 
 def name_problem(name: str, taken: set[str], protected: set[str]) -> str | None:

@@ -11,8 +11,11 @@ the old database or the new one, never half of each. A migration never drops a g
   plus ``games_tally`` instead (a database opened by each release in turn has both). ``tests/data/ladder-schemas``
   holds each as it was released.
 - 2: every game row carries the checksum of its record; the tallies of counted games are kept as games are counted
-  (each row with a checksum), so that nothing re-reads every game; bots registered by themselves (``--open``) with
-  their key and address; bans; retired versions; dodges; the moderation journal; the ratings of the last fits.
+  (each row with a checksum), so that nothing re-reads every game, and each version's totals (wins, draws and
+  losses by termination), so that the standings read a row or two per version, and the games of each version
+  against each bot (the matchmaking's and the provisional rule's); bots registered by themselves
+  (``--open``) with their key and address; bans; retired versions; dodges; the moderation journal; the ratings of
+  the last fits.
 """
 
 from __future__ import annotations
@@ -22,7 +25,17 @@ import sqlite3
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
-__all__ = ["MIGRATIONS", "SCHEMA", "SCHEMA_VERSION", "game_checksum", "tally_checksum"]
+__all__ = [
+    "MEETINGS_FROM_TALLIES",
+    "MEETINGS_OF_TALLIES",
+    "MIGRATIONS",
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "game_checksum",
+    "tally_checksum",
+    "total_checksum",
+    "totals_of",
+]
 
 SCHEMA_VERSION: Final = 2
 """The version this quarto-arena writes (``PRAGMA user_version``)."""
@@ -94,6 +107,21 @@ CREATE TABLE tallies (
     PRIMARY KEY (first_version, second_version, result, termination)
 ) WITHOUT ROWID;
 CREATE INDEX tallies_second ON tallies(second_version);
+CREATE TABLE totals (
+    version INTEGER NOT NULL REFERENCES versions(id),
+    termination TEXT NOT NULL,
+    wins INTEGER NOT NULL,
+    draws INTEGER NOT NULL,
+    losses INTEGER NOT NULL,
+    checksum TEXT NOT NULL,
+    PRIMARY KEY (version, termination)
+) WITHOUT ROWID;
+CREATE TABLE meetings (
+    version INTEGER NOT NULL REFERENCES versions(id),
+    opponent INTEGER NOT NULL REFERENCES bots(id),
+    games INTEGER NOT NULL,
+    PRIMARY KEY (version, opponent)
+) WITHOUT ROWID;
 CREATE TABLE dodges (
     id INTEGER PRIMARY KEY,
     bot INTEGER NOT NULL REFERENCES bots(id),
@@ -142,10 +170,33 @@ def game_checksum(fields: Iterable[Any]) -> str:
 
 def tally_checksum(first_version: int, second_version: int, result: str, termination: str, count: int) -> str:
     """The checksum of a tally row (BLAKE2b, 64 bits, hex)."""
-    text = (
-        f"{first_version}{_SEPARATOR}{second_version}{_SEPARATOR}{result}{_SEPARATOR}{termination}{_SEPARATOR}{count}"
-    )
-    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+    return _short(first_version, second_version, result, termination, count)
+
+
+def total_checksum(version: int, termination: str, wins: int, draws: int, losses: int) -> str:
+    """The checksum of a version's totals row (BLAKE2b, 64 bits, hex)."""
+    return _short(version, termination, wins, draws, losses)
+
+
+def _short(*fields: object) -> str:
+    return hashlib.blake2b(_SEPARATOR.join(map(str, fields)).encode(), digest_size=8).hexdigest()
+
+
+def totals_of(tallies: Iterable[tuple[int, int, str, str, int]]) -> dict[tuple[int, str], list[int]]:
+    """The totals rows of these tallies (first version, second version, result, termination, count): (version,
+    termination) -> [wins, draws, losses]."""
+    out: dict[tuple[int, str], list[int]] = {}
+    for fv, sv, result, termination, count in tallies:
+        first = out.setdefault((fv, termination), [0, 0, 0])
+        second = out.setdefault((sv, termination), [0, 0, 0])
+        if result == "1/2-1/2":
+            first[1] += count
+            second[1] += count
+        elif result in ("1-0", "0-1"):
+            winner, loser = (first, second) if result == "1-0" else (second, first)
+            winner[0] += count
+            loser[2] += count
+    return out
 
 
 GAME_FIELDS: Final = (
@@ -172,7 +223,7 @@ def _to_2(db: sqlite3.Connection, progress: Callable[[str], None]) -> None:
         "CREATE INDEX games_pair ON games(pair)",
     ):
         db.execute(statement)
-    for table in ("tallies", "dodges", "journal", "fits", "ratings"):
+    for table in ("tallies", "totals", "meetings", "dodges", "journal", "fits", "ratings"):
         db.execute(_create(table))
     db.execute("CREATE INDEX tallies_second ON tallies(second_version)")
     db.execute("CREATE INDEX dodges_bot ON dodges(bot)")
@@ -198,6 +249,24 @@ def _to_2(db: sqlite3.Connection, progress: Callable[[str], None]) -> None:
         " VALUES (?, ?, ?, ?, ?, ?)",
         [(*row, tally_checksum(*row)) for row in counts],
     )
+    db.executemany(
+        "INSERT INTO totals (version, termination, wins, draws, losses, checksum) VALUES (?, ?, ?, ?, ?, ?)",
+        [(*key, *n, total_checksum(*key, *n)) for key, n in totals_of(counts).items()],
+    )
+    db.execute(MEETINGS_FROM_TALLIES)
+
+
+MEETINGS_OF_TALLIES: Final = """
+SELECT version, opponent, sum(n) FROM (
+    SELECT t.first_version AS version, sv.bot AS opponent, t.count AS n FROM tallies t
+        JOIN versions sv ON sv.id = t.second_version
+    UNION ALL
+    SELECT t.second_version, fv.bot, t.count FROM tallies t JOIN versions fv ON fv.id = t.first_version
+) GROUP BY version, opponent
+"""
+"""The meetings as the tallies count them (version, opponent bot, games)."""
+MEETINGS_FROM_TALLIES: Final = f"INSERT INTO meetings (version, opponent, games) {MEETINGS_OF_TALLIES}"
+"""The meetings counted again from the tallies (a migration, a repair)."""
 
 
 def _create(table: str) -> str:

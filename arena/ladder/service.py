@@ -91,6 +91,7 @@ _IDLE: Final = 1.0  # s between two looks at who is free when nothing changes
 _FIT_SHARE: Final = 0.1  # the most of the time the refits may take
 _FIT_EVERY: Final = 1.0  # s between two refits at least
 _FIT_RETRY: Final = 5.0  # s before a failed refit is tried again (doubled up to a minute)
+_QUIT: Final = 0.25  # s a house engine has to exit on quit when the ladder stops, before it is killed
 
 T = TypeVar("T")
 
@@ -241,7 +242,7 @@ def _serve_fits(pipe: Any, parent: int) -> None:
         try:
             db = LadderDB.open(Path(path), create=False)
             try:
-                state = db.state()
+                state = db.state(tallies=fresh)
             finally:
                 db.close()
             try:
@@ -275,7 +276,8 @@ class Ladder:
         """The ratings' anchor, once the database is open."""
         self.standings: Standings | None = None
         """The last fit's standings (every version, banned and retired ones too), once there is one."""
-        self._deadlines = deadlines
+        # A ladder that stops does not wait on its house engines' exits: a second at most in all (SIGTERM's bar).
+        self._deadlines = deadlines or Deadlines(quit=_QUIT)
         self._transcript = transcript
         self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="ladder-db")
         self._pairs: dict[int, _Pair] = {}
@@ -382,8 +384,8 @@ class Ladder:
             self._banned = await self._db(db.banned)
             self._journal = await self._db(db.last_journal)
             self._names = {b.name for b in await self._db_or_stop(stop, db.bots)}
-            self._at_start = await self._db(db.count)
-            fit = await self._db(db.stored_fit)
+            self._at_start = await self._db_or_stop(stop, db.count)
+            fit = await self._db_or_stop(stop, db.stored_fit)
             if fit is not None and fit.through == await self._db(db.last_game) and fit.anchor == self.anchor:
                 self._counted_at_fit = self._at_start  # the stored fit is current: no refit until games come
         except LadderDBError as e:
@@ -641,7 +643,15 @@ class Ladder:
     def _slots(self, name: str, now: float) -> int:
         """Games at once bot ``name`` may have now: a house engine's slots; a bot's earned slots (0 when benched)."""
         offered = self._online.get(name, 0)
+        if name in self._banned:
+            return 0
         return offered if name in self._house else self._conduct_of(name).slots(offered, now)
+
+    def _allowed(self, name: str) -> bool:
+        """True while a bot may connect (a house engine; a bot whose key is known to the server)."""
+        if name in self._house:
+            return True
+        return self.server is not None and self.server.keys is not None and name in self.server.keys.bots.values()
 
     def _present(self, name: str) -> bool:
         """Connected and not leaving (a house engine: not banned)."""
@@ -692,7 +702,8 @@ class Ladder:
                 taken[n] = taken.get(n, 0) + 1
         clock = time.monotonic()
         free = {name: max(0, self._slots(name, clock) - taken.get(name, 0)) for name in self._online}
-        for a, b in next_pairs(Pairing(free, self._games, self._met), room):
+        shy = frozenset(n for n in self._online if n in self._conduct and self._conduct[n].shy)
+        for a, b in next_pairs(Pairing(free, self._games, self._met, shy), room):
             pair = _Pair(self._next_pair, a, b)
             self._next_pair += 1
             for n in (a, b):
@@ -742,17 +753,26 @@ class Ladder:
                 if record.termination is Termination.ABORTED:
                     await self._abandon(record, pair.number)
                     return
-                absent = [n for n in (first, second) if n not in self._house and n not in leased]
-                if record.termination.is_failure and absent:
-                    # Its session never began: it was gone between the pair's check and its lease.
+                loser = _loser(record)
+                failed = loser is not None and record.termination.is_failure
+                if failed and loser not in self._house and loser not in leased:
+                    # The loser's session never began: it was gone between the pair's check and its lease. (Its
+                    # opponent's may not have begun either: the game ended before its turn to be leased came.)
                     if index == 0:
                         await self._abandon(record, pair.number)
                     else:
-                        await self._leave_pair(pair, first, second, absent, stayed)
+                        await self._leave_pair(pair, first, second, [str(loser)], stayed)
                     return
-                stayed = {n for n in (first, second) if self._present(n)}
-                await asyncio.shield(self._count(record, pair.number))
+                present = {n for n in (first, second) if self._present(n)}
+                number = await asyncio.shield(self._count(record, pair.number))
                 self._judge(record)
+                if index == 1 and failed and loser in stayed and not _shook(record, loser):
+                    # Gone between the games, only after its session began: lost by disconnect all the same, and
+                    # a dodge as much as if it had gone a moment earlier.
+                    assert self.db is not None
+                    other = second if loser == first else first
+                    await self._db(self.db.add_dodge, str(loser), other, pair.number, number)
+                stayed = present
         except ArenaFault as e:  # the arena is short of files, memory or disk: no engine's fault, the ladder stops
             if isinstance(e.record, GameRecord):
                 with contextlib.suppress(Exception):  # the disk may be what is full
@@ -768,25 +788,30 @@ class Ladder:
         return name not in self._house and self._conduct_of(name).slots(1, time.monotonic()) == 0
 
     def _judge(self, record: GameRecord) -> None:
-        """Earned slots and benches after a counted game (:mod:`.rules`)."""
+        """Earned slots and benches after a counted game (:mod:`.rules`): a slot earned by a game the bot played
+        (its handshake done: a win by its opponent's forfeit before it answered anything earns nothing), a bench
+        for a stall."""
         idents = list(record.engines)
         for side, name in enumerate((record.first, record.second)):
             if name in self._house:
                 continue
             conduct = self._conduct_of(name)
+            handshake = side < len(idents) and idents[side].protocol is not None
             lost = record.result is (Result.SECOND_WINS if side == 0 else Result.FIRST_WINS)
             if lost and record.termination.is_failure:
-                handshake = side < len(idents) and idents[side].protocol is not None
                 if stalled(record.termination, handshake):
                     pause = conduct.stall(time.monotonic())
                     self.on_event(Notice(f"{name} stalled ({record.termination.value}): given no game for {pause:g} s"))
-            else:
+            elif handshake:
                 conduct.finished(self._online.get(name, 1))
 
     async def _leave_pair(self, pair: _Pair, first: str, second: str, gone: list[str], stayed: set[str]) -> None:
         """The second game of a pair with a bot gone (:func:`.rules.charge_leave`): lost by that bot, or let go; a
         dodge recorded either way. Both gone: nobody is charged."""
         assert self.db is not None
+        gone = [n for n in gone if n not in self._banned and self._allowed(n)]  # cut by the arena: no dodge
+        if not gone:
+            return
         if len(gone) == 2:
             for name in gone:
                 other = second if name == first else first
@@ -797,7 +822,8 @@ class Ladder:
         since = time.time() - LEAVE_WINDOW
         lately = await self._db(self.db.recent_leaves, name, _iso(since))
         benched = self._benched(name) and self._present(name)
-        if not (benched or charge_leave(name in stayed, lately)):
+        said = self.server is not None and (name in self.server.left or name in self.server.connected(leaving=True))
+        if not (benched or charge_leave(name in stayed and not said, lately)):
             await self._db(self.db.add_dodge, name, other, pair.number, None)
             log.info("ladder: %s left during pair %d; its second game is dropped", name, pair.number)
             return
@@ -876,6 +902,20 @@ class Ladder:
             for n in (p.a, p.b):
                 out[n] = out.get(n, 0) + 1
         return out
+
+
+def _shook(record: GameRecord, name: str | None) -> bool:
+    """True when bot ``name`` finished its handshake in this game."""
+    idents = list(record.engines)
+    side = 0 if name == record.first else 1
+    return side < len(idents) and idents[side].protocol is not None
+
+
+def _loser(record: GameRecord) -> str | None:
+    """The bot that lost the game (None for a draw)."""
+    if record.result is Result.FIRST_WINS:
+        return record.second
+    return record.first if record.result is Result.SECOND_WINS else None
 
 
 def _progress(line: str) -> None:

@@ -18,11 +18,12 @@ Provisional. A version is *established* once it has played :data:`PROVISIONAL_GA
 at most :data:`PROVISIONAL_MARGIN`; until then it is provisional: shown as such, and ranked after every established
 version whatever its rating. ``benchmarks/ladder_provisional.py`` measures what that buys.
 
-Stored fits. A fit of a large ladder takes seconds (1,000 bots and a million games: about ten), so the ladder
-refits in a process of its own and stores each fit (:meth:`~.db.LadderDB.save_fit`); :func:`standings` uses the
+Stored fits. A fit of a large ladder takes seconds (1,000 bots and a million games: half a minute), so the ladder
+refits in a process of its own and stores each fit (:meth:`~.db.LadderDB.save_fit`); ``ladder standings`` uses the
 stored fit when it is of the same anchor and either current or the tallies are too many to fit at once
-(:data:`FRESH_ROWS`), and fits afresh otherwise. Games, points, forfeits and dodges are always counted from the
-tallies of the same snapshot, so they are exact even when the ratings are those of a fit a few games old.
+(:data:`FRESH_ROWS`), and fits afresh otherwise (:func:`fresh_fit`). Games, points, forfeits and dodges are always
+counted from the versions' totals of the same snapshot, so they are exact even when the ratings are those of a fit a
+few games old.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ __all__ = [
     "default_anchor",
     "established",
     "fit_ratings",
+    "fresh_fit",
     "labels",
     "opponents",
     "scored",
@@ -266,23 +268,32 @@ def fit_ratings(
     return rate(games, anchor=pinned), pinned
 
 
+def fresh_fit(state: LadderState, anchor: tuple[str, float] | None = None, refit: bool = False) -> bool:
+    """Whether :func:`standings` fits afresh (and needs the tallies): when asked, when there is no stored fit of
+    this anchor (``anchor``, else the ladder's), or when the stored fit is behind and the tallies are few enough
+    (:data:`FRESH_ROWS`)."""
+    anchor = anchor if anchor is not None else default_anchor(state.settings)
+    stored = state.fit
+    if refit or stored is None or stored.anchor != anchor:
+        return state.counted > 0
+    return stored.through < state.last and state.tally_rows <= FRESH_ROWS
+
+
 def standings(
     state: LadderState,
     anchor: tuple[str, float] | None = None,
     *,
     by_version: bool = False,
     everything: bool = False,
-    fresh: bool | None = None,
+    fresh: bool = False,
 ) -> Standings:
     """The standings of a snapshot. ``anchor`` (default: the ladder's) is a bot or a player, with its rating.
     ``by_version``: every version on the board, not each bot's latest; ``everything``: retired versions and banned
-    bots too. ``fresh``: True fits now; False takes the stored fit (no ratings without one, or when it is of another
-    anchor); None chooses (the module's docstring). Raises RatingError for an anchor given that is no player."""
+    bots too. ``fresh``: fit now (the snapshot must hold the tallies: :func:`fresh_fit`); else the stored fit's
+    ratings (none without one of this anchor). Raises RatingError for an anchor given that is no player."""
     asked = anchor
     anchor = anchor if anchor is not None else default_anchor(state.settings)
     stored = state.fit if state.fit is not None and state.fit.anchor == anchor else None
-    if fresh is None:
-        fresh = stored is None or (stored.through < state.last and len(state.tallies) <= FRESH_ROWS)
     table: RatingTable | None = None
     ratings: dict[str, tuple[float, float, int]] = {}
     pinned: tuple[str, float] | None = None
@@ -307,9 +318,11 @@ def standings(
             if player is not None:
                 ratings[player] = (rating, margin, 0)
         pinned, through = stored.anchor, stored.through
+    else:
+        through = 0
     lines = shown(_lines(state, ratings), by_version=by_version, everything=everything)
-    games = sum(t.count for t in state.tallies)
-    return Standings(lines, games, through, state.last, pinned, bool(fresh), table, state.damaged)
+    games = sum(t.wins + t.draws + t.losses for t in state.totals) // 2
+    return Standings(lines, games, through, state.last, pinned, fresh, table, state.damaged)
 
 
 def shown(lines: Iterable[Standing], *, by_version: bool = False, everything: bool = False) -> tuple[Standing, ...]:
@@ -356,38 +369,34 @@ def _anchor_player(
 
 def _lines(state: LadderState, ratings: Mapping[str, tuple[float, float, int]]) -> list[Standing]:
     """Every line: each version of each bot on the board, each bot's retired versions together, each bot with no
-    version yet; unranked."""
-    named = labels(state.bots)
-    games: dict[str, int] = {}
-    points: dict[str, float] = {}
-    met: dict[str, set[str]] = {}
-    forfeits: dict[str, dict[str, int]] = {}
-    for t in state.tallies:
-        white, black = named[(t.first, t.first_version)], named[(t.second, t.second_version)]
-        score = t.score
-        if score is None:
-            continue
-        for player, opponent, got in ((white, t.second, score), (black, t.first, 1.0 - score)):
-            games[player] = games.get(player, 0) + t.count
-            points[player] = points.get(player, 0.0) + got * t.count
-            met.setdefault(player, set()).add(opponent)
-        if t.termination.is_failure and score != 0.5:
-            loser = white if score == 0.0 else black
-            by = forfeits.setdefault(loser, {})
-            by[t.termination.value] = by.get(t.termination.value, 0) + t.count
-    playing = {b.name for b in state.bots if any(games.get(named[(b.name, v.number)]) for v in b.versions)}
+    version yet; unranked. Counts from the versions' totals."""
+    retired = {(b.name, v.number) for b in state.bots for v in b.versions if v.retired}
+    counts: dict[tuple[str, int], list[int]] = {}  # (bot, number or 0) -> wins, draws, losses
+    forfeits: dict[tuple[str, int], dict[str, int]] = {}
+    for t in state.totals:
+        key = (t.bot, 0 if (t.bot, t.version) in retired else t.version)
+        c = counts.setdefault(key, [0, 0, 0])
+        c[0] += t.wins
+        c[1] += t.draws
+        c[2] += t.losses
+        if t.termination.is_failure and t.losses:
+            by = forfeits.setdefault(key, {})
+            by[t.termination.value] = by.get(t.termination.value, 0) + t.losses
+    playing = {bot for (bot, _), c in counts.items() if sum(c)}
     lines: list[Standing] = []
     for b in state.bots:
-        entries = [(named[(b.name, v.number)], v.number, v.id_name, False) for v in b.versions if not v.retired]
+        entries = [(v.number, v.id_name, False) for v in b.versions if not v.retired]
         if any(v.retired for v in b.versions):
-            entries.append((version_label(b.name, 0, len(b.versions)), 0, "", True))
+            entries.append((0, "", True))
         if not b.versions:
-            entries = [(b.name, 0, "", False)]
+            entries = [(0, "", False)]
         others = len(playing - {b.name})
-        for player, number, id_name, retired in entries:
+        for number, id_name, is_retired in entries:
+            player = version_label(b.name, number, len(b.versions)) if b.versions else b.name
             rating, margin, pool = ratings.get(player, (None, None, 0))
-            n = games.get(player, 0)
-            opponents = len(met.get(player, ()))
+            wins, draws, losses = counts.get((b.name, number), [0, 0, 0])
+            n = wins + draws + losses
+            opponents = state.opponents.get((b.name, number), 0)
             lines.append(
                 Standing(
                     None,
@@ -398,15 +407,15 @@ def _lines(state: LadderState, ratings: Mapping[str, tuple[float, float, int]]) 
                     rating,
                     margin,
                     n,
-                    points.get(player, 0.0),
+                    wins + draws / 2,
                     opponents,
                     not established(n, opponents, margin, others),
-                    forfeits.get(player, {}),
+                    forfeits.get((b.name, number), {}),
                     state.dodges.get(b.name, (0, 0))[0],
                     b.house,
                     b.last_seen,
                     b.banned,
-                    retired,
+                    is_retired,
                     pool,
                 )
             )

@@ -385,6 +385,9 @@ class Server:
         why the hello is refused. None: only the known keys get in."""
         self.barred: dict[str, str] = {}
         """Bots refused at their hello, with the reason (a ladder's bans); see :meth:`bar`."""
+        self.left: set[str] = set()
+        """Bots whose last connection said ``leaving`` (until they connect again): they left cleanly, where a bot
+        that is simply gone did not (a ladder's dodging rule tells the two apart)."""
         self.farewell: str | None = "the run is over"
         """What the arena's ``goodbye`` says to every bot when it stops serving; None: no goodbye (an interrupted
         run, to be resumed: the bots connect again and wait)."""
@@ -691,6 +694,7 @@ class Server:
                 # From now on the bot counts as absent for new games: they wait --wait for it to come back.
                 peer.leaving = True
                 self._absent_since[peer.name] = time.monotonic()
+                self.left.add(peer.name)
                 log.info("server: %s is leaving once its games are over", peer.describe())
                 self.send(peer, CONTROL, format_control(Goodbye("no more games for this connection")).encode())
             case Ended(number, text) if number <= len(peer.slots) and peer.slots[number - 1].state is not _State.FREE:
@@ -736,6 +740,7 @@ class Server:
         conn.peer = peer
         self._peers[rid] = peer
         self._bots[peer.name] = peer
+        self.left.discard(peer.name)
         self.send(peer, CONTROL, format_control(Welcome(len(peer.slots))).encode())
         log.info("server: %s connected with %d slot%s", peer.describe(), len(peer.slots), "s" * (len(peer.slots) != 1))
         self._notify()
