@@ -11,6 +11,7 @@ import re
 import signal
 import sqlite3
 import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -343,3 +344,27 @@ def test_a_full_disk_is_the_arenas_fault_not_a_database_error(tmp_path: Path) ->
         for pair in range(1, 50):
             db.add_game(record, pair)
     db.close()
+
+
+def test_an_os_error_while_the_ladder_runs_is_one_line_and_status_2(tmp_path: Path) -> None:
+    """An OSError that no layer turns into an error of ours (the disk failing under the ladder: EIO) ends `ladder
+    run` with one line naming the directory and status 2, not "internal error" and 70: the CLI caught Exception
+    (re-raising all but WebError) before OSError, so this OSError went on to main."""
+    code = (
+        "import errno, sys\n"
+        "from quarto_arena.arena.ladder import service\n"
+        "async def run(self, stop):\n"
+        "    raise OSError(errno.EIO, 'Input/output error')\n"
+        "service.Ladder.run = run\n"
+        "from quarto_arena.arena.console import main\n"
+        "main()\n"
+    )
+    lad = tmp_path / "lad"
+    out = subprocess.run(
+        [sys.executable, "-c", code, "ladder", "run", str(lad), "--house", "random", "--house", "greedy"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip().splitlines() == [f"quarto-arena: error: {lad}: Input/output error"]
