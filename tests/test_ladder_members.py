@@ -265,6 +265,11 @@ def test_a_flood_of_registrations_from_one_address_holds_to_the_limit(tmp_path: 
                 timeout=300,
             )
             assert flood.returncode == 0, flood.stderr
+            # A new bot from another address (127.0.0.2) still registers.
+            other = endpoint.replace("tcp://", "tcp://127.0.0.2:0;")
+            argv = [*PEER, "register", other, "--server-key", server_key, "--count", "1", "--prefix", "elsewhere"]
+            newcomer = subprocess.run([*argv, "--per-minute", "60"], capture_output=True, text=True, timeout=60)
+            assert json.loads(newcomer.stdout)["welcome"] == (1 if open_ else 0), newcomer.stdout
             before = games_of(lad, "alice")
             wait_until(lambda: games_of(lad, "alice") >= before + 2, proc=proc)
         err = stop(proc)
@@ -274,10 +279,10 @@ def test_a_flood_of_registrations_from_one_address_holds_to_the_limit(tmp_path: 
     if open_:
         assert result["welcome"] == 5 and result["refused"] == 195, result
         assert result["reasons"] == {"5 new bots from 127.0.0.1 in 60 minutes at most": 195}, result
-        assert len(query(lad, "SELECT 1 FROM bots WHERE origin = 'open'")) == 5
-        assert err.count("registered: newbot") == 5
+        assert len(query(lad, "SELECT 1 FROM bots WHERE origin = 'open'")) == 6
+        assert err.count("registered: newbot") == 5 and "registered: elsewhere0" in err and "from 127.0.0.2)" in err
     else:
-        assert result == {"welcome": 0, "refused": 0, "silent": 20, "reasons": {}}, result
+        assert result == {"welcome": 0, "refused": 0, "silent": 20, "reasons": {}}, result  # unknown keys: no answer
         assert not query(lad, "SELECT 1 FROM bots WHERE origin = 'open'")
         assert "unknown key" in err
 

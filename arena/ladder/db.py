@@ -754,15 +754,17 @@ class LadderDB:
         )
         return int(rows[0][0])
 
-    def met(self) -> dict[tuple[str, str], int]:
-        """Games counted between each two bots (both colours, any version), keyed by both names in order."""
-        out: dict[tuple[str, str], int] = {}
-        for a, b, n in self._read(
-            "SELECT vb.name, ob.name, sum(m.games) FROM meetings m JOIN versions v ON v.id = m.version"
-            " JOIN bots vb ON vb.id = v.bot JOIN bots ob ON ob.id = m.opponent GROUP BY v.bot, m.opponent"
-        ):
-            out[(a, b) if a <= b else (b, a)] = int(n)
-        return out
+    def met(self, bot: str) -> dict[str, int]:
+        """Games counted between bot ``bot`` and each other bot (both colours, any version)."""
+        return {
+            name: int(n)
+            for name, n in self._read(
+                "SELECT ob.name, sum(m.games) FROM meetings m JOIN bots ob ON ob.id = m.opponent"
+                " WHERE m.version IN (SELECT v.id FROM versions v JOIN bots b ON b.id = v.bot WHERE b.name = ?)"
+                " GROUP BY m.opponent",
+                (bot,),
+            )
+        }
 
     def tallies(self, bot: str | None = None) -> tuple[list[TallyRow], list[str]]:
         """Every tally (of ``bot``, when given) whose checksum holds, and a description of each one that fails (left

@@ -285,6 +285,8 @@ class Ladder:
         self._next_live = 1
         self._games: dict[str, int] = {}
         self._met: dict[tuple[str, str], int] = {}
+        self._learned: set[str] = set()
+        self._learning: set[asyncio.Task[None]] = set()
         self._online: dict[str, int] = {}
         self._conduct: dict[str, Conduct] = {}
         self._keys_seen: object = None
@@ -378,7 +380,8 @@ class Ladder:
             await self._db(db.save_settings, {**self.settings.describe(), "anchor": self.anchor})
             for name in self._house:
                 await self._db(lambda name=name: db.bot(name, house=True))
-            self._met = {key: (n + 1) // 2 for key, n in (await self._db_or_stop(stop, db.met)).items()}
+            for name in self._house:
+                self._learn(name, await self._db_or_stop(stop, db.met, name))
             self._next_pair = await self._db_or_stop(stop, db.last_pair) + 1
             self._registered = {key.encode(): name for name, key in (await self._db(db.registered)).items()}
             self._banned = await self._db(db.banned)
@@ -388,6 +391,9 @@ class Ladder:
             fit = await self._db_or_stop(stop, db.stored_fit)
             if fit is not None and fit.through == await self._db(db.last_game) and fit.anchor == self.anchor:
                 self._counted_at_fit = self._at_start  # the stored fit is current: no refit until games come
+            if fit is not None:  # the pages show the stored ratings at once (the refits follow)
+                state = await self._db_or_stop(stop, lambda: db.state(tallies=False))
+                self.standings = standings(state, self.anchor, by_version=True, everything=True)
         except LadderDBError as e:
             raise LadderError(str(e)) from None
         pool = EnginePool(
@@ -610,6 +616,27 @@ class Ladder:
 
     # --- who is online
 
+    def _learn(self, name: str, met: dict[str, int]) -> None:
+        """What the database knows of ``name``'s meetings (pairs: two games), once per process: a bot is paired only
+        once its history is known (a query of its own, when it first comes online)."""
+        if name in self._learned:
+            return
+        self._learned.add(name)
+        for other, games in met.items():
+            key = pair_key(name, other)
+            if other not in self._learned:  # a bot learned already counted these games from its side
+                self._met[key] = self._met.get(key, 0) + (games + 1) // 2
+
+    async def _learn_later(self, name: str) -> None:
+        assert self.db is not None
+        try:
+            met = await self._db(self.db.met, name)
+        except LadderDBError as e:
+            self._failure = self._failure or e
+            return
+        self._learn(name, met)
+        self._wake.set()
+
     def _look(self) -> bool:
         """Refreshes who is online and with how many slots; True when that changed."""
         online = {name: self.settings.house_slots for name in self._house if name not in self._banned}
@@ -628,6 +655,9 @@ class Ladder:
             remote = [n for n in came if n not in self._house]
             if remote:
                 asyncio.get_running_loop().run_in_executor(self._writer, self.db.seen, remote)
+            for name in remote:
+                if name not in self._learned:
+                    self._learning.add(asyncio.create_task(self._learn_later(name)))
         self._announce()
         return True
 
@@ -701,7 +731,11 @@ class Ladder:
             for n in (p.a, p.b):
                 taken[n] = taken.get(n, 0) + 1
         clock = time.monotonic()
-        free = {name: max(0, self._slots(name, clock) - taken.get(name, 0)) for name in self._online}
+        self._learning = {t for t in self._learning if not t.done()}
+        free = {
+            name: max(0, self._slots(name, clock) - taken.get(name, 0)) if name in self._learned else 0
+            for name in self._online
+        }
         shy = frozenset(n for n in self._online if n in self._conduct and self._conduct[n].shy)
         for a, b in next_pairs(Pairing(free, self._games, self._met, shy), room):
             pair = _Pair(self._next_pair, a, b)
