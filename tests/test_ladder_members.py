@@ -92,6 +92,7 @@ def peer(kind: str, endpoint: str, keys: Path, name: str, *more: str) -> list[st
     return [*PEER, kind, endpoint, "--server-key", str(keys / "arena.key"), *key, *more]
 
 
+@pytest.mark.slow
 def test_a_staller_holds_one_opponent_at_a_time_loses_what_it_stalls_and_is_benched(tmp_path: Path) -> None:
     """A 16-slot bot that answers begin and never uqi, connected before the honest bots arrive: it is given one game
     at a time (slots are earned), loses each by stall (counted, never abandoned), is benched after each, and the
@@ -190,6 +191,7 @@ def test_a_bot_gone_between_the_games_of_its_pair_loses_the_second(tmp_path: Pat
     assert line["dodges"] == 1 and line["forfeits"] == {"disconnect": 1} and line["provisional"]
 
 
+@pytest.mark.slow
 def test_strangers_join_an_open_ladder_by_their_own_key_and_names_are_kept(tmp_path: Path) -> None:
     """--open: a bot whose key the ladder never saw registers the name it says, first come first served, and plays;
     the keys directory's names are reserved; another key claiming a taken name, or a house engine's, is refused with
@@ -242,6 +244,7 @@ def test_strangers_join_an_open_ladder_by_their_own_key_and_names_are_kept(tmp_p
     assert "registered" not in err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("open_", [False, True], ids=["closed", "open"])
 def test_a_flood_of_registrations_from_one_address_holds_to_the_limit(tmp_path: Path, open_: bool) -> None:
     """A thousand new keys a minute from one address (a burst of 200 here): five register, the database grows by
@@ -287,6 +290,7 @@ def test_a_flood_of_registrations_from_one_address_holds_to_the_limit(tmp_path: 
         assert "unknown key" in err
 
 
+@pytest.mark.slow
 def test_ban_unban_and_retire_on_a_running_ladder(tmp_path: Path) -> None:
     keys = tmp_path / "keys"
     for name in ("arena", "alice"):

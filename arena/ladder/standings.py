@@ -85,16 +85,27 @@ def labels(bots: Iterable[BotRow]) -> dict[tuple[str, int], str]:
 
 
 def scored(tallies: Iterable[TallyRow], bots: Iterable[BotRow]) -> list[ScoredGame]:
-    """The tallies as the rating fit sees them, one row each (with its count)."""
+    """The tallies as the rating fit sees them: at most three rows (wins, draws, losses, with their counts) per two
+    players who met, whatever the colours and terminations. The fit has no first-player advantage, so a game of B
+    against A scoring s is one of A against B scoring 1 - s: the ratings and margins are those of the games one by
+    one (``rate`` on the export), and the rows are bounded by the pairs of players, not the games."""
     named = labels(bots)
-    out = []
+    pairs: dict[tuple[str, str], list[int]] = {}
     for t in tallies:
         score = t.score
-        if score is not None:
-            out.append(
-                ScoredGame(named[(t.first, t.first_version)], named[(t.second, t.second_version)], score, t.count)
-            )
-    return out
+        if score is None:
+            continue
+        a, b = named[(t.first, t.first_version)], named[(t.second, t.second_version)]
+        if a > b:
+            a, b, score = b, a, 1.0 - score
+        counts = pairs.setdefault((a, b), [0, 0, 0])
+        counts[0 if score == 1.0 else 1 if score == 0.5 else 2] += t.count
+    return [
+        ScoredGame(a, b, score, n)
+        for (a, b), counts in pairs.items()
+        for score, n in zip((1.0, 0.5, 0.0), counts, strict=True)
+        if n
+    ]
 
 
 def established(games: int, opponents: int, margin: float | None, others: int) -> bool:
