@@ -17,11 +17,10 @@ from pathlib import Path
 
 import procs
 import pytest
-from procs import CLI, cli, free_port, group_members, present, started, wait_listening
+from procs import CLI, cli, free_port, group_members, present, sdk_bot, started, wait_listening
 from quarto_arena.arena.ladder import LadderDB, LadderDBError
 from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination, TurnRecord
 from quarto_arena.arena.server import new_key_pair
-from quarto_arena.engines.registry import command
 
 wait_until = functools.partial(procs.wait_until, timeout=90.0)  # a ladder's games, on a loaded machine
 
@@ -55,23 +54,6 @@ def stop(proc: subprocess.Popen[str], signum: int = signal.SIGTERM) -> tuple[int
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=60)
     return proc.returncode, err
-
-
-def sdk_bot(engine: str, endpoint: str, keys: Path, name: str, slots: int = 1, stay: bool = False) -> list[str]:
-    return [
-        *command(engine),
-        "--connect",
-        endpoint,
-        "--name",
-        name,
-        "--key",
-        str(keys / f"{name}.key_secret"),
-        "--server-key",
-        str(keys / "arena.key"),
-        "--slots",
-        str(slots),
-        *(["--stay"] if stay else []),
-    ]
 
 
 HOUSE = ["--house", "random", "--house", "greedy", "--house", "r2=random", "-j", "2"]

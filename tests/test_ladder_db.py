@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+import subprocess
 import threading
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from procs import cli
+from procs import CLI, cli, wait_until
 from quarto_arena.arena.ladder import LadderDB, LadderDBError, standings
 from quarto_arena.arena.ladder.db import VERSIONS_KEPT
 from quarto_arena.arena.ladder.schema import SCHEMA_VERSION
@@ -247,19 +248,19 @@ def test_a_damaged_database_is_one_line_and_status_2_for_every_command(tmp_path:
     assert (lad / "ladder.db").stat().st_size == size  # never replaced by a new, empty ladder
 
 
-def test_a_second_ladder_on_one_directory_is_refused_and_the_lock_goes_with_the_first(tmp_path: Path) -> None:
-    import procs
+def house_ladder(directory: Path, tc: str) -> subprocess.Popen[bytes]:
+    """`ladder run DIR --house random --house greedy` in its own session (stderr dropped: a pipe nobody reads would
+    fill with a line per game and stop the ladder)."""
+    argv = [*CLI, "ladder", "run", str(directory), "--house", "random", "--house", "greedy", "--tc", tc]
+    return subprocess.Popen(argv, stderr=subprocess.DEVNULL, start_new_session=True)
 
+
+def test_a_second_ladder_on_one_directory_is_refused_and_the_lock_goes_with_the_first(tmp_path: Path) -> None:
     lad = tmp_path / "lad"
-    first = procs.subprocess.Popen(
-        [*procs.CLI, "ladder", "run", str(lad), "--house", "random", "--house", "greedy", "--tc", "st=0.05"],
-        stderr=procs.subprocess.DEVNULL,  # a line per game: a pipe nobody reads would fill and stop the ladder
-        text=True,
-        start_new_session=True,
-    )
+    first = house_ladder(lad, "st=0.05")
     try:
-        procs.wait_until(lambda: (lad / "ladder.db").exists() and (lad / "ladder.lock").exists(), proc=first)
-        procs.wait_until(lambda: (lad / "ladder.lock").read_text().strip() == str(first.pid), proc=first)
+        wait_until(lambda: (lad / "ladder.db").exists() and (lad / "ladder.lock").exists(), proc=first)
+        wait_until(lambda: (lad / "ladder.lock").read_text().strip() == str(first.pid), proc=first)
         second = cli("ladder", "run", str(lad), "--house", "random", "--house", "greedy")
         assert second.returncode == 2
         assert second.stderr.strip() == (  # one line: no header for a ladder that does not start
@@ -276,19 +277,12 @@ def test_a_second_ladder_on_one_directory_is_refused_and_the_lock_goes_with_the_
 
 
 def test_a_backup_while_the_ladder_writes_is_a_ladder_that_continues(tmp_path: Path) -> None:
-    import procs
-
     lad = tmp_path / "lad"
-    proc = procs.subprocess.Popen(
-        [*procs.CLI, "ladder", "run", str(lad), "--house", "random", "--house", "greedy", "--tc", "st=0.01"],
-        stderr=procs.subprocess.DEVNULL,  # a line per game: a pipe nobody reads would fill and stop the ladder
-        text=True,
-        start_new_session=True,
-    )
+    proc = house_ladder(lad, "st=0.01")
     copy = tmp_path / "copy" / "lad"
     copy.mkdir(parents=True)
     try:
-        procs.wait_until(lambda: _count(lad) >= 10, proc=proc)
+        wait_until(lambda: _count(lad) >= 10, proc=proc)
         out = cli("ladder", "backup", str(lad), str(copy / "ladder.db"))
         assert out.returncode == 0, out.stderr
         assert len(out.stderr.strip().splitlines()) == 1 and "a copy of" in out.stderr
@@ -304,14 +298,9 @@ def test_a_backup_while_the_ladder_writes_is_a_ladder_that_continues(tmp_path: P
     db.close()
     assert report.ok and report.games >= 10
     # Restoring is starting a ladder on it.
-    proc = procs.subprocess.Popen(
-        [*procs.CLI, "ladder", "run", str(copy), "--house", "random", "--house", "greedy", "--tc", "st=0.01"],
-        stderr=procs.subprocess.DEVNULL,  # a line per game: a pipe nobody reads would fill and stop the ladder
-        text=True,
-        start_new_session=True,
-    )
+    proc = house_ladder(copy, "st=0.01")
     try:
-        procs.wait_until(lambda: _count(copy) >= report.games + 4, proc=proc)
+        wait_until(lambda: _count(copy) >= report.games + 4, proc=proc)
     finally:
         proc.terminate()
         proc.communicate(timeout=60)
@@ -332,10 +321,8 @@ def test_a_full_backup_target_is_one_line(tmp_path: Path) -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
 
-    import procs
-
-    out = procs.subprocess.run(
-        [*procs.CLI, "ladder", "backup", str(lad), str(tmp_path / "b.db")],
+    out = subprocess.run(
+        [*CLI, "ladder", "backup", str(lad), str(tmp_path / "b.db")],
         capture_output=True,
         text=True,
         preexec_fn=small,

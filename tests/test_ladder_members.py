@@ -14,9 +14,8 @@ from pathlib import Path
 
 import procs
 import pytest
-from procs import CLI, cli, free_port, started, wait_listening
+from procs import CLI, cli, free_port, sdk_bot, started, wait_listening
 from quarto_arena.arena.server import new_key_pair
-from quarto_arena.engines.registry import command
 
 wait_until = functools.partial(procs.wait_until, timeout=120.0)
 PEER = [sys.executable, "-m", "quarto_arena.engines.testing.ladder_peer"]
@@ -70,23 +69,6 @@ def stop(proc: subprocess.Popen[str]) -> str:
     return err
 
 
-def sdk(engine: str, endpoint: str, keys: Path, name: str, slots: int = 1, stay: bool = False) -> list[str]:
-    return [
-        *command(engine),
-        "--connect",
-        endpoint,
-        "--name",
-        name,
-        "--key",
-        str(keys / f"{name}.key_secret"),
-        "--server-key",
-        str(keys / "arena.key"),
-        "--slots",
-        str(slots),
-        *(["--stay"] if stay else []),
-    ]
-
-
 def peer(kind: str, endpoint: str, keys: Path, name: str, *more: str) -> list[str]:
     key = ["--key", str(keys / f"{name}.key_secret"), "--name", name]
     return [*PEER, kind, endpoint, "--server-key", str(keys / "arena.key"), *key, *more]
@@ -112,8 +94,8 @@ def test_a_staller_holds_one_opponent_at_a_time_loses_what_it_stalls_and_is_benc
         try:
             wait_until(lambda: query(lad, "SELECT 1 FROM bots WHERE name = 'staller'"), proc=proc)
             with (
-                started(sdk("random", endpoint, keys, "alice", slots=2), tmp_path / "alice.log"),
-                started(sdk("random", endpoint, keys, "bob", slots=2), tmp_path / "bob.log"),
+                started(sdk_bot("random", endpoint, keys, "alice", slots=2), tmp_path / "alice.log"),
+                started(sdk_bot("random", endpoint, keys, "bob", slots=2), tmp_path / "bob.log"),
                 started(peer("stall", endpoint, keys, "quitter", "--slots", "4", "--leave-after", "8"), tmp_path / "q"),
             ):
                 wait_until(lambda: games_of(lad, "staller") >= 2, proc=proc)
@@ -209,7 +191,7 @@ def test_strangers_join_an_open_ladder_by_their_own_key_and_names_are_kept(tmp_p
     proc = ladder(lad, *args)
     try:
         wait_listening(endpoint, proc)  # type: ignore[arg-type]
-        with started(sdk("random", endpoint, own, "carol"), tmp_path / "carol.log"):
+        with started(sdk_bot("random", endpoint, own, "carol"), tmp_path / "carol.log"):
             wait_until(lambda: games_of(lad, "carol") >= 2, proc=proc)
         # Another key saying it is carol, or reserved, or greedy's look-alike: refused, told why.
         claims = tmp_path / "claims"
@@ -221,7 +203,7 @@ def test_strangers_join_an_open_ladder_by_their_own_key_and_names_are_kept(tmp_p
             ("greedy2", "greedy2", "the name 'greedy2' passes for 'greedy'"),
         ):
             (claims / f"{claim}.key_secret").write_bytes((own / f"{name}.key_secret").read_bytes())
-            out = subprocess.run(sdk("random", endpoint, claims, claim), capture_output=True, text=True, timeout=60)
+            out = subprocess.run(sdk_bot("random", endpoint, claims, claim), capture_output=True, text=True, timeout=60)
             assert out.returncode != 0 and why in out.stderr, out.stderr
         err = stop(proc)
     finally:
@@ -236,7 +218,7 @@ def test_strangers_join_an_open_ladder_by_their_own_key_and_names_are_kept(tmp_p
     try:
         wait_listening(endpoint, proc)  # type: ignore[arg-type]
         before = games_of(lad, "carol")
-        with started(sdk("random", endpoint, own, "carol"), tmp_path / "carol2.log"):
+        with started(sdk_bot("random", endpoint, own, "carol"), tmp_path / "carol2.log"):
             wait_until(lambda: games_of(lad, "carol") >= before + 2, proc=proc)
         err = stop(proc)
     finally:
@@ -257,7 +239,7 @@ def test_a_flood_of_registrations_from_one_address_holds_to_the_limit(tmp_path: 
     proc = ladder(lad, "--listen", endpoint, "--keys", str(keys), "--house", "greedy", *(["--open"] if open_ else []))
     try:
         wait_listening(endpoint, proc)  # type: ignore[arg-type]
-        with started(sdk("random", endpoint, keys, "alice", stay=True), tmp_path / "alice.log"):
+        with started(sdk_bot("random", endpoint, keys, "alice", stay=True), tmp_path / "alice.log"):
             count = "200" if open_ else "20"  # a closed ladder answers an unknown key with nothing: 1 s each
             server_key = str(keys / "arena.key")
             argv = [*PEER, "register", endpoint, "--server-key", server_key, "--count", count]
@@ -301,7 +283,7 @@ def test_ban_unban_and_retire_on_a_running_ladder(tmp_path: Path) -> None:
     alice_log = tmp_path / "alice.log"
     try:
         wait_listening(endpoint, proc)  # type: ignore[arg-type]
-        with started(sdk("random", endpoint, keys, "alice", slots=2, stay=True), alice_log) as alice:
+        with started(sdk_bot("random", endpoint, keys, "alice", slots=2, stay=True), alice_log) as alice:
             wait_until(lambda: games_of(lad, "alice") >= 6, proc=proc)
             out = cli("ladder", "ban", str(lad), "alice", "--reason", "trading results")
             assert out.returncode == 0 and out.stderr.strip().splitlines() == [
@@ -321,7 +303,7 @@ def test_ban_unban_and_retire_on_a_running_ladder(tmp_path: Path) -> None:
         assert out.returncode == 0 and out.stderr.strip() == "random#1 is retired: off the board, its games kept"
         out = cli("ladder", "unban", str(lad), "alice")
         assert out.returncode == 0 and out.stderr.strip() == "alice may play again"
-        with started(sdk("random", endpoint, keys, "alice"), tmp_path / "alice2.log"):
+        with started(sdk_bot("random", endpoint, keys, "alice"), tmp_path / "alice2.log"):
             wait_until(lambda: games_of(lad, "alice") >= kept + 2, proc=proc)
         err = stop(proc)
     finally:

@@ -74,14 +74,20 @@ def _socket(context: zmq.Context[Any], endpoint: str, secret: tuple[bytes, bytes
     return sock
 
 
-def stall(args: argparse.Namespace) -> None:
-    """The staller (see the module's documentation)."""
+def _hello(args: argparse.Namespace, slots: int) -> tuple[zmq.Context[Any], Any]:
+    """Connected with the key of ``--key`` and said hello."""
     public, secret = zmq.auth.load_certificate(args.key)
     server, _ = zmq.auth.load_certificate(args.server_key)
     assert secret is not None
     context: zmq.Context[Any] = zmq.Context()
     sock = _socket(context, args.endpoint, (public, secret), server)
-    sock.send_multipart([CONTROL, format_control(Hello(args.name, args.slots)).encode()])
+    sock.send_multipart([CONTROL, format_control(Hello(args.name, slots)).encode()])
+    return context, sock
+
+
+def stall(args: argparse.Namespace) -> None:
+    """The staller (see the module's documentation)."""
+    context, sock = _hello(args, args.slots)
     first_begin: float | None = None
     while True:
         if args.leave_after is not None and first_begin is not None:
@@ -111,12 +117,7 @@ def stall(args: argparse.Namespace) -> None:
 
 def dodge(args: argparse.Namespace) -> None:
     """The dodger (see the module's documentation)."""
-    public, secret = zmq.auth.load_certificate(args.key)
-    server, _ = zmq.auth.load_certificate(args.server_key)
-    assert secret is not None
-    context: zmq.Context[Any] = zmq.Context()
-    sock = _socket(context, args.endpoint, (public, secret), server)
-    sock.send_multipart([CONTROL, format_control(Hello(args.name, 1)).encode()])
+    context, sock = _hello(args, 1)
     sessions = 0
     session: _Session | None = None
     while True:
