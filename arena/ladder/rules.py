@@ -50,9 +50,10 @@ LEAVE_WINDOW: Final = 24 * 3600.0
 NAME_MAX: Final = 32
 """The longest name a bot may register with (``--open``)."""
 REGISTRATIONS_PER_ADDRESS: Final = (5, 3600.0)
-"""New bots from one address: at most 5 in any hour (a token bucket: 5 at once, then one every 12 minutes)."""
+"""New bots from one address: a token bucket of 5 that fills again in an hour (5 at once, then one every 12
+minutes)."""
 REGISTRATIONS: Final = (60, 3600.0)
-"""New bots in all: at most 60 in any hour."""
+"""New bots in all: a token bucket of 60 that fills again in an hour (60 at once, then one a minute)."""
 _ADDRESSES: Final = 10_000  # addresses remembered by the registration limit (the oldest forgotten beyond)
 _NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*\Z")
 _RESERVED: Final = ("arena", "house", "admin", "operator", "quarto", "ladder", "retired")
