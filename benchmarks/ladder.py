@@ -1,8 +1,8 @@
 """The ladder's figures: a ladder of many simulated bots, standings on a large database, and kill -9 with restarts.
 
     python benchmarks/ladder.py [--bots 100] [--slots 2] [--seconds 600] [--tc st=0.02] [--standings 100000]
-                                [--kills 20] [--kill-bots 10] [--stall-seconds 60] [--flood 1000]
-                                [--skip live,standings,kills,stall,register] [--baseline REV]
+                                [--kills 20] [--kill-bots 10] [--stall-seconds 60] [--flood 1000] [--reads 1000]
+                                [--skip live,standings,kills,stall,register,reads] [--baseline REV]
 
 1. Live. ``--bots`` simulated bots (SDK bots that pick a random legal turn, several per process, each with its own
    key and connection, ``--slots`` each, ``--stay``) on a ladder with ``-j`` = bots x slots / 2 (every slot can
@@ -26,6 +26,10 @@
    (each a key of its own), then one from another address (127.0.0.2). Printed: how many registered and were
    refused, the database's bots before and after, the keyed bots' games per second before and during the flood,
    and whether the newcomer from elsewhere registered.
+6. Reads. A bot that plays under another ``id name`` every game (4 slots, engines/testing/ladder_peer.py ``rename``:
+   a new version each game) against two house engines, while ``ladder standings DIR --format json`` runs ``--reads``
+   times, one after another. Printed: the runs that failed (the goal: none), the versions the bot made, how many are
+   on the board and how many players it is in the fit.
 
 Figures only, no assertions. The machine may be shared and noisy: say what ran (the first line prints it).
 """
@@ -538,6 +542,50 @@ def register(tmp: Path, flood: int, tc: str) -> None:
     )
 
 
+def reads(tmp: Path, times: int, tc: str) -> None:
+    keys = tmp / "reads-keys"
+    make_keys(keys, ["arena", "renamer"])
+    lad = tmp / "reads"
+    endpoint = free_endpoint()
+    argv = [*CLI, "ladder", "run", str(lad), "--listen", endpoint, "--keys", str(keys), "--tc", tc, "-j", "4"]
+    argv += ["--house", "random", "--house", "greedy"]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    lines: list[str] = []
+    drain(proc, lines)
+    peer = [*PEER, "rename", endpoint, "--server-key", str(keys / "arena.key"), "--name", "renamer"]
+    renamer = subprocess.Popen([*peer, "--key", str(keys / "renamer.key_secret")], stdout=subprocess.DEVNULL)
+    failures: list[str] = []
+    try:
+        wait(lambda: count(lad) > 10, 120, "games")
+        began = time.monotonic()
+        for _ in range(times):
+            out = subprocess.run([*CLI, "ladder", "standings", str(lad), "--format", "json"], capture_output=True)
+            if out.returncode != 0:
+                failures.append(out.stderr.decode(errors="replace").strip()[-200:])
+        took = time.monotonic() - began
+        versions = query(
+            lad,
+            "SELECT count(*), sum(v.retired IS NULL) FROM versions v JOIN bots b ON b.id = v.bot"
+            " WHERE b.name = 'renamer'",
+        )[0]
+        table = subprocess.run(
+            [*CLI, "ladder", "standings", str(lad), "--format", "json", "--by-version", "--all", "--refit"],
+            capture_output=True,
+            text=True,
+        )
+        players = sum(1 for row in json.loads(table.stdout) if row["bot"] == "renamer")
+    finally:
+        renamer.kill()
+        renamer.wait()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(120)
+    print(
+        f"reads: {times} `ladder standings` in {took:.0f} s while a bot renamed itself every game: {len(failures)}"
+        f" failed{': ' + failures[0] if failures else ''}; the bot made {versions[0]} versions, {versions[1]} on the"
+        f" board, {players} players in the fit; {count(lad)} games counted"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bots", type=int, default=100)
@@ -549,8 +597,9 @@ def main() -> None:
     parser.add_argument("--kill-bots", type=int, default=10)
     parser.add_argument("--stall-seconds", type=float, default=60.0)
     parser.add_argument("--flood", type=int, default=1000)
+    parser.add_argument("--reads", type=int, default=1000)
     parser.add_argument(
-        "--skip", default="", help="parts to skip: live, standings, kills, stall, register (comma-separated)"
+        "--skip", default="", help="parts to skip: live, standings, kills, stall, register, reads (comma-separated)"
     )
     parser.add_argument("--baseline", metavar="REV", help="standings: also time this git revision, interleaved")
     parser.add_argument("--swarm", nargs=4, help=argparse.SUPPRESS)
@@ -573,6 +622,8 @@ def main() -> None:
             stall(tmp, args.stall_seconds, args.tc)
         if "register" not in skip:
             register(tmp, args.flood, args.tc)
+        if "reads" not in skip:
+            reads(tmp, args.reads, args.tc)
 
 
 if __name__ == "__main__":

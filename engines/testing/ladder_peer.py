@@ -13,6 +13,10 @@ to do what the SDK and the bridge never would.
     Plays its games correctly on one slot (the testing bots' :class:`MinimalBot`), and disconnects at once when the
     arena ends its K-th session (1 by default): the first game of its first pair is over, the second is due.
 
+``python -m quarto_arena.engines.testing.ladder_peer rename ENDPOINT --key F --server-key F --name N [--slots K]``
+    Plays its games correctly on K slots (4 by default), with another ``id name`` in every session: a new version of
+    the bot each game.
+
 ``python -m quarto_arena.engines.testing.ladder_peer register ENDPOINT --server-key F --count N --per-minute R
 [--prefix P] [--stay SECONDS] [--wait SECONDS]``
     N connections at R per minute, each with a key of its own made on the spot, saying hello as ``P0``, ``P1``...,
@@ -117,9 +121,20 @@ def stall(args: argparse.Namespace) -> None:
 
 def dodge(args: argparse.Namespace) -> None:
     """The dodger (see the module's documentation)."""
-    context, sock = _hello(args, 1)
+    _play(args, 1, args.after, rename=False)
+
+
+def rename(args: argparse.Namespace) -> None:
+    """The renamer (see the module's documentation)."""
+    _play(args, args.slots, None, rename=True)
+
+
+def _play(args: argparse.Namespace, slots: int, after: int | None, *, rename: bool) -> None:
+    """Plays every session correctly on ``slots`` slots (``rename``: with a new ``id name`` each); gone at the end
+    of session number ``after`` (None: never)."""
+    context, sock = _hello(args, slots)
     sessions = 0
-    session: _Session | None = None
+    playing: dict[int, _Session] = {}
     while True:
         channel, line = sock.recv_multipart()
         slot = parse_channel(channel)
@@ -127,19 +142,22 @@ def dodge(args: argparse.Namespace) -> None:
             message = parse_control(line.decode())
             if isinstance(message, Begin):
                 sessions += 1
-                session = _Session(sock, message.slot)
+                playing[message.slot] = session = _Session(sock, message.slot)
+                if rename:
+                    session.name = f"Renamer {sessions}"
             elif isinstance(message, Refused):
                 print(f"refused {message.text}", flush=True)
                 return
         elif line == b"quit":
-            if sessions >= args.after:
+            playing.pop(slot, None)
+            if after is not None and sessions >= after:
                 print(f"gone after session {sessions}", flush=True)
                 sock.close(linger=0)
                 context.term()
                 return
             sock.send_multipart([CONTROL, format_control(Ready(slot)).encode()])
-        elif session is not None:
-            session.handle(line.decode())
+        elif slot in playing:
+            playing[slot].handle(line.decode())
 
 
 def register(args: argparse.Namespace) -> None:
@@ -197,6 +215,12 @@ def main() -> None:
     d.add_argument("--server-key", required=True)
     d.add_argument("--name", required=True)
     d.add_argument("--after", type=int, default=1)
+    n = kinds.add_parser("rename")
+    n.add_argument("endpoint")
+    n.add_argument("--key", required=True)
+    n.add_argument("--server-key", required=True)
+    n.add_argument("--name", required=True)
+    n.add_argument("--slots", type=int, default=4)
     r = kinds.add_parser("register")
     r.add_argument("endpoint")
     r.add_argument("--server-key", required=True)
@@ -207,7 +231,7 @@ def main() -> None:
     r.add_argument("--wait", type=float, default=5.0)
     args = parser.parse_args()
     try:
-        {"stall": stall, "dodge": dodge, "register": register}[args.kind](args)
+        {"stall": stall, "dodge": dodge, "rename": rename, "register": register}[args.kind](args)
     except KeyboardInterrupt:
         sys.exit(130)
 
