@@ -6,6 +6,7 @@
 - :mod:`.rules`: earned slots, benches, the dodging rule, who may register: pure values and functions;
 - :mod:`.standings`: the Elo fit of every counted game (the estimator of ``rate``), per version of each bot,
   anchored, with provisional versions, forfeits and dodges;
+- :mod:`.refit`: the fitting process, kept for the ladder's life;
 - :mod:`.service`: :class:`Ladder`, the server (:mod:`..server`) and the games, until stopped;
 - :mod:`.pages`: the ladder's pages, served by :mod:`..web`'s server.
 """

@@ -8,7 +8,7 @@ as the keys directory, the registrations and the bans change (the keys directory
 seconds, the database's journal of bans every :data:`JOURNAL_POLL`). Games are played by
 :class:`~quarto_arena.arena.run.LocalPlayer` over one :class:`~quarto_arena.arena.run.EnginePool` (the house engines'
 processes here, the bots' sessions leased from the server), so a game on the ladder is refereed exactly as in a
-tournament. The ratings are refitted in a process of its own (:class:`FitWorker`) whenever games were counted, at
+tournament. The ratings are refitted in a process of its own (:class:`.refit.FitWorker`) whenever games were counted, at
 most a tenth of the time, and each fit is stored in the database.
 
 What happens when:
@@ -34,7 +34,6 @@ import concurrent.futures
 import contextlib
 import contextvars
 import logging
-import multiprocessing
 import os
 import shutil
 import time
@@ -52,14 +51,14 @@ from ..referee import GameSpec, variant_text
 from ..run import EnginePool, Event, GameEnded, GameStarted, LocalPlayer, Notice
 from ..schedule import STARTPOS, OpeningBook, ScheduledGame
 from ..server import KeysError, Server, ServerError, ServerKeys, load_keys_directory
-from ..stats.rating import MAX_PLAYERS, RatingError
+from ..stats.rating import MAX_PLAYERS
 from ..timecontrol import TimeControl
 from ..transport import DEFAULT_STDERR_LIMIT, Transcript, Transport
-from ..transport.supervision import exit_with_parent
 from .db import DB_NAME, LOCK_NAME, VERSIONS_KEPT, DirectoryLock, LadderDB, LadderDBError, now
 from .matchmaking import Pairing, next_pairs, pair_key
+from .refit import FitWorker
 from .rules import LEAVE_WINDOW, Conduct, Registrations, charge_leave, name_problem, stalled
-from .standings import Standings, default_anchor, standings, stored_ratings
+from .standings import Standings, default_anchor, standings
 
 __all__ = [
     "HOUSE_SLOTS",
@@ -67,7 +66,6 @@ __all__ = [
     "KEYS_POLL",
     "MAX_BOTS",
     "BotsChanged",
-    "FitWorker",
     "GameCounted",
     "Ladder",
     "LadderError",
@@ -184,75 +182,6 @@ class _Pair:
     a: str
     b: str
     task: asyncio.Task[None] | None = None
-
-
-class FitWorker:
-    """A process of its own that fits the ratings (the fit is pure Python: in the ladder's process it would hold up
-    the games), kept for the ladder's life and killed when it stops, at once, even in the middle of a fit."""
-
-    def __init__(self) -> None:
-        self._context = multiprocessing.get_context("spawn")
-        self._process: Any = None
-        self._pipe: Any = None
-        self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="ladder-fit")
-
-    def _ask(self, request: tuple[Any, ...]) -> Any:
-        if self._process is None or not self._process.is_alive():
-            ours, theirs = self._context.Pipe()
-            process = self._context.Process(target=_serve_fits, args=(theirs, os.getpid()), daemon=True)
-            process.start()
-            theirs.close()
-            self._process, self._pipe = process, ours
-        self._pipe.send(request)
-        kind, value = self._pipe.recv()
-        if kind == "error":
-            raise LadderDBError(value)
-        return value
-
-    async def fit(
-        self, path: Path, anchor: tuple[str, float] | None, fresh: bool = True
-    ) -> tuple[Standings, list[Any]]:
-        """The standings of the database at ``path`` (every line), fitted afresh, or (``fresh`` False) from its stored
-        fit; and the ratings to store (none for the stored fit's). LadderDBError (one line) when it cannot be read or
-        fitted, OSError or EOFError when the process died."""
-        result: tuple[Standings, list[Any]] = await asyncio.get_running_loop().run_in_executor(
-            self._thread, self._ask, ("fit", str(path), anchor, fresh)
-        )
-        return result
-
-    def close(self) -> None:
-        """Kills the process (a fit in progress is dropped)."""
-        if self._process is not None and self._process.is_alive():
-            self._process.kill()
-            self._process.join(5)
-        if self._pipe is not None:
-            self._pipe.close()
-        self._thread.shutdown(wait=False, cancel_futures=True)
-
-
-def _serve_fits(pipe: Any, parent: int) -> None:
-    """The fitting process: answers ("fit", path, anchor, fresh) with ("ok", (standings, ratings)) or ("error",
-    text)."""
-    exit_with_parent(parent)
-    while True:
-        try:
-            _kind, path, anchor, fresh = pipe.recv()
-        except EOFError:
-            return
-        try:
-            db = LadderDB.open(Path(path), create=False)
-            try:
-                state = db.state(tallies=fresh)
-            finally:
-                db.close()
-            try:
-                fitted = standings(state, anchor, by_version=True, everything=True, fresh=fresh)
-            except RatingError:  # the anchor has no game yet: the pool's average, until it has
-                fitted = standings(state, None, by_version=True, everything=True, fresh=fresh)
-            ratings = [] if fitted.table is None else stored_ratings(fitted.table, state.bots)
-            pipe.send(("ok", (replace(fitted, table=None), ratings)))
-        except Exception as e:
-            pipe.send(("error", f"{type(e).__name__}: {e}"))
 
 
 class Ladder:
