@@ -453,7 +453,9 @@ def check(
     if repair and report.bad_tallies and not report.bad_games and report.integrity == ("ok",):
         echo_err(f"{db.path}: repaired ({what}{done})")
         return
-    fail(f"{db.path}: damaged: {what}{done}", 1)
+    from ..errors import ExitStatus
+
+    fail(f"{db.path}: damaged: {what}{done}", ExitStatus.VERDICT)
 
 
 @ladder_app.command("backup")
