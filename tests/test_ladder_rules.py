@@ -16,7 +16,7 @@ from quarto_arena.arena.ladder.rules import (
     name_problem,
     stalled,
 )
-from quarto_arena.arena.ladder.standings import PROVISIONAL_GAMES, PROVISIONAL_MARGIN, established
+from quarto_arena.arena.ladder.standings import ESTABLISHED_GAMES, PROVISIONAL_GAMES, PROVISIONAL_MARGIN, established
 from quarto_arena.arena.records import Termination
 
 
@@ -117,3 +117,6 @@ def test_the_provisional_bounds() -> None:
     assert not established(PROVISIONAL_GAMES, 5, PROVISIONAL_MARGIN + 0.1, others=10)
     assert not established(PROVISIONAL_GAMES, 5, None, others=10)
     assert established(100, 2, 60.0, others=2)  # a small ladder: every other bot is enough
+    # One that wins nearly every game keeps a wide margin: established after so many games all the same.
+    assert not established(ESTABLISHED_GAMES - 1, 5, 150.0, others=10)
+    assert established(ESTABLISHED_GAMES, 5, 150.0, others=10)

@@ -15,8 +15,9 @@ a pool of their own, averaging 0 (:attr:`Standing.pool`).
 
 Provisional. A version is *established* once it has played :data:`PROVISIONAL_GAMES` games against
 :data:`PROVISIONAL_OPPONENTS` different bots (or every other bot with games, on a smaller ladder) and its margin is
-at most :data:`PROVISIONAL_MARGIN`; until then it is provisional: shown as such, and ranked after every established
-version whatever its rating. ``benchmarks/ladder_provisional.py`` measures what that buys.
+at most :data:`PROVISIONAL_MARGIN` (or it has played :data:`ESTABLISHED_GAMES` games); until then it is provisional:
+shown as such, and ranked after every established version whatever its rating. ``benchmarks/ladder_provisional.py``
+measures what that buys.
 
 Stored fits. A fit of a large ladder takes seconds (1,000 bots and a million games: half a minute), so the ladder
 refits in a process of its own and stores each fit (:meth:`~.db.LadderDB.save_fit`); ``ladder standings`` uses the
@@ -37,6 +38,7 @@ from ..stats import RatingError, RatingTable, ScoredGame, rate
 from .db import BotRow, LadderState, TallyRow
 
 __all__ = [
+    "ESTABLISHED_GAMES",
     "FRESH_ROWS",
     "PROVISIONAL_GAMES",
     "PROVISIONAL_MARGIN",
@@ -63,6 +65,10 @@ PROVISIONAL_OPPONENTS: Final = 5
 """Different bots it has played (fewer on a ladder with fewer other bots with games: all of them)."""
 PROVISIONAL_MARGIN: Final = 100.0
 """The largest margin (half the 95% interval, Elo) of an established version."""
+ESTABLISHED_GAMES: Final = 300
+"""Games after which a version is established whatever its margin: one that wins (or loses) nearly every game keeps
+a wide margin however long it plays (nobody takes a point off ``perfect`` on a ladder of weaker bots), and is no
+newcomer by then."""
 FRESH_ROWS: Final = 20_000
 """Tallies up to which :func:`standings` fits afresh when the stored fit is behind (about half a second)."""
 RETIRED: Final = "retired"
@@ -110,8 +116,9 @@ def scored(tallies: Iterable[TallyRow], bots: Iterable[BotRow]) -> list[ScoredGa
 
 def established(games: int, opponents: int, margin: float | None, others: int) -> bool:
     """True for a version past the provisional bounds; ``others``: bots with games other than its own."""
-    wanted = min(PROVISIONAL_OPPONENTS, others)
-    return games >= PROVISIONAL_GAMES and opponents >= wanted and margin is not None and margin <= PROVISIONAL_MARGIN
+    if games < PROVISIONAL_GAMES or opponents < min(PROVISIONAL_OPPONENTS, others) or margin is None:
+        return False
+    return margin <= PROVISIONAL_MARGIN or games >= ESTABLISHED_GAMES
 
 
 def default_anchor(settings: Mapping[str, Any]) -> tuple[str, float] | None:
