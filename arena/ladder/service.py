@@ -216,6 +216,7 @@ class Ladder:
         self._met: dict[tuple[str, str], int] = {}
         self._learned: set[str] = set()
         self._learning: set[asyncio.Task[None]] = set()
+        """Database reads and writes the loop does not wait for (a bot's meetings, a registration)."""
         self._online: dict[str, int] = {}
         self._conduct: dict[str, Conduct] = {}
         self._keys_seen: object = None
@@ -462,7 +463,7 @@ class Ladder:
         self._registered[key.encode()] = name
         self._names.add(name)
         assert self.db is not None
-        asyncio.get_running_loop().run_in_executor(self._writer, self.db.register, name, key, host)
+        self._learning.add(asyncio.create_task(self._record(self.db.register, name, key, host)))
         self._player.pool.add(EngineConfig(name, remote=name))
         admitted = self._admitted(self._keys)
         self.server.allow(admitted.bots.values(), admitted)
@@ -555,6 +556,14 @@ class Ladder:
             key = pair_key(name, other)
             if other not in self._learned:  # a bot learned already counted these games from its side
                 self._met[key] = self._met.get(key, 0) + (games + 1) // 2
+
+    async def _record(self, fn: Callable[..., object], *args: Any) -> None:
+        """A write the loop does not wait for (a registration): its failure stops the ladder as a game's would."""
+        try:
+            await self._db(fn, *args)
+        except (LadderDBError, ArenaFault) as e:
+            self._failure = self._failure or e
+            self._wake.set()
 
     async def _learn_later(self, name: str) -> None:
         assert self.db is not None
@@ -729,7 +738,8 @@ class Ladder:
                 present = {n for n in (first, second) if self._present(n)}
                 number = await asyncio.shield(self._count(record, pair.number))
                 self._judge(record)
-                if index == 1 and failed and loser in stayed and not _shook(record, loser):
+                dropped = record.termination is Termination.DISCONNECT and not _shook(record, loser)
+                if index == 1 and dropped and loser in stayed:
                     # Gone between the games, only after its session began: lost by disconnect all the same, and
                     # a dodge as much as if it had gone a moment earlier.
                     assert self.db is not None
@@ -770,7 +780,8 @@ class Ladder:
 
     async def _leave_pair(self, pair: _Pair, first: str, second: str, gone: list[str], stayed: set[str]) -> None:
         """The second game of a pair with a bot gone (:func:`.rules.charge_leave`): lost by that bot, or let go; a
-        dodge recorded either way. Both gone: nobody is charged."""
+        dodge recorded either way. Both gone: nobody is charged. A bot benched for stalling the first loses the second
+        by stall, without play (no dodge)."""
         assert self.db is not None
         gone = [n for n in gone if n not in self._banned and self._allowed(n)]  # cut by the arena: no dodge
         if not gone:
@@ -806,7 +817,8 @@ class Ladder:
             started=now(),
         )
         number = await asyncio.shield(self._count(record, pair.number))
-        await self._db(self.db.add_dodge, name, other, pair.number, number)
+        if not benched:  # a stall is no dodge: it is counted as the stall it is
+            await self._db(self.db.add_dodge, name, other, pair.number, number)
 
     async def _count(self, record: GameRecord, pair: int) -> int:
         assert self.db is not None
