@@ -573,6 +573,8 @@ def reads(tmp: Path, times: int, tc: str) -> None:
             capture_output=True,
             text=True,
         )
+        if table.returncode != 0:
+            sys.exit(f"ladder standings --refit: exit {table.returncode}: {table.stderr.strip()[-500:]}")
         players = sum(1 for row in json.loads(table.stdout) if row["bot"] == "renamer")
     finally:
         renamer.kill()
