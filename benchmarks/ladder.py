@@ -1,7 +1,8 @@
 """The ladder's figures: a ladder of many simulated bots, standings on a large database, and kill -9 with restarts.
 
     python benchmarks/ladder.py [--bots 100] [--slots 2] [--seconds 600] [--tc st=0.02] [--standings 100000]
-                                [--kills 20] [--kill-bots 10] [--skip live,standings,kills] [--baseline REV]
+                                [--kills 20] [--kill-bots 10] [--stall-seconds 60] [--flood 1000] [--reads 1000]
+                                [--skip live,standings,kills,stall,register,reads] [--baseline REV]
 
 1. Live. ``--bots`` simulated bots (SDK bots that pick a random legal turn, several per process, each with its own
    key and connection, ``--slots`` each, ``--stay``) on a ladder with ``-j`` = bots x slots / 2 (every slot can
@@ -28,6 +29,18 @@
 
 5. Quiet (issue 36). A ladder of two house engines at ``--tc`` for ``--quiet-seconds``, with and without ``-q``:
    the lines it writes on stderr, per hour.
+6. Stall. Four honest bots (2 slots each, the swarm's) on a fresh ladder for ``--stall-seconds`` after all are online,
+   then the same with a 16-slot staller connected first (engines/testing/ladder_peer.py: it answers ``begin`` and
+   never ``uqi``), then alone again. Printed: the honest bots' games per second among themselves in each run and the
+   ratio with the staller to the mean of the two alone (the bar: at least 0.7), and the staller's games (all lost).
+7. Register. An ``--open`` ladder where two keyed bots play; ``--registrations`` registrations in a minute from one
+   address (each a key of its own), then one from another address (127.0.0.2). Printed: how many registered and were
+   refused, the database's bots before and after, the keyed bots' games per second before and during the flood,
+   and whether the newcomer from elsewhere registered.
+8. Reads. A bot that plays under another ``id name`` every game (4 slots, engines/testing/ladder_peer.py ``rename``:
+   a new version each game) against two house engines, while ``ladder standings DIR --format json`` runs ``--reads``
+   times, one after another. Printed: the runs that failed (the goal: none), the versions the bot made, how many are
+   on the board and how many players it is in the fit.
 
 Figures only, no assertions. The machine may be shared and noisy: say what ran (the first line prints it).
 """
@@ -37,6 +50,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import itertools
+import json
 import logging
 import os
 import random
@@ -474,7 +488,7 @@ def standings(tmp: Path, games: int, baseline: str | None = None) -> None:
     made = time.monotonic() - began
     size = (lad / "ladder.db").stat().st_size + sum(p.stat().st_size for p in lad.glob("ladder.db-*"))
     t = time.monotonic()
-    db.tallies(), db.bots()  # what `ladder standings` and the pages fit
+    db.state()  # what a fit reads
     read = time.monotonic() - t
     db.close()
     print(f"standings: {games} games between 100 bots written in {made:.1f} s ({size / games:.0f} bytes per game)")
@@ -488,9 +502,9 @@ def standings(tmp: Path, games: int, baseline: str | None = None) -> None:
         subprocess.run(["tar", "-x", "-C", str(base)], input=archive.stdout, check=True)
         trees[f"baseline {baseline}"] = str(base.parent)
     refit_code = (
-        "import sys, time; from pathlib import Path; from quarto_arena.arena.ladder import LadderDB, fit;"
-        "db = LadderDB.open(Path(sys.argv[1]), create=False); r, b = db.tallies(), db.bots(); db.close();"
-        "t = time.monotonic(); fit(r, b); print(time.monotonic() - t)"
+        "import sys, time; from pathlib import Path; from quarto_arena.arena.ladder import LadderDB, standings;"
+        "db = LadderDB.open(Path(sys.argv[1]), create=False); s = db.state(); db.close();"
+        "t = time.monotonic(); standings(s, fresh=True); print(time.monotonic() - t)"
     )
     runs: dict[str, list[float]] = {name: [] for name in trees}
     refits: dict[str, list[float]] = {name: [] for name in trees}
@@ -563,6 +577,188 @@ def kills(tmp: Path, times: int, bots: int, tc: str) -> None:
     )
 
 
+PEER = [sys.executable, "-m", "quarto_arena.engines.testing.ladder_peer"]
+
+
+def honest_games(directory: Path, hostile: str) -> int:
+    rows = query(
+        directory,
+        "SELECT count(*) FROM games g JOIN bots f ON f.id = g.first JOIN bots s ON s.id = g.second"
+        " WHERE ? NOT IN (f.name, s.name)",
+        (hostile,),
+    )
+    return int(rows[0][0]) if rows else 0  # type: ignore[call-overload]
+
+
+def stall(tmp: Path, seconds: float, tc: str) -> None:
+    names = [f"honest{i}" for i in range(4)]
+    keys = tmp / "stall-keys"
+    make_keys(keys, ["arena", *names, "staller"])
+    rates: dict[str, float] = {}
+    staller_games: list[tuple[object, ...]] = []
+    for run in ("alone", "with a staller", "alone again"):
+        lad = tmp / f"stall-{len(rates)}"
+        endpoint = free_endpoint()
+        proc = start_ladder(lad, endpoint, keys, tc, 4)
+        lines: list[str] = []
+        drain(proc, lines)
+        staller = None
+        try:
+            if run == "with a staller":
+                argv = [*PEER, "stall", endpoint, "--server-key", str(keys / "arena.key"), "--name", "staller"]
+                staller = subprocess.Popen(
+                    [*argv, "--key", str(keys / "staller.key_secret"), "--slots", "16"], stdout=subprocess.DEVNULL
+                )
+                wait(lambda lad=lad: query(lad, "SELECT 1 FROM bots WHERE name = 'staller'"), 60, "the staller")
+            with swarms(endpoint, keys, names, 2, tmp / "stall-swarm.log"):
+                wait(
+                    lambda lad=lad: len(query(lad, "SELECT 1 FROM bots WHERE name LIKE 'honest%'")) == len(names),
+                    120,
+                    "the honest bots online",
+                )
+                g0, t0 = honest_games(lad, "staller"), time.monotonic()
+                time.sleep(seconds)
+                g1, t1 = honest_games(lad, "staller"), time.monotonic()
+            rates[run] = (g1 - g0) / (t1 - t0)
+            if staller is not None:
+                staller_games = query(
+                    lad,
+                    "SELECT g.result = (CASE WHEN f.name = 'staller' THEN '0-1' ELSE '1-0' END), g.termination"
+                    " FROM games g JOIN bots f ON f.id = g.first JOIN bots s ON s.id = g.second"
+                    " WHERE 'staller' IN (f.name, s.name)",
+                )
+        finally:
+            if staller is not None:
+                staller.kill()
+                staller.wait()
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(120)
+    alone = (rates["alone"] + rates["alone again"]) / 2
+    lost = sum(1 for won, _ in staller_games if won)
+    how = sorted({str(t) for _, t in staller_games})
+    print(
+        f"stall: 4 honest bots x 2 slots, {seconds:g} s each run, --tc {tc}: {rates['alone']:.1f} games/s alone,"
+        f" {rates['with a staller']:.1f} with a 16-slot staller, {rates['alone again']:.1f} alone again: ratio"
+        f" {rates['with a staller'] / alone:.2f} (bar: >= 0.7); the staller's games {len(staller_games)}, lost"
+        f" {lost} ({', '.join(how) or 'none'})"
+    )
+
+
+def register(tmp: Path, flood: int, tc: str) -> None:
+    names = ["keyed0", "keyed1"]
+    keys = tmp / "register-keys"
+    make_keys(keys, ["arena", *names])
+    lad = tmp / "register"
+    endpoint = free_endpoint()
+    argv = [*CLI, "ladder", "run", str(lad), "--listen", endpoint, "--keys", str(keys), "--tc", tc, "--open"]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    lines: list[str] = []
+    drain(proc, lines)
+    try:
+        with swarms(endpoint, keys, names, 1, tmp / "register-swarm.log"):
+            wait(lambda: len(query(lad, "SELECT 1 FROM bots")) == 2, 120, "the keyed bots online")
+            time.sleep(5)
+            bots0 = len(query(lad, "SELECT 1 FROM bots"))
+            g0, t0 = count(lad), time.monotonic()
+            time.sleep(20)
+            g1, t1 = count(lad), time.monotonic()
+            server_key = str(keys / "arena.key")
+            out = subprocess.run(
+                [
+                    *PEER,
+                    "register",
+                    endpoint,
+                    "--server-key",
+                    server_key,
+                    "--count",
+                    str(flood),
+                    "--per-minute",
+                    str(flood),
+                    "--wait",
+                    "1",
+                ],
+                capture_output=True,
+                text=True,
+            )
+            g2, t2 = count(lad), time.monotonic()
+            other = endpoint.replace("tcp://", "tcp://127.0.0.2:0;")
+            newcomer = subprocess.run(
+                [
+                    *PEER,
+                    "register",
+                    other,
+                    "--server-key",
+                    server_key,
+                    "--count",
+                    "1",
+                    "--per-minute",
+                    "60",
+                    "--prefix",
+                    "elsewhere",
+                ],
+                capture_output=True,
+                text=True,
+            )
+            bots1 = len(query(lad, "SELECT 1 FROM bots"))
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(120)
+    result = json.loads(out.stdout)
+    joined = json.loads(newcomer.stdout)["welcome"] == 1
+    print(
+        f"register: {flood} registrations in {t2 - t1:.0f} s from one address on an --open ladder: {result['welcome']}"
+        f" registered, {result['refused']} refused, {result['silent']} unanswered; bots in the database {bots0} ->"
+        f" {bots1} (the newcomer included); the keyed bots' games/s {(g1 - g0) / (t1 - t0):.1f} before,"
+        f" {(g2 - g1) / (t2 - t1):.1f} during; a newcomer from 127.0.0.2 {'registered' if joined else 'REFUSED'}"
+    )
+
+
+def reads(tmp: Path, times: int, tc: str) -> None:
+    keys = tmp / "reads-keys"
+    make_keys(keys, ["arena", "renamer"])
+    lad = tmp / "reads"
+    endpoint = free_endpoint()
+    argv = [*CLI, "ladder", "run", str(lad), "--listen", endpoint, "--keys", str(keys), "--tc", tc, "-j", "4"]
+    argv += ["--house", "random", "--house", "greedy"]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    lines: list[str] = []
+    drain(proc, lines)
+    peer = [*PEER, "rename", endpoint, "--server-key", str(keys / "arena.key"), "--name", "renamer"]
+    renamer = subprocess.Popen([*peer, "--key", str(keys / "renamer.key_secret")], stdout=subprocess.DEVNULL)
+    failures: list[str] = []
+    try:
+        wait(lambda: count(lad) > 10, 120, "games")
+        began = time.monotonic()
+        for _ in range(times):
+            out = subprocess.run([*CLI, "ladder", "standings", str(lad), "--format", "json"], capture_output=True)
+            if out.returncode != 0:
+                failures.append(out.stderr.decode(errors="replace").strip()[-200:])
+        took = time.monotonic() - began
+        versions = query(
+            lad,
+            "SELECT count(*), sum(v.retired IS NULL) FROM versions v JOIN bots b ON b.id = v.bot"
+            " WHERE b.name = 'renamer'",
+        )[0]
+        table = subprocess.run(
+            [*CLI, "ladder", "standings", str(lad), "--format", "json", "--by-version", "--all", "--refit"],
+            capture_output=True,
+            text=True,
+        )
+        if table.returncode != 0:
+            sys.exit(f"ladder standings --refit: exit {table.returncode}: {table.stderr.strip()[-500:]}")
+        players = sum(1 for row in json.loads(table.stdout) if row["bot"] == "renamer")
+    finally:
+        renamer.kill()
+        renamer.wait()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(120)
+    print(
+        f"reads: {times} `ladder standings` in {took:.0f} s while a bot renamed itself every game: {len(failures)}"
+        f" failed{': ' + failures[0] if failures else ''}; the bot made {versions[0]} versions, {versions[1]} on the"
+        f" board, {players} players in the fit; {count(lad)} games counted"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bots", type=int, default=100)
@@ -578,8 +774,13 @@ def main() -> None:
     parser.add_argument("--flood-others", type=int, default=2000)
     parser.add_argument("--flood-joins", type=int, default=5)
     parser.add_argument("--quiet-seconds", type=float, default=60.0)
+    parser.add_argument("--stall-seconds", type=float, default=60.0)
+    parser.add_argument("--registrations", type=int, default=1000)
+    parser.add_argument("--reads", type=int, default=1000)
     parser.add_argument(
-        "--skip", default="", help="parts to skip: live, standings, kills, flood, quiet (comma-separated)"
+        "--skip",
+        default="",
+        help="parts to skip: live, standings, kills, flood, quiet, stall, register, reads (comma-separated)",
     )
     parser.add_argument("--baseline", metavar="REV", help="standings: also time this git revision, interleaved")
     parser.add_argument("--swarm", nargs=4, help=argparse.SUPPRESS)
@@ -604,6 +805,12 @@ def main() -> None:
             flood(
                 tmp, args.flood_bots, args.flood_seconds, args.flood_own, args.flood_others, args.flood_joins, args.tc
             )
+        if "stall" not in skip:
+            stall(tmp, args.stall_seconds, args.tc)
+        if "register" not in skip:
+            register(tmp, args.registrations, args.tc)
+        if "reads" not in skip:
+            reads(tmp, args.reads, args.tc)
 
 
 if __name__ == "__main__":

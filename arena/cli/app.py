@@ -60,6 +60,14 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     raise typer.Exit(code)
 
 
+def leave(line: str, code: int) -> NoReturn:
+    """Prints ``line`` (no error: a command that ends as it documents, say stopped by a signal) on stderr and exits
+    with ``code``; nothing more is printed."""
+    _REPORTED.append(line)
+    echo_err(line)
+    raise typer.Exit(code)
+
+
 def echo_err(text: str) -> None:
     """Prints ``text`` on stderr, each line made safe for a terminal (it may quote what an engine said)."""
     with contextlib.suppress(OSError):  # a closed terminal (SIGHUP) must not turn into a traceback

@@ -59,7 +59,7 @@ import socket
 import struct
 import termios
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -123,6 +123,8 @@ _SUMMARY: Final = 1.0  # s between two log lines about connections closed before
 _HANDSHAKE_GRACE_MS: Final = 1000  # libzmq's own handshake deadline is this much after the hello deadline
 _EVENT: Final = struct.Struct("=HI")  # a monitor event's first frame (ZMQ_EVENT_* and its value), libzmq's v1 form
 _TCPI_BYTES_RECEIVED: Final = 128  # offset of tcpi_bytes_received in Linux's struct tcp_info
+UNREGISTERED: Final = "+"
+"""The User-Id prefix of a key an open server does not know yet (no bot's name starts with it)."""
 _HANDSHAKE_FAILURES: Final[dict[int, str]] = {
     int(zmq.PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH): "not the same security: a plain-text client, or keys on one side",
     int(zmq.PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC): "cryptographic error: the client does not hold the arena's public key",
@@ -355,12 +357,14 @@ class _Peer:
 
 class _Gate(AsyncioAuthenticator):
     """The ZAP handler: a CurveZMQ client gets in only with the public key of one of the run's remote bots, and its
-    messages then carry that bot's name as their User-Id."""
+    messages then carry that bot's name as their User-Id. An open server (:attr:`Server.register`) lets an unknown
+    key in too, its User-Id :data:`UNREGISTERED` and the key: its hello then registers it, or is refused."""
 
-    def __init__(self, context: zmq.Context[Any], keys: ServerKeys, complaints: Complaints) -> None:
+    def __init__(self, context: zmq.Context[Any], keys: ServerKeys, complaints: Complaints, server: Server) -> None:
         super().__init__(context, log=logging.getLogger(f"{__name__}.zap"))
         self._names = dict(keys.bots)
         self._complaints = complaints
+        self._server = server
         self._address = "?"
         self.configure_curve_callback(ZAP_DOMAIN, self)
 
@@ -374,15 +378,17 @@ class _Gate(AsyncioAuthenticator):
         self._names = names
 
     def callback(self, domain: str, key: bytes) -> bool:
-        """True for a known key; an unknown one is refused and logged."""
-        if key in self._names:
+        """True for a known key (or any, on an open server); an unknown one is refused and logged."""
+        if key in self._names or self._server.register is not None:
             return True
         self._complaints.warn(f"refused a connection from {self._address}: unknown key {key.decode('ascii')}")
         return False
 
     def curve_user_id(self, client_public_key: bytes) -> str:
-        """The bot's name: the User-Id of every message on the connection."""
-        return self._names[z85.encode(client_public_key)]
+        """The bot's name: the User-Id of every message on the connection (an unknown key's: the key, marked)."""
+        key = z85.encode(client_public_key)
+        name = self._names.get(key)
+        return name if name is not None else UNREGISTERED + key.decode("ascii")
 
 
 class SlotTransport(Transport):
@@ -507,6 +513,15 @@ class Server:
         self._draining = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._peers_said_goodbye = False
+        self.register: Callable[[str, str, str], str | None] | None = None
+        """An open server's registration (a ladder's ``--open``): ``register(name, key, address)`` for the hello of
+        a key it does not know; returns None once the name is the key's (it has called :meth:`allow` with it), or
+        why the hello is refused. None: only the known keys get in."""
+        self.barred: dict[str, str] = {}
+        """Bots refused at their hello, with the reason (a ladder's bans); see :meth:`bar`."""
+        self.left: set[str] = set()
+        """Bots whose last connection said ``leaving`` (until they connect again): they left cleanly, where a bot
+        that is simply gone did not (a ladder's dodging rule tells the two apart)."""
         self.farewell: str | None = "the run is over"
         """What the arena's ``goodbye`` says to every bot when it stops serving; None: no goodbye (an interrupted
         run, to be resumed: the bots connect again and wait)."""
@@ -541,7 +556,7 @@ class Server:
         ):
             sock.setsockopt(option, value)
         if self.keys is not None:
-            self._gate = _Gate(context, self.keys, self.complaints)
+            self._gate = _Gate(context, self.keys, self.complaints, self)
             self._gate.start()
             sock.curve_server = True
             sock.curve_secretkey = self.keys.secret
@@ -627,6 +642,17 @@ class Server:
                 self._absent_since.pop(name, None)
         self._notify()
         return cut
+
+    def bar(self, name: str, reason: str | None) -> None:
+        """Refuses bot ``name`` at its hello from now on, saying ``reason``, and cuts its connection (a ban); None
+        lets it in again."""
+        if reason is None:
+            self.barred.pop(name, None)
+            return
+        self.barred[name] = reason
+        peer = self._bots.get(name)
+        if peer is not None:
+            self._cut_peer(peer, f"banned: {reason}")
 
     def connected(self, *, leaving: bool = True) -> dict[str, int]:
         """The bots connected now, with their slots (``leaving=False``: only the slots a session can begin on, soon
@@ -822,6 +848,7 @@ class Server:
                 # From now on the bot counts as absent for new games: they wait --wait for it to come back.
                 peer.leaving = True
                 self._absent_since[peer.name] = time.monotonic()
+                self.left.add(peer.name)
                 log.info("server: %s is leaving once its games are over", peer.describe())
                 self.send(peer, CONTROL, format_control(Goodbye("no more games for this connection")).encode())
             case Ended(number, text) if number <= len(peer.slots) and peer.slots[number - 1].state is not _State.FREE:
@@ -858,7 +885,7 @@ class Server:
         except (UnicodeDecodeError, ConnectError) as e:
             self._refuse(rid, conn, address, str(e))
             return
-        why = self._refusal(message, frames[2])
+        why = self._refusal(message, frames[2], address)
         if why is not None:
             self._refuse(rid, conn, address, why)
             return
@@ -870,22 +897,30 @@ class Server:
         self._waiting.remove(conn)
         self._peers[rid] = peer
         self._bots[peer.name] = peer
+        self.left.discard(peer.name)
         self.send(peer, CONTROL, format_control(Welcome(len(peer.slots))).encode())
         log.info("server: %s connected with %d slot%s", peer.describe(), len(peer.slots), "s" * (len(peer.slots) != 1))
         self._notify()
 
-    def _refusal(self, hello: Hello, frame: Any) -> str | None:
-        """Why a hello is refused, or None."""
+    def _refusal(self, hello: Hello, frame: Any, address: str) -> str | None:
+        """Why a hello is refused, or None (an unknown key let in by an open server is registered here)."""
         if hello.version != PROTOCOL_VERSION:
             return f"it speaks UQI {hello.version}; the arena speaks {PROTOCOL_VERSION}"
-        if self.keys is not None:
-            owner = frame.get("User-Id")
-            if hello.name != owner:
-                return f"it says it is {hello.name!r}, but it holds the key of {owner!r}"
-        if hello.name not in self._bots:
-            return f"{hello.name!r} does not play here (remote engines: {', '.join(self._bots)})"
         if not 1 <= hello.slots <= self.limits.slots:
             return f"{hello.slots} slots asked for; a bot may offer 1 to {self.limits.slots}"
+        if self.keys is not None:
+            owner = str(frame.get("User-Id"))
+            if owner.startswith(UNREGISTERED) and self.register is not None:
+                why = self.register(hello.name, owner.removeprefix(UNREGISTERED), address)
+                if why is not None:
+                    return why
+            elif hello.name != owner:
+                return f"it says it is {hello.name!r}, but it holds the key of {owner!r}"
+        barred = self.barred.get(hello.name)
+        if barred is not None:
+            return f"{hello.name} is banned: {barred}"
+        if hello.name not in self._bots:
+            return f"{hello.name!r} does not play here (remote engines: {', '.join(self._bots)})"
         return None
 
     def _refuse(self, rid: bytes, conn: _Conn, address: str, why: str) -> None:
