@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import json
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import procs
 import pytest
-from procs import CLI, cli, free_port, sdk_bot, started, wait_listening
+from procs import cli, free_port, sdk_bot, started, wait_listening
 from quarto_arena.arena.server import new_key_pair
 
 wait_until = functools.partial(procs.wait_until, timeout=120.0)
@@ -45,27 +44,13 @@ def games_of(directory: Path, name: str, where: str = "1") -> int:
 
 
 def ladder(directory: Path, *args: str) -> subprocess.Popen[str]:
-    """A ladder whose stderr goes to a file beside its directory (a pipe nobody reads would fill and stop it: a line
-    per game)."""
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    with (directory.parent / f"{directory.name}.err").open("a") as err:
-        return subprocess.Popen(
-            [*CLI, "ladder", "run", str(directory), "--tc", "st=0.05", *args],
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            text=True,
-            start_new_session=True,
-        )
+    return procs.ladder_process(directory, *args)
 
 
 def stop(proc: subprocess.Popen[str]) -> str:
     """SIGTERM; what the ladder wrote on stderr in this run."""
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=60)
-    log = Path(str(proc.args[len(CLI) + 2]) + ".err")  # type: ignore[index]
-    err = log.read_text()
-    log.unlink()
-    assert proc.returncode == 143, err
+    status, err = procs.stop_ladder(proc)
+    assert status == 143, err
     return err
 
 
