@@ -39,7 +39,8 @@ the message's text). Where a class shows two of either, the instance chooses (``
         ├── ServerError                      2       cannot_bind                          arena.server.server
         ├── LadderError                      2       ladder                               arena.ladder.service
         ├── LadderDBError                    2       ladder_db                            arena.ladder.db
-        └── WebError                         2       web                                  arena.web
+        ├── WebError                         2       web                                  arena.web
+        └── BoardError                       2       board                                arena.board
 
 A second base in brackets is kept for the callers that catch it (``except ValueError``). Outside the tree, on
 purpose: signals that never leave the loop that raises them (compliance's ``StepFailed`` and ``StepSkipped``, the

@@ -109,10 +109,11 @@ COMMAND_MODULES: Final = {
     "report": "tools",
     "serve": "tools",
     "analyse": "tools",
+    "board": "board",
     "ladder": "ladder",
     "keys": "tools",
 }
-ALL_COMMAND_MODULES: Final = ("check", "ladder", "newbot", "runs", "tools")
+ALL_COMMAND_MODULES: Final = ("check", "ladder", "newbot", "runs", "tools", "board")
 
 
 #: What the commands of a module import when one of them runs (they import it then, not with the module, so that
