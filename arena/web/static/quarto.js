@@ -380,6 +380,8 @@
       if (!this.leftBox.firstChild) this.leftBox.append(el("span", "note", "none"));
       this.detail.textContent = [game.detail, game.error, `time control ${game.tc}`].filter(Boolean).join(" · ");
       if (this.options.onStep) this.options.onStep(game, k);
+      // For static/board-link.js ("open on the board"): which game the viewer shows, at which turn.
+      this.root.dispatchEvent(new CustomEvent("quarto-viewer-step", { bubbles: true, detail: { viewer: this, game, k } }));
     }
   }
 
@@ -729,7 +731,7 @@
     }).catch((e) => { status.textContent = `cannot load ${name}: ${e.message}`; });
   }
 
-  window.QuartoArena = { Board, Viewer, pieceIcon, states };
+  window.QuartoArena = { Board, Viewer, pieceIcon, pieceDescription, plyToken, states };
   document.addEventListener("DOMContentLoaded", () => {
     const page = document.body.dataset.page;
     if (page === "report") bootReport();
