@@ -179,6 +179,7 @@
     controller = new AbortController();
     const signal = controller.signal;
     state.solver = null;
+    setReady(false); // the position drawn is the last one until the server's answer: clicks wait for it
     draw();
     let seen = "";
     for (;;) {
@@ -198,6 +199,7 @@
       showError("position-error", null);
       state.info = r.position;
       state.solver = r.solver;
+      setReady(true);
       if (r.game) showFind(r.game);
       draw();
       seen = r.seen;
@@ -205,6 +207,14 @@
       const finding = r.game && !r.game.done;
       if (!working && !finding) return;
     }
+  }
+
+  function setReady(ready) {
+    // What a click acts on, and what tests wait for: the position of turn k of the line, as the server drew it.
+    state.ready = ready;
+    const node = $("board");
+    if (ready) node.dataset.ply = String(state.k);
+    else delete node.dataset.ply;
   }
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -295,7 +305,7 @@
         b.append(el("span", "value-tag", shortValue(v)));
         b.title += ` — ${valueText(v)}`;
       }
-      b.disabled = !legal;
+      b.disabled = !legal || !state.ready;
       b.addEventListener("click", () => play(t));
       box.append(b);
     }
@@ -395,7 +405,7 @@
     const s = "abcd".indexOf(name[0]) + 4 * (Number(name[1]) - 1);
     if (state.setup) return setupClick(s);
     const info = state.info;
-    if (!info || info.outcome !== "ongoing" || info.hand < 0 || info.board[s] >= 0) return;
+    if (!state.ready || !info || info.outcome !== "ongoing" || info.hand < 0 || info.board[s] >= 0) return;
     const mine = info.legal.filter((t) => t.startsWith(name));
     if (mine.includes(name)) return play(name); // a placement that ends the game (it wins, or fills the board)
     state.selected = state.selected === s ? -1 : s;
@@ -610,10 +620,12 @@
       mover: $("game-mover").value,
       other: $("game-other").value,
     };
-    api("game/new", body).then(() => {
-      state.follow = true;
-      followGame(true);
-    }).catch((err) => showError("game-error", err));
+    const following = state.follow;
+    state.follow = true; // the new game's first state may come before this answer
+    api("game/new", body).then(() => followGame(true)).catch((err) => {
+      state.follow = following;
+      showError("game-error", err);
+    });
   });
   $("game-abandon").addEventListener("click", () => {
     api("game/abandon", {}).catch((err) => showError("game-error", err));
