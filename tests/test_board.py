@@ -30,7 +30,7 @@ import pytest
 
 pytest.importorskip("aiohttp", reason="needs the web extra (pip install -e '.[web]')")
 
-from boards import STANDARD, BoardProcess, board_process, descendants
+from boards import STANDARD, BoardProcess, board_process, descendants, sample
 from procs import CLI, cli, marked_processes
 from quarto_arena.arena.analysis import Analyser
 from quarto_arena.arena.board import solving
@@ -39,24 +39,11 @@ from quarto_arena.arena.board.engines import MAX_INFO
 from quarto_arena.arena.board.solving import MAX_JOBS, MAX_TABS, WORKERS, SolverPool
 from quarto_arena.arena.pgn import read_games
 from quarto_arena.arena.records import GameRecord
-from quarto_arena.engines.greedy import safe_turns
 from quarto_arena.protocol.notation import NotationError, parse_position
 from quarto_arena.protocol.rules import Position, Variant
 from quarto_arena.protocol.solver import Solver
 
 pytestmark = pytest.mark.extra("web")
-
-
-def sample(empties: int, seed: int = 1, variant: Variant | None = None) -> Position:
-    """An unfinished position with ``empties`` empty squares and a piece in hand, from a game of random safe turns."""
-    rng = random.Random(f"{seed}-{empties}")
-    variant = variant or Variant()
-    while True:
-        p = Position.start(variant)
-        while not p.is_over and 16 - p.placed > empties:
-            p = p.apply(rng.choice(safe_turns(p) or p.legal_turns()))
-        if not p.is_over and 16 - p.placed == empties and p.hand is not None:
-            return p
 
 
 def engine(module: str) -> str:
@@ -224,7 +211,8 @@ def test_the_solver_stops_a_position_no_tab_wants_any_more() -> None:
         small = pool.job(sample(9, 7))
         pool.want("tab", [small])  # the page moved on
         await until(lambda: small.done and pool.busy == 0, 20)
-        assert not deep.values and len(deep.pending) == len(deep.tokens)  # its turns wait, whole, to be asked again
+        waiting = sum(len(turns) for turns in deep.pending.values())
+        assert not deep.values and waiting == len(deep.tokens)  # its turns wait, whole, to be asked again
         assert small.values  # the workers' solvers were resumed after the stop
 
     in_a_loop(test)

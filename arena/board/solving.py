@@ -63,6 +63,7 @@ class Job:
         "pending",
         "position",
         "running",
+        "searching",
         "seconds",
         "tokens",
         "values",
@@ -77,12 +78,17 @@ class Job:
         """Empty squares."""
         self.tokens = [t.token for t in turns]
         """Every legal turn's token, in the rules' order."""
-        self.pending: collections.deque[Turn] = collections.deque(turns)
-        """Turns not yet valued nor being searched."""
+        self.pending: dict[int | None, collections.deque[Turn]] = {}
+        """Turns not yet valued nor being searched, by the square they place on (None: a give or a claim), squares
+        in the rules' order: a worker takes its turns a square at a time (see :meth:`SolverPool.next_turn`)."""
+        for turn in turns:
+            self.pending.setdefault(turn.place, collections.deque()).append(turn)
         self.values: dict[str, Value] = {}
         """Token -> value of the turn for its player."""
         self.by_key: dict[int, Value] = {}
         """Canonical key of a turn's result -> its value (symmetric turns are searched once)."""
+        self.searching: dict[int, list[Turn]] = {}
+        """Canonical key of a result being searched -> the other turns that wait for its value."""
         self.running = 0
         """Turns being searched now."""
         self.deep = self.empty <= AUTO_EMPTIES
@@ -91,6 +97,13 @@ class Job:
         """Seconds the workers spent on it."""
         self.version = 0
         """Bumped by every value found."""
+
+    def found(self, turns: Sequence[Turn], value: Value, seconds: float) -> None:
+        """``turns`` are worth ``value`` (under the pool's lock)."""
+        for turn in turns:
+            self.values[turn.token] = value
+        self.seconds += seconds
+        self.version += 1
 
     @property
     def done(self) -> bool:
@@ -129,6 +142,11 @@ class _Worker:
         self.solver: Solver | None = None
         self.job: Job | None = None
         """The job whose turn it searches now (under the pool's lock)."""
+        self.last: tuple[Job, int | None] | None = None
+        """The job and the square of the last turn it took (under the pool's lock)."""
+        self.halted = False
+        """Its running turn was stopped (set under the pool's lock, cleared when it takes a turn): a solver it makes
+        after the stop, which :meth:`stop` could not reach, does not start."""
         self.thread = threading.Thread(target=self.run, name=f"board-solver-{index}", daemon=True)
 
     def solver_for(self, variant: Variant) -> Solver:
@@ -138,7 +156,8 @@ class _Worker:
         return self.solver
 
     def stop(self) -> None:
-        """Stops the search of the running turn (from the event loop's thread)."""
+        """Stops the search of the running turn (under the pool's lock, from the event loop's thread)."""
+        self.halted = True
         solver = self.solver
         if solver is not None:
             solver.stop()
@@ -147,48 +166,54 @@ class _Worker:
         pool = self.pool
         while True:
             with pool.lock:
-                while not pool.closed and (task := pool.next_turn()) is None:
+                while not pool.closed and (task := pool.next_turn(self)) is None:
                     pool.lock.wait()
                 if pool.closed or task is None:
                     return
                 job, turn = task
                 job.running += 1
-                self.job = job
-            value, seconds = self.search(job, turn)
+                self.job, self.halted = job, False
+            found = self.search(job, turn)
             with pool.lock:
                 job.running -= 1
                 self.job = None
-                if value is None:  # stopped: the turn waits for the next time the position is wanted
-                    job.pending.appendleft(turn)
-                else:
-                    job.values[turn.token] = value
-                    job.seconds += seconds
-                    job.version += 1
-            if value is not None:
+            if found:
                 pool.changed()
 
-    def search(self, job: Job, turn: Turn) -> tuple[Value | None, float]:
-        """The value of ``turn`` in ``job``'s position (None when stopped), and the seconds it took."""
+    def search(self, job: Job, turn: Turn) -> bool:
+        """Values ``turn`` in ``job``'s position, with the turns that wait for the same result (symmetric turns are
+        searched once: one taken while its twin is being searched waits for it); True when values were found. A
+        search that is stopped puts its turns back."""
         position = job.position
         child = position.apply(turn)
         key = None if child.is_over else canonical_key(child)
         lock = self.pool.lock
-        if key is not None:
-            with lock:
-                known = job.by_key.get(key)
+        with lock:
+            known = None if key is None else job.by_key.get(key)
             if known is not None:
-                return known, 0.0
+                job.found((turn,), known, 0.0)
+                return True
+            if key is not None:
+                if key in job.searching:
+                    job.searching[key].append(turn)
+                    return False
+                job.searching[key] = []
         solver = self.solver_for(position.variant)
         t0 = time.monotonic()
-        value = solver.turn_value(position, turn)
+        value = None if self.halted else solver.turn_value(position, turn)
         seconds = time.monotonic() - t0
         if value is None:
             solver.resume()
-            return None, 0.0
-        if key is not None:
-            with lock:
+        with lock:
+            twins = job.searching.pop(key, []) if key is not None else []
+            if value is None:  # stopped: the turns wait for the next time the position is wanted
+                for t in (turn, *twins):
+                    job.pending.setdefault(t.place, collections.deque()).appendleft(t)
+                return False
+            if key is not None:
                 job.by_key[key] = value
-        return value, seconds
+            job.found((turn, *twins), value, seconds)
+        return True
 
 
 class SolverPool:
@@ -286,13 +311,31 @@ class SolverPool:
 
     # --- the workers' side (under the lock)
 
-    def next_turn(self) -> tuple[Job, Turn] | None:
-        """The next turn to search: the first pending one of the tab that asked last, then the one before..."""
+    def next_turn(self, worker: _Worker) -> tuple[Job, Turn] | None:
+        """The next turn for ``worker``: of the tab that asked last first (its first position first), then of the
+        tab before. Within a position, a worker goes on with the square it was on, else takes a square no other
+        worker is on, else shares one: the turns of one square share the most positions below them, which a
+        worker's table then holds (the way :class:`Solver` shares a root's children between two threads)."""
         for _, jobs in reversed(self._wants.values()):
             for job in jobs:
                 if job.deep and job.pending:
-                    return job, job.pending.popleft()
+                    turn = self._take(worker, job)
+                    worker.last = (job, turn.place)
+                    return job, turn
         return None
+
+    def _take(self, worker: _Worker, job: Job) -> Turn:
+        pending = job.pending
+        last = worker.last
+        square = last[1] if last is not None and last[0] is job and last[1] in pending else None
+        if square is None or square not in pending:
+            others = {w.last[1] for w in self._workers if w is not worker and w.last is not None and w.last[0] is job}
+            square = next((s for s in pending if s not in others), next(iter(pending)))
+        turns = pending[square]
+        turn = turns.popleft()
+        if not turns:
+            del pending[square]
+        return turn
 
     def _stop_unwanted(self) -> None:
         wanted = {id(job) for _, jobs in self._wants.values() for job in jobs}
