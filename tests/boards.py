@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import re
 import signal
 import subprocess
@@ -18,10 +19,24 @@ from pathlib import Path
 from typing import Any
 
 from procs import CLI, tied
+from quarto_arena.engines.greedy import safe_turns
+from quarto_arena.protocol.rules import Position, Variant
 
-__all__ = ["STANDARD", "BoardProcess", "board_process", "descendants"]
+__all__ = ["STANDARD", "BoardProcess", "board_process", "descendants", "sample"]
 
 STANDARD = "standard color,shape,height,fill auto"
+
+
+def sample(empties: int, seed: int = 1, variant: Variant | None = None) -> Position:
+    """An unfinished position with ``empties`` empty squares and a piece in hand, from a game of random safe turns."""
+    rng = random.Random(f"{seed}-{empties}")
+    variant = variant or Variant()
+    while True:
+        p = Position.start(variant)
+        while not p.is_over and 16 - p.placed > empties:
+            p = p.apply(rng.choice(safe_turns(p) or p.legal_turns()))
+        if not p.is_over and 16 - p.placed == empties and p.hand is not None:
+            return p
 
 
 @dataclass

@@ -11,7 +11,6 @@ colours a position and plays a turn. Screenshots go to screenshots/ (the README'
 from __future__ import annotations
 
 import os
-import random
 import re
 import subprocess
 import sys
@@ -26,12 +25,10 @@ pytest.importorskip("aiohttp", reason="needs the web extra (pip install -e '.[we
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is missing (pip install -e '.[dev]')")
 
 from bidi import Firefox  # noqa: E402
-from boards import BoardProcess, board_process  # noqa: E402
-from browsers import CHROMIUM, CLI, FIREFOX, FLAGS, HOSTILE, SHOTS, shots  # noqa: E402
+from boards import BoardProcess, board_process, sample  # noqa: E402
+from browsers import CHROMIUM, CLI, FIREFOX, FLAGS, HOSTILE, SHOTS, Watch, shots  # noqa: E402
 from procs import cli  # noqa: E402
-from quarto_arena.engines.greedy import safe_turns  # noqa: E402
 from quarto_arena.protocol.notation import NotationError, parse_position  # noqa: E402
-from quarto_arena.protocol.rules import Position, Variant  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.extra("web")]
 
@@ -53,17 +50,6 @@ EVIL_INFO = textwrap.dedent(
 _REFUSED = "the server responded with a status of 400"
 
 
-def sample(empties: int, seed: int) -> Position:
-    """An unfinished position with ``empties`` empty squares and a piece in hand (random safe turns)."""
-    rng = random.Random(f"{seed}-{empties}")
-    while True:
-        p = Position.start(Variant())
-        while not p.is_over and 16 - p.placed > empties:
-            p = p.apply(rng.choice(safe_turns(p) or p.legal_turns()))
-        if not p.is_over and 16 - p.placed == empties and p.hand is not None:
-            return p
-
-
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
     shots(CHROMIUM)
@@ -83,20 +69,6 @@ def board(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BoardProcess]:
         yield b
 
 
-class Watch:
-    """What a page did: script and console errors (but the 400 a typo is answered with), and its requests."""
-
-    def __init__(self, page: Any) -> None:
-        self.errors: list[str] = []
-        self.requests: list[str] = []
-        page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
-        page.on(
-            "console",
-            lambda m: self.errors.append(m.text) if m.type == "error" and _REFUSED not in m.text else None,
-        )
-        page.on("request", lambda r: self.requests.append(r.url))
-
-
 COLOURED = "document.querySelectorAll('#board circle.v-win, #board circle.v-draw, #board circle.v-loss')"
 """The empty squares the solver has coloured."""
 
@@ -112,7 +84,7 @@ def set_position(page: Any, text: str) -> None:
 
 def test_a_person_at_the_board_in_chromium(chromium: Any, board: BoardProcess) -> None:
     page = chromium.new_page(viewport={"width": 1250, "height": 1000})
-    watch = Watch(page)
+    watch = Watch(page, allowed=(_REFUSED,))
     page.goto(board.url)
     page.wait_for_selector("#ask-engine option", state="attached")
     # A typo: one line under the field, the notation's own words; the board shown stays as it was.
