@@ -567,3 +567,26 @@ def test_the_other_pages_find_the_running_board_and_lose_it_when_it_stops(
             serve.wait(timeout=60)
         assert board.stop() == 0
     assert not board.board_file.exists() and running_board() is None
+
+
+def test_ctrl_c_saves_the_game_in_play_and_ends_every_engine(tmp_path: Path) -> None:
+    with board_process(tmp_path, "--engine", "greedy", "--engine", "perfect") as board:
+        board.ok("engine/go", {"engine": "perfect", "variant": STANDARD, "start": "startpos", "limit": "st=0.1"})
+        board.ok(
+            "game/new", {"variant": STANDARD, "start": "startpos", "tc": "st=1", "mover": "human", "other": "greedy"}
+        )
+        board.wait_game(lambda g: g["asked"])
+        board.ok("game/turn", {"turn": "5"})
+        board.wait_game(lambda g: len(g["tokens"]) == 2)
+        assert len(marked_processes(board.proc.pid)) == 2  # greedy in the game, perfect for the page's questions
+        assert board.stop(signal.SIGINT) == 0
+        assert not marked_processes(board.proc.pid)
+        (line,) = (board.directory / "games.jsonl").read_text().splitlines()
+        record = GameRecord.from_dict(json.loads(line))
+        assert (record.result.value, record.termination.value, record.detail) == (
+            "*",
+            "aborted",
+            "abandoned at the board",
+        )
+        assert [t.token for t in record.turns][:1] == ["5"] and len(record.turns) == 2
+        assert "Traceback" not in board.log.read_text()
