@@ -318,6 +318,22 @@ def test_an_illegal_turn_of_the_person_is_refused_and_the_game_goes_on(board: Bo
     assert board.post("game/abandon", {})[1] == {"error": "no game is in play"}
 
 
+def test_two_tabs_starting_a_game_at_once_start_one(board: BoardProcess) -> None:
+    new = {"variant": STANDARD, "start": "startpos", "tc": "st=1", "mover": "perfect", "other": "human"}
+    answers: list[tuple[int, Any]] = []
+    threads = [threading.Thread(target=lambda: answers.append(board.post("game/new", new))) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert sorted(status for status, _ in answers) == [200, 400]
+    assert [a for status, a in answers if status == 400] == [{"error": "a game is in play: abandon it first"}]
+    board.wait_game(lambda g: g["asked"])
+    board.ok("game/abandon", {})
+    board.wait_game(lambda g: not g["playing"])
+    assert not engines_running(board, "perfect")
+
+
 def test_an_engine_asked_gives_its_turn_and_its_info_lines(board: BoardProcess) -> None:
     position = sample(10, 5)
     answer = board.ok(

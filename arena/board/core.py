@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from quarto_arena.protocol.notation import NotationError, parse_position, parse_turn
-from quarto_arena.protocol.rules import IllegalTurn, Outcome, Position, Variant, iter_alignments
+from quarto_arena.protocol.rules import IllegalTurn, Position, Variant
 from quarto_arena.protocol.text import safe_text
 
 from ..analysis import TurnAnalysis
@@ -32,7 +32,7 @@ from .engines import Engines
 from .games import MAX_TOKENS, BoardGame, Loaded, game_from_link, load_games, variant_of
 from .human import HUMAN
 from .solving import AUTO_EMPTIES, WANT_SECONDS, Job, SolverPool, value_json
-from .table import GameSettings, Table
+from .table import GameSettings, Table, won_lines
 
 __all__ = ["MAX_POLLS", "POLL_SECONDS", "PROGRESS_SECONDS", "Board"]
 
@@ -67,7 +67,7 @@ def line_position(variant: Variant, start: str, tokens: Sequence[str]) -> tuple[
     :class:`BoardError` with the notation's own message for a typo in the start (``row 3 has 5 cells...``), and the
     turn's number and the rules' reason for a turn that does not apply."""
     try:
-        position = Position.start(variant) if start.strip().lower() == STARTPOS else parse_position(start, variant)
+        position = parse_position(start, variant)  # startpos too
     except NotationError as e:
         raise BoardError(str(e)) from None
     line = [position]
@@ -90,7 +90,7 @@ def position_json(position: Position) -> dict[str, Any]:
         "outcome": position.outcome.value,
         "empty": 16 - position.placed,
         "legal": [t.token for t in position.legal_turns()],
-        "lines": list(iter_alignments(position)) if position.outcome is Outcome.WIN else [],
+        "lines": won_lines(position),
     }
 
 
@@ -174,6 +174,8 @@ class Board:
         tab = _text(body, "tab", limit=40)
         if not _TAB.match(tab):
             raise BoardError("tab: expected 1-40 letters, digits, _ or -")
+        if self._polls >= MAX_POLLS:
+            raise BoardError(f"{MAX_POLLS} requests are waiting for the solver already: close some tabs")
         variant = variant_of(_text(body, "variant"))
         position, _ = line_position(variant, _text(body, "start"), _tokens(body, "turns"))
         shown = position_json(position)
@@ -188,8 +190,6 @@ class Board:
         jobs = [job, *(j for j, _ in plies if j is not None and j is not job)]
         self.pool.want(tab, jobs, deep=bool(body.get("deep")))
         seen = str(body.get("seen", ""))[:80]
-        if self._polls >= MAX_POLLS:
-            raise BoardError(f"{MAX_POLLS} requests are waiting for the solver already: close some tabs")
         self._polls += 1
         try:
             key = await self._wait(job, jobs, seen)

@@ -39,7 +39,7 @@ from . import BoardError
 from .engines import Engines
 from .human import HUMAN, HUMAN_SOURCE, HumanTransport
 
-__all__ = ["EVENT", "HUMAN_SAFETY", "GameSettings", "Table"]
+__all__ = ["EVENT", "HUMAN_SAFETY", "GameSettings", "Table", "won_lines"]
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +103,7 @@ class Table:
         self._saved: str | None = None
         self._aborted: GameRecord | None = None
         self._games = _saved_games(directory)
+        self._starting = False
 
     @property
     def playing(self) -> bool:
@@ -118,20 +119,26 @@ class Table:
     async def start(self, settings: GameSettings) -> None:
         """Starts a game (:class:`BoardError` when one is in play, or the settings are bad); returns once both
         sides are ready to play (an engine that cannot start loses the game, as in a run)."""
-        if self.playing:
+        if self.playing or self._starting:
             raise BoardError("a game is in play: abandon it first")
         position = settings.check()
         for name in settings.players:
             if name != HUMAN:
                 self.engines.desk(name)  # a name that is no engine's is refused before anything starts
-        self._games += 1
+        self._starting = True  # two tabs asking at once start one game: the sessions below take a moment
+        try:
+            await self._start(settings, position)
+        finally:
+            self._starting = False
+
+    async def _start(self, settings: GameSettings, position: Position) -> None:
         spec = GameSpec(
             variant=settings.variant,
             time_control=settings.time_control,
             margin_ms=DEFAULT_MARGIN_MS,
             start=settings.start,
             opening=settings.opening,
-            game_id=self._games,
+            game_id=self._games + 1,
         )
         sessions: list[EngineSession] = []
         humans: list[HumanTransport | None] = []
@@ -155,6 +162,7 @@ class Table:
             raise
         first, second = sessions
         control = settings.time_control
+        self._games = spec.game_id
         self._settings = settings
         self._sessions = (first, second)
         self._engines = tuple(taken)
@@ -307,11 +315,12 @@ class Table:
             "termination": None if record is None else record.termination.value,
             "detail": None if record is None else record.detail,
             "saved": self._saved,
-            "lines": [] if r.position is None or playing else _lines(r.position),
+            "lines": [] if r.position is None or playing else won_lines(r.position),
         }
 
 
-def _lines(position: Position) -> list[int]:
+def won_lines(position: Position) -> list[int]:
+    """The alignments that won the game (square masks), or none while it goes on or after a draw."""
     return list(iter_alignments(position)) if position.outcome is Outcome.WIN else []
 
 
