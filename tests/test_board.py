@@ -260,7 +260,7 @@ def play_as_human(board: BoardProcess, pick: int = 0, timeout: float = 120) -> d
             "position", {"tab": "h", "variant": game["variant"], "start": game["start"], "turns": game["tokens"]}
         )
         legal = answer["position"]["legal"]
-        board.ok("game/turn", {"turn": legal[pick % len(legal)]})
+        board.ok("game/turn", {"turn": legal[pick % len(legal)], "ply": len(game["tokens"])})
         board.wait_game(lambda g, n=len(game["tokens"]): len(g["tokens"]) > n or not g["playing"])
         assert time.monotonic() < deadline
 
@@ -294,7 +294,18 @@ def test_a_person_plays_an_engine_refereed_and_saved_as_in_a_run(board: BoardPro
     # The game's engine is ended with the game; greedy is free again.
     assert not engines_running(board, "greedy")
     assert board.state()["engines"][0] == {"name": "greedy", "state": "idle"}
-    assert board.post("game/turn", {"turn": "a1"})[1] == {"error": "no game waits for your turn"}
+    assert board.post("game/turn", {"turn": "a1", "ply": 0})[1] == {"error": "no game waits for your turn"}
+
+
+def test_a_turn_sent_before_the_person_is_asked_waits_for_the_ask(board: BoardProcess) -> None:
+    # The page may send the first turn as soon as the game is in play: before the referee's go reached the person.
+    new = {"variant": STANDARD, "start": "startpos", "tc": "st=1", "mover": "human", "other": "perfect"}
+    board.ok("game/new", new)
+    board.ok("game/turn", {"turn": "3", "ply": 0})
+    game = board.wait_game(lambda g: len(g["tokens"]) == 2)
+    assert game["tokens"][0] == "3"
+    board.ok("game/abandon", {})
+    board.wait_game(lambda g: not g["playing"])
 
 
 def test_an_illegal_turn_of_the_person_is_refused_and_the_game_goes_on(board: BoardProcess) -> None:
@@ -303,12 +314,16 @@ def test_an_illegal_turn_of_the_person_is_refused_and_the_game_goes_on(board: Bo
         {"variant": STANDARD, "start": "startpos", "turns": [], "tc": "st=0.2", "mover": "human", "other": "perfect"},
     )
     board.wait_game(lambda g: g["asked"])
-    assert board.post("game/turn", {"turn": "a1"}) == (
+    assert board.post("game/turn", {"turn": "a1", "ply": 0}) == (
         400,
         {"error": "a1: no piece in hand: this turn only gives a piece"},
     )
-    assert board.post("game/turn", {"turn": "zz"})[0] == 400
-    board.ok("game/turn", {"turn": "7"})
+    assert board.post("game/turn", {"turn": "zz", "ply": 0})[0] == 400
+    assert board.post("game/turn", {"turn": "7", "ply": 1})[1] == {"error": "no game waits for your turn"}
+    assert board.post("game/turn", {"turn": "7"})[1] == {
+        "error": "ply: expected the number of turns played before this one"
+    }
+    board.ok("game/turn", {"turn": "7", "ply": 0})
     game = board.wait_game(lambda g: len(g["tokens"]) == 2)
     assert game["tokens"][0] == "7" and game["playing"]
     board.ok("game/abandon", {})
@@ -444,7 +459,7 @@ def test_a_person_claims_the_alignment_an_engine_missed(tmp_path: Path) -> None:
         assert game["tokens"] == ["b14"]  # the miss
         answer = board.ok("position", {"tab": "c", "variant": strict, "start": game["start"], "turns": game["tokens"]})
         assert answer["position"]["claimable"] and "!" in answer["position"]["legal"]
-        board.ok("game/turn", {"turn": "!"})
+        board.ok("game/turn", {"turn": "!", "ply": 1})
         game = board.wait_game(lambda g: not g["playing"])
         assert (game["result"], game["termination"], game["detail"]) == (
             "0-1",
@@ -592,7 +607,7 @@ def test_ctrl_c_saves_the_game_in_play_and_ends_every_engine(tmp_path: Path) -> 
             "game/new", {"variant": STANDARD, "start": "startpos", "tc": "st=1", "mover": "human", "other": "greedy"}
         )
         board.wait_game(lambda g: g["asked"])
-        board.ok("game/turn", {"turn": "5"})
+        board.ok("game/turn", {"turn": "5", "ply": 0})
         board.wait_game(lambda g: len(g["tokens"]) == 2)
         assert len(marked_processes(board.proc.pid)) == 2  # greedy in the game, perfect for the page's questions
         assert board.stop(signal.SIGINT) == 0

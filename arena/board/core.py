@@ -284,8 +284,11 @@ class Board:
         return {}
 
     async def turn(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        """The person's turn (``turn``) in the game."""
-        self.table.play(_text(body, "turn", limit=8))
+        """The person's turn (``turn``) at turn number ``ply`` of the game."""
+        ply = body.get("ply")
+        if not isinstance(ply, int) or isinstance(ply, bool):
+            raise BoardError("ply: expected the number of turns played before this one")
+        await self.table.play(_text(body, "turn", limit=8), ply)
         return {}
 
     async def abandon(self, body: Mapping[str, Any]) -> dict[str, Any]:

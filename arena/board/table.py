@@ -45,6 +45,8 @@ log = logging.getLogger(__name__)
 
 EVENT: Final = "quarto-arena board"
 """The PGN Event tag of the board's games."""
+ASK_WAIT: Final = 5.0
+"""Seconds a person's turn sent a moment early waits for the referee's ask (see :meth:`Table.play`)."""
 HUMAN_SAFETY: Final = 24 * 3600.0
 """Seconds a person without a clock may think about one turn before the game is lost on time (a page left open)."""
 _UNTIMED: Final = TimeControl.parse("inf")
@@ -104,6 +106,8 @@ class Table:
         self._aborted: GameRecord | None = None
         self._games = _saved_games(directory)
         self._starting = False
+        self._ask = asyncio.Event()
+        """Set while a person is asked for a turn (cleared by every turn played)."""
 
     @property
     def playing(self) -> bool:
@@ -175,6 +179,7 @@ class Table:
         )
         self._record = self._saved = self._aborted = None
         self._asked_at = time.monotonic()
+        self._ask.clear()
         self._task = asyncio.create_task(self._play(spec))
         self._changed()
 
@@ -192,10 +197,21 @@ class Table:
         logs.mkdir(parents=True, exist_ok=True)
         return logs / f"{name}.stderr"
 
-    def play(self, token: str) -> None:
-        """The person's turn in the game; :class:`BoardError` when no person is asked or the turn is not legal."""
-        human = self._asked_human()
-        if human is None or self._position is None:
+    async def play(self, token: str, ply: int) -> None:
+        """The person's turn ``token`` at turn number ``ply`` of the game (0: the first); :class:`BoardError` when
+        no person is to move there, or the turn is not legal.
+
+        The page may send it a moment before the referee has asked the person (the game has just started, or the
+        page drew the position before the news that the person was asked): it then waits for the ask, a few
+        seconds at most. ``ply`` makes sure a turn is played in the position it was chosen in, never in a later one."""
+        side = ply % 2
+        human = self._humans[side]
+        if not self.playing or human is None or ply != len(self._records):
+            raise BoardError("no game waits for your turn")
+        if not human.asked:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._ask.wait(), ASK_WAIT)
+        if not self.playing or ply != len(self._records) or not human.asked or self._position is None:
             raise BoardError("no game waits for your turn")
         try:
             turn = parse_turn(token)
@@ -212,6 +228,7 @@ class Table:
 
     def _asked(self) -> None:
         self._asked_at = time.monotonic()
+        self._ask.set()
         self._changed()
 
     async def abandon(self) -> None:
@@ -261,6 +278,7 @@ class Table:
         self._records.append(turn)
         self._position = position
         self._asked_at = time.monotonic()
+        self._ask.clear()
         self._changed()
 
     def _abort(self, record: GameRecord) -> None:

@@ -141,8 +141,9 @@
 
   function play(tokenPlayed) {
     state.selected = -1;
-    if (humanAsked()) {
-      api("game/turn", { turn: tokenPlayed }).catch((e) => showError("game-error", e));
+    if (humanToMove()) {
+      showError("game-error", null);
+      api("game/turn", { turn: tokenPlayed, ply: state.k }).catch((e) => showError("game-error", e));
       return;
     }
     state.follow = false;
@@ -153,9 +154,11 @@
     load();
   }
 
-  function humanAsked() {
+  // The game's position, with a person to move: a turn clicked goes to the game (the server waits a moment for the
+  // referee's ask, which the page may not have heard of yet).
+  function humanToMove() {
     const g = state.game;
-    return Boolean(state.follow && g && g.playing && g.asked && state.k === g.tokens.length);
+    return Boolean(state.follow && g && g.playing && g.humans[g.to_move] && state.k === g.tokens.length);
   }
 
   function request(seen) {
@@ -378,7 +381,7 @@
     const g = state.game;
     let title = state.label || "Your line";
     if (state.follow && g) title = `Game ${g.id}: ${g.players[0]} vs ${g.players[1]}`;
-    if (humanAsked()) title += " — your turn";
+    if (humanToMove()) title += " — your turn";
     $("board-title").textContent = title;
   }
 
