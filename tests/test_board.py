@@ -245,6 +245,34 @@ def test_the_solvers_memory_of_positions_and_tabs_is_bounded() -> None:
     in_a_loop(test)
 
 
+def test_pages_asking_again_and_again_while_the_workers_write(board: BoardProcess) -> None:
+    # Three tabs that ask without waiting (seen="") read the values while the workers add to them: each answer is
+    # whole, never a server error (a snapshot read beside a worker's write once raised in the page's request).
+    failures: list[tuple[int, Any]] = []
+
+    def tab(k: int) -> None:
+        for i in range(6):
+            start = str(sample(11, 900 + 10 * k + i))
+            while True:
+                body = {"tab": f"eager{k}", "variant": STANDARD, "start": start, "solve": True, "seen": ""}
+                status, answer = board.post("position", body)
+                if status != 200:
+                    failures.append((status, answer))
+                    return
+                solver = answer["solver"]
+                assert len(solver["values"]) == solver["valued"]
+                if solver["done"]:
+                    break
+
+    threads = [threading.Thread(target=tab, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=600)
+    assert not failures
+    assert "Error handling request" not in board.log.read_text()
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # Games
 

@@ -195,12 +195,13 @@ class Board:
             key = await self._wait(job, jobs, seen)
         finally:
             self._polls -= 1
-        return {
-            "position": shown,
-            "solver": job.snapshot(),
-            "game": None if not plies else _marks(plies),
-            "seen": key,
-        }
+        with self.pool.lock:  # the workers write the values as they find them
+            return {
+                "position": shown,
+                "solver": job.snapshot(),
+                "game": None if not plies else _marks(plies),
+                "seen": key,
+            }
 
     def _game_jobs(self, variant: Variant, game: Mapping[str, Any]) -> list[tuple[Job | None, str]]:
         """Each turn of a game: the job of the position before it (from AUTO_EMPTIES empty squares down, else None),

@@ -53,8 +53,8 @@ def value_json(value: Value) -> list[Any]:
 
 
 class Job:
-    """One position's turns and the values found so far. Changed by the workers under the pool's lock; read on the
-    event loop through :meth:`snapshot`."""
+    """One position's turns and the values found so far. Changed by the workers under the pool's lock, and read
+    under it (:meth:`snapshot`, :meth:`best`, :meth:`keeping`: a worker may add a value at any moment)."""
 
     __slots__ = (
         "by_key",
