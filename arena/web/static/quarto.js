@@ -380,6 +380,8 @@
       if (!this.leftBox.firstChild) this.leftBox.append(el("span", "note", "none"));
       this.detail.textContent = [game.detail, game.error, `time control ${game.tc}`].filter(Boolean).join(" · ");
       if (this.options.onStep) this.options.onStep(game, k);
+      // For static/board-link.js ("open on the board"): which game the viewer shows, at which turn.
+      this.root.dispatchEvent(new CustomEvent("quarto-viewer-step", { bubbles: true, detail: { viewer: this, game, k } }));
     }
   }
 
@@ -744,7 +746,7 @@
   // What other pages' scripts build on (tune.js: a tune's report and live page).
   window.QuartoArena = {
     Board, Viewer, pieceIcon, states, el, clear, table, chart, colour, PALETTE, follow, showBoards, gameList,
-    showNotices, showProgress, liveViewer, reportGames,
+    showNotices, showProgress, liveViewer, reportGames, pieceDescription, plyToken,
   };
   document.addEventListener("DOMContentLoaded", () => {
     const page = document.body.dataset.page;
