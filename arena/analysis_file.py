@@ -52,6 +52,8 @@ __all__ = ["IN_FLIGHT", "FileAnalysis", "Outputs", "analyse_file", "count_games"
 IN_FLIGHT: Final = 8
 """Games given to one worker process and not yet written back, at most."""
 _WAIT: Final = 0.5  # s between two looks at whether a silent worker still lives
+#: The signals that stop an analysis (SIGINT, SIGTERM): a worker has them blocked until its own handlers are set.
+_STOPS: Final = frozenset({signal.SIGINT, signal.SIGTERM})
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,8 +250,15 @@ def _in_workers(
         context.Process(target=_work, args=(tasks[w], results, w, limits, os.getpid()), daemon=True)
         for w in range(jobs)
     ]
-    for worker in workers:
-        worker.start()
+    # Forked, a worker starts with this process's handlers, which raise KeyboardInterrupt: a worker stopped while it
+    # still imports printed that traceback (a bad game found by one worker while the other started, under load). The
+    # stop signals are blocked until the worker has set its own; here they wait meanwhile, none is lost.
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+    try:
+        for worker in workers:
+            worker.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     pending: deque[int] = deque()  # the games given out, in file order
     done: dict[int, GameAnalysis | AnalysisError] = {}  # a bad game's error is raised in file order too
     router = _Router(jobs)
@@ -350,10 +359,11 @@ class _Router:
 
 def _work(tasks: Any, results: Any, w: int, limits: Limits | None, parent: int) -> None:
     """A worker process: games in, analyses out, until it is ended."""
-    from .transport.supervision import exit_with_parent  # here: the engines' transports are no start-up cost
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the parent stops us
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # how the parent stops us (not the parent's handler, forked)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)  # blocked by the parent until now (_in_workers)
+    from .transport.supervision import exit_with_parent  # here: the engines' transports are no start-up cost
+
     exit_with_parent(parent)  # a worker would wait for ever after an analyse killed by SIGKILL
     analyser = Analyser()
     analyser.limits = limits
