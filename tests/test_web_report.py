@@ -422,16 +422,32 @@ def test_the_pages_tables_are_the_commands_tables(played: tuple[RunSpec, list[Ga
     assert sum(n for _, n in summary["terminations"]) == len(games)
 
 
-SLOW_BOT = """
-import random, time
-from quarto_arena.protocol.bot import run
+GATED_BOT = """
+import pathlib, random, time
+from quarto_arena.protocol.bot import Bot, run
 
-def choose(position, ctx):
-    time.sleep(0.05)
-    return random.choice(position.legal_turns())
+GATE = pathlib.Path(__file__).with_name("gate")
 
-run(choose, [])
+class Gated(Bot):
+    name = "gated"
+    games = 0
+    fresh = False
+
+    def new_game(self, variant):
+        self.fresh = True  # the game starts at the next search (an engine started early is made ready once more)
+
+    def search(self, position, ctx):
+        if self.fresh:
+            self.fresh = False
+            self.games += 1
+            while int(GATE.read_text()) < self.games:  # the test lets the games start a few at a time
+                time.sleep(0.02)
+        return random.choice(position.legal_turns())
+
+run(Gated(), [])
 """
+"""A bot that starts a game only once the file ``gate`` beside it holds at least that game's number: the pace of
+a run set by the test, not by how fast the machine runs the bot, the arena and the server."""
 
 
 def http(url: str, *, method: str = "GET", host: str | None = None) -> tuple[int, dict[str, str], bytes]:
@@ -451,8 +467,19 @@ def http(url: str, *, method: str = "GET", host: str | None = None) -> tuple[int
 @pytest.mark.slow
 @pytest.mark.extra("web")
 def test_serve_follows_a_run_another_process_is_writing(tmp_path: Path) -> None:
+    """The page follows a run's games as they come. The run plays three games at a time, each three started when
+    the test has seen the last three done: a run that finished before the server was up (a loaded machine) cannot
+    pass for one the page followed, nor fail the test."""
     bot = tmp_path / "slow.py"
-    bot.write_text(SLOW_BOT)
+    bot.write_text(GATED_BOT)
+    gate = tmp_path / "gate"
+
+    def allow(games: int) -> None:
+        (tmp_path / "gate.new").write_text(str(games))
+        os.replace(tmp_path / "gate.new", gate)  # the bot never reads a half-written number
+
+    allowed = 3
+    allow(allowed)
     out = tmp_path / "t"
     run = subprocess.Popen(
         [
@@ -463,7 +490,7 @@ def test_serve_follows_a_run_another_process_is_writing(tmp_path: Path) -> None:
             "--games",
             "12",
             "--tc",
-            "st=2",
+            "inf",  # the bot waits for the gate in its search: no clock to lose on, the safety deadline bounds it
             "--out",
             str(out),
             "-q",
@@ -492,9 +519,12 @@ def test_serve_follows_a_run_another_process_is_writing(tmp_path: Path) -> None:
                 seen.append(done)
             if done == 12:
                 break
+            if done >= allowed:
+                allowed += 3
+                allow(allowed)
             assert time.monotonic() < deadline, seen
             time.sleep(0.2)
-        assert len(seen) >= 3, f"the page did not follow the games as they came: {seen}"
+        assert len(seen) >= 4, f"the page did not follow the games as they came: {seen}"
         assert run.wait(timeout=60) == 0
         status, headers, body = http(url)
         assert status == 200 and b"<h1>Match: slow, greedy</h1>" in body
