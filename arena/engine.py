@@ -45,6 +45,7 @@ from quarto_arena.arena.transport import (
 )
 from quarto_arena.arena.transport.base import END_WAIT
 from quarto_arena.arena.transport.zeromq import RECONNECT_PAUSE
+from quarto_arena.arena.turns import SearchSlots, SessionSlots
 from quarto_arena.protocol.rules import Turn, Variant
 from quarto_arena.protocol.text import safe_text
 from quarto_arena.protocol.uqi import (
@@ -397,8 +398,11 @@ class SearchFailed(Exception):
         self.detail = detail
 
 
-class Search(Exchange[tuple[Turn, str | None]]):
-    """``position`` + ``go`` -> ``info``... -> ``turn``; keeps the last score; anything else loses the game."""
+class Search(Exchange[tuple[Turn, str | None]], SearchSlots):
+    """``position`` + ``go`` -> ``info``... -> ``turn``; keeps the last score; anything else loses the game.
+
+    Its slots (:class:`~quarto_arena.arena.turns.SearchSlots`) are read and written by the compiled turn path too.
+    """
 
     def __init__(
         self,
@@ -510,7 +514,7 @@ _Ending = None | EngineError | SearchFailed | PeerGone | _Timeout
 _Sent: TypeAlias = "asyncio.Future[_Ending] | None"
 
 
-class EngineSession:
+class EngineSession(SessionSlots):
     """One engine, over a transport, from handshake to quit. Restartable after a crash (:meth:`restart`).
 
     Not safe for concurrent exchanges: one request at a time, except :meth:`stop` during a search. The session is

@@ -217,7 +217,7 @@ _Stop = None | tuple[int, "SearchOutcome | tuple[Termination, str]"]
 or with the termination and detail of its illegal turn."""
 
 
-class _Game:
+class _Game(turns.GameSlots):
     """The state of one game in progress (the loop is :meth:`play`)."""
 
     def __init__(

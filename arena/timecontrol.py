@@ -37,6 +37,7 @@ from quarto_arena.protocol.uqi import Go, format_command
 
 from . import codec
 from .memo import by_identities
+from .turns import ClockSlots
 
 if TYPE_CHECKING:
     import asyncio
@@ -233,7 +234,7 @@ def _untimed_go_line(mine: TimeControl, theirs: TimeControl) -> str:
     return format_command(Clock(mine).go(Clock(theirs)))
 
 
-class SearchClock:
+class SearchClock(ClockSlots):
     """The clock of one request to an engine (a search above all), on the arena's monotonic clock
     (``time.monotonic``): when the request was sent, when its answer came, the deadline, and whether it has passed.
 
@@ -250,7 +251,7 @@ class SearchClock:
     than the last one's, so a timer is made only about once per deadline's length, not once per turn.
     """
 
-    __slots__ = ("_handle", "_loop", "_on_expiry", "_running", "_when", "answered_at", "at", "seconds", "sent_at")
+    __slots__ = ("_loop", "_on_expiry")  # and ClockSlots', which the compiled turn path reads and writes too
 
     def __init__(
         self, loop: asyncio.AbstractEventLoop | None = None, on_expiry: Callable[[], None] | None = None
