@@ -41,13 +41,13 @@ left to Python, they would cost the saving back. So C writes the state, and the 
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
+from quarto_arena.arena.memo import by_identity
 from quarto_arena.arena.records import TurnRecord
 from quarto_arena.protocol.rules import TURNS, Outcome, Position, Turn, Variant
 
@@ -221,7 +221,7 @@ def path(*args: Any) -> _turns.Path:
     return _turns.Path(*args)
 
 
-@functools.lru_cache(maxsize=64)
+@by_identity  # every game of a run asks, with the run's one variant object
 def rules(variant: Variant) -> _turns.Rules:
     """The variant's winning groups through each square, for the compiled win test (made once per variant)."""
     return _turns.Rules(variant.through, variant.strict)

@@ -181,13 +181,13 @@ class LocalPlayer:
 def game_spec(game: ScheduledGame, spec: RunSpec) -> GameSpec:
     """The referee's view of a scheduled game."""
     opening = game.opening
-    return new_game_spec(  # GameSpec(...) with its slots set directly, in the fields' order
-        spec.variant,
-        spec.time_control,
-        spec.margin_ms,
-        None if opening.start == STARTPOS else opening.start,  # start
-        opening.turns,  # opening
-        game.game_id,
-        game.round,
-        spec.adjudicate,
+    return new_game_spec(
+        variant=spec.variant,
+        time_control=spec.time_control,
+        margin_ms=spec.margin_ms,
+        start=None if opening.start == STARTPOS else opening.start,
+        opening=opening.turns,
+        game_id=game.game_id,
+        round=game.round,
+        adjudicate=spec.adjudicate,
     )
