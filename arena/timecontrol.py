@@ -37,6 +37,7 @@ from quarto_arena.protocol.uqi import Go, format_command
 
 from . import codec
 from .memo import by_identities
+from .options import DEFAULT_MARGIN_MS
 from .turns import ClockSlots
 
 if TYPE_CHECKING:
@@ -44,7 +45,6 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_MARGIN_MS", "Clock", "SearchClock", "TimeControl", "as_text"]
 
-DEFAULT_MARGIN_MS: Final = 50
 _SECONDS: Final = re.compile(r"\d+(\.\d+)?\Z|\.\d+\Z")
 _HELP: Final = (
     "accepted: BASE+INC (60+0.5), MOVES/BASE[+INC] (40/60+0.5), st=SECONDS (st=1), depth=N, nodes=N, inf;"

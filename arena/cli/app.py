@@ -27,7 +27,7 @@ from quarto_arena.protocol.errors import ExitStatus, QuartoError  # two small cl
 
 from .. import package_version
 from ..console import INTERRUPTED, HeldInterrupts  # signal and sys only: no cost at start-up
-from ..options import Flag, RunOptions, option_fields, parse_size  # the standard library only: no cost at start-up
+from ..options import Flag, option_fields, parse_size  # the standard library only: no cost at start-up
 
 if TYPE_CHECKING:
     from quarto_arena.protocol.rules import Position, Variant
@@ -46,7 +46,6 @@ app = typer.Typer(
 EXIT_USAGE = ExitStatus.USAGE
 EXIT_ENGINE = ExitStatus.ENGINE
 EXIT_INTERNAL = ExitStatus.INTERNAL
-DEFAULT_MARGIN_MS = RunOptions().timemargin  # timecontrol.DEFAULT_MARGIN_MS (tested): not imported, for start-up
 
 
 _REPORTED: list[str] = []  # the line fail() printed, so that main() does not add a second one

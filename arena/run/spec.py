@@ -17,7 +17,7 @@ from quarto_arena.protocol.rules import Variant
 from .. import codec
 from ..engine import EngineConfig, EngineError
 from ..errors import ArenaError, ExitStatus
-from ..options import RunOptions, parse_size
+from ..options import DEFAULT_WAIT, RunOptions, parse_size
 from ..referee import MAX_ADJUDICATE
 from ..roster import RosterError, apply_options, config_from_dict, name_endpoints, resolve_roster
 from ..schedule import STARTPOS, Format, OpeningBook, Schedule, ScheduleError, load_openings, opening_from_text
@@ -49,7 +49,7 @@ class ServerSpec:
     """The endpoint the arena binds its ROUTER to (``tcp://HOST:PORT``; loopback unless ``keys``)."""
     keys: str | None = None
     """The keys directory (absolute): CurveZMQ authentication and encryption; None: plain ZeroMQ on loopback."""
-    wait: float = 60.0
+    wait: float = DEFAULT_WAIT
     """Seconds to wait for every remote bot to connect before the first game (and for an absent bot's game)."""
 
     def __post_init__(self) -> None:
