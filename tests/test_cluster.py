@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
 
 import pytest
 from procs import CLI, free_port, marked_processes, wait_listening
@@ -78,6 +79,10 @@ def dask_cluster(directory: Path, worker_paths: list[str]) -> Iterator[DaskClust
                 [*dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
                 stdout=log,
                 stderr=subprocess.STDOUT,
+                # The scheduler's memory manager drops the copies of data no task waits for (a run's lease among
+                # them) every 2 s by default: every 50 ms here, so that a test run of a second meets it as a long run
+                # does, whatever the machine's load.
+                env={**os.environ, "DASK_DISTRIBUTED__SCHEDULER__ACTIVE_MEMORY_MANAGER__INTERVAL": "50ms"},
             )
         procs.append(scheduler)
         wait_listening(address, scheduler)
@@ -465,6 +470,41 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+@pytest.mark.extra("dask")
+def test_a_lease_whose_copy_the_memory_manager_dropped_is_still_held_until_released(shared: DaskCluster) -> None:
+    """The scheduler's memory manager keeps one copy of a run's lease (no task waits for it): the workers whose copy
+    went still count it held, as the scheduler says, and keep the run's engines warm, until the coordinator lets it
+    go. (The shared cluster's manager runs every 50 ms: a long run's every 2 s.) Before, a worker took the dropped
+    copy for the end of the run and quit its engines between two games: 6 processes of a bot for 8 games, not 4."""
+    from distributed import Client
+
+    def _lease_state(key: str, dask_worker: Any) -> bool | None:  # on a worker (a local function: sent by value)
+        """What the worker's pool makes of the lease ``key`` now (arena/cluster/warm.py)."""
+        from quarto_arena.arena.cluster.task import _lease_held
+        from quarto_arena.arena.cluster.warm import worker_engines
+
+        pool = worker_engines()
+        pool.watch_leases(dask_worker.state.tasks, _lease_held(dask_worker))
+        return pool._lease_state(key)
+
+    with Client(shared.address, timeout=30) as client:
+        lease = client.scatter("a coordinator's token", broadcast=True, hash=False)
+        key = str(lease.key)
+        assert set(client.run(_lease_state, key).values()) == {True}  # each worker holds a copy, and has seen it
+        deadline = time.monotonic() + 30
+        while len(client.who_has([lease])[key]) > 1:
+            assert time.monotonic() < deadline, "the memory manager kept every copy"
+            time.sleep(0.05)
+        for _ in range(3):  # asked, then answered by the scheduler, then asked again ASK_EVERY later
+            assert set(client.run(_lease_state, key).values()) == {True}
+            time.sleep(0.6)
+        client.cancel([lease])
+        del lease
+        while set(client.run(_lease_state, key).values()) != {False}:
+            assert time.monotonic() < deadline, "a worker still counts a released lease held"
+            time.sleep(0.1)
 
 
 @pytest.mark.extra("dask")
