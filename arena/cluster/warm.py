@@ -11,9 +11,10 @@ When the pool lets an idle engine go:
 - the run is over, or its coordinator went away: the coordinator holds a *lease* (a small piece of data scattered
   to every worker, :func:`lease_key`); the scheduler drops it when the coordinator releases it or disconnects, and
   the pool then quits that coordinator's idle engines within a second. The scheduler's memory manager also drops
-  the copies of data that no task waits for, all but one (every 2 s by default): a worker whose copy went asks the
-  scheduler whether the lease is still held anywhere (:data:`ASK_EVERY`) before it lets the engines go. A worker that
-  never held the lease (it joined later) keeps an idle engine only :data:`IDLE_UNLEASED` seconds;
+  the copies of data that no task waits for, all but one (every 2 s by default), and a worker that joined later
+  never had one: a worker without a copy asks the scheduler whether the lease is still held anywhere
+  (:data:`ASK_EVERY`) before it lets the engines go. Where it cannot ask (a game without a lease), an idle engine
+  stays :data:`IDLE_UNLEASED` seconds;
 - the worker leaves: its engines are its children, ended at exit, and by the parent-death signal and the watchdog
   when it is killed (arena/transport/supervision.py), as on one machine;
 - an engine's log grew past :data:`RETIRE_LOG` bytes: it is quit, and a fresh one takes its place.
@@ -46,7 +47,7 @@ __all__ = ["IDLE_UNLEASED", "RETIRE_LOG", "Borrowed", "WorkerEngines", "worker_e
 T = TypeVar("T")
 
 IDLE_UNLEASED: Final = 2.0
-"""Seconds an idle engine stays on a worker that holds no lease of its coordinator."""
+"""Seconds an idle engine stays when its game came with no lease to ask the scheduler about."""
 ASK_EVERY: Final = 0.5
 """Seconds between two questions to the scheduler about a lease this worker held and no longer holds a copy of."""
 RETIRE_LOG: Final = 8 << 20
@@ -161,8 +162,8 @@ class WorkerEngines:
             borrowed.log.unlink()
 
     def _lease_state(self, lease: str | None) -> bool | None:
-        """True while the lease is held (a copy here, or elsewhere as the scheduler says), False once it held it and
-        the lease is gone, None when this worker never held it."""
+        """True while the lease is held (a copy here, or elsewhere as the scheduler says), False once it is gone;
+        None when there is no lease, or no scheduler to ask and no copy was ever here."""
         if lease is None or self._tasks is None:
             return None
         state = self._tasks.get(lease)
@@ -170,13 +171,13 @@ class WorkerEngines:
             self._leases_seen.add(lease)
             self._asked.pop(lease, None)
             return True
-        if lease not in self._leases_seen:
-            return None
-        return self._held_elsewhere(lease)
+        if self._held is not None:
+            return self._held_elsewhere(lease)
+        return False if lease in self._leases_seen else None
 
     def _held_elsewhere(self, lease: str) -> bool:
-        """Whether the lease whose copy this worker lost is still held: the scheduler's memory manager drops all but
-        one copy of data no task waits for, so a copy gone is not a coordinator gone. Asked every :data:`ASK_EVERY`
+        """Whether a lease this worker has no copy of is held: the scheduler's memory manager drops all but one copy
+        of data no task waits for, and a worker that joined later never had one. Asked every :data:`ASK_EVERY`
         seconds at most (without waiting: the doubt goes to the engines, which stay until the answer comes)."""
         now = time.monotonic()
         asked = self._asked.get(lease)
@@ -188,9 +189,7 @@ class WorkerEngines:
             if not held or now - asked[1] < ASK_EVERY:
                 return held
             asked = None
-        if asked is None:
-            if self._held is None:
-                return False
+        if asked is None and self._held is not None:
             self._asked[lease] = (self._held(lease), now)
         return True
 
