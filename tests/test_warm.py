@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from procs import CLI, free_port, started, wait_until
+from procs import CLI, free_port, started, wait_listening, wait_until
 from quarto_arena.engines import testing
 from quarto_arena.engines.registry import command
 from quarto_arena.protocol.bridge import EngineSlot
@@ -133,15 +133,20 @@ def test_a_signal_finishes_the_game_in_flight_and_a_second_leaves_at_once(
     hold.touch()
     bot = [*BRIDGE, "--connect", endpoint, "--name", "holder", "--", sys.executable, str(script), str(hold)]
     log = tmp_path / "bridge.log"
-    with started(bot, log) as bridge:
-        run = subprocess.Popen(
-            arena(endpoint, out, "remote:holder", "random", "--games", "2", "--tc", "st=30", wait="2"),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            wait_until(lambda: Path(f"{hold}.seen").exists())
+    # The arena first, then the bridge, which reaches it at its first try: started before the arena was up, it
+    # tried again after pauses growing to 5 s, and at load 15 here it came after the arena's wait for it (then 2 s)
+    # was over, its games lost. The wait (10 s) is from the arena's start to the bot's arrival, and from the
+    # bridge's departure to the loss of its next game.
+    run = subprocess.Popen(
+        arena(endpoint, out, "remote:holder", "random", "--games", "2", "--tc", "st=30", wait="10"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_listening(endpoint, run)  # type: ignore[arg-type]
+        with started(bot, log) as bridge:
+            wait_until(lambda: Path(f"{hold}.seen").exists(), proc=run)
             bridge.send_signal(signal.SIGTERM)
             wait_until(lambda: "taking no new ones" in log.read_text())
             if signals == 2:
@@ -151,9 +156,9 @@ def test_a_signal_finishes_the_game_in_flight_and_a_second_leaves_at_once(
             if signals == 1:
                 assert bridge.wait(timeout=30) == 0, log.read_text()
             _, stderr = run.communicate(timeout=120)
-        finally:
-            run.kill()
-            run.wait()
+    finally:
+        run.kill()
+        run.wait()
     assert run.returncode == 0, stderr
     terminations = [g["termination"] for g in records(out)]
     assert terminations == (["normal", "disconnect"] if signals == 1 else ["disconnect", "disconnect"])
