@@ -27,7 +27,7 @@ import functools
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Generic, TypeAlias, TypeVar
@@ -310,12 +310,11 @@ class Handshake(Exchange[EngineId]):
         try:
             reply = parse_reply(line)
         except UqiError as e:
-            # SPEC §4.1: only id, option and uqiok lines answer uqi. A line that is no UQI at all ends the handshake
-            # at once, as the compliance check does: a program that does not speak UQI (or prints a banner) is
-            # told within its first line, not at the start-up deadline.
-            raise EngineError(
-                f"does not speak UQI: {_clip(line)!r} in the handshake ({e})", Termination.MALFORMED_REPLY
-            ) from None
+            # SPEC §4.1 and §5.5 as UQI 1 was published: a line that is no UQI reply (a banner) is logged and the
+            # handshake goes on; bots that print one played, and must go on playing. A program that does not speak
+            # UQI at all is told at the start-up deadline (the stall's message quotes its last line).
+            self.ignore(line, f"not a UQI reply ({e})")
+            return False
         self.replied = self.replied or not isinstance(reply, Info | TurnReply | ReadyOk)
         match reply:
             case IdName(name):
@@ -379,7 +378,11 @@ class ReadyPing(Exchange[None]):
         if isinstance(reply, ErrorReply):
             self.errors.add(reply.text)
             if self.before:
-                raise EngineError(f"refused {self.before[-1].split()[0]}: error {_clip(reply.text)}")
+                # The command the error names (SPEC §5.4: its text starts with the command's word), else the last.
+                sent = {b.split()[0] for b in self.before}
+                word = reply.text.split()[0] if reply.text.split() else ""
+                refused = word if word in sent else self.before[-1].split()[0]
+                raise EngineError(f"refused {refused}: error {_clip(reply.text)}")
             self.complaints.warn(f"error {_clip(reply.text)}")
         elif not isinstance(reply, Info):
             self.ignore(line, "not an answer to isready")
@@ -556,6 +559,10 @@ class EngineSession(SessionSlots):
         """The exchange of :meth:`search_soon`, reset for each search."""
         self._identity: tuple[EngineId | None, EngineConfig, EngineIdentity] | None = None
         """The last :meth:`identity`, with the handshake and the config it was made from."""
+        self._held: Mapping[str, str] = config.options
+        """The options the engine process holds (its config's when it took them: compared by identity first)."""
+        self._fresh = False
+        """True when the engine must start afresh before its next game (an option was dropped: :meth:`configure`)."""
 
     @property
     def name(self) -> str:
@@ -574,8 +581,9 @@ class EngineSession(SessionSlots):
 
     @property
     def alive(self) -> bool:
-        """True when the engine has been started and has neither died nor been closed."""
-        return self._transport is not None and self.id is not None and not self._transport.gone
+        """True when the engine has been started and has neither died nor been closed (nor needs a fresh start:
+        :meth:`configure`)."""
+        return self._transport is not None and self.id is not None and not self._transport.gone and not self._fresh
 
     def exit_info(self) -> str | None:
         """How the engine ended, if it did (exit code, signal, disconnect)."""
@@ -640,6 +648,10 @@ class EngineSession(SessionSlots):
                 self._end(None)
         except (EngineError, SearchFailed) as e:
             self._end(e)
+            if isinstance(exchange, ReadyPing):
+                # A refusal (``error`` to setoption or newgame) fails the exchange at once; the readyok still due
+                # (SPEC §5.4) is expected, not an engine's stray line: read quietly.
+                self._abandoned = exchange
 
     def bad_line(self, why: str) -> None:
         """An unreadable line: loses a search; elsewhere it is logged and ignored (SPEC §5.5)."""
@@ -778,7 +790,7 @@ class EngineSession(SessionSlots):
                 await self.kill()
                 raise
         try:
-            setoptions = [format_command(SetOption(spec.name, value)) for spec, value in self._checked_options(ident)]
+            setoptions = self._setoption_lines(ident, cfg.options)
             if setoptions:
                 ping = ReadyPing(cfg.name, setoptions, self.errors, self.complaints)
                 await self._run(ping, self.deadlines.ready, "setoption then isready")
@@ -786,6 +798,8 @@ class EngineSession(SessionSlots):
             await self.kill()
             raise
         self.id = ident
+        self._held = cfg.options
+        self._fresh = False
         log.info("%s: started %s (%s)", self.describe(), ident.name or "?", cfg.describe())
         return ident
 
@@ -841,18 +855,42 @@ class EngineSession(SessionSlots):
         if self._transport.pid is not None:
             self.pids.append(self._transport.pid)
 
-    def _checked_options(self, ident: EngineId) -> list[tuple[OptionSpec, str | None]]:
+    def _setoption_lines(self, ident: EngineId, options: Mapping[str, str]) -> list[str]:
+        """The ``setoption`` lines of ``options``, each checked against its declaration first."""
         out = []
-        for key, value in self.config.options.items():
+        for key, value in options.items():
             spec = ident.options.get(key.lower())
             if spec is None:
                 declared = ", ".join(s.name for s in ident.options.values()) or "none"
                 raise self._fail(f"unknown option {key!r} (declared: {declared})", Termination.ENGINE_ERROR)
             try:
-                out.append((spec, spec.check(value)))
+                out.append(format_command(SetOption(spec.name, spec.check(value))))
             except UqiError as e:
                 raise self._fail(str(e), Termination.ENGINE_ERROR) from None
         return out
+
+    def configure(self, config: EngineConfig) -> None:
+        """Plays its next games as ``config``: the same engine, its options' values changed (a tune changes them
+        between games).
+
+        A running engine is sent the ``setoption`` lines of the values that changed with its next ``newgame``, in the
+        same write, answered by the same ``readyok`` (SPEC §4.2: between games; no round trip of their own); one
+        that is not running starts with them. An option dropped cannot be unset: the engine counts as not running,
+        and its next game starts it afresh (the old process ended first). An engine that refuses a value fails that
+        ``newgame``, which loses the game, as an engine that refuses its options always does.
+        """
+        old = self.config.options
+        self.config = config
+        if old is not config.options and {k.lower() for k in old} - {k.lower() for k in config.options}:
+            self._fresh = True
+
+    def _option_changes(self) -> list[str]:
+        """The ``setoption`` lines of the options changed since the engine last took its options (:meth:`configure`);
+        EngineError for a value its declaration refuses (nothing is sent then)."""
+        options, held = self.config.options, self._held
+        if options is held or options == held or self.id is None:
+            return []
+        return self._setoption_lines(self.id, {k: v for k, v in options.items() if held.get(k) != v})
 
     async def restart(self) -> EngineId:
         """Kills what is left of the engine and starts it again."""
@@ -1019,23 +1057,27 @@ async def new_games(sessions: Sequence[EngineSession], variant: Variant) -> list
     so that no session is left with an exchange running; cancelled, the ones not yet waited for are given up.
     """
     line = _newgame_line(variant)
+    found: dict[EngineSession, EngineError | None] = {}
     started = []
     for session in dict.fromkeys(sessions):  # a session given twice (an engine playing itself) is asked once
-        ping = ReadyPing(session.name, [line], session.errors, session.complaints)
+        try:
+            # Options changed since its last game go in the same write, answered by the same readyok.
+            before = [*session._option_changes(), line]
+        except EngineError as e:  # a value its declaration refuses: nothing is sent
+            found[session] = e
+            continue
+        ping = ReadyPing(session.name, before, session.errors, session.complaints)
         started.append((session, ping, session._send(ping, session.deadlines.newgame)))
-    failures: list[EngineError | None] = []
     try:
         for session, ping, sent in started:
             try:
                 await session._wait(ping, sent, session.deadlines.newgame, "newgame then isready")
-                failures.append(None)
+                session._held = session.config.options
+                found[session] = None
             except EngineError as e:
-                failures.append(e)
+                found[session] = e
     finally:
-        for session, _, sent in started[len(failures) :]:
-            if sent is not None:
+        for session, _, sent in started:
+            if session not in found and sent is not None:
                 session._give_up(sent)
-    if len(started) == len(sessions):  # no session given twice: the failures are in the sessions' order
-        return failures
-    found = {session: failure for (session, _, _), failure in zip(started, failures, strict=True)}
     return [found[session] for session in sessions]

@@ -15,8 +15,8 @@ the message's text). Where a class shows two of either, the instance chooses (``
     ├── ConnectError (ValueError)            3       connect                              protocol.connect
     ├── ClientError (ValueError)             2       connect_option                       protocol.client
     ├── ArenaRefused                         3       refused                              protocol.client
-    ├── UnsupportedVariant                   3       unsupported_variant                  protocol.bot
-    ├── EndpointError (ValueError)           2       endpoint, not_loopback, cannot_bind  protocol.bot
+    ├── UnsupportedVariant                   3       unsupported_variant                  protocol.sdk
+    ├── EndpointError (ValueError)           2       endpoint, not_loopback, cannot_bind  protocol.endpoint
     ├── UnknownEngine (KeyError)             2       unknown_engine                       engines.registry
     └── ArenaError                           2       error                                arena.errors
         ├── EngineError                      3       engine_error, a Termination's name   arena.engine
@@ -39,7 +39,8 @@ the message's text). Where a class shows two of either, the instance chooses (``
         ├── ServerError                      2       cannot_bind                          arena.server.server
         ├── LadderError                      2       ladder                               arena.ladder.service
         ├── LadderDBError                    2       ladder_db                            arena.ladder.db
-        └── WebError                         2       web                                  arena.web
+        ├── WebError                         2       web                                  arena.web
+        └── TuneError                        2       tune                                 arena.tune.spec
 
 A second base in brackets is kept for the callers that catch it (``except ValueError``). Outside the tree, on
 purpose: signals that never leave the loop that raises them (compliance's ``StepFailed`` and ``StepSkipped``, the

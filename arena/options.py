@@ -1,4 +1,4 @@
-"""The options of the run commands (``tournament``, ``play``, ``sprt``), declared once: :class:`RunOptions`.
+"""The options of the run commands (``tournament``, ``play``, ``sprt``, ``tune``), declared once: :class:`RunOptions`.
 
 Each field is one command-line option: its name is the option's parameter name, its default the dataclass default,
 and its metadata (:class:`Flag`) says how it is spelled, which commands take it, how it is shown in ``--help``, and
@@ -32,7 +32,7 @@ __all__ = [
     "parse_size",
 ]
 
-RUN_COMMANDS = ("tournament", "play", "sprt")
+RUN_COMMANDS = ("tournament", "play", "sprt", "tune")
 DEFAULT_TC = "st=1"
 DEFAULT_WAIT = 60.0
 """Seconds a run waits for its remote engines to connect (``--wait``; ServerSpec.wait's default)."""
@@ -94,6 +94,7 @@ def _option(default: Any, *flags: str, help: str, **how: Any) -> Any:
 
 _TOURNAMENT = frozenset({"tournament"})
 _SPRT = frozenset({"sprt"})
+_MATCHES = frozenset({"tournament", "play", "sprt"})  # not tune: one engine of its own, no table, no remote bots
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +157,7 @@ class RunOptions:
         "--engines",
         metavar="FILE",
         help="TOML engines file (see the README); without ENGINE words, all of them.",
+        per_command={"tune": {"help": "TOML engines file (see the README): ENGINE names one of its engines."}},
     )
     option: list[str] = _option(  # noqa: RUF009 (a list default becomes a default_factory)
         [], "--option", "-o", metavar="[ENGINE:]ID=VALUE", help="Set a UQI option of one engine, or of every engine."
@@ -192,8 +194,16 @@ class RunOptions:
         help="Open each pair with K random turns (0: the empty board).",
     )
     """None: not given, with ``--openings`` (giving both is an error)."""
-    seed: int = _option(0, "--seed", metavar="N", help="Seed of the random openings.")
-    fmt: str = _option("simple", "--format", metavar="FMT", help="Table format: any tabulate format, csv or json.")
+    seed: int = _option(
+        0,
+        "--seed",
+        metavar="N",
+        help="Seed of the random openings.",
+        per_command={"tune": {"help": "Seed of the random openings and of the perturbations."}},
+    )
+    fmt: str = _option(
+        "simple", "--format", metavar="FMT", help="Table format: any tabulate format, csv or json.", commands=_MATCHES
+    )
     out: str | None = _option(
         None,
         "--out",
@@ -214,6 +224,7 @@ class RunOptions:
     interleave: bool = _option(
         True,
         "--interleave/--no-interleave",
+        commands=_MATCHES,
         help="Game k of every encounter before game k+1 of any (pairs kept together); --no-interleave: encounter by"
         " encounter, as cutechess.",
     )
@@ -241,6 +252,7 @@ class RunOptions:
     listen: str | None = _option(
         None,
         "--listen",
+        commands=_MATCHES,
         metavar="ENDPOINT",
         help="Serve remote:NAME bots that connect in here: tcp://HOST:PORT (loopback only without --keys).",
         journal=Journal.MOVABLE,
@@ -248,6 +260,7 @@ class RunOptions:
     keys: str | None = _option(
         None,
         "--keys",
+        commands=_MATCHES,
         metavar="DIR",
         help="CurveZMQ keys (quarto-arena keys new): arena.key_secret, each NAME.key.",
         journal=Journal.MOVABLE,
@@ -255,6 +268,7 @@ class RunOptions:
     wait: float = _option(
         DEFAULT_WAIT,
         "--wait",
+        commands=_MATCHES,
         metavar="SECONDS",
         minimum=0,
         help="How long to wait for remote bots to connect.",

@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from quarto_arena.engines.greedy import safe_turns, winning_turns
-from quarto_arena.engines.perfect import LEVEL, MAX_LEVEL, THREADS, PerfectBot, time_budget
-from quarto_arena.protocol.bot import SearchContext
+from quarto_arena.engines.perfect import LEVEL, MAX_LEVEL, THREADS, PerfectBot
+from quarto_arena.protocol.bot import SearchContext, time_budget
 from quarto_arena.protocol.notation import format_position, parse_variant
 from quarto_arena.protocol.rules import Outcome, Position, Variant
 from quarto_arena.protocol.solver import Aim, Solver, Verdict

@@ -17,6 +17,10 @@ Prints:
   open-file limit of 1,024 (soft and hard: nothing to raise), counting the games scored against an engine for the
   arena's own shortage; and the escape bytes that reach the terminal from an engine's strings.
 
+- with ``--keys`` only a ladder's keys directory read as it is read while the ladder runs (every change): the
+  time and the memory it takes with 100 bots' keys, then with a 4 GiB sparse key file, a key file of 150 million
+  comment lines and a pipe named like a key put beside them (issue 34: 3 GB, an 86 s stall).
+
 Figures only, no assertions (the tests assert the limits).
 """
 
@@ -381,12 +385,53 @@ def attacks(megabytes: str) -> None:
     print(f"  in all: {total}")
 
 
+def keys_directory() -> None:
+    """A keys directory read as the ladder reads it, before and after hostile files are put in it."""
+    import statistics
+
+    from quarto_arena.arena.server import load_keys_directory, new_key_pair
+
+    def measure(directory: Path) -> tuple[float, float, int]:
+        times = []
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        for _ in range(5):
+            t0 = time.perf_counter()
+            keys, _ = load_keys_directory(directory)
+            times.append(time.perf_counter() - t0)
+        grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+        return statistics.median(times), grown / 1024, len(keys.bots)
+
+    print("a ladder's keys directory, read as the ladder reads it at each change (median of 5):")
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        for name in ["arena", *(f"bot{i:03}" for i in range(100))]:
+            new_key_pair(directory, name)
+        took, grown, n = measure(directory)
+        print(f"  {n} bots' keys: {took * 1000:.1f} ms, peak memory grown {grown:.1f} MB")
+        with (directory / "sparse.key").open("wb") as f:
+            f.truncate(4 << 30)
+        with (directory / "comments.key").open("wb") as f:
+            block = b"#\n" * (1 << 20)
+            for _ in range(150_000_000 // (1 << 20) + 1):
+                f.write(block)
+        os.mkfifo(directory / "pipe.key")
+        took, grown, n = measure(directory)
+        print(
+            f"  with a 4 GiB sparse key, {(directory / 'comments.key').stat().st_size >> 20} MB of comment lines and a"
+            f" pipe beside them: {took * 1000:.1f} ms, peak memory grown {grown:.1f} MB, {n} bots' keys kept"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--seconds", default="4", help="how long each flood lasts (default 4)")
     parser.add_argument("--attacks", action="store_true", help="only the second round's attacks")
+    parser.add_argument("--keys", action="store_true", help="only a ladder's keys directory, hostile files in it")
     parser.add_argument("--megabytes", default="1000", help="what each flood of --attacks sends (default 1000)")
     args = parser.parse_args()
+    if args.keys:
+        keys_directory()
+        return
     if args.attacks:
         attacks(args.megabytes)
         return

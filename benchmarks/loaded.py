@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""``perfect``'s search times on a loaded machine, as an arena sees them: from writing ``go`` to reading ``turn``.
+"""``perfect``'s search times on a loaded machine, as an arena sees them: from writing ``go`` to reading ``turn``;
+with ``--forfeits``, the time forfeits of whole runs of the arena under load, per 10,000 games.
 
 Plays ``--games`` games of ``perfect`` against itself from the standard start at ``go movetime M``, ``--concurrency``
 games at a time, each engine its own process over stdio (``python -m quarto_arena.engines.perfect``, started once
@@ -16,17 +17,34 @@ To compare with an older version, install it into a virtual environment of its o
 
     python benchmarks/loaded.py [--games 40] [--concurrency 2] [--burners 2] [--movetime 100] [--fresh]
                                 [--python L=PY ...]
+
+**Forfeits** (``--forfeits``): each engine named by ``--engine`` (a built-in name, or ``starter:LANG``, which writes
+and builds that starter with ``quarto-arena new-bot``'s commands) plays ``--games`` games against ``greedy`` under
+each ``--tc``, as a user runs them (``quarto-arena play ENGINE greedy --games N --tc TC -j J``, default flags
+otherwise), while ``--burners`` processes spin on the CPU. Printed per engine and time control: the games, the time
+forfeits of the engine and of ``greedy`` (which barely searches: its forfeits are the machine's and the arena's
+delays alone), per 10,000 games, its slowest turn, and the load average while it ran. SPEC §4.5 and the issue's
+goal: none for ``perfect`` at any ``st`` of 0.05 or more, ``-j`` up to the cores, two burners on two cores.
+
+    python benchmarks/loaded.py --forfeits [--games 10000] [--tc st=0.05 --tc 2+0.05] [--engine perfect ...]
+                                [--concurrency 2] [--burners 2] [--out DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import shlex
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from quarto_arena.arena.options import DEFAULT_MARGIN_MS
 from quarto_arena.protocol.notation import parse_turn
@@ -142,8 +160,99 @@ def measure(python: str, args: argparse.Namespace) -> Times:
     return times
 
 
+CLI = [sys.executable, "-c", "from quarto_arena.arena.cli import main; main()"]
+OPPONENT = "greedy"
+
+
+def engine_command(spec: str, workdir: Path) -> str:
+    """The ENGINE word for ``play``: a built-in name as it is, ``starter:LANG`` written and built in ``workdir``."""
+    if not spec.startswith("starter:"):
+        return spec
+    from quarto_arena.engines.starters import STARTERS, write_starter
+
+    language = spec.split(":", 1)[1]
+    directory = workdir / f"starter-{language}"
+    if not directory.exists():
+        starter = write_starter(language, directory)
+        for step in starter.build:
+            subprocess.run(step, shell=True, cwd=directory, check=True, capture_output=True, timeout=900)
+    starter = STARTERS[language]
+    return f"{language}={shlex.join(starter.command(directory, sys.executable))}"
+
+
+@dataclass(frozen=True, slots=True)
+class Forfeits:
+    """What one run printed."""
+
+    games: int
+    ours: int
+    opponents: int
+    slowest_ms: int
+    load: float
+
+
+def forfeit_run(engine: str, tc: str, games: int, concurrency: int, out: Path) -> Forfeits:
+    """``quarto-arena play ENGINE greedy`` as a user runs it; the time forfeits of each side, from games.jsonl."""
+    load_before = os.getloadavg()[0]
+    cmd = [*CLI, "play", engine, OPPONENT, "--games", str(games), "--tc", tc, "-j", str(concurrency)]
+    done = subprocess.run([*cmd, "--out", str(out), "--force", "-q"], capture_output=True, text=True, check=False)
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{shlex.join(cmd)} ended with {done.returncode}: {done.stderr.strip()[-400:]}")
+    name = engine.split("=", 1)[0]
+    ours = theirs = played = slowest = 0
+    for line in (out / "games.jsonl").read_text().splitlines():
+        game = json.loads(line)
+        played += 1
+        for i, (_, ms, _) in enumerate(game["turns"]):  # from the empty board: the first player's turns are even
+            if game["first" if i % 2 == 0 else "second"] == name:
+                slowest = max(slowest, ms)
+        if game["termination"] == "time forfeit":
+            loser = game["second"] if game["result"] == "1-0" else game["first"]
+            if loser == name:
+                ours += 1
+            else:
+                theirs += 1
+    return Forfeits(played, ours, theirs, slowest, (load_before + os.getloadavg()[0]) / 2)
+
+
+def forfeits(args: argparse.Namespace) -> None:
+    """``--forfeits``: whole runs of the arena under load (see the module docstring)."""
+    tcs = args.tc or ["st=0.05", "2+0.05"]
+    engines = args.engine or ["perfect"]
+    workdir = Path(args.out or tempfile.mkdtemp(prefix="quarto-loaded-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    commands = {spec: engine_command(spec, workdir) for spec in engines}
+    burners = [subprocess.Popen([sys.executable, "-c", BURNER]) for _ in range(args.burners)]
+    try:
+        print(
+            f"{args.games} games of each engine against {OPPONENT}, -j {args.concurrency}, {args.burners} CPU "
+            f"burners, {os.cpu_count()} CPUs; runs in {workdir}",
+            flush=True,
+        )
+        for spec, command in commands.items():
+            for tc in tcs:
+                label = f"{spec} {tc}"
+                run_dir = workdir / label.replace(":", "-").replace(" ", "_").replace("/", "-")
+                f = forfeit_run(command, tc, args.games, args.concurrency, run_dir)
+                print(
+                    f"{label:<28} {f.games:6d} games: forfeits {f.ours:4d} ({f.ours * 10000 / max(f.games, 1):7.1f}"
+                    f" per 10,000), {OPPONENT}'s {f.opponents:3d}; slowest turn {f.slowest_ms} ms; load {f.load:.1f}",
+                    flush=True,
+                )
+    finally:
+        for b in burners:
+            b.kill()
+            b.wait()
+        if args.out is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--forfeits", action="store_true", help="time forfeits of whole arena runs (see above)")
+    parser.add_argument("--engine", action="append", default=[], help="--forfeits: NAME or starter:LANG (repeat)")
+    parser.add_argument("--tc", action="append", default=[], help="--forfeits: a time control (repeat)")
+    parser.add_argument("--out", help="--forfeits: keep the runs' directories here")
     parser.add_argument("--games", type=int, default=40)
     parser.add_argument("--concurrency", type=int, default=2, help="games at a time")
     parser.add_argument("--burners", type=int, default=2, help="processes spinning on the CPU meanwhile")
@@ -151,6 +260,9 @@ def main() -> None:
     parser.add_argument("--fresh", action="store_true", help="new engine processes for every game")
     parser.add_argument("--python", action="append", default=[], help="LABEL=INTERPRETER (default: this one)")
     args = parser.parse_args()
+    if args.forfeits:
+        forfeits(args)
+        return
     pythons = [p.split("=", 1) for p in args.python] or [["this", sys.executable]]
     allowance = args.movetime + MARGIN_MS
     burners = [subprocess.Popen([sys.executable, "-c", BURNER]) for _ in range(args.burners)]

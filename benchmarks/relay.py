@@ -7,6 +7,10 @@ through a bridge (``--connect``, two slots: one per player), in interleaved roun
 cProfile; once the games are over it gets SIGTERM (it finishes and exits), and the functions that took most of its
 own time are printed, with the arena's (this process's) during the remote games.
 
+``--floor`` adds, in the same rounds, the least a Python process with pyzmq can do in the bridge's place: one loop
+that polls the socket and the engines' pipes and copies each line across (no slot states, no limits, no log):
+its CPU per relayed turn is the floor of this design, what libzmq's I/O thread and CurveZMQ cost a message.
+
 ``--bridge-path DIR`` adds a bridge with DIR first on its PYTHONPATH, in the same rounds: an older
 ``quarto_arena/protocol`` unpacked there (``git archive COMMIT protocol | tar -x -C DIR/quarto_arena``), for a
 before and after measured under the same load.
@@ -40,14 +44,54 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 
+# The floor: a relay with nothing of the bridge's but the copying (FLOOR ENDPOINT NAME KEY SERVER_KEY ENGINE).
+FLOOR = """
+import os, subprocess, sys, zmq, zmq.auth
+endpoint, name, key, server, engine = sys.argv[1:6]
+ctx = zmq.Context()
+sock = ctx.socket(zmq.DEALER)
+sock.curve_publickey, sock.curve_secretkey = zmq.auth.load_certificate(key)
+sock.curve_serverkey = zmq.auth.load_certificate(server)[0]
+sock.connect(endpoint)
+sock.send_multipart([b"", b"hello version 1 slots 2 name " + name.encode()])
+procs = {k: subprocess.Popen([engine], stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0) for k in (b"1", b"2")}
+pipes = {p.stdout.fileno(): k for k, p in procs.items()}
+poller = zmq.Poller()
+poller.register(sock, zmq.POLLIN)
+for fd in pipes:
+    poller.register(fd, zmq.POLLIN)
+rest = dict.fromkeys(pipes, b"")
+while True:
+    for what, _ in poller.poll():
+        if what is sock:
+            while sock.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+                channel, line = sock.recv_multipart()
+                if channel == b"":
+                    if line.startswith(b"goodbye"):
+                        sys.exit(0)
+                elif line == b"quit":
+                    sock.send_multipart([b"", b"ready " + channel])
+                else:
+                    os.write(procs[channel].stdin.fileno(), line + b"\\n")
+        else:
+            data = rest[what] + os.read(what, 65536)
+            *lines, rest[what] = data.split(b"\\n")
+            for line in lines:
+                sock.send_multipart([pipes[what], line])
+"""
+
+
 def free_endpoint() -> str:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return f"tcp://127.0.0.1:{s.getsockname()[1]}"
 
 
-async def per_turn(first: Any, second: Any, games: int, profile: cProfile.Profile | None = None) -> float:
-    """Wall seconds per turn of ``games`` games between two sessions (a remote session lasts one game, as in a run)."""
+async def per_turn(
+    first: Any, second: Any, games: int, profile: cProfile.Profile | None = None, turns_played: list[int] | None = None
+) -> float:
+    """Wall seconds per turn of ``games`` games between two sessions (a remote session lasts one game, as in a run);
+    the turns are added to ``turns_played``."""
     from quarto_arena.arena.referee import GameSpec, play_game
     from quarto_arena.arena.timecontrol import TimeControl
 
@@ -69,7 +113,15 @@ async def per_turn(first: Any, second: Any, games: int, profile: cProfile.Profil
         for s in (a, b):
             if s.config.remote is not None:
                 await s.quit()
+    if turns_played is not None:
+        turns_played.append(turns)
     return wall / turns
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system time of one process so far (not its children's: the engines behind a bridge)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def top(stats: pstats.Stats, n: int) -> str:
@@ -89,6 +141,8 @@ async def main_async(args: argparse.Namespace, directory: Path, c_bot: str) -> N
     from quarto_arena.arena.server import Server, load_server_keys, new_key_pair
 
     variants = {"this checkout": None, **{path: path for path in args.bridge_path}}
+    if args.floor:
+        variants["the floor (--floor)"] = FLOOR
     names = [f"bot{k}" for k in range(len(variants))]
     keys = directory / "keys"
     for name in ("arena", *names):
@@ -100,16 +154,20 @@ async def main_async(args: argparse.Namespace, directory: Path, c_bot: str) -> N
     profiles: list[Path] = []
     for name, path in zip(names, variants.values(), strict=True):
         env = dict(os.environ)
-        if path is not None:
+        if path is not None and path != FLOOR:
             env["PYTHONPATH"] = os.pathsep.join(p for p in (path, env.get("PYTHONPATH")) if p)
         identity = ["--name", name, "--key", str(keys / f"{name}.key_secret"), "--server-key", str(keys / "arena.key")]
         profiles.append(directory / f"{name}.prof")
         profiled = [sys.executable, "-m", "cProfile", "-o", str(profiles[-1]), "-m", "quarto_arena.protocol.bridge"]
         if args.no_profile:
             profiled = [sys.executable, "-m", "quarto_arena.protocol.bridge"]
+        argv = [*profiled, "--connect", endpoint, *identity, "--slots", "2", "--", c_bot]
+        if path == FLOOR:
+            env.pop("PYTHONPATH", None)
+            argv = [sys.executable, "-c", FLOOR, endpoint, name, *identity[3::2], c_bot]
         bridges.append(
             subprocess.Popen(
-                [*profiled, "--connect", endpoint, *identity, "--slots", "2", "--", c_bot],
+                argv,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
                 env=env,
@@ -118,6 +176,8 @@ async def main_async(args: argparse.Namespace, directory: Path, c_bot: str) -> N
         )
     arena_profile = cProfile.Profile()
     rounds: dict[str, list[float]] = {"stdio": [], **{label: [] for label in variants}}
+    turns: dict[str, list[int]] = {label: [] for label in variants}
+    cpu = dict.fromkeys(variants, 0.0)
     try:
         if await server.wait_for(60):
             raise SystemExit("a bridge did not connect")
@@ -128,8 +188,10 @@ async def main_async(args: argparse.Namespace, directory: Path, c_bot: str) -> N
         }
         for _ in range(args.rounds):
             rounds["stdio"].append(await per_turn(*local, args.games))
-            for label, sessions in remote.items():
-                rounds[label].append(await per_turn(*sessions, args.games))
+            for (label, sessions), bridge in zip(remote.items(), bridges, strict=True):
+                before = cpu_seconds(bridge.pid)
+                rounds[label].append(await per_turn(*sessions, args.games, turns_played=turns[label]))
+                cpu[label] += cpu_seconds(bridge.pid) - before
         await per_turn(*remote["this checkout"], args.games, arena_profile)  # profiled apart: not in the figures
         for s in (*local, *(s for pair in remote.values() for s in pair)):
             await s.quit()
@@ -151,6 +213,9 @@ async def main_async(args: argparse.Namespace, directory: Path, c_bot: str) -> N
     for label in variants:
         b = statistics.median(rounds[label]) * 1e6
         print(f"  connected in with CurveZMQ through the bridge of {label}: {b:.0f} us, {b / stdio:.2f}x stdio")
+        own = cpu[label] / sum(turns[label]) * 1e6
+        profiled = "" if args.no_profile else " (under cProfile: give --no-profile for the figure)"
+        print(f"    the bridge's own CPU per relayed turn: {own:.0f} us{profiled}")
     for label, path in zip(variants, profiles, strict=True):
         if path.exists() and path.stat().st_size:
             print(f"the bridge of {label}: its own time, top {args.top} (cProfile, its whole life):")
@@ -171,6 +236,7 @@ def main() -> None:
     )
     parser.add_argument("--top", type=int, default=12, help="functions shown per profile")
     parser.add_argument("--no-profile", action="store_true", help="time the bridges without cProfile")
+    parser.add_argument("--floor", action="store_true", help="also the least relay a Python process can be")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="quarto-relay-") as tmp:
         directory = Path(tmp)

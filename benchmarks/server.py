@@ -1,6 +1,6 @@
 """Bots that connect in: what a remote bot costs per turn, and how many one arena holds.
 
-    python benchmarks/server.py [--rounds N] [--idle N] [--at-once N] [--games N]
+    python benchmarks/server.py [--rounds N] [--idle N] [--at-once N] [--games N] [--skip cost,idle,at-once]
 
 1. Cost per turn. The C example bot (it answers every ``go`` at once, so a turn costs the arena's work plus the
    round trip) plays itself with the real referee, over stdio and as a remote bot on loopback with CurveZMQ (the
@@ -289,6 +289,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0, help="CPU measured over this long in part 2")
     parser.add_argument("--at-once", type=int, default=50, help="games at once in part 3 (default 50)")
     parser.add_argument("--total", type=int, default=200, help="games in all in part 3 (default 200)")
+    parser.add_argument("--skip", default="", help="parts to skip: cost, idle, at-once (comma-separated)")
     parser.add_argument("--serve-idle", nargs=3, help=argparse.SUPPRESS)  # the arena process of part 2
     args = parser.parse_args()
     if args.serve_idle is not None:
@@ -300,9 +301,13 @@ def main() -> None:
         c_bot = compile_c_bot(directory)
         keys = directory / "keys"
         make_keys(keys, ["cbot1", "cbot2", "greedy1", "greedy2", "r1", "r2", *(f"b{i:03d}" for i in range(args.idle))])
-        asyncio.run(overhead(args.rounds, args.games, keys, c_bot))
-        idle(args.idle, args.seconds, keys)
-        asyncio.run(at_once(args.at_once, args.total, keys, c_bot))
+        skip = set(args.skip.split(","))
+        if "cost" not in skip:
+            asyncio.run(overhead(args.rounds, args.games, keys, c_bot))
+        if "idle" not in skip:
+            idle(args.idle, args.seconds, keys)
+        if "at-once" not in skip:
+            asyncio.run(at_once(args.at_once, args.total, keys, c_bot))
     print(f"python {sys.version.split()[0]}; {os.cpu_count()} CPUs; loopback")
 
 

@@ -38,6 +38,7 @@ from typing import IO, Final
 
 from .bot import EXIT_USAGE, EndpointError, add_connect_arguments, parse_endpoint
 from .launch import launcher_prefix
+from .safelog import LOG_BYTES, Quiet, service_log
 from .slots import Loop, Timer
 from .uqi import (
     MAX_LINE_BYTES,
@@ -52,7 +53,7 @@ from .uqi import (
     parse_reply,
 )
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("quarto_arena.protocol.bridge")  # its name also when run as __main__
 
 QUIT_GRACE: Final = 1.0
 """Seconds the engine has to exit after ``quit`` before its process group is killed."""
@@ -64,6 +65,19 @@ _RESTART_PAUSES: Final = (0.0, 0.5, 1.0, 2.0, 5.0, 10.0)
 """Pauses before each further start of an engine that keeps failing to start."""
 _PENDING: Final = 1000
 """Lines of the arena kept for an engine that is not ready yet (a session opened while it restarts)."""
+
+
+ROUTINE: Final = {
+    "slot %d: session begins": "sessions begun",
+    "slot %d: session ends (%s)": "sessions ended",
+    "session ended (%s)": "sessions ended",
+    "waiting for the next uqi": "waits for the next uqi",
+    "%s: started %s (pid %d)": "engine processes started",
+    "%s: a fresh engine process (%s)": "fresh engine processes",
+    "%s: the engine ended (%s, pid %d)": "engine exits",
+    "no arena at %s yet; trying again in %.1f s": "connection attempts",
+}
+"""The bridge's routine lines (by their template), which ``-q`` counts in its summary instead of showing them."""
 
 
 def _exit_status(returncode: int | None) -> str:
@@ -445,6 +459,15 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--engine-log", metavar="FILE", help="append the engine's standard error to FILE (default: ours, prefixed)"
     )
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no line per session or engine start, but a summary of them every 10 minutes",
+    )
+    parser.add_argument(
+        "--log", metavar="FILE", help=f"the bridge's log in FILE, rotated at {LOG_BYTES >> 20} MB (default: stderr)"
+    )
     parser.add_argument("engine", nargs="+", help="the engine's command line (put it after --)")
     return parser
 
@@ -452,7 +475,23 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Parses the command line and serves the engine until stopped; returns the exit status."""
     args = _parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s bridge: %(message)s")
+    try:
+        logs = service_log(
+            ["quarto_arena.protocol"],
+            "%(asctime)s bridge: %(message)s",
+            quiet=Quiet(ROUTINE) if args.quiet else None,
+            path=args.log,
+        )
+    except OSError as e:
+        print(f"error: --log {args.log}: {e.strerror or e}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        return _serve(args)
+    finally:
+        logs.close()
+
+
+def _serve(args: argparse.Namespace) -> int:
     if (args.listen is None) == (args.connect is None):
         print("error: give --listen ENDPOINT or --connect ENDPOINT (one of them)", file=sys.stderr)
         return EXIT_USAGE

@@ -23,11 +23,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import logging
-import queue
-import threading
-from collections.abc import Callable
+import socket
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -54,25 +51,25 @@ from .connect import (
     parse_control,
 )
 from .errors import ExitStatus, QuartoError
-from .slots import Loop, Slot
+from .serving import HEARTBEAT_MS, LoopServer, Outbox, serve_until_stopped
+from .slots import Loop, Slot, SlotFactory
 from .uqi import MAX_LINE_BYTES
 
 __all__ = [
     "ArenaRefused",
     "ClientError",
     "ConnectOptions",
-    "SlotFactory",
     "connect_options",
     "serve_connected",
+    "serve_connected_until_stopped",
 ]
 
 log = logging.getLogger(__name__)
 
-HEARTBEAT_MS: Final = 1000
-"""Interval of the ZMTP heartbeats; an arena silent for three intervals is gone."""
+HANDSHAKE_MS: Final = 10_000
+"""How long one handshake may take (libzmq's default is 30 s)."""
 HANDSHAKE_TRIES: Final = 3
 """Handshakes that fail in a row (without the arena saying why) before the client gives up."""
-_PENDING_LINES: Final = 1000  # lines engines' threads may have waiting to be sent; then they wait
 _RECONNECT_PAUSE: Final = 0.2  # s before a new connection after one dropped
 _REFUSED_PAUSE: Final = 1.0  # s before trying a refused key again (--stay): a ladder reads its keys every second
 _RECONNECT_MAX_MS: Final = 5000  # the longest pause between two attempts to reach an arena that is not there
@@ -91,10 +88,6 @@ class ArenaRefused(QuartoError):
 
     status = ExitStatus.ENGINE
     reason = "refused"
-
-
-#: ``make_slot(loop, number)``: slot ``number``'s engine, driven by ``loop`` (started by the client).
-SlotFactory = Callable[[Loop, int], Slot]
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,14 +143,14 @@ def connect_options(args: argparse.Namespace) -> ConnectOptions | None:
     return ConnectOptions(endpoint, args.name, args.slots, public, secret, server, stay)
 
 
-class Client:
+class Client(LoopServer):
     """The loop of :func:`serve_connected`: one thread owns the socket, the slots' pipes and their timers; the SDK's
     search threads queue their lines. Build it, then :meth:`run` it; :meth:`leave` (from a signal handler too) asks
     it to finish the games in flight and stop."""
 
     def __init__(self, make_slot: SlotFactory, options: ConnectOptions) -> None:
+        super().__init__(Loop())
         self.options = options
-        self.loop = Loop()
         self.context: zmq.Context[Any] = zmq.Context()
         self.slots: dict[int, Slot] = {k: make_slot(self.loop, k) for k in range(1, options.slots + 1)}
         self.generations = dict.fromkeys(self.slots, 0)
@@ -167,18 +160,18 @@ class Client:
         """Slots whose ``ready`` the arena waits for (on this connection)."""
         self.kills: set[int] = set()
         """Slots whose session the arena killed: a fresh engine for them."""
-        # Lines of engines' threads (the SDK's searches): (slot, generation, line). They wait for space, so that a
-        # flooding engine is slowed down, not buffered; the loop's own writes go straight to the socket.
-        self.outbox: queue.SimpleQueue[tuple[int, int, str | None]] = queue.SimpleQueue()
-        self.space = threading.BoundedSemaphore(_PENDING_LINES)
+        # Lines of engines' threads (the SDK's searches), keyed by (slot, generation); the loop's own writes go
+        # straight to the socket.
+        self.outbox: Outbox[tuple[int, int]] = Outbox(self.loop, self._emit_keyed)
         self.connection = 0
         self.welcomed = False
+        self.shaken = False
+        """This connection's ZeroMQ handshake succeeded."""
+        self.counted = False
+        """This connection's failed handshake is counted in :attr:`failures`."""
         self.failures = 0
-        self.leaving = False
-        """Set by :meth:`leave`: no new sessions, then stop."""
         self.stopping = False
         """The arena said goodbye (without ``stay``), or the bot is leaving: stop once no session is on."""
-        self.done = False
         self.said_goodbye = False
         self.sock: Any = None
         self.monitor: Any = None
@@ -197,6 +190,8 @@ class Client:
             (zmq.HEARTBEAT_IVL, HEARTBEAT_MS),
             (zmq.HEARTBEAT_TIMEOUT, 3 * HEARTBEAT_MS),
             (zmq.HEARTBEAT_TTL, 3 * HEARTBEAT_MS),
+            # An arena answers in milliseconds; a server that does not (not ZeroMQ) fails the try sooner.
+            (zmq.HANDSHAKE_IVL, HANDSHAKE_MS),
         ):
             sock.setsockopt(option, value)
         if o.secret is not None:
@@ -216,6 +211,7 @@ class Client:
         self.sock = sock
         self.connection += 1
         self.welcomed = False
+        self.shaken = self.counted = False
         self.loop.add_reader(sock, self._read)
         self.loop.add_reader(self.monitor, self._watch)
         self._send(None, format_control(Hello(o.name, o.slots)))
@@ -260,26 +256,16 @@ class Client:
 
     def run(self) -> None:
         """Starts the slots' engines, connects once every one is ready, and serves until stopped."""
-        for number, slot in self.slots.items():
-            slot.start(functools.partial(self._slot_ready, number))
-        while not all(slot.ready for slot in self.slots.values()):
-            if self.leaving:
-                return
-            self.loop.run_once()
+        if not self.warm_up(self.slots, self._slot_ready):
+            return
         n = len(self.slots)
         log.info("%d engine%s ready", n, "s" * (n != 1))
         self._connect()
-        while not self.done:
-            self.loop.run_once()
+        self.serve_until_done()
 
-    def leave(self) -> None:
-        """Takes no new session, finishes those in flight, then stops (call it from any thread or a signal)."""
-        self.loop.call_soon_threadsafe(self._leave)
-
-    def _leave(self) -> None:
-        if self.leaving:
-            return
-        self.leaving = self.stopping = True
+    def on_leave(self) -> None:
+        """Says ``leaving``, takes no new session, and stops once those in flight are over."""
+        self.stopping = True
         n = len(self.open)
         log.warning(
             "stopping: finishing %d game%s in flight, taking no new ones (signal again to leave at once)",
@@ -306,11 +292,10 @@ class Client:
             self.done = True
 
     def _read(self) -> None:
-        while self.sock is not None:
-            try:
-                frames = self.sock.recv_multipart(zmq.NOBLOCK)
-            except zmq.Again:
-                return
+        # Whether a message waits is asked, not tried: a zmq.Again raised at the end of every wake-up costs more
+        # than the rest of a relayed line.
+        while self.sock is not None and self.sock.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+            frames = self.sock.recv_multipart(zmq.NOBLOCK)
             if len(frames) != 2:
                 log.warning("ignored a message of %d frames from the arena", len(frames))
                 continue
@@ -370,37 +355,51 @@ class Client:
                 # was added gets in once it is, so with --stay a refusal is waited out like an absent arena.
                 self._reconnect(f"{refused}; trying again (--stay)", _REFUSED_PAUSE)
                 return
+            elif event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+                self.shaken = True
             elif event in (zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL, zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL):
                 # Which side notices a mismatch first varies, and the one that does not just sees the other hang
                 # up: a mismatch is sure at once, anything else after a few tries in a row.
-                self.failures += 1
-                mismatch = value == zmq.PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH
-                if mismatch or self.failures >= HANDSHAKE_TRIES:
-                    raise ArenaRefused(self._handshake_failed())
+                self._failed_handshake(value == zmq.PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH)
             elif event == zmq.EVENT_DISCONNECTED:
+                if not self.shaken:  # a server that is not ZeroMQ hangs up without a failure told
+                    self._failed_handshake(False)
                 self._reconnect(f"lost the connection to {self.options.endpoint}")
                 return
 
+    def _failed_handshake(self, sure: bool) -> None:
+        """This connection's handshake failed (counted once): the bot gives up when ``sure`` (the security differs)
+        or after :data:`HANDSHAKE_TRIES` such connections in a row."""
+        if self.counted:
+            return
+        self.counted = True
+        self.failures += 1
+        if sure or self.failures >= HANDSHAKE_TRIES:
+            raise ArenaRefused(self._handshake_failed())
+
     def _handshake_failed(self) -> str:
-        where = f"the handshake with the arena at {self.options.endpoint} failed"
+        """Why the handshakes failed, as far as the server's own ZMTP greeting tells: no ZeroMQ server at all (another
+        program holds the port), one without keys, or one with keys that are not ours to use."""
+        endpoint = self.options.endpoint
+        where = f"the handshake with the arena at {endpoint} failed"
+        mechanism = zmtp_mechanism(endpoint)
+        if mechanism is None:
+            return f"nothing answered the handshake: another server may be listening on {endpoint} (not an arena)"
         if self.options.secret is None:
+            if mechanism == "NULL":
+                return f"{where}: a ZeroMQ server without keys answered, but not as an arena does: another server?"
             return f"{where}: it serves with keys (give --key and --server-key), or it is no arena"
+        if mechanism == "NULL":
+            return (
+                f"{where}: the server there serves plain ZeroMQ, without keys: another server may be listening on"
+                f" {endpoint}, or it is an arena without --keys (then give neither --key nor --server-key)"
+            )
         return f"{where}: is --server-key the arena's public key (its arena.key), and does it serve with --keys?"
 
     # --- sessions --------------------------------------------------------------------------------------------------
 
-    def _writer(self, slot: int, generation: int) -> Callable[[str | None], None]:
-        loop_thread = self.loop.thread
-
-        def write(line: str | None) -> None:
-            if threading.get_ident() == loop_thread:
-                self._emit(slot, generation, line)
-                return
-            self.space.acquire()
-            self.outbox.put((slot, generation, line))
-            self.loop.call_soon_threadsafe(self._flush)
-
-        return write
+    def _emit_keyed(self, key: tuple[int, int], line: str | None) -> None:
+        self._emit(*key, line)
 
     def _emit(self, slot: int, generation: int, line: str | None) -> None:
         """A line of slot ``slot``'s engine (None: it ended the session), sent if its session is still on."""
@@ -416,17 +415,6 @@ class Client:
             return
         self._send(slot, data)
 
-    def _flush(self) -> None:
-        """Sends what the engines' threads queued."""
-        for _ in range(_PENDING_LINES):
-            try:
-                slot, generation, line = self.outbox.get_nowait()
-            except queue.Empty:
-                return
-            self.space.release()
-            self._emit(slot, generation, line)
-        self.loop.call_soon_threadsafe(self._flush)  # more is queued: come back after a look at the socket
-
     def _slot_ready(self, slot: int) -> None:
         """Slot ``slot``'s engine is clean again: the arena may begin the next session there."""
         if slot in self.owed:
@@ -440,7 +428,7 @@ class Client:
         self.open.add(slot)
         self.owed.discard(slot)
         self.kills.discard(slot)
-        self.slots[slot].open(self._writer(slot, self.generations[slot]))
+        self.slots[slot].open(self.outbox.writer((slot, self.generations[slot])))
         log.info("slot %d: session begins", slot)
 
     def _end(self, slot: int, why: str | None) -> None:
@@ -479,6 +467,40 @@ class Client:
             self.sock.send_multipart([format_channel(slot), data], zmq.NOBLOCK)
 
 
+def zmtp_mechanism(endpoint: str, timeout: float = 1.0) -> str | None:
+    """The security mechanism (``NULL``, ``CURVE``, ``PLAIN``) a ZeroMQ server at ``endpoint`` says it speaks in its
+    ZMTP 3 greeting, answering ours; None when nothing there answers as ZeroMQ does (nothing at all, or another
+    protocol). One connection, closed at once; at most ``timeout`` seconds."""
+    # Only the signature and the major version: a ZeroMQ server then sends the rest of its greeting and waits for
+    # ours (whole, it might see a mismatch and reset the connection, taking its greeting with it).
+    greeting = b"\xff" + b"\0" * 8 + b"\x7f" + b"\x03"
+    try:
+        if endpoint.startswith("ipc://"):
+            family, address = socket.AF_UNIX, endpoint.removeprefix("ipc://")
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            sock.settimeout(timeout)
+            sock.connect(address)
+        else:
+            host, _, port = endpoint.removeprefix("tcp://").rpartition(":")
+            sock = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout)
+    except (OSError, ValueError):
+        return None
+    answer = b""
+    try:
+        with sock:
+            sock.sendall(greeting)
+            while len(answer) < 32:
+                chunk = sock.recv(64 - len(answer))
+                if not chunk:
+                    break
+                answer += chunk
+    except OSError:
+        pass
+    if len(answer) < 32 or answer[0] != 0xFF or answer[9] != 0x7F or answer[10] < 3:
+        return None
+    return answer[12:32].rstrip(b"\0").decode("ascii", "replace") or None
+
+
 def serve_connected(make_slot: SlotFactory, options: ConnectOptions, client: Client | None = None) -> None:
     """Connects to the arena and serves sessions on the bot's slots, connection after connection, until the arena
     says goodbye (without ``stay``) or :meth:`Client.leave` is called and the games in flight are over.
@@ -490,3 +512,20 @@ def serve_connected(make_slot: SlotFactory, options: ConnectOptions, client: Cli
         client.run()
     finally:
         client.close()
+
+
+def serve_connected_until_stopped(make_slot: SlotFactory, options: ConnectOptions) -> int:
+    """Serves the arena's sessions (:func:`serve_connected`) until stopped: the SDK's and the bridge's ``--connect``.
+
+    Returns 0 when the arena said goodbye (the run is over) or after a first SIGINT or SIGTERM once the games in
+    flight are over; 128 + the signal when a second one came (leaving at once: the games in flight are lost by
+    disconnect); 3 (:attr:`ArenaRefused.status`) when the arena turned the bot down for good (the reason logged).
+    """
+    try:
+        status = serve_until_stopped(Client(make_slot, options))
+    except ArenaRefused as e:
+        log.error("%s", e)
+        return int(e.status)
+    if status == ExitStatus.OK:
+        log.info("stopped")
+    return status

@@ -21,7 +21,8 @@ class ExitStatus(enum.IntEnum):
     OK = 0
     """Success; ``sprt``: H1 accepted; ``check``: the engine complies."""
     VERDICT = 1
-    """A verdict against: ``sprt`` accepted H0; ``check`` found the engine non-compliant."""
+    """A verdict against: ``sprt`` accepted H0; ``check`` found the engine non-compliant; ``ladder check`` found
+    damage."""
     USAGE = 2
     """A usage error: a bad option, position, file, or a corrupt or foreign journal."""
     ENGINE = 3

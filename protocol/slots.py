@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-__all__ = ["Loop", "Slot", "Timer"]
+__all__ = ["Loop", "Slot", "SlotFactory", "Timer"]
 
 
 class Slot(Protocol):
@@ -55,6 +55,11 @@ class Slot(Protocol):
 
     def close(self) -> None:
         """Ends the engine for good (the bot is leaving). May block for the engine's grace."""
+
+
+SlotFactory = Callable[["Loop", int], Slot]
+"""``make_slot(loop, number)``: slot ``number``'s engine (the SDK's :class:`~.session.BotSlot`, the bridge's engine
+process), driven by ``loop``."""
 
 
 class Timer:

@@ -175,3 +175,23 @@ def started(argv: list[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+
+
+def sdk_bot(engine: str, endpoint: str, keys: Path, name: str, slots: int = 1, stay: bool = False) -> list[str]:
+    """The command line of a built-in engine as an SDK bot connecting in as ``name`` with its key in ``keys``."""
+    from quarto_arena.engines.registry import command
+
+    return [
+        *command(engine),
+        "--connect",
+        endpoint,
+        "--name",
+        name,
+        "--key",
+        str(keys / f"{name}.key_secret"),
+        "--server-key",
+        str(keys / "arena.key"),
+        "--slots",
+        str(slots),
+        *(["--stay"] if stay else []),
+    ]

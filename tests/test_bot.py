@@ -21,6 +21,7 @@ from procs import free_port
 from quarto_arena.protocol.bot import EndpointError, SearchContext, parse_endpoint, time_budget
 from quarto_arena.protocol.notation import parse_position
 from quarto_arena.protocol.rules import Position, turn_of
+from quarto_arena.protocol.sdk import fair_share_ms, machine_load
 from quarto_arena.protocol.uqi import Go, TurnReply, parse_reply
 
 GREEDY = [sys.executable, "-m", "quarto_arena.engines.greedy"]
@@ -378,7 +379,9 @@ def test_info_lines_and_search_context(tmp_path: Path) -> None:
         engine.handshake()
         engine.send("setoption name STYLE value WILD", "position startpos", "go movetime 200")
         assert engine.recv() == "info depth 1 score value 5 nodes 16 pv 0"
-        assert engine.recv() == "info string style wild budget 0.175"
+        # At least 50 ms kept back (SPEC §4.5), more on a machine loaded beyond one process per CPU.
+        style, budget = engine.recv().rsplit(" ", 1)
+        assert style == "info string style wild budget" and 0 < float(budget) <= 0.15
         assert engine.recv() == "turn f"  # the bot's own budget ended the search
     finally:
         engine.kill()
@@ -583,27 +586,38 @@ def test_parse_endpoint_defaults_to_loopback() -> None:
 def test_time_budget() -> None:
     start = Position.start()
     assert time_budget(Go(infinite=True)) is None
-    # SPEC §4.5: depth and nodes alone still answer within the safety time (10 s), with a reserve.
-    assert time_budget(Go(depth=3)) == pytest.approx(9.5)
-    assert time_budget(Go(nodes=10**12)) == pytest.approx(9.5)
+    # SPEC §4.5: depth and nodes alone still answer within the safety time (10 s), a second kept back.
+    assert time_budget(Go(depth=3)) == pytest.approx(9.0)
+    assert time_budget(Go(nodes=10**12)) == pytest.approx(9.0)
     assert time_budget(Go(infinite=True, depth=3)) is None
     assert time_budget(Go()) == 1.0
-    assert time_budget(Go(movetime=1000)) == pytest.approx(0.975)
-    assert time_budget(Go(movetime=40)) == pytest.approx(0.030)
-    # The opening give: this give and 8 placements, 9 turns of ours left; 60 s / 9 + 80 % of the increment.
-    assert time_budget(Go(time=60000, inc=1000), start) == pytest.approx(60 / 9 + 0.8)
+    # A movetime: 50 ms kept back (a loaded machine), never more than half of it.
+    assert time_budget(Go(movetime=1000)) == pytest.approx(0.950)
+    assert time_budget(Go(movetime=100)) == pytest.approx(0.050)
+    assert time_budget(Go(movetime=40)) == pytest.approx(0.020)
+    assert time_budget(Go(movetime=1000), overhead_ms=10) == pytest.approx(0.990)  # a quiet machine
+    # A machine loaded twice over: twice as much kept back, and at most a third of the limit planned.
+    assert time_budget(Go(movetime=1000), load=2.0) == pytest.approx(0.900)
+    assert time_budget(Go(movetime=100), load=2.0) == pytest.approx(0.1 / 3)
+    assert time_budget(Go(movetime=50), load=9.0) == pytest.approx(0.005)
+    assert time_budget(Go(movetime=100), load=0.3) == time_budget(Go(movetime=100))  # below one per CPU: as at one
+    assert machine_load() >= 1.0
+    # The opening give: this give and 8 placements, 9 turns of ours left; 60 s / 9 + 3/4 of the increment.
+    assert time_budget(Go(time=60000, inc=1000), start) == pytest.approx(60 / 9 + 0.75 - 0.05)
     # Its answer: 16 empty squares and a piece in hand, 8 placements left.
-    assert time_budget(Go(time=60000, inc=1000), start.apply(turn_of(give=7))) == pytest.approx(7.5 + 0.8)
-    # Never more than the clock minus a margin, even with a big increment.
-    assert time_budget(Go(time=100, inc=5000), start) == pytest.approx(0.075)
+    assert time_budget(Go(time=60000, inc=1000), start.apply(turn_of(give=7))) == pytest.approx(7.5 + 0.75 - 0.05)
+    # Never more than a quarter of the clock, even with a big increment (and half of that kept back).
+    assert time_budget(Go(time=100, inc=5000), start) == pytest.approx(0.0125)
+    assert fair_share_ms(Go(time=100, inc=5000), start) == pytest.approx(25)
     # SPEC §4.5: with time and movetime both, the smaller limit counts, whichever it is.
-    assert time_budget(Go(time=100, inc=5000, movetime=1000), start) == pytest.approx(0.075)
-    assert time_budget(Go(time=60000, movetime=1000), start) == pytest.approx(0.975)
-    # A moves-per-period control: the clock is shared over the turns left in the period, when fewer.
-    assert time_budget(Go(time=60000, movestogo=2), start) == pytest.approx(30.0)
-    assert time_budget(Go(time=60000, movestogo=40), start) == pytest.approx(60 / 9)  # the 9 turns left count
+    assert time_budget(Go(time=100, inc=5000, movetime=1000), start) == pytest.approx(0.0125)
+    assert time_budget(Go(time=60000, movetime=1000), start) == pytest.approx(0.950)
+    # A moves-per-period control: the clock is shared over the turns left in the period, when fewer, and a quarter
+    # of it at most (at movestogo 2 the share would be half of it).
+    assert time_budget(Go(time=60000, movestogo=2), start) == pytest.approx(15.0 - 0.05)
+    assert time_budget(Go(time=60000, movestogo=40), start) == pytest.approx(60 / 9 - 0.05)  # the 9 turns left
     ctx = SearchContext(Go(movetime=100), position=start)
-    assert ctx.budget == pytest.approx(0.075)
+    assert ctx.budget == pytest.approx(0.050)
     assert not ctx.stopped
     ctx.stop()
     assert ctx.stopped and ctx.should_stop()

@@ -53,8 +53,9 @@ def test_a_command_loads_its_own_module_alone(command: str) -> None:
     names, modules = loaded
     assert command in names
     own = COMMAND_MODULES[command]
-    # check declares --cluster with the run commands' helpers, so it brings runs along; nothing else does.
-    assert set(modules) == ({own, "runs"} if own == "check" else {own})
+    # check declares --cluster with the run commands' helpers, and tune is a run command (its options, its play):
+    # both bring runs along; nothing else does.
+    assert set(modules) == ({own, "runs"} if own in ("check", "tune") else {own})
 
 
 @pytest.mark.parametrize("command", list(COMMAND_MODULES))

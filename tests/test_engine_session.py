@@ -295,14 +295,15 @@ def test_handshake_exchange() -> None:
         Handshake("bot").feed("uqiok 2")
     with pytest.raises(EngineError, match="answered uqi with an error: uqi not today"):
         Handshake("bot").feed("error uqi not today")
-    # A line that is no UQI at all ends the handshake at once (as the compliance check does), not at the deadline.
+    # A line that is no UQI at all (a banner) is logged and the handshake goes on, as UQI 1 (§5.5) said: bots that
+    # print one played, and go on playing (a program that does not speak UQI fails at the start-up deadline).
     for before in ([], ["id name Bot"]):
-        garbage = Handshake("bot")
+        banner = Handshake("bot")
         for line in before:
-            garbage.feed(line)
-        with pytest.raises(EngineError, match=r"does not speak UQI: 'hello, I am a bot' in the handshake") as e:
-            garbage.feed("hello, I am a bot")
-        assert e.value.termination is Termination.MALFORMED_REPLY
+            banner.feed(line)
+        assert not banner.feed("hello, I am a bot")
+        assert banner.feed("uqiok 1")
+        assert banner.result().version == 1
 
 
 def test_ready_ping_exchange() -> None:

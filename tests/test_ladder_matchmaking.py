@@ -149,3 +149,13 @@ def test_a_tally_rates_as_the_games_it_stands_for(rows: list[tuple[str, str, flo
         assert (p.rating is None) == (q.rating is None)
         if p.rating is not None and q.rating is not None:
             assert abs(p.rating - q.rating) < 1e-6 and abs((p.margin or 0) - (q.margin or 0)) < 1e-6
+
+
+def test_nobody_waits_for_a_shy_bot() -> None:
+    """a and b have met twice as often as either met c, who is busy: they wait for c (rule 3), unless c stalled
+    lately (shy): then they play each other rather than wait while c holds someone for its start-up deadline."""
+    met = {("a", "b"): 4, ("a", "c"): 0, ("b", "c"): 0}
+    state = Pairing({"a": 1, "b": 1, "c": 0}, {"a": 8, "b": 8, "c": 0}, met)
+    assert next_pairs(state, 5) == []
+    shy = Pairing({"a": 1, "b": 1, "c": 0}, {"a": 8, "b": 8, "c": 0}, met, frozenset({"c"}))
+    assert next_pairs(shy, 5) == [("a", "b")]

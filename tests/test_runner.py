@@ -311,7 +311,8 @@ def test_what_an_engine_sends_never_reaches_the_terminal_raw(tmp_path: Path) -> 
     r = run_cli("check", f"ansi={sys.executable} {bot}")
     assert r.returncode == 1
     assert "\x1b" not in r.stdout + r.stderr
-    assert "\\x1b[31mRED" in r.stdout
+    assert "(\ufffd[31mRED\ufffd[0m)" in r.stdout  # its id name, each control character replaced
+    assert "'\\x1b[2Jjunk' before uqiok" in r.stdout  # a line it sent, quoted with its escapes written out
 
 
 def test_a_run_asked_for_turns_reports_each_engine_turn_before_its_game_ends(c_bot: Path) -> None:

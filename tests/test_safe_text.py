@@ -106,6 +106,7 @@ ALLOWED = {
         'typer.echo("Then check that it follows the protocol, and play it against the random bot:")',
         'typer.echo(f"  quarto-arena check {engine}")',
         'typer.echo(f"  quarto-arena play {engine} random --games 40 --tc st=0.05")',
+        "typer.echo(line)",  # ladder_steps: the same name and command, and our own text
     ],
 }
 SINK = re.compile(

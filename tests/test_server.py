@@ -7,10 +7,13 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import zmq
@@ -181,6 +184,87 @@ def test_a_tournament_with_two_remote_bots_and_a_local_engine(tmp_path: Path, ke
     tags = {g.tags["WhiteCommand"] for g in read_games(out / "games.pgn")}
     assert {"remote:alice", "remote:bob"} <= tags
     assert "alice" in stdout and "bob" in stdout  # the standings
+
+
+@pytest.mark.slow
+def test_a_run_plays_while_a_flood_of_half_open_connections_is_on(tmp_path: Path, keys: Path, endpoint: str) -> None:
+    """Issue 33: the attacker already holds far more half-open connections than the arena lets wait for their
+    hello, from the bots' own address and from others, refilling each one closed, when alice and bob connect with
+    their keys: both get in, every game is played to its end, the flood is told in at most a line a second, and no
+    traceback."""
+    out = tmp_path / "r"
+    port = endpoint.rsplit(":", 1)[1]
+    arena = subprocess.Popen(
+        [*CLI, "play", "remote:alice", "remote:bob", "--games", "4", "--tc", "st=0.1", *serving(endpoint, keys, out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    sources = ["127.0.0.1=600", *(f"127.0.0.{i}=100" for i in range(2, 6))]
+    began = time.monotonic()
+    flood = subprocess.Popen(
+        [sys.executable, "-m", "quarto_arena.engines.testing.half_open", f"127.0.0.1:{port}", "300", *sources],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert flood.stderr is not None and flood.stderr.readline() == "holding\n"
+        with (
+            started(bridge(endpoint, identity(keys, "alice"), command("greedy")), tmp_path / "a"),
+            started([*command("random"), "--connect", endpoint, *identity(keys, "bob")], tmp_path / "b"),
+        ):
+            _, stderr = arena.communicate(timeout=240)
+        lasted = time.monotonic() - began
+    finally:
+        flood.terminate()
+        flood.wait()
+        arena.kill()
+        arena.wait()
+    assert arena.returncode == 0, stderr[-3000:]
+    assert [g["termination"] for g in records(out)] == ["normal"] * 4
+    told = [line for line in stderr.splitlines() if "had not said hello" in line]
+    assert 1 <= len(told) <= lasted + 1, (len(told), lasted)  # the flood was on, and told a line a second at most
+    assert "Traceback" not in stderr and "RecursionError" not in stderr
+
+
+def test_a_bridge_told_when_another_server_holds_the_port_rather_than_its_keys(keys: Path, endpoint: str) -> None:
+    """Issue 36: with something else on the arena's port, the bridge says so; the keys are blamed only where a
+    ZeroMQ server with keys answered (the test above, a wrong --server-key)."""
+    port = int(endpoint.rsplit(":", 1)[1])
+    web = socket.create_server(("127.0.0.1", port))  # another program: answers in HTTP, then hangs up
+
+    def serve_http() -> None:
+        while True:
+            try:
+                conn, _ = web.accept()
+            except OSError:
+                return
+            with conn:
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    threading.Thread(target=serve_http, daemon=True).start()
+    try:
+        r = subprocess.run(
+            bridge(endpoint, identity(keys, "alice"), command("greedy")), capture_output=True, text=True, timeout=120
+        )
+    finally:
+        web.close()
+    assert r.returncode == 3, r.stderr
+    assert f"nothing answered the handshake: another server may be listening on {endpoint}" in r.stderr
+    assert "server-key" not in r.stderr
+    endpoint = f"tcp://127.0.0.1:{free_port()}"
+    context: zmq.Context[Any] = zmq.Context()
+    plain = context.socket(zmq.ROUTER)  # another ZeroMQ program, without keys
+    plain.bind(endpoint)
+    try:
+        r = subprocess.run(
+            bridge(endpoint, identity(keys, "alice"), command("greedy")), capture_output=True, text=True, timeout=120
+        )
+    finally:
+        plain.close(linger=0)
+        context.term()
+    assert r.returncode == 3, r.stderr
+    assert "the server there serves plain ZeroMQ, without keys: another server may be listening on" in r.stderr
 
 
 @pytest.mark.slow

@@ -4,14 +4,17 @@ and beats ``random`` in at least 90% of 40 games at st=0.05."""
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from procs import free_port
 from quarto_arena.arena.compliance import format_report, run_check
 from quarto_arena.arena.engine import EngineConfig
 from quarto_arena.engines.starters import STARTERS, write_starter
@@ -102,3 +105,53 @@ def test_the_readme_sdk_example_is_a_whole_bot_that_complies(tmp_path: Path) -> 
     script.write_text(blocks[0])
     report = asyncio.run(run_check(EngineConfig("readme-bot", command=(sys.executable, str(script)))))
     assert report.complies, "\n".join(format_report(report))
+
+
+@pytest.mark.slow
+def test_new_bot_prints_the_way_to_a_ladder(tmp_path: Path) -> None:
+    # The author-made key flow, run as printed: the author makes the pair, the operator receives only NAME.key (and
+    # has the arena's pair), the bot connects with the printed command and plays the arena's games.
+    r = cli("new-bot", "python", str(tmp_path / "pybot"))
+    assert r.returncode == 0, r.stderr
+    lines = [line.strip() for line in r.stdout.splitlines()]
+    keys_line = next(line for line in lines if line.startswith("quarto-arena keys new "))
+    assert keys_line == "quarto-arena keys new pybot --dir keys"
+    connect_line = next(line for line in lines if "--connect tcp://HOST:PORT" in line)
+    assert connect_line.endswith("--name pybot --key keys/pybot.key_secret --server-key arena.key --stay")
+    author, operator = tmp_path / "author", tmp_path / "operator"
+    author.mkdir()
+    assert cli(*shlex.split(keys_line)[1:], cwd=author).returncode == 0
+    assert cli("keys", "new", "arena", "--dir", str(operator)).returncode == 0
+    shutil.copy(author / "keys" / "pybot.key", operator / "pybot.key")  # only the public half is sent
+    shutil.copy(operator / "arena.key", author / "arena.key")
+    port = free_port()
+    bot = subprocess.Popen(
+        shlex.split(connect_line.replace("HOST:PORT", f"127.0.0.1:{port}")),
+        cwd=author,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        r = cli(
+            "play",
+            "remote:pybot",
+            "random",
+            "--listen",
+            f"tcp://127.0.0.1:{port}",
+            "--keys",
+            str(operator),
+            "--games",
+            "2",
+            "--tc",
+            "st=0.1",
+            "--out",
+            str(tmp_path / "run"),
+            "-q",
+        )
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert re.search(r"^Score of pybot vs random: \d+ - \d+ - \d+", r.stdout, re.M), r.stdout
+        assert bot.poll() is None  # --stay: it waits for the arena's next run
+    finally:
+        os.killpg(bot.pid, signal.SIGKILL)
+        bot.wait()

@@ -613,3 +613,31 @@ def test_the_cholesky_inverse_agrees_with_gauss_jordan_and_refuses_a_matrix_that
     assert rating_module._cholesky_inverse([[1.0, 2.0], [2.0, 1.0]]) is None
     assert rating_module._cholesky_inverse([[1.0, 1.0], [1.0, 1.0]]) is None
     assert rating_module._inverse([[1.0, 2.0], [2.0, 1.0]]) is not None
+
+
+def test_a_player_of_one_game_far_in_the_tail_does_not_throw_the_fit_away() -> None:
+    """Tallies read from a ladder where a bot renames itself every game (each version a player of one game) while
+    greedy beats random 2,290 points to 18: Newton's first full step threw renamer#4613 (one win against random)
+    13,808 points away, where its curvature is nil, and the fit ended in 'strictly concave and must converge'
+    (internal error in one `ladder standings` of 150). Steps are now held to two factors of ten in the odds."""
+    games = [
+        ScoredGame("greedy", "random", 1.0, 2282),
+        ScoredGame("greedy", "random", 0.5, 16),
+        ScoredGame("greedy", "random", 0.0, 10),
+        ScoredGame("greedy", "renamer#retired", 1.0, 740),
+        ScoredGame("greedy", "renamer#retired", 0.5, 817),
+        ScoredGame("greedy", "renamer#retired", 0.0, 744),
+        ScoredGame("greedy", "renamer#4610", 1.0, 1),
+        ScoredGame("random", "renamer#retired", 1.0, 7),
+        ScoredGame("random", "renamer#retired", 0.5, 14),
+        ScoredGame("random", "renamer#retired", 0.0, 2287),
+        ScoredGame("random", "renamer#4613", 0.0, 1),
+        ScoredGame("greedy", "renamer#4611", 1.0, 1),
+        ScoredGame("greedy", "renamer#4612", 0.0, 1),
+    ]
+    table = rate(games, anchor=("random", 0.0))
+    ratings = {p.name: p.rating for p in table.players}
+    assert all(p.regularized for p in table.players)
+    assert ratings["greedy"] == pytest.approx(ratings["renamer#retired"], abs=5)  # 1148.5 of 2301: even
+    assert 700 < ratings["greedy"] < 1000  # 2290 of 2308 against random, an anchor at 0
+    assert ratings["renamer#4612"] > ratings["greedy"] > ratings["renamer#4610"]  # beat greedy / lost to it

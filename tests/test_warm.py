@@ -262,7 +262,7 @@ def test_engine_log_keeps_the_engines_stderr_apart(tmp_path: Path) -> None:
             driven.end()
         finally:
             driven.close()
-    assert "quarto_arena.protocol.bot: quit" in engine_log.read_text()
+    assert "quarto_arena.protocol.session: quit" in engine_log.read_text()
 
 
 def test_fresh_process_starts_one_per_session(tmp_path: Path) -> None:
@@ -287,3 +287,28 @@ def test_an_engine_log_that_cannot_be_opened_is_a_usage_error(tmp_path: Path) ->
     )
     assert r.returncode == 2
     assert r.stderr.startswith("error: --engine-log") and len(r.stderr.splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_an_engine_that_restarts_slowly_after_each_game_is_never_cut(tmp_path: Path, endpoint: str) -> None:
+    """SPEC §3.4: no deadline runs while a process starts. A fresh process for every session that takes 11 s to
+    start (past the arena's 10 s for a slot's ready): the slot is set aside while it starts, the bot is never cut,
+    and every game is played to its end (the bot was cut 8 times in 24 games by a 9 s restart before)."""
+    pidfile, out = tmp_path / "pids", tmp_path / "run"
+    engine = testing.command("slow_start", str(pidfile), "11", "0")
+    bot = [*BRIDGE, "--connect", endpoint, "--name", "slow", "--fresh-process", "--", *engine]
+    log = tmp_path / "bridge.log"
+    with started(bot, log) as bridge:
+        run = ["remote:slow", "greedy", "--games", "2", "--tc", "st=0.1", "--listen", endpoint, "--out", str(out)]
+        r = subprocess.run(
+            [*CLI, "tournament", *run],  # not quiet: the server's line about the slot set aside is looked for
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert r.returncode == 0, r.stderr
+        assert bridge.wait(timeout=30) == 0, log.read_text()
+    assert [g["termination"] for g in records(out)] == ["normal"] * 2
+    assert "cuts the connection" not in log.read_text() and "disconnected by the arena" not in r.stderr
+    assert "not ready 10 s after its session's end" in r.stderr
+    assert len(pids(pidfile)) >= 3  # the check's process, then one per game

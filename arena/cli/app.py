@@ -59,6 +59,14 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     raise typer.Exit(code)
 
 
+def leave(line: str, code: int) -> NoReturn:
+    """Prints ``line`` (no error: a command that ends as it documents, say stopped by a signal) on stderr and exits
+    with ``code``; nothing more is printed."""
+    _REPORTED.append(line)
+    echo_err(line)
+    raise typer.Exit(code)
+
+
 def echo_err(text: str) -> None:
     """Prints ``text`` on stderr, each line made safe for a terminal (it may quote what an engine said)."""
     with contextlib.suppress(OSError):  # a closed terminal (SIGHUP) must not turn into a traceback
@@ -108,10 +116,11 @@ COMMAND_MODULES: Final = {
     "report": "tools",
     "serve": "tools",
     "analyse": "tools",
+    "tune": "tune",
     "ladder": "ladder",
     "keys": "tools",
 }
-ALL_COMMAND_MODULES: Final = ("check", "ladder", "newbot", "runs", "tools")
+ALL_COMMAND_MODULES: Final = ("check", "ladder", "newbot", "runs", "tools", "tune")
 
 
 #: What the commands of a module import when one of them runs (they import it then, not with the module, so that
@@ -120,6 +129,7 @@ ALL_COMMAND_MODULES: Final = ("check", "ladder", "newbot", "runs", "tools")
 RUNS_WITH: Final = {
     "runs": ("asyncio", "quarto_arena.arena.run", "quarto_arena.arena.output", "quarto_arena.arena.roster"),
     "check": ("asyncio", "quarto_arena.arena.compliance", "quarto_arena.arena.run", "quarto_arena.arena.roster"),
+    "tune": ("asyncio", "quarto_arena.arena.run", "quarto_arena.arena.output", "quarto_arena.arena.tune"),
 }
 
 

@@ -31,6 +31,11 @@ def check(
         "connects in, with --listen); NAME=ENGINE names it.",
     ),
     keep_going: bool = typer.Option(False, "--keep-going", help="Run every step, not only up to the first failure."),
+    strict: bool = typer.Option(
+        False,
+        "--strict",
+        help="Fail on a warning too: every should of SPEC.md (inputs an arena never sends, the time kept back).",
+    ),
     timeout_scale: float = typer.Option(
         1.0, "--timeout-scale", metavar="X", min=0.01, help="Multiply every deadline (e.g. 3 on a slow machine)."
     ),
@@ -71,13 +76,13 @@ def check(
             fail("remote:NAME bots connect in to this machine; --cluster checks on the workers")
         if transcript is not None:
             fail("--transcript writes one engine's exchange; with --cluster, use --verbose (every worker's lines)")
-        _check_on_cluster(address, config, timeouts, keep_going, verbose)
+        _check_on_cluster(address, config, timeouts, keep_going, strict, verbose)
     if served is None:
-        report = asyncio.run(run_check(config, timeouts=timeouts, keep_going=keep_going))
+        report = asyncio.run(run_check(config, timeouts=timeouts, keep_going=keep_going, strict=strict))
     else:
         show_server_log(quiet=False)
         try:
-            report = asyncio.run(_check_remote(config, served, timeouts, keep_going))
+            report = asyncio.run(_check_remote(config, served, timeouts, keep_going, strict))
         except RunError as e:
             fail(str(e), e.status)
     if not report.started:
@@ -102,7 +107,7 @@ def _write_transcript(path: str, report: CheckReport) -> None:
 
 
 async def _check_remote(
-    config: EngineConfig, served: ServerSpec, timeouts: CheckTimeouts, keep_going: bool
+    config: EngineConfig, served: ServerSpec, timeouts: CheckTimeouts, keep_going: bool, strict: bool
 ) -> CheckReport:
     """``check remote:NAME``: serves, waits for the bot (RunError, an engine failure, when it does not come), checks."""
     from ..compliance import run_check
@@ -119,18 +124,22 @@ async def _check_remote(
         if await server.wait_for(served.wait):
             absent = f"remote:{config.remote} did not connect to {served.endpoint} within {served.wait:g} s"
             raise RunError(absent, engine=True)
-        return await run_check(config, timeouts=timeouts, keep_going=keep_going, connector=server.lease)
+        return await run_check(config, timeouts=timeouts, keep_going=keep_going, strict=strict, connector=server.lease)
     finally:
         await server.close()
 
 
-def _check_on_cluster(address: Any, config: Any, timeouts: Any, keep_going: bool, verbose: bool) -> NoReturn:
+def _check_on_cluster(
+    address: Any, config: Any, timeouts: Any, keep_going: bool, strict: bool, verbose: bool
+) -> NoReturn:
     """``check --cluster``: the check on every worker; a complying worker gets its summary line, any other its whole
-    report. Exit 0 when the engine complies everywhere, 3 when a worker cannot start it, else 1."""
+    report. Exit 0 when the engine complies everywhere, 3 when a worker cannot start it, else 1. The workers run the
+    plain check; ``--strict`` judges their reports here (:func:`~..compliance.strict_report`)."""
     import asyncio
+    import dataclasses
 
     from ..cluster import Cluster
-    from ..compliance import format_report
+    from ..compliance import format_report, strict_report
     from ..run import RunError
 
     async def on_each() -> Any:
@@ -141,6 +150,8 @@ def _check_on_cluster(address: Any, config: Any, timeouts: Any, keep_going: bool
         results = asyncio.run(on_each())
     except RunError as e:
         fail(str(e), e.status)
+    if strict:
+        results = [dataclasses.replace(r, report=strict_report(r.report, keep_going=keep_going)) for r in results]
     for r in results:
         lines = format_report(r.report, verbose=verbose)
         if not r.report.started:

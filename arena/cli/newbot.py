@@ -41,3 +41,25 @@ def new_bot(
     typer.echo("Then check that it follows the protocol, and play it against the random bot:")
     typer.echo(f"  quarto-arena check {engine}")
     typer.echo(f"  quarto-arena play {engine} random --games 40 --tc st=0.05")
+    typer.echo("")
+    for line in ladder_steps(name, starter.language, command):
+        typer.echo(line)
+
+
+def ladder_steps(name: str, language: str, command: str) -> list[str]:
+    """What ``new-bot`` prints last: the way to a ladder (an arena that serves, SPEC §3.4). The author makes the key
+    pair and sends only its public half; the bot connects in with ``--stay``, the bridge carrying a stdio bot and
+    the Python SDK connecting by itself."""
+    key = shlex.quote(f"keys/{name}.key_secret")
+    connect = f"--connect tcp://HOST:PORT --name {shlex.quote(name)} --key {key} --server-key arena.key --stay"
+    if language == "python":
+        play = f"{command} {connect}"
+    else:
+        play = f"{shlex.join([sys.executable, '-m', 'quarto_arena.protocol.bridge'])} {connect} -- {command}"
+    return [
+        "To play on a ladder (an arena that serves), make your own key pair and send the operator only the public",
+        f"half, keys/{name}.key (keep keys/{name}.key_secret to yourself); the operator gives you arena.key:",
+        f"  quarto-arena keys new {shlex.quote(name)} --dir keys",
+        "Then connect, from any machine (no open port needed); --stay waits for the ladder to read your key:",
+        f"  {play}",
+    ]

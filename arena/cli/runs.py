@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -17,9 +17,9 @@ if TYPE_CHECKING:
     import inspect
 
     from ..output import RunView
-    from ..run import Run, RunOutcome, RunSpec
+    from ..run import Interrupt, Run, RunOutcome, RunSpec
 
-from ..options import Journal, RunOptions, option_fields
+from ..options import Journal, RunOptions, flag, option_fields
 from .app import EXIT_ENGINE, app, echo_err, echo_out, fail, import_to_run, run_option, table_format_option
 
 # --- runs: tournament, play, sprt ------------------------------------------------------------------------------
@@ -112,8 +112,19 @@ def _check_keys(spec: RunSpec) -> None:
         server_for(spec.server, spec.remote)
 
 
+def given_again(ctx: typer.Context, kind: str) -> list[str]:
+    """The run options given with ``--resume`` that it refuses, as spelled (``--games``): what the journal keeps,
+    and how a new run is made (RunOptions' journal forms)."""
+    journal = {name: how.journal for name, how, _ in option_fields(kind)}
+    return [
+        flag(name).flags[0].split("/")[0]
+        for name in _given(ctx, set())
+        if journal.get(name) in (Journal.KEPT, Journal.CREATION)
+    ]
+
+
 #: What each run command plays, in the words of RunKind.
-_KINDS: Final = {"tournament": "tournament", "play": "match", "sprt": "sprt"}
+_KINDS: Final = {"tournament": "tournament", "play": "match", "sprt": "sprt", "tune": "tune"}
 
 
 def _open_run(kind: str, ctx: typer.Context, engine_words: list[str], options: RunOptions) -> Run:
@@ -125,21 +136,20 @@ def _open_run(kind: str, ctx: typer.Context, engine_words: list[str], options: R
         transcript = debug_option(Path(options.debug))
     try:
         if options.resume is not None:
-            # What the journal keeps, and how a new run is made, cannot be given again (RunOptions' journal forms).
-            journal = {name: how.journal for name, how, _ in option_fields(kind)}
-            given = [name for name in _given(ctx, set()) if journal.get(name) in (Journal.KEPT, Journal.CREATION)]
+            given = given_again(ctx, kind)
             if given or engine_words:
-                what = "engines" if engine_words else "--" + given[0].replace("_", "-")
+                what = "engines" if engine_words else given[0]
                 fail(f"--resume takes no engines or game options (got {what}): the journal keeps them")
             run = Run.resume(Path(options.resume), transcript=transcript)
-            command = {"tournament": "tournament", "match": "play", "sprt": "sprt"}[run.spec.kind.value]
+            command = {k: c for c, k in _KINDS.items()}[run.spec.kind.value]
             if command != kind:
                 run.close()
                 fail(
                     f"{options.resume} holds a {run.spec.kind.value}, not a {_KINDS[kind]}: continue it with"
                     f" quarto-arena {command} --resume {options.resume}"
                 )
-            moved = {name for name in _given(ctx, set()) if journal.get(name) is Journal.MOVABLE}
+            movable = {name for name, how, _ in option_fields(kind) if how.journal is Journal.MOVABLE}
+            moved = set(_given(ctx, set())) & movable
             if moved:
                 kept = run.spec.server
                 if kept is None:
@@ -236,12 +246,38 @@ def fast_event_loop() -> None:
     asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
 
 
-async def _play(
-    run: Run, view: RunView, web: tuple[str, int] | None = None, cluster: Any = None, oversubscribe: bool = False
+async def _games(
+    run: Run,
+    view: RunView,
+    interrupt: Interrupt,
+    web: tuple[str, int] | None = None,
+    cluster: Any = None,
+    oversubscribe: bool = False,
 ) -> RunOutcome:
-    """Runs with SIGINT, SIGTERM and SIGHUP turned into a clean stop (engines killed, finished games synced); with
-    ``web``, the live page is served at that address while the run goes; on ``cluster`` (a ClusterAddress) when
-    given."""
+    """Plays the run until ``interrupt``; with ``web``, the live page is served at that address while it goes; on
+    ``cluster`` (a ClusterAddress) when given."""
+    if cluster is not None:
+        from ..cluster import play_on_cluster
+
+        return await play_on_cluster(run, cluster, view, interrupt=interrupt, oversubscribe=oversubscribe)
+    player = None
+    if run.spec.server is not None:
+        from ..server import server_player
+
+        player = server_player(run)
+    if web is None:
+        return await run.run(view, interrupt=interrupt, player=player)
+    from ..web.server import run_live
+
+    return await run_live(
+        run, view, web, interrupt=interrupt, announce=lambda url: echo_err(f"live page: {url}"), player=player
+    )
+
+
+async def play_with_signals(games: Callable[[Interrupt], Awaitable[RunOutcome]]) -> RunOutcome:
+    """``games(interrupt)`` with SIGINT, SIGTERM and SIGHUP turned into a clean stop (the interrupt is set; a second
+    signal kills the engines at once), and every engine left killed and reaped when it returns: what every run
+    command plays its games with."""
     import asyncio
     import atexit
     import gc
@@ -269,22 +305,7 @@ async def _play(
     for signum in handled:
         loop.add_signal_handler(signum, on_signal, signum)
     try:
-        if cluster is not None:
-            from ..cluster import play_on_cluster
-
-            return await play_on_cluster(run, cluster, view, interrupt=interrupt, oversubscribe=oversubscribe)
-        player = None
-        if run.spec.server is not None:
-            from ..server import server_player
-
-            player = server_player(run)
-        if web is None:
-            return await run.run(view, interrupt=interrupt, player=player)
-        from ..web.server import run_live
-
-        return await run_live(
-            run, view, web, interrupt=interrupt, announce=lambda url: echo_err(f"live page: {url}"), player=player
-        )
+        return await games(interrupt)
     finally:
         await shutdown()  # whatever is left of any engine, and the watchdog, killed and reaped (a signal hurries it)
         for signum in handled:
@@ -313,34 +334,12 @@ def _ignore_stop_signals(handled: Iterable[int]) -> None:
 def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options: RunOptions) -> None:
     """What ``tournament``, ``play`` and ``sprt`` share: open the run, play it, report, exit with its status."""
     import_to_run("runs")
-    import asyncio
-    import signal
 
-    from ..errors import ArenaFault, arena_fault
-    from ..output import RunView, final_report, parse_progress_every, rate_run, write_standings
-    from ..records import GameRecord
-    from ..run import RunError, Verdict
-    from ..web import WebError, parse_address, require_server
+    from ..output import RunView, final_report, rate_run, write_standings
+    from ..run import Verdict
 
     table_format_option(options.fmt)
-    cluster = cluster_option(options.cluster)
-    if cluster is not None and options.debug is not None:
-        fail("--debug records the UQI lines of engines on this machine; with --cluster they run on the workers")
-    if cluster is not None and options.web is not None:
-        fail("--web cannot be used with --cluster; follow the run from another terminal: quarto-arena serve DIR")
-    web = None
-    if options.web is not None:
-        try:
-            web = parse_address(options.web)
-            require_server()
-        except WebError as e:
-            fail(str(e))
-    every = None
-    if options.progress_every is not None:
-        try:
-            every = parse_progress_every(options.progress_every)
-        except ValueError as e:
-            fail(str(e))
+    cluster, web, every = session_options(options)
     run = _open_run(kind, ctx, engine_words, options)
     if cluster is not None and run.spec.server is not None:
         run.close()
@@ -375,29 +374,12 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
             fmt=spec.table_format,
             interval=spec.rating_interval,
         )
-        try:
-            fast_event_loop()
-            outcome = asyncio.run(_play(run, view, web, cluster, options.oversubscribe))
-        except WebError as e:
-            view.close()
-            fail(f"{e}; the run in {run.directory} has not started: continue it with --resume {run.directory}")
-        except RunError as e:
-            view.close()
-            fail(str(e), e.status)
-        except ArenaFault as e:
-            view.close()
-            kept = f"game {e.record.game_id} aborted, not counted; " if isinstance(e.record, GameRecord) else ""
-            fail(f"{e}; {kept}continue with: quarto-arena {kind} --resume {run.directory}", e.status)
-        except OSError as e:
-            view.close()
-            if arena_fault(e):  # a full disk (or quota): the games counted are safe, the run goes on from them
-                fail(
-                    f"{run.directory}: {e.strerror or e}: make room, then continue with:"
-                    f" quarto-arena {kind} --resume {run.directory}",
-                    ArenaFault.status,
-                )
-            fail(f"{run.directory}: {e.strerror or e}")
-        view.close()
+        outcome = play_run(
+            kind,
+            run.directory,
+            view,
+            lambda interrupt: _games(run, view, interrupt, web, cluster, options.oversubscribe),
+        )
         rated = rate_run(outcome)  # one fit of the run's games for all that shows them
         try:
             write_standings(run.directory, outcome, rated)
@@ -412,11 +394,94 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
         report = final_report(outcome, rated, spec.table_format)
         with contextlib.suppress(OSError):
             echo_out(report)
-    resume = f"quarto-arena {kind} --resume {run.directory}"
+    end_of_run(kind, run.directory, outcome)
+    verdict = outcome.verdict
+    if verdict is not None:
+        raise typer.Exit(
+            {Verdict.H1: 0, Verdict.H0: 1, Verdict.ENGINE_FAILURE: EXIT_ENGINE, Verdict.NO_DECISION: 4}[verdict]
+        )
+
+
+def session_options(options: RunOptions) -> tuple[Any, tuple[str, int] | None, Any]:
+    """``--cluster`` (a ClusterAddress), ``--web`` (an address) and ``--progress-every`` (a ProgressEvery), each
+    None when not given; a usage error (exit 2) for a bad one or a bad combination."""
+    from ..output import parse_progress_every
+    from ..web import WebError, parse_address, require_server
+
+    cluster = cluster_option(options.cluster)
+    if cluster is not None and options.debug is not None:
+        fail("--debug records the UQI lines of engines on this machine; with --cluster they run on the workers")
+    if cluster is not None and options.web is not None:
+        fail("--web cannot be used with --cluster; follow the run from another terminal: quarto-arena serve DIR")
+    web = None
+    if options.web is not None:
+        try:
+            web = parse_address(options.web)
+            require_server()
+        except WebError as e:
+            fail(str(e))
+    every = None
+    if options.progress_every is not None:
+        try:
+            every = parse_progress_every(options.progress_every)
+        except ValueError as e:
+            fail(str(e))
+    return cluster, web, every
+
+
+def play_run(
+    kind: str, directory: Path, view: RunView, games: Callable[[Interrupt], Awaitable[RunOutcome]]
+) -> RunOutcome:
+    """Plays a run's games (:func:`play_with_signals`) with its progress on ``view``; whatever stops it early is
+    one line naming how to go on, and the exit status of its kind."""
+    import asyncio
+
+    from ..errors import ArenaFault, arena_fault
+    from ..records import GameRecord
+    from ..run import RunError
+    from ..web import WebError
+
+    try:
+        fast_event_loop()
+        outcome = asyncio.run(play_with_signals(games))
+    except WebError as e:
+        view.close()
+        fail(f"{e}; the run in {directory} has not started: continue it with --resume {directory}")
+    except RunError as e:
+        view.close()
+        fail(str(e), e.status)
+    except ArenaFault as e:
+        view.close()
+        kept = f"game {e.record.game_id} aborted, not counted; " if isinstance(e.record, GameRecord) else ""
+        fail(f"{e}; {kept}continue with: quarto-arena {kind} --resume {directory}", e.status)
+    except OSError as e:
+        view.close()
+        if arena_fault(e):  # a full disk (or quota): the games counted are safe, the run goes on from them
+            fail(
+                f"{directory}: {e.strerror or e}: make room, then continue with: quarto-arena {kind} --resume"
+                f" {directory}",
+                ArenaFault.status,
+            )
+        fail(f"{directory}: {e.strerror or e}")
+    view.close()
+    return outcome
+
+
+def late_signals() -> bool:
+    """True when a signal came after the games, during the shutdown: the run hurries to its end (no report)."""
+    return bool(_LATE_SIGNALS)
+
+
+def end_of_run(kind: str, directory: Path, outcome: RunOutcome) -> None:
+    """What a run that did not end normally says last on stderr, and its exit status: the games abandoned, then an
+    interrupt (128 + N) or an engine failure (3), each with the command that goes on."""
+    import signal
+
+    resume = f"quarto-arena {kind} --resume {directory}"
     if outcome.aborted:
         n = len(outcome.aborted)
         echo_err(
-            f"{n} game{'s' if n > 1 else ''} in progress abandoned (in {run.directory / 'aborted.jsonl'}): not counted"
+            f"{n} game{'s' if n > 1 else ''} in progress abandoned (in {directory / 'aborted.jsonl'}): not counted"
         )
     interrupted = outcome.interrupted if outcome.interrupted is not None else next(iter(_LATE_SIGNALS), None)
     if interrupted is not None:
@@ -427,11 +492,6 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
         fail(
             f"stopped by game {r.game_id}: {r.termination.value}: {r.detail}; fix the engine, then {resume}",
             EXIT_ENGINE,
-        )
-    verdict = outcome.verdict
-    if verdict is not None:
-        raise typer.Exit(
-            {Verdict.H1: 0, Verdict.H0: 1, Verdict.ENGINE_FAILURE: EXIT_ENGINE, Verdict.NO_DECISION: 4}[verdict]
         )
 
 
@@ -453,13 +513,18 @@ def _run_option_hints() -> dict[str, Any]:
     return typing.get_type_hints(RunOptions)
 
 
-def _run_options(kind: str) -> Callable[[Callable[..., None]], _RunCommand]:
+#: How a run command other than the three above plays its run: ``body(ctx, options, own)``, ``own`` the values of
+#: the command's own parameters (``tune``'s engine, ``--param``...).
+RunBody = Callable[[typer.Context, RunOptions, dict[str, Any]], None]
+
+
+def run_options(kind: str, body: RunBody | None = None) -> Callable[[Callable[..., None]], _RunCommand]:
     """Gives a run command its options (every :class:`~..options.RunOptions` field ``kind`` takes), and runs it.
 
     The decorated function declares only what is its own (``ctx``, the engines) and checks what it must; the run is
-    played by :func:`_run_command` with the options' values.
+    played by ``body``, by default :func:`_run_command`, with the options' values.
     """
-    return functools.partial(_RunCommand, kind)
+    return functools.partial(_RunCommand, kind, body)
 
 
 class _RunCommand:
@@ -469,8 +534,8 @@ class _RunCommand:
     command line runs one command, and ``--help`` lists the commands without their options (start-up time).
     """
 
-    def __init__(self, kind: str, own: Callable[..., None]) -> None:
-        self.kind, self.own = kind, own
+    def __init__(self, kind: str, body: RunBody | None, own: Callable[..., None]) -> None:
+        self.kind, self.body, self.own = kind, body, own
         self.__name__, self.__qualname__, self.__module__ = own.__name__, own.__qualname__, own.__module__
         self.__doc__ = own.__doc__
         self.chosen = [name for name, _, _ in option_fields(kind)]
@@ -506,11 +571,15 @@ class _RunCommand:
         return {**typing.get_type_hints(self.own), **{name: hints[name] for name in self.chosen}}
 
     def __call__(self, **values: Any) -> None:
-        self.own(**{name: values[name] for name in self._own_signature.parameters})
+        own = {name: values[name] for name in self._own_signature.parameters}
+        self.own(**own)
         ctx = values["ctx"]
         options = RunOptions(**{name: values[name] for name in self.chosen})
         if options.openings is not None and "random_openings" not in _given(ctx, set()):
             options = replace(options, random_openings=None)  # the file's openings, not random ones
+        if self.body is not None:
+            self.body(ctx, options, own)
+            return
         _run_command(self.kind, ctx, values["engines"] or [], options)
 
 
@@ -521,7 +590,7 @@ _ENGINES_HELP = (
 
 
 @app.command()
-@_run_options("tournament")
+@run_options("tournament")
 def tournament(
     ctx: typer.Context,
     engines: list[str] = typer.Argument(None, metavar="[ENGINE]...", help="Engines: " + _ENGINES_HELP),
@@ -535,7 +604,7 @@ def tournament(
 
 
 @app.command()
-@_run_options("play")
+@run_options("play")
 def play(
     ctx: typer.Context,
     engines: list[str] = typer.Argument(None, metavar="ENGINE ENGINE", help="Two engines: " + _ENGINES_HELP),
@@ -544,7 +613,7 @@ def play(
 
 
 @app.command()
-@_run_options("sprt")
+@run_options("sprt")
 def sprt(
     ctx: typer.Context,
     engines: list[str] = typer.Argument(

@@ -107,8 +107,8 @@ def keys_new(
 ) -> None:
     """Make a key pair: KEYS/NAME.key (public: give it to the other side) and KEYS/NAME.key_secret (keep it).
 
-    The arena's own pair is named arena. A bot's author gets NAME.key_secret and arena.key; the arena keeps
-    arena.key_secret and every NAME.key.
+    The arena's own pair is named arena. Each side makes its own pair and sends only NAME.key: a bot's author keeps
+    NAME.key_secret and is given arena.key; the arena keeps arena.key_secret and every bot's NAME.key.
     """
     from ..server import KeysError, new_key_pair
 
@@ -210,11 +210,13 @@ def report(
     Every run writes it when it ends; run this after `quarto-arena analyse DIR/games.pgn` to add the per-turn
     values, or to see a run that is still being played. Prints the report's path.
     """
+    from ..tune.pages import is_tune_directory, write_tune_directory_report
     from ..web import WebError
     from ..web.report import write_directory_report
 
+    write = write_tune_directory_report if is_tune_directory(Path(directory)) else write_directory_report
     try:
-        path = write_directory_report(Path(directory), warn=lambda text: echo_err(f"quarto-arena: warning: {text}"))
+        path = write(Path(directory), warn=lambda text: echo_err(f"quarto-arena: warning: {text}"))
     except WebError as e:
         fail(str(e))
     except OSError as e:

@@ -35,7 +35,7 @@ from quarto_arena.protocol.rules import Variant
 from ..engine import Deadlines, EngineConfig
 from ..records import GameRecord
 from ..referee import GameSpec
-from ..run import Event, Interrupt, Run, RunOutcome
+from ..run import EnginesOf, Event, Interrupt, Run, RunOutcome
 from ..schedule import ScheduledGame
 from ..transport import DEFAULT_STDERR_LIMIT
 from ..transport.process import StderrLog
@@ -57,11 +57,14 @@ class ClusterPlayer:
         log_dir: Path | None = None,
         log_limit: int = DEFAULT_STDERR_LIMIT,
         oversubscribe: bool = False,
+        engines_of: EnginesOf | None = None,
     ) -> None:
         """``log_dir`` receives the engines' standard error as the workers send it back (``log_limit`` bytes per
-        engine); ``oversubscribe`` allows machines with more worker threads than cores."""
+        engine); ``oversubscribe`` allows machines with more worker threads than cores; ``engines_of``, if given,
+        says each game's engines (their options change from game to game: a tune's)."""
         self.cluster = cluster
         self.configs = {e.name: e for e in engines}
+        self.engines_of = engines_of
         self.deadlines = deadlines
         self.log_dir = log_dir
         self.log_limit = log_limit
@@ -100,11 +103,14 @@ class ClusterPlayer:
     async def play(self, game: ScheduledGame, spec: GameSpec, on_abort: Callable[[GameRecord], None]) -> GameRecord:
         """Submits the game and waits for its record; when cancelled, hands ``on_abort`` the game without its turns
         (the task itself is cancelled by :meth:`close`)."""
+        first, second = (
+            (self.configs[game.first], self.configs[game.second]) if self.engines_of is None else self.engines_of(game)
+        )
         task = game_task(
             game,
             spec,
-            self.configs[game.first],
-            self.configs[game.second],
+            first,
+            second,
             deadlines=self.deadlines,
             log_limit=self.log_limit,
             lease=None if self._lease is None else str(self._lease.key),
@@ -162,9 +168,11 @@ async def play_on_cluster(
     *,
     interrupt: Interrupt | None = None,
     oversubscribe: bool = False,
+    engines_of: EnginesOf | None = None,
 ) -> RunOutcome:
     """:meth:`Run.run` with its games played on the cluster at ``address``: as many at once as the workers have
-    threads (or the run's concurrency, when larger: the rest wait on the scheduler for workers to come).
+    threads (or the run's concurrency, when larger: the rest wait on the scheduler for workers to come);
+    ``engines_of`` as :class:`ClusterPlayer`'s.
 
     Raises :class:`ClusterError` (a :class:`~quarto_arena.arena.run.RunError`) when the cluster cannot be reached
     or used, before or during the run.
@@ -179,6 +187,7 @@ async def play_on_cluster(
             log_dir=run.log_dir,
             log_limit=run.spec.log_limit,
             oversubscribe=oversubscribe,
+            engines_of=engines_of,
         )
         starting = asyncio.ensure_future(player.start(run.spec.variant))
         waits: list[asyncio.Future[Any]] = [starting]

@@ -200,6 +200,9 @@ async def _play(
     before = [(s.alive, s.starts) for s in sessions]
     offsets = [b.log_size() for b in lent]
     try:
+        # This game's option values (a warm engine's may be another game's: a tune's change every game).
+        for session, config in zip(sessions, (first, second), strict=True):
+            session.configure(config)
         game = asyncio.create_task(play_game(sessions[0], sessions[1], spec))
         watch = asyncio.create_task(_wait_until(cancelled))
         try:

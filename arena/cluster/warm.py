@@ -134,8 +134,12 @@ class WorkerEngines:
     # --- on the pool's loop ----------------------------------------------------------------------------------------
 
     def borrow(self, config: EngineConfig, deadlines: Deadlines, lease: str | None) -> Borrowed:
-        """An idle session of this engine (same configuration, same deadlines), or a new one not yet started."""
-        key = json.dumps([config_to_dict(config), codec.to_dict(deadlines)], sort_keys=True)
+        """An idle session of this engine (same configuration but for its options' values, same deadlines), or a
+        new one not yet started. The game gives it this game's option values (:meth:`EngineSession.configure`):
+        a tune's engine changes them every game and stays warm."""
+        plain = config_to_dict(config)
+        plain["options"] = sorted(k.lower() for k in config.options)
+        key = json.dumps([plain, codec.to_dict(deadlines)], sort_keys=True)
         idle = self._idle.get(key)
         if idle:
             borrowed = idle.pop()

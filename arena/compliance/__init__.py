@@ -8,18 +8,31 @@ restarts the engine before the next step, since its state is unknown), and whate
 exception, Ctrl-C — every process it started is killed with its whole process group and reaped before
 :func:`run_check` returns or raises.
 
-A step fails only for what SPEC.md makes a rule; a doubtful but tolerated behaviour (a ``go infinite`` answered
-before ``stop``, a search that overran its time, an unsupported variant, a malformed ``info`` line) passes with a
-warning. Like any conformance tester (SPEC §4.9), the check sends lines an arena never sends: an unknown command,
+A step fails only for a *must* of SPEC.md: what a game an arena runs depends on, and every rule of UQI 1 as first
+published. What a *should* asks (the rules added since for inputs an arena never sends: invalid or finished
+positions, malformed commands, commands during a search, long or non-UTF-8 lines; and the time a bot keeps back) is
+a warning naming its section, so a bot that complied with an earlier text of SPEC.md keeps passing; ``--strict``
+(:func:`.report.strictly`) makes every warning a failure. What an engine may do and did (refuse a variant) is a
+note. Like any conformance tester (SPEC §4.9), the check sends lines an arena never sends: an unknown command,
 malformed ones, and commands during a search.
 
 The subpackage: :mod:`.checker` (deadlines, the recorded link, the Checker, what a step is), :mod:`.steps` (steps
-1-12, the conversation), :mod:`.games` (steps 13-19, the game's rules and what a bot must survive), :mod:`.run`
+1-12, the conversation), :mod:`.games` (steps 13-19, the game's rules and what a bot must survive),
+:mod:`.malformed` (step 20), :mod:`.timing` (step 21, the time used under a load of its own), :mod:`.run`
 (:data:`STEPS` and :func:`run_check`) and :mod:`.report` (the verdicts and the lines the CLI prints).
 """
 
 from .checker import Checker, CheckTimeouts, Step, StepFailed, StepSkipped
-from .report import CheckReport, IoLine, Status, StepResult, format_report, format_transcript
+from .report import (
+    CheckReport,
+    IoLine,
+    Status,
+    StepResult,
+    format_report,
+    format_transcript,
+    strict_report,
+    strictly,
+)
 from .run import STEPS, run_check
 
 __all__ = [
@@ -36,4 +49,6 @@ __all__ = [
     "format_report",
     "format_transcript",
     "run_check",
+    "strict_report",
+    "strictly",
 ]

@@ -55,8 +55,10 @@ class CheckTimeouts(Deadlines):
     and what only the check needs. Every wait is timed by a :class:`~quarto_arena.arena.timecontrol.SearchClock`.
     """
 
-    safety: float = 10.0
-    """A search with only a depth or node limit (the arena waits 60 s; a check should not)."""
+    safety: float = 60.0
+    """A search with only a depth or node limit, or none: the arena's safety deadline, past which a game is lost."""
+    safety_time: float = 10.0
+    """SPEC §4.5's safety time: a search with only a depth or node limit that takes longer gets a warning."""
     search_slack: float = 1.0
     """Allowed on top of a search's own time limit (``movetime``, ``time``), and to answer ``stop``."""
     quiet: float = 0.3
@@ -77,6 +79,7 @@ class CheckTimeouts(Deadlines):
             newgame=self.newgame * factor,
             quit=self.quit * factor,
             safety=self.safety * factor,
+            safety_time=self.safety_time * factor,
             search_slack=self.search_slack * factor,
             quiet=self.quiet * factor,
         )
@@ -156,6 +159,16 @@ class _Link:
             self.recorder.add("#", str(e))
             raise StepFailed(f"cannot send {quoted(lines[0])}: {e}") from None
 
+    async def send_bytes(self, data: bytes) -> None:
+        """Sends raw bytes (lines ending in ``\n``), recorded with their undecodable bytes escaped."""
+        for line in data.splitlines():
+            self.recorder.add(">", line.decode("utf-8", "backslashreplace"))
+        try:
+            self.transport.send_bytes(data)
+        except PeerGone as e:
+            self.recorder.add("#", str(e))
+            raise StepFailed(f"cannot send {data[:40]!r}: {e}") from None
+
     async def read(self, deadline: SearchClock, waiting_for: str) -> str:
         """The next line, or :class:`StepFailed` naming what was awaited when time runs out or the engine is gone."""
         left = deadline.left()
@@ -219,7 +232,7 @@ def read_reply(ck: Checker, line: str, where: str) -> Reply | None:
     except UqiError as e:
         if line.split()[0] != "info":
             raise StepFailed(f"malformed line {quoted(line)} {where}: {e}") from None
-        ck.warn(f"malformed info line {quoted(line)} {where}: {e} (an arena ignores it)")
+        ck.warn("§5.3", f"malformed info line {quoted(line)} {where}: {e} (an arena ignores it)")
         return None
 
 
@@ -255,6 +268,8 @@ class Checker:
         """Every process started."""
         self.warnings: list[str] = []
         """Warnings of the running step."""
+        self.notes: list[str] = []
+        """Notes of the running step."""
         self.dirty = False
         """True after a failed step: the engine's state is unknown, so the next step starts it afresh."""
         self._tmp = Path(tempfile.mkdtemp(prefix="quarto-check-"))
@@ -272,11 +287,17 @@ class Checker:
         assert self.link is not None
         return self.link
 
-    def warn(self, message: str) -> None:
-        """Records a tolerated deviation for the running step."""
-        if message not in self.warnings:
-            log.info("%s: warning: %s", self.config.name, message)
-            self.warnings.append(message)
+    def warn(self, section: str, message: str) -> None:
+        """Records that the engine did not do what a *should* of SPEC ``section`` asks (the step goes on)."""
+        line = f"{message} (SPEC {section}: should)"
+        if line not in self.warnings:
+            log.info("%s: warning: %s", self.config.name, line)
+            self.warnings.append(line)
+
+    def note(self, message: str) -> None:
+        """Records what the engine may do and did (not a fault: ``--strict`` does not count it)."""
+        if message not in self.notes:
+            self.notes.append(message)
 
     async def open(self) -> _Link:
         """Starts the engine process (or connects to the endpoint) as the current link. Raises CannotStart."""
@@ -338,9 +359,17 @@ class Checker:
         await link.send(format_command(Uqi(PROTOCOL_VERSION)))
         name: str | None = None
         options: dict[str, OptionSpec] = {}
+        stray = False
         while True:
             line = await link.read(deadline, "uqiok in answer to 'uqi 1'")
-            reply = _parse(line, "in the handshake")
+            try:
+                reply = parse_reply(line)
+            except UqiError as e:
+                # UQI 1 (§5.5 as published) let a banner pass: an arena logs it and waits for uqiok.
+                if not stray:
+                    self.warn("§4.1", f"{quoted(line)} before uqiok is no UQI reply ({e}): an arena only logs it")
+                stray = True
+                continue
             match reply:
                 case IdName(text):
                     name = text
@@ -376,7 +405,7 @@ class Checker:
     async def run_step(self, step: Step) -> StepResult:
         """Runs one step, restarting the engine first when the previous step left it in an unknown state."""
         self.recorder.reset()
-        self.warnings = []
+        self.warnings, self.notes = [], []
         t0 = time.monotonic()
         status, reason = Status.PASS, ""
         try:
@@ -391,6 +420,12 @@ class Checker:
         if status is Status.FAIL:
             self.dirty = True
             stderr = self._stderr_tail()
+            if step.should:  # every rule the step tests is a should: its failure is a warning
+                cited = f"{reason} (should)" if "(SPEC " in reason else f"{reason} (SPEC {step.spec}: should)"
+                self.warnings.insert(0, cited)
+                status, reason = Status.WARN, ""
+        if status is Status.PASS and self.warnings:
+            status = Status.WARN
         log.info("%s: step %d %s: %s %s", self.config.name, step.number, step.name, status.value, reason)
         warnings = self.warnings[:_MAX_WARNINGS]
         if len(self.warnings) > _MAX_WARNINGS:
@@ -404,8 +439,9 @@ class Checker:
             reason,
             tuple(warnings),
             self.recorder.reset(),
-            stderr,
+            stderr if status is not Status.PASS else (),
             round(time.monotonic() - t0, 3),
+            tuple(self.notes),
         )
 
     def _stderr_tail(self) -> tuple[str, ...]:
@@ -437,3 +473,6 @@ class Step:
     """The step runs on a live, handshaken session (restarted first after a failed step)."""
     spec: str = ""
     """The sections of SPEC.md the step tests (``§4.4``), named with a failure."""
+    should: bool = False
+    """Every rule the step tests is a *should* (rules for inputs an arena never sends, added since UQI 1 was first
+    published): a failure is a warning, which ``--strict`` makes a failure again."""

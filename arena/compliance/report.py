@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import logging
 from dataclasses import dataclass
@@ -22,6 +23,8 @@ class Status(enum.Enum):
     """How a step ended."""
 
     PASS = "ok"
+    WARN = "warn"
+    """Every *must* of the step held; a *should* did not (its warnings say which, with their sections)."""
     FAIL = "FAIL"
     SKIP = "skip"
 
@@ -54,13 +57,15 @@ class StepResult:
     reason: str = ""
     """One line: why it failed or was skipped (empty when it passed)."""
     warnings: tuple[str, ...] = ()
-    """Tolerated deviations, one line each."""
+    """What a *should* of SPEC.md asks and the engine did not do, one line each, naming its section."""
     transcript: tuple[IoLine, ...] = ()
     """Every line of the step, both directions, with time stamps."""
     stderr: tuple[str, ...] = ()
     """The last lines the engine wrote to standard error, for a failed step of a process engine."""
     seconds: float = 0.0
     """How long the step took."""
+    notes: tuple[str, ...] = ()
+    """What the engine may do and did (a variant it does not play, so not searched): information, never a fault."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +89,7 @@ class CheckReport:
 
     @property
     def complies(self) -> bool:
-        """True when every step ran and none failed."""
+        """True when every step ran and none failed (warnings allowed: ``--strict`` makes them failures first)."""
         return self.started and len(self.steps) == self.total_steps and self.first_failure is None
 
     @property
@@ -96,6 +101,30 @@ class CheckReport:
     def failed(self) -> tuple[int, ...]:
         """Numbers of the failed steps."""
         return tuple(s.number for s in self.steps if s.status is Status.FAIL)
+
+    @property
+    def warned(self) -> tuple[int, ...]:
+        """Numbers of the steps that passed with warnings."""
+        return tuple(s.number for s in self.steps if s.status is Status.WARN)
+
+
+def strictly(step: StepResult) -> StepResult:
+    """``check --strict``'s verdict on a step: one with warnings fails, its first warning the reason."""
+    if step.status is not Status.WARN:
+        return step
+    return dataclasses.replace(step, status=Status.FAIL, reason=step.warnings[0], warnings=step.warnings[1:])
+
+
+def strict_report(report: CheckReport, *, keep_going: bool) -> CheckReport:
+    """The report of a check run without ``--strict`` as ``--strict`` would have ended it (:func:`strictly`; without
+    ``keep_going``, up to the first failure): how a cluster's reports are judged, since its workers run the plain
+    check."""
+    steps: list[StepResult] = []
+    for step in map(strictly, report.steps):
+        steps.append(step)
+        if step.status is Status.FAIL and not keep_going:
+            break
+    return dataclasses.replace(report, steps=tuple(steps))
 
 
 def _exchange(step: StepResult) -> list[str]:
@@ -122,6 +151,7 @@ def format_transcript(report: CheckReport) -> list[str]:
         verdict = s.status.value if not s.reason else f"{s.status.value}: {s.reason}"
         out.append(f"## step {s.number} {s.name}: {verdict}")
         out.extend(f"# warning: {w}" for w in s.warnings)
+        out.extend(f"# note: {n}" for n in s.notes)
         out.extend(str(line) for line in s.transcript)
         out.extend(f"# stderr | {line}" for line in s.stderr)
     return out
@@ -136,6 +166,7 @@ def format_report(report: CheckReport, *, verbose: bool = False) -> list[str]:
         verdict = s.status.value if not s.reason else f"{s.status.value}: {s.reason}"
         out.append(f"{s.number:3d} {s.name} {dots} {verdict}")
         out.extend(f"      warning: {w}" for w in s.warnings)
+        out.extend(f"      note: {n}" for n in s.notes)
         if s.status is Status.FAIL:
             out.extend(f"      {line}" for line in _exchange(s))
         if s.status is Status.FAIL or verbose:
@@ -147,10 +178,14 @@ def format_report(report: CheckReport, *, verbose: bool = False) -> list[str]:
         if s.status is Status.FAIL and s.stderr:
             out.append("      standard error (last lines):")
             out.extend(f"      | {line}" for line in s.stderr)
-    passed = sum(s.status is Status.PASS for s in report.steps)
+    passed = sum(s.status in (Status.PASS, Status.WARN) for s in report.steps)
     skipped = sum(s.status is Status.SKIP for s in report.steps)
-    warned = sum(len(s.warnings) for s in report.steps)
-    counts = f"{passed} passed, {len(report.failed)} failed, {skipped} skipped, {warned} warning{'s' * (warned != 1)}"
+    warnings = sum(len(s.warnings) for s in report.steps)
+    counts = (
+        f"{passed} passed, {len(report.failed)} failed, {skipped} skipped, {warnings} warning{'s' * (warnings != 1)}"
+    )
+    if report.warned:
+        counts += f" (step {', '.join(map(str, report.warned))}: --strict fails them)"
     if not report.started:
         out.append(f"{report.engine} could not be started")
     elif report.complies:

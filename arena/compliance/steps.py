@@ -52,10 +52,10 @@ async def _ping(ck: Checker, before: Sequence[str], what: str) -> list[str]:
     Only ``error`` and ``info`` lines may come before ``readyok``; anything else fails the step.
     """
     await ck.session.send(*before, "isready")
-    return await _readyok(ck, f"after {what}")
+    return await await_readyok(ck, f"after {what}")
 
 
-async def _readyok(ck: Checker, when: str) -> list[str]:
+async def await_readyok(ck: Checker, when: str) -> list[str]:
     """Reads up to ``readyok`` for an ``isready`` already sent; returns the ``error`` lines before it."""
     deadline = SearchClock.started(ck.timeouts.ready)
     errors: list[str] = []
@@ -89,13 +89,13 @@ def _check_info(ck: Checker, info: Info, line: str, position: Position) -> None:
     # Every turn but a first give-only one places a piece, and a claim ends the game.
     turns_left = 16 - position.placed + (position.hand is None)
     if score is not None and score.kind in ("win", "loss") and score.value is not None and score.value > turns_left:
-        ck.warn(f"{quoted(line)}: the game can last at most {turns_left} more turns, so N cannot be {score.value}")
+        ck.warn("§5.3", f"{quoted(line)}: the game can last at most {turns_left} more turns, not {score.value}")
     if not info.pv:
         return
     try:
         position.play(info.pv)
     except IllegalTurn as e:
-        ck.warn(f"{quoted(line)}: the pv is not legal from the searched position: {e}")
+        ck.warn("§5.3", f"{quoted(line)}: the pv is not legal from the searched position: {e}")
 
 
 def _check_turn(position: Position, turn: Turn, line: str, context: str) -> None:
@@ -155,6 +155,8 @@ MALFORMED_NEWGAMES: Final = (
 """``newgame`` lines that step 5 expects to be refused as malformed (SPEC §4.3)."""
 UNKNOWN_VARIANT: Final = "newgame shapes hexagon attributes color claims auto"
 """A ``newgame`` with a value of no version of the protocol: refused, as ``newgame unsupported`` (SPEC §4.3)."""
+REORDERED_NEWGAME: Final = "newgame claims auto attributes fill,height,shape,color shapes standard"
+"""The standard game, its fields and attributes in another order than an arena writes them (SPEC §4.3)."""
 
 VARIANTS: Final[tuple[Variant, ...]] = tuple(
     parse_variant(shapes, attributes, claims)
@@ -165,10 +167,25 @@ VARIANTS: Final[tuple[Variant, ...]] = tuple(
 """The ``newgame`` variants of step 5: both shapes, all attributes or a subset, both claim rules."""
 
 
-async def search_probe(ck: Checker, probe: Probe, position: Position, go: Go, *, end: str = "") -> Turn:
+@dataclass(frozen=True, slots=True)
+class Searched:
+    """How a search of :func:`search_probe` ended."""
+
+    turn: Turn | None
+    """The legal turn played; None when the ``go`` was refused (only with ``refusal``)."""
+    line: str
+    """The ``turn`` line, or the ``error`` line that refused the ``go``."""
+    ms: float
+    """Milliseconds, as the arena times a search: from the write of ``go`` to the chunk with the answer."""
+
+
+async def search_probe(
+    ck: Checker, probe: Probe, position: Position, go: Go, *, end: str = "", refusal: bool = False
+) -> Searched:
     """``position`` + ``go`` -> ``info``... -> exactly one legal ``turn`` within the deadline.
 
-    ``end`` is sent at the end of both lines, before the transport's ``\n`` (``\r`` for step 10).
+    ``end`` is sent at the end of both lines, before the transport's ``\n`` (``\r`` for step 10). With ``refusal``, an
+    ``error`` line instead of the turn ends the search (the caller judges it); otherwise it fails the step.
     """
     go_line = format_command(go)
     limits = [ms for ms in (go.movetime, go.time) if ms is not None]
@@ -189,15 +206,18 @@ async def search_probe(ck: Checker, probe: Probe, position: Position, go: Go, *,
             case Info():
                 _check_info(ck, reply, line, position)
             case ErrorReply():
-                fail_step(f"answered {quoted(probe.line)} / {quoted(go_line)} with {quoted(line)}")
+                if not refusal:
+                    fail_step(f"answered {quoted(probe.line)} / {quoted(go_line)} with {quoted(line)}")
+                clock.answered(link.transport.received_at)
+                return Searched(None, line, clock.answer_ms())
             case _:
                 fail_step(f"unexpected {quoted(line)} during a search ({where})")
     clock.answered(link.transport.received_at)
     ms = clock.answer_ms()
     _check_turn(position, turn, line, where)
     if limit_ms is not None and ms > limit_ms + ck.timeouts.margin * 1000:
-        ck.warn(f"took {ms:.0f} ms for {quoted(go_line)} (a game would be lost on time)")
-    return turn
+        ck.warn("§4.5", f"took {ms:.0f} ms for {quoted(go_line)} (a game would be lost on time)")
+    return Searched(turn, line, ms)
 
 
 # --- the steps -------------------------------------------------------------------------------------------------
@@ -228,34 +248,35 @@ async def step_unknown_command(ck: Checker) -> None:
     if not errors:
         fail_step("no error line in answer to the unknown command 'frobnicate' (SPEC §4.9: answer it with 'error')")
     if errors[0].split()[1:3] != ["unknown", "command"]:
-        ck.warn(
-            f"answered 'frobnicate' with {quoted(errors[0])}; SPEC §5.4 suggests 'error unknown command frobnicate'"
-        )
+        ck.warn("§5.4", f"answered 'frobnicate' with {quoted(errors[0])}, not 'error unknown command frobnicate'")
 
 
 async def step_options(ck: Checker) -> None:
-    """4. Each declared option accepts its default, and the values SPEC §4.2 makes equivalent or valid: a check or
-    combo value in other letter case, an empty string; a spin refuses an out-of-range value; an unknown id is
-    refused."""
+    """4. Each declared option accepts its default and, a string option, the empty string (§4.2); an unknown id is
+    refused. Should: a check or combo value in other letter case is accepted, and a spin refuses a value out of its
+    range (an arena never sends one)."""
     for spec in ck.options:
         line = format_command(SetOption(spec.name, spec.default))
         errors = await _ping(ck, [line], quoted(line))
         if errors:
             fail_step(f"refused its own default: {quoted(line)} -> {quoted(errors[0])}")
-        if spec.default is not None and spec.type in (OptionType.CHECK, OptionType.COMBO, OptionType.STRING):
-            other = "" if spec.type is OptionType.STRING else spec.default.swapcase()
+        if spec.type is OptionType.STRING and spec.default:
+            empty = format_command(SetOption(spec.name, ""))
+            errors = await _ping(ck, [empty, line], quoted(empty))  # then the default again
+            if errors:
+                fail_step(f"refused {quoted(empty)}: {quoted(errors[0])} (SPEC §4.2: a string may be empty)")
+        if spec.default is not None and spec.type in (OptionType.CHECK, OptionType.COMBO):
+            other = spec.default.swapcase()
             if other != spec.default:
                 bad = format_command(SetOption(spec.name, other))
-                errors = await _ping(ck, [bad, line], quoted(bad))  # then the default again
+                errors = await _ping(ck, [bad, line], quoted(bad))
                 if errors:
-                    fail_step(
-                        f"refused {quoted(bad)}: {quoted(errors[0])} (SPEC §4.2: a valid value of a {spec.type.value})"
-                    )
+                    ck.warn("§4.2", f"refused {quoted(bad)}: {quoted(errors[0])} (a {spec.type.value} in any case)")
         if spec.type is OptionType.SPIN:
             assert spec.max is not None and spec.min is not None
             bad = format_command(SetOption(spec.name, str(spec.max + 1)))
-            if not await _ping(ck, [bad], quoted(bad)):
-                fail_step(f"no error line for the out-of-range value {quoted(bad)} (declared {spec.min}..{spec.max})")
+            if not await _ping(ck, [bad, line], quoted(bad)):
+                ck.warn("§4.2", f"no error line for {quoted(bad)}, out of its range {spec.min}..{spec.max}")
     declared = {s.name.lower() for s in ck.options}
     unknown = next(n for n in ("NoSuchOption", "NoSuchOption_2", "NoSuchOption_3") if n.lower() not in declared)
     bad = format_command(SetOption(unknown, "1"))
@@ -264,8 +285,9 @@ async def step_options(ck: Checker) -> None:
 
 
 async def step_new_games(ck: Checker) -> None:
-    """5. ``newgame`` in every variant combination, then ``isready`` -> ``readyok`` without error; a malformed
-    ``newgame`` and one with an unknown value get an ``error`` line (§4.3)."""
+    """5. ``newgame`` in every variant combination, then ``isready`` -> ``readyok``: the standard game is accepted,
+    another refused only with ``error newgame unsupported`` (§4.3). Should: the fields in another order are the same
+    game; a malformed ``newgame`` and one with an unknown value get an ``error`` line."""
     for variant in VARIANTS:
         line = format_command(NewGame(variant))
         errors = await _ping(ck, [line], quoted(line))
@@ -279,13 +301,16 @@ async def step_new_games(ck: Checker) -> None:
                 " (an unsupported variant is 'error newgame unsupported')"
             )
         ck.unsupported.add(variant)
-        ck.warn(f"does not support {variant.describe()}: {quoted(errors[0])}")
+        ck.note(f"does not support {variant.describe()}: {quoted(errors[0])}")
+    errors = await _ping(ck, [REORDERED_NEWGAME], quoted(REORDERED_NEWGAME))
+    if errors:
+        ck.warn("§4.3", f"refused {quoted(REORDERED_NEWGAME)}, the standard game: {quoted(errors[0])} (any order)")
     for line in (*MALFORMED_NEWGAMES, UNKNOWN_VARIANT):
         errors = await _ping(ck, [line], quoted(line))
         if not errors:
-            fail_step(f"no error line for {quoted(line)} (SPEC §4.3: refuse it with 'error newgame ...')")
-        if line == UNKNOWN_VARIANT and errors[0].split()[1:3] != ["newgame", "unsupported"]:
-            ck.warn(f"answered {quoted(line)} with {quoted(errors[0])}; SPEC §4.3 says 'error newgame unsupported ...'")
+            ck.warn("§4.3", f"no error line for {quoted(line)}")
+        elif line == UNKNOWN_VARIANT and errors[0].split()[1:3] != ["newgame", "unsupported"]:
+            ck.warn("§4.3", f"answered {quoted(line)} with {quoted(errors[0])}, not 'error newgame unsupported ...'")
 
 
 async def step_searches(ck: Checker) -> None:
@@ -293,7 +318,7 @@ async def step_searches(ck: Checker) -> None:
     bare ``go`` answered within the safety deadline; a malformed ``go`` refused without a turn (§4.5)."""
     for probe in PROBES:
         if probe.variant in ck.unsupported:
-            ck.warn(f"{probe.label} not searched: the engine does not support {probe.variant.describe()}")
+            ck.note(f"{probe.label} not searched: the engine does not support {probe.variant.describe()}")
             continue
         position = probe.position()
         for go in LIMITS:
@@ -304,28 +329,33 @@ async def step_searches(ck: Checker) -> None:
     t0 = time.monotonic()
     await search_probe(ck, probe, probe.position(), Go())
     if (seconds := time.monotonic() - t0) > BARE_GO_SECONDS:
-        ck.warn(f"took {seconds:.1f} s for a bare 'go' (SPEC §4.5: answer within a few seconds)")
-    await ck.session.send(probe.line, MALFORMED_GO, "isready")
-    deadline = SearchClock.started(ck.timeouts.ready)
-    errors = 0
+        ck.warn("§4.5", f"took {seconds:.1f} s for a bare 'go' (answer within a few seconds)")
+    # Should: refused without a search. A 'stop' ends a search the engine may have started for it all the same, so
+    # that its turn comes now, not in the next step.
+    await ck.session.send(probe.line, MALFORMED_GO, "stop", "isready")
+    deadline = SearchClock.started(ck.timeouts.ready + ck.timeouts.search_slack)
+    errors: list[str] = []
+    turns: list[str] = []
+    where = f"after {quoted(MALFORMED_GO)}, 'stop' and 'isready'"
     while True:
-        line = await ck.session.read(deadline, f"readyok after {quoted(MALFORMED_GO)} and 'isready'")
-        match read_reply(ck, line, f"after {quoted(MALFORMED_GO)}"):
+        line = await ck.session.read(deadline, f"readyok {where}")
+        match read_reply(ck, line, where):
             case ReadyOk():
                 break
             case ErrorReply():
-                errors += 1
+                errors.append(line)
             case TurnReply():
-                fail_step(
-                    f"answered the malformed {quoted(MALFORMED_GO)} with {quoted(line)}"
-                    " (SPEC §4.5: refuse it, no search)"
-                )
+                turns.append(line)
             case Info() | None:
                 pass
             case _:
-                fail_step(f"unexpected {quoted(line)} after {quoted(MALFORMED_GO)}")
-    if not errors:
-        fail_step(f"no error line for the malformed {quoted(MALFORMED_GO)} (SPEC §4.5: refuse it with 'error go ...')")
+                fail_step(f"unexpected {quoted(line)} {where}")
+    if not turns:
+        turns = [line async for line in ck.session.lines_within(ck.timeouts.quiet) if line.split()[0] == "turn"]
+    if turns:
+        ck.warn("§4.5", f"answered the malformed {quoted(MALFORMED_GO)} with {quoted(turns[0])}, not 'error go'")
+    elif not errors:
+        ck.warn("§4.5", f"no error line for the malformed {quoted(MALFORMED_GO)}")
 
 
 async def step_infinite(ck: Checker) -> None:
@@ -373,16 +403,13 @@ async def step_infinite(ck: Checker) -> None:
             take(await link.read(deadline, "turn after 'stop'"), "after stop")
     else:
         line_text, _, after = turns[0]
-        ck.warn(
-            f"answered 'go infinite' with {quoted(line_text)} after {after * 1000:.0f} ms, before 'stop' "
-            "(SPEC §4.5: hold the turn until stop)"
-        )
+        ck.warn("§4.5", f"answered 'go infinite' with {quoted(line_text)} after {after * 1000:.0f} ms, before 'stop'")
     line_text, turn, _ = turns[0]
     _check_turn(position, turn, line_text, "after 'go infinite' and 'stop'")
-    # stop when idle: ignored, no error, no turn (§4.6); a late second turn would show up here too.
+    # stop when idle: ignored, no turn (§4.6; a late second turn would show up here too) and, a should, no error.
     errors = await _ping(ck, ["stop"], "'stop' when no search runs")
     if errors:
-        fail_step(f"answered 'stop' when no search runs with {quoted(errors[0])} (SPEC §4.6: ignore it)")
+        ck.warn("§4.6", f"answered 'stop' when no search runs with {quoted(errors[0])}, not silence")
 
 
 async def _hold(ck: Checker, position: Position) -> str | None:
@@ -391,7 +418,7 @@ async def _hold(ck: Checker, position: Position) -> str | None:
         match read_reply(ck, line, "during 'go infinite'"):
             case TurnReply(turn):
                 _check_turn(position, turn, line, "for 'go infinite'")
-                ck.warn(f"answered 'go infinite' with {quoted(line)} before 'stop', so no search ran to test §4.10 in")
+                ck.warn("§4.5", f"answered 'go infinite' with {quoted(line)} before 'stop': no search to test §4.10 in")
                 return line
             case Info() as info:
                 _check_info(ck, info, line, position)
@@ -436,7 +463,7 @@ async def step_during_search(ck: Checker) -> None:
     if missing and len(errors) < len(refused):
         fail_step(f"no error line for {quoted(missing[0])} sent during a search (SPEC §4.10: refuse it with 'error')")
     if missing:
-        ck.warn(f"refused commands during a search with {quoted(errors[0])}; SPEC §4.10 names the command first")
+        ck.warn("§4.10", f"refused commands during a search with {quoted(errors[0])}, not 'error COMMAND ...'")
     await link.send("stop")
     deadline = SearchClock.started(ck.timeouts.search_slack)
     while True:
@@ -468,7 +495,7 @@ async def step_one_reply(ck: Checker) -> None:
     probe = PROBES[1]
     position = probe.position()
     await start_new_game(ck, probe.variant)
-    first = await search_probe(ck, probe, position, Go(movetime=100))
+    first = (await search_probe(ck, probe, position, Go(movetime=100))).turn
     async for line in ck.session.lines_within(ck.timeouts.quiet):
         match read_reply(ck, line, "after the turn"):
             case None:
@@ -476,7 +503,7 @@ async def step_one_reply(ck: Checker) -> None:
             case TurnReply():
                 fail_step(f"a second turn {quoted(line)} for one 'go movetime 100' (first: 'turn {first}')")
             case Info():
-                ck.warn(f"{quoted(line)} after the turn: info belongs to a running search (§5.3)")
+                ck.warn("§5.3", f"{quoted(line)} after the turn: info belongs to a running search")
             case _:
                 fail_step(f"unexpected {quoted(line)} after the turn")
     errors = await _ping(ck, [], "'isready' after a search")
@@ -491,11 +518,11 @@ async def step_crlf(ck: Checker) -> None:
     # The transport ends each line with "\n": a trailing "\r" makes it "\r\n" on the wire.
     link = ck.session
     await link.send("isready\r")
-    errors = await _readyok(ck, "to 'isready\\r\\n'")
+    errors = await await_readyok(ck, "to 'isready\\r\\n'")
     probe = PROBES[4]
     newgame = format_command(NewGame(probe.variant)) + "\r"
     await link.send(newgame, "isready\r")
-    errors += await _readyok(ck, "to 'newgame ...\\r\\n'")
+    errors += await await_readyok(ck, "to 'newgame ...\\r\\n'")
     if errors:
         fail_step(f"answered a command ending in \\r\\n with {quoted(errors[0])}")
     crlf = Probe(probe.label + " (lines ending in \\r\\n)", probe.variant, probe.line)

@@ -1,28 +1,49 @@
 """quarto_arena.arena.ladder: a standing arena that bots join and leave at will, its ratings kept in a database.
 
-- :mod:`.db`: ``DIR/ladder.db`` (SQLite, WAL): owns every SQL statement; the rest sees plain records;
+- :mod:`.schema`: the database's schema, its version and the migrations from each earlier one;
+- :mod:`.db`: ``DIR/ladder.db`` (SQLite, WAL): owns every query; the rest sees plain records;
 - :mod:`.matchmaking`: who plays whom next, a pure function of who is online and what has been played;
-- :mod:`.standings`: the Elo fit of every counted game (the estimator of ``rate``), per version of each bot;
+- :mod:`.rules`: earned slots, benches, the dodging rule, who may register: pure values and functions;
+- :mod:`.standings`: the Elo fit of every counted game (the estimator of ``rate``), per version of each bot,
+  anchored, with provisional versions, forfeits and dodges;
+- :mod:`.refit`: the fitting process, kept for the ladder's life;
 - :mod:`.service`: :class:`Ladder`, the server (:mod:`..server`) and the games, until stopped;
 - :mod:`.pages`: the ladder's pages, served by :mod:`..web`'s server.
 """
 
-from .db import DB_NAME, BotRow, LadderDB, LadderDBError, ResultRow, VersionRow
+from .db import (
+    DB_NAME,
+    VERSIONS_KEPT,
+    BotRow,
+    CheckReport,
+    DirectoryLock,
+    LadderDB,
+    LadderDBError,
+    LadderState,
+    TallyRow,
+    VersionRow,
+)
 from .matchmaking import Pairing, next_pairs, pair_key
-from .standings import Standing, Standings, fit, version_label
+from .standings import Standing, Standings, labels, opponents, standings, version_label
 
 __all__ = [
     "DB_NAME",
+    "VERSIONS_KEPT",
     "BotRow",
+    "CheckReport",
+    "DirectoryLock",
     "LadderDB",
     "LadderDBError",
+    "LadderState",
     "Pairing",
-    "ResultRow",
     "Standing",
     "Standings",
+    "TallyRow",
     "VersionRow",
-    "fit",
+    "labels",
     "next_pairs",
+    "opponents",
     "pair_key",
+    "standings",
     "version_label",
 ]

@@ -13,7 +13,8 @@ What :func:`next_pairs` optimizes, in this order:
    every two bots online together meet before any two meet twice as often, then the one with the fewest games.
 3. *No rematch ahead of the queue.* A bot may wait rather than meet again an opponent it has met more than
    :data:`SLACK` times beyond its least-met opponent online (who is busy now): without this, two bots whose pairs
-   always end together would only ever meet each other.
+   always end together would only ever meet each other. Nobody waits for a bot in :attr:`Pairing.shy` (one that
+   stalled lately: while it holds an opponent for its start-up deadline, the others play on).
 4. Ties are broken by name, so the same state always gives the same pairs.
 
 No bot is paired with itself.
@@ -46,6 +47,8 @@ class Pairing:
     """Games of each bot since it came online, its pairs in flight included (2 per pair)."""
     met: Mapping[tuple[str, str], int]
     """Pairs played (and in flight) by each two bots, keyed by :func:`pair_key`."""
+    shy: frozenset[str] = frozenset()
+    """Bots nobody waits for (rule 3): they are paired when free, but their being busy holds no one back."""
 
 
 def next_pairs(state: Pairing, limit: int) -> list[tuple[str, str]]:
@@ -57,7 +60,7 @@ def next_pairs(state: Pairing, limit: int) -> list[tuple[str, str]]:
     met = dict(state.met)
     out: list[tuple[str, str]] = []
     while len(out) < limit and len(free) >= 2:
-        pair = _best(online, free, games, met)
+        pair = _best(online, free, games, met, state.shy)
         if pair is None:
             break
         a, b = pair
@@ -73,12 +76,16 @@ def next_pairs(state: Pairing, limit: int) -> list[tuple[str, str]]:
 
 
 def _best(
-    online: list[str], free: dict[str, int], games: dict[str, int], met: dict[tuple[str, str], int]
+    online: list[str],
+    free: dict[str, int],
+    games: dict[str, int],
+    met: dict[tuple[str, str], int],
+    shy: frozenset[str],
 ) -> tuple[str, str] | None:
     """The next pair: the free bot with the fewest games that has a free opponent within :data:`SLACK` of its
-    least-met opponent online, and the least-met such opponent."""
+    least-met opponent online (a shy one counted only when free), and the least-met such opponent."""
     for a in sorted(free, key=lambda n: (games[n], n)):
-        least = min(met.get(pair_key(a, c), 0) for c in online if c != a)
+        least = min((met.get(pair_key(a, c), 0) for c in online if c != a and (c in free or c not in shy)), default=0)
         candidates = [n for n in free if n != a and met.get(pair_key(a, n), 0) <= least + SLACK]
         if candidates:
             return a, min(candidates, key=lambda n: (met.get(pair_key(a, n), 0), games[n], n))

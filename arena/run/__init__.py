@@ -21,7 +21,7 @@ from .events import (
     TurnPlayed,
     Verdict,
 )
-from .players import EnginePool, GamePlayer, LocalPlayer, game_spec
+from .players import EnginePool, EnginesOf, GamePlayer, LocalPlayer, game_spec
 from .runner import (
     ABORTED_NAME,
     CONFIG_NAME,
@@ -45,6 +45,7 @@ __all__ = [
     "PGN_NAME",
     "RUN_FILES",
     "EnginePool",
+    "EnginesOf",
     "Event",
     "GameEnded",
     "GameFinished",

@@ -144,13 +144,25 @@ class GamePlayer(Protocol):
         """Ends every engine (none survives, none is left a zombie)."""
 
 
+EnginesOf = Callable[[ScheduledGame], tuple[EngineConfig, EngineConfig]]
+"""The two engines of a game, first and second, as they are to play it: for a run whose engines' options change
+from game to game (a tune's)."""
+
+
 class LocalPlayer:
     """Games played here, by the referee, with engine sessions from an :class:`EnginePool`; ``on_turn``, if given,
-    sees every turn of every game as it is played (:class:`TurnPlayed`)."""
+    sees every turn of every game as it is played (:class:`TurnPlayed`); ``engines_of``, if given, says each game's
+    engines, which the sessions take before it (:meth:`EngineSession.configure`)."""
 
-    def __init__(self, pool: EnginePool, on_turn: Callable[[TurnPlayed], None] | None = None) -> None:
+    def __init__(
+        self,
+        pool: EnginePool,
+        on_turn: Callable[[TurnPlayed], None] | None = None,
+        engines_of: EnginesOf | None = None,
+    ) -> None:
         self.pool = pool
         self.on_turn = on_turn
+        self.engines_of = engines_of
 
     async def start(self, variant: Variant) -> None:
         """:meth:`EnginePool.preflight`."""
@@ -168,6 +180,10 @@ class LocalPlayer:
                 report(TurnPlayed(game_id, ply, turn, position))
 
         try:
+            if self.engines_of is not None:
+                configs = self.engines_of(game)
+                first.configure(configs[0])
+                second.configure(configs[1])
             return await play_game(first, second, spec, on_abort=on_abort, on_turn=on_turn)
         finally:
             await self.pool.give_back(first)

@@ -61,7 +61,7 @@ from ..schedule import Opening, OpeningBook, ScheduledGame, ScheduleError
 from ..transport import DEFAULT_STDERR_LIMIT, Transcript
 from .commit import Committer
 from .events import Event, GameEnded, GameFinished, GameStarted, Notice, RunOutcome, SprtProgress, SprtUpdate
-from .players import EnginePool, GamePlayer, LocalPlayer, game_spec
+from .players import EnginePool, EnginesOf, GamePlayer, LocalPlayer, game_spec
 from .spec import RunError, RunKind, RunSpec
 from .sprt import SprtTracker
 
@@ -141,6 +141,9 @@ class Run:
             raise RunError(str(e)) from None
         self.deadlines = deadlines
         self.transcript = transcript
+        self.header: dict[str, Any] = {} if contents is None else contents.config
+        """The configuration the journal's header holds: the spec's, the schedule's identity, and whatever was
+        attached to it (:meth:`create`)."""
         self.replaced_unplayed = False
         """True when :meth:`create` took over a directory whose run had counted no game (it failed before)."""
         self.records: dict[int, GameRecord] = dict(contents.records) if contents else {}
@@ -162,9 +165,12 @@ class Run:
         force: bool = False,
         deadlines: Deadlines | None = None,
         transcript: Transcript | None = None,
+        attached: Mapping[str, Any] | None = None,
     ) -> Run:
         """Starts a new run in ``directory`` (created if needed). A directory that holds a run already is refused,
-        unless ``force``: then its files (:data:`RUN_FILES`, logs) are deleted first."""
+        unless ``force``: then its files (:data:`RUN_FILES`, logs) are deleted first. ``attached`` is kept in the
+        journal's header beside the spec, under keys of its own (what a tune adds to a run: ``{"tune": ...}``), read
+        back as :attr:`header` by :meth:`resume`."""
         try:
             schedule = spec.schedule()
         except ScheduleError as e:
@@ -190,7 +196,7 @@ class Run:
         try:
             if force or unplayed:
                 _clear(directory)
-            config = spec.to_dict()
+            config = {**spec.to_dict(), **(attached or {})}
             config["schedule"] = {"games": schedule.total, "digest": schedule.digest()}
             journal = Journal.create(journal_path, config)
             _write_atomic(directory / CONFIG_NAME, json.dumps(config, indent=2) + "\n")
@@ -199,6 +205,7 @@ class Run:
         except OSError as e:
             raise RunError(f"{directory}: {e.strerror or e}") from None
         run = cls(spec, directory, journal, None, deadlines=deadlines, transcript=transcript)
+        run.header = config
         run.replaced_unplayed = unplayed
         return run
 
@@ -284,13 +291,15 @@ class Run:
         player: GamePlayer | None = None,
         turns: bool = False,
         concurrency: int | None = None,
+        engines_of: EnginesOf | None = None,
     ) -> RunOutcome:
         """Plays every missing game, ``concurrency`` at a time, until all are counted, the SPRT decides, an engine
         fails under ``strict``, or ``interrupt`` is set.
 
         Games are played by ``player`` (by default a :class:`LocalPlayer` on this machine; with ``turns`` it also
-        reports every turn as a :class:`TurnPlayed` event, for a live view), ``concurrency`` at a time when given (a
-        player elsewhere knows how many it can play at once), else the spec's. Raises
+        reports every turn as a :class:`TurnPlayed` event, for a live view; with ``engines_of``, each game's engines
+        take the options it says: a tune's), ``concurrency`` at a time when given (a player elsewhere knows how many
+        it can play at once), else the spec's. Raises
         :class:`RunError` when an engine cannot be started before the first game (``preflight=False`` leaves that
         to the first game, which a failed start then loses) or when the journal cannot be written. Whatever happens
         (an error, an interrupt, cancellation), every engine process is killed and reaped, and every finished game
@@ -315,7 +324,7 @@ class Run:
                 log_limit=self.spec.log_limit,
                 transcript=self.transcript,
             )
-            player = LocalPlayer(pool, on_turn=emit if turns else None)
+            player = LocalPlayer(pool, on_turn=emit if turns else None, engines_of=engines_of)
         elif turns and isinstance(player, LocalPlayer) and player.on_turn is None:
             player.on_turn = emit  # a player built elsewhere on this machine (a server's) reports its turns too
         playing = Playing(self, player, emit, listened=on_event is not None)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import enum
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -72,6 +72,7 @@ class RunKind(enum.Enum):
     TOURNAMENT = "tournament"  #: a round-robin or gauntlet of any number of engines
     MATCH = "match"  #: ``play``: two engines, a fixed number of games
     SPRT = "sprt"  #: two engines until the sequential test decides
+    TUNE = "tune"  #: ``tune``: one engine as two (its options perturbed either way), pair by pair (arena/tune)
 
 
 _VARIANT: Final = codec.hook(
@@ -210,7 +211,7 @@ def server_spec(listen: str | None, keys: str | None, wait: float) -> ServerSpec
         if keys is not None:
             raise RunError("--keys goes with --listen")
         return None
-    from quarto_arena.protocol.bot import EndpointError, parse_endpoint  # the bot SDK: only with --listen (start-up)
+    from quarto_arena.protocol.endpoint import EndpointError, parse_endpoint
 
     try:
         # Plain ZeroMQ authenticates nobody and encrypts nothing: only this machine may connect then.
@@ -229,7 +230,8 @@ def build_spec(kind: RunKind, engine_words: Sequence[str], options: RunOptions |
     ``random_openings`` None with ``openings`` means the file's openings; giving both is an error. An SPRT needs
     ``elo0`` and ``elo1``; ``max_games`` bounds its games (0: none). Unnamed ZeroMQ engines are named after their
     ``id name`` (they are asked). ``listen`` is where ``remote:NAME`` engines connect in (required with them,
-    refused without).
+    refused without). A tune takes one engine and plays it as two copies, ``NAME+`` and ``NAME-`` (arena/tune gives
+    them their options game by game), ``games`` games in all.
     """
     o = RunOptions() if options is None else options
     try:
@@ -238,18 +240,19 @@ def build_spec(kind: RunKind, engine_words: Sequence[str], options: RunOptions |
         if o.openings is not None and o.random_openings is not None:
             raise RunError("give --openings FILE or --random-openings K, not both")
         variant = parse_variant(o.variant, o.attributes, o.claim)
-        what = "play" if kind is RunKind.MATCH else "sprt"
-        if kind is not RunKind.TOURNAMENT and o.engines_file is None and len(engine_words) > 2:
+        what = "play" if kind is RunKind.MATCH else kind.value
+        wanted, words = (1, "one engine") if kind is RunKind.TUNE else (2, "two engines")
+        if kind is not RunKind.TOURNAMENT and o.engines_file is None and len(engine_words) > wanted:
             # Most often a command with arguments left unquoted: each of its words would be an engine. Said before
             # the words are looked up, which would only complain about the first that is no program.
             raise RunError(
-                f"{what} takes two engines, not {len(engine_words)}: an engine command with spaces is one word,"
+                f"{what} takes {words}, not {len(engine_words)}: an engine command with spaces is one word,"
                 f' quote it ("python3 ./bot.py", "./bot --fast")'
             )
         roster = resolve_roster(engine_words, None if o.engines_file is None else Path(o.engines_file))
         configs = apply_options([w.config for w in roster], o.option)
-        if kind is not RunKind.TOURNAMENT and len(configs) != 2:
-            raise RunError(f"{what} takes two engines, not {len(configs)}")
+        if kind is not RunKind.TOURNAMENT and len(configs) != wanted:
+            raise RunError(f"{what} takes {words}, not {len(configs)}")
         control = TimeControl.parse(o.tc)
         if o.openings is not None:
             book = OpeningBook(
@@ -278,6 +281,9 @@ def build_spec(kind: RunKind, engine_words: Sequence[str], options: RunOptions |
                 configs = asyncio.run(name_endpoints(configs, explicit))
             except EngineError as e:
                 raise RunError(str(e), engine=True) from None
+        if kind is RunKind.TUNE:  # one engine playing itself, its copies named for the side they perturb
+            (tuned,) = configs
+            configs = [replace(tuned, name=f"{tuned.name[:63]}{side}") for side in "+-"]
         spec = RunSpec(
             kind=kind,
             engines=tuple(configs),

@@ -6,12 +6,23 @@
 - :mod:`.player`: :class:`ServerPlayer`, the run's player when some of its engines are ``remote:NAME``.
 """
 
-from .keys import ARENA_KEY, KeysError, ServerKeys, load_keys_directory, load_server_keys, new_key_pair
+from .keys import (
+    ARENA_KEY,
+    MAX_KEY_FILE,
+    KeysError,
+    ServerKeys,
+    keys_signature,
+    load_keys_directory,
+    load_server_keys,
+    new_key_pair,
+    read_key_file,
+)
 from .player import ServerPlayer, server_for, server_player
 from .server import Limits, Server, ServerError, SlotTransport
 
 __all__ = [
     "ARENA_KEY",
+    "MAX_KEY_FILE",
     "KeysError",
     "Limits",
     "Server",
@@ -19,9 +30,11 @@ __all__ = [
     "ServerKeys",
     "ServerPlayer",
     "SlotTransport",
+    "keys_signature",
     "load_keys_directory",
     "load_server_keys",
     "new_key_pair",
+    "read_key_file",
     "server_for",
     "server_player",
 ]

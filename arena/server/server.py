@@ -15,9 +15,11 @@ What the server promises:
 - Liveness. ZMTP heartbeats drop a dead bot's connection within about three seconds; its running games are lost by
   disconnect, and it is used again when it reconnects, with the slots of its new ``hello``.
 - Limits per connection (:class:`Limits`): lines of at most 4096 bytes (libzmq itself drops a connection whose frame
-  is over :data:`MAX_FRAME`), a rate of lines, a number of slots, a ``hello`` within a deadline of connecting and a
-  ``ready`` within one of each session's end. A peer that breaks one is cut: told ``bye``, its games lost, its
-  connection shut down.
+  is over :data:`MAX_FRAME`), a rate of lines, a number of slots, a ``hello`` within a deadline of connecting. A peer
+  that breaks one is cut: told ``bye``, its games lost, its connection shut down. A slot whose ``ready`` comes later
+  than a deadline after its session's end is not cut for it (no deadline runs while a bot's engine starts, SPEC
+  §3.4): it is set aside until its ``ready`` comes, and a game waits for a bot with no other slot up to
+  ``Limits.restart``.
 - Memory. ZeroMQ queues at most :data:`QUEUE` messages per connection, each frame at most :data:`MAX_FRAME` bytes;
   lines that belong to no session are dropped, and what is kept about a cut connection goes with its connection.
   ZeroMQ holds the frames of a message that never ends without any limit (a peer writing ZMTP by hand can send
@@ -25,30 +27,39 @@ What the server promises:
   messages read from it (as the kernel counts them, on TCP) is cut too, looked at every 10 ms, every 100 ms for a
   bot authenticated by its key (libzmq reads in a thread of its own, so the cut comes within what a peer can send
   in that time, not at the byte).
-- Admission. Connections that have not said ``hello`` are capped per address and in all (:class:`Limits`); one
-  more is shut down as soon as the monitor reports it. libzmq accepts a connection (and takes its descriptor)
-  before the arena hears of it, so that is as early as a ROUTER allows.
+- Admission. Connections that have not said ``hello`` wait in a queue capped per address and in all
+  (:class:`Limits`). A flood must lock no one out, so a connection past a cap is never refused: room is made by
+  shutting down the oldest connection of the queue (per address, or in all) that has sent nothing at all, or the
+  oldest when every one has sent something. A real client's handshake takes milliseconds and begins at once, so
+  neither an attacker who keeps the queue full (from other addresses or from the bot's own, behind the same NAT) nor
+  one who refills it as fast as it is emptied keeps a bot out. The connections closed before their ``hello`` are
+  summed up in at most one log line a second. libzmq accepts a connection (and takes its descriptor) before the
+  arena hears of it, so that is as early as a ROUTER allows.
 
 A ROUTER cannot close one peer's connection, so the server shuts that connection's socket down itself: the descriptor
-comes with every message (``ZMQ_SRCFD``) and the socket monitor reports when it closes, so a descriptor since reused
-for another connection is never touched. The ZeroMQ sockets are plain (not ``zmq.asyncio``), read by the event loop
+comes with every message (``ZMQ_SRCFD``) and the socket monitor reports when it closes; the socket's inode, read
+through a duplicate of the descriptor, tells a descriptor since reused for another connection, which is never
+touched. The monitor's events are read in batches and handled in order, never from within their own handling (a
+shutdown does not read the monitor). The ZeroMQ sockets are plain (not ``zmq.asyncio``), read by the event loop
 through their descriptors.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import enum
 import errno
 import fcntl
+import itertools
 import logging
 import os
 import socket
 import struct
 import termios
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -74,7 +85,6 @@ from quarto_arena.protocol.connect import (
 from quarto_arena.protocol.uqi import MAX_LINE_BYTES, PROTOCOL_VERSION
 from zmq.auth.asyncio import AsyncioAuthenticator
 from zmq.utils import z85
-from zmq.utils.monitor import parse_monitor_message
 
 from ..engine import Complaints, EngineConfig
 from ..errors import ArenaError, ExitStatus
@@ -104,7 +114,17 @@ _WIRE: Final = 256  # bytes of ZMTP and CurveZMQ framing allowed per message rea
 _GOODBYE_LINGER_MS: Final = 300  # ms the goodbyes of a server that stops may take to leave
 _BYE_DELAY: Final = 0.2  # s between telling a peer bye (or refused) and shutting its connection down
 _GONE: Final = 4096  # routing ids of closed connections remembered, to drop what they still have queued
+_MONITOR_SLICE: Final = 0.002  # s of monitor events handled per wake-up: a flood brings thousands a second, and the
+# games' turns must not wait behind them (each costs a few system calls, a shutdown)
+_MONITOR_QUEUE: Final = 1 << 16  # monitor events read ahead of their handling: libzmq's I/O thread (every bot's
+# traffic) waits whenever the monitor's own queue is full, so it is read as soon as it can be
+_SHED_LOOK: Final = 16  # connections of a full queue looked at, oldest first, for one that has sent nothing
+_SUMMARY: Final = 1.0  # s between two log lines about connections closed before their hello
+_HANDSHAKE_GRACE_MS: Final = 1000  # libzmq's own handshake deadline is this much after the hello deadline
+_EVENT: Final = struct.Struct("=HI")  # a monitor event's first frame (ZMQ_EVENT_* and its value), libzmq's v1 form
 _TCPI_BYTES_RECEIVED: Final = 128  # offset of tcpi_bytes_received in Linux's struct tcp_info
+UNREGISTERED: Final = "+"
+"""The User-Id prefix of a key an open server does not know yet (no bot's name starts with it)."""
 _HANDSHAKE_FAILURES: Final[dict[int, str]] = {
     int(zmq.PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH): "not the same security: a plain-text client, or keys on one side",
     int(zmq.PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC): "cryptographic error: the client does not hold the arena's public key",
@@ -133,9 +153,13 @@ class Limits:
     pending: int = 256
     """Connections that have not said ``hello`` yet, in all; one more is shut down at once."""
     pending_per_address: int = 32
-    """Connections from one address that have not said ``hello`` yet; one more is shut down at once."""
+    """Connections from one address that have not said ``hello`` yet; past it, the oldest silent one is shut down."""
     ready: float = 10.0
-    """Seconds from the end of a session to its slot's ``ready``."""
+    """Seconds from the end of a session to its slot's ``ready``; past them the slot is set aside (told once) until its
+    ``ready`` comes, however long its engine takes to start: the bot is not cut for it."""
+    restart: float = 120.0
+    """Seconds a game waits for a connected bot whose every slot is set aside before it is lost by disconnect: twice
+    the bridge's own deadline for an engine's start."""
 
 
 class _State(enum.Enum):
@@ -145,26 +169,34 @@ class _State(enum.Enum):
 
 
 class _Slot:
-    __slots__ = ("number", "since", "state", "transport")
+    __slots__ = ("late", "number", "since", "state", "transport")
 
     def __init__(self, number: int) -> None:
         self.number = number
         self.state = _State.FREE
         self.since = 0.0
         self.transport: SlotTransport | None = None
+        self.late = False
+        """Not ready within the deadline (told once): set aside until its ``ready``."""
+
+    def aside(self, now: float, ready: float) -> bool:
+        """True while the slot waits for its ``ready`` longer than ``ready`` seconds (its engine restarting)."""
+        return self.state is _State.ENDING and now - self.since > ready
 
 
 class _Conn:
     """One accepted connection, known by its descriptor until the monitor reports it closed."""
 
-    __slots__ = ("accepted", "closing", "fd", "host", "inode", "messages", "peer", "received")
+    __slots__ = ("accepted", "address", "closing", "fd", "host", "inode", "messages", "peer", "received")
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.inode = _inode(fd)
         """The socket's inode: what tells this connection from a later one on the same descriptor number."""
         self.accepted = time.monotonic()
-        self.host = ""
+        self.address = _peer_address(fd)
+        """The peer's ``HOST:PORT``, for the log."""
+        self.host = self.address.rpartition(":")[0] or self.address
         """The peer's address without its port (for the per-address cap)."""
         self.peer: _Peer | None = None
         self.closing = False
@@ -181,15 +213,109 @@ class _Conn:
     def unseen(self) -> int:
         """Bytes the connection has sent beyond its whole messages read so far (and their framing), or 0 when the
         system cannot tell (not TCP, or no ``tcpi_bytes_received``)."""
-        got = _bytes_received(self.fd) if self.same() else None
-        if got is None:
+        counts = _tcp_counts(self.fd) if self.same() else None
+        if counts is None:
             return 0
+        got, waiting = counts
         framing = _WIRE * (self.messages + time.monotonic() - self.accepted)
-        return max(0, int(got - self.received - framing))
+        return max(0, int(got - waiting - self.received - framing))
+
+    def silent(self) -> bool | None:
+        """True while the peer has sent nothing at all (not even a ZMTP greeting), False once it has sent something
+        or when the system cannot tell (not TCP); None when the descriptor is no longer this connection's."""
+        if not self.same():
+            return None
+        counts = _tcp_counts(self.fd)
+        return counts is not None and counts[0] == 0
 
     def same(self) -> bool:
         """True while the descriptor is still this connection's socket."""
         return self.inode is not None and _inode(self.fd) == self.inode
+
+
+class _Waiting:
+    """The connections that have not said ``hello`` yet, oldest first: in all, and per address."""
+
+    __slots__ = ("_all", "_by_host")
+
+    def __init__(self) -> None:
+        self._all: dict[_Conn, None] = {}
+        self._by_host: dict[str, dict[_Conn, None]] = {}
+
+    def __len__(self) -> int:
+        return len(self._all)
+
+    def __iter__(self) -> Iterator[_Conn]:
+        return iter(list(self._all))
+
+    def add(self, conn: _Conn) -> None:
+        self._all[conn] = None
+        self._by_host.setdefault(conn.host, {})[conn] = None
+
+    def remove(self, conn: _Conn) -> None:
+        """Takes ``conn`` out of the queue (it said hello, or is closing); nothing when it is not in it."""
+        if self._all.pop(conn, 0) is None:  # it was in the queue (its value is None)
+            host = self._by_host[conn.host]
+            del host[conn]
+            if not host:
+                del self._by_host[conn.host]
+
+    def from_host(self, host: str) -> list[_Conn]:
+        """The connections from ``host`` that wait, oldest first."""
+        return list(self._by_host.get(host, ()))
+
+    def oldest(self, n: int, host: str | None = None) -> list[_Conn]:
+        """The ``n`` oldest connections that wait (from ``host`` only, when given)."""
+        pool = self._all if host is None else self._by_host.get(host, {})
+        return list(itertools.islice(pool, n))
+
+    def count(self, host: str) -> int:
+        return len(self._by_host.get(host, ()))
+
+
+class _Closures:
+    """Connections the arena closed before their ``hello``, summed up in at most one log line a second (a flood of
+    half-open connections is thousands a second: one line each would drown the log)."""
+
+    __slots__ = ("_first", "_hosts", "_last", "_log", "_reasons", "_since")
+
+    def __init__(self, logger: logging.Logger) -> None:
+        self._log = logger
+        self._last = -_SUMMARY  # when a line was logged last
+        self._since = 0.0  # when the first closure not logged yet came
+        self._first = ""  # and its address
+        self._hosts: dict[str, int] = {}
+        self._reasons: dict[str, int] = {}
+
+    def note(self, conn: _Conn, reason: str) -> None:
+        """One connection closed, and why (connections closed for the same reason are counted together)."""
+        if not self._hosts:
+            self._since, self._first = time.monotonic(), conn.address
+        self._hosts[conn.host] = self._hosts.get(conn.host, 0) + 1
+        self._reasons[reason] = self._reasons.get(reason, 0) + 1
+        self.flush()
+
+    def flush(self) -> None:
+        """Logs what was noted, unless a line was logged less than :data:`_SUMMARY` seconds ago."""
+        now = time.monotonic()
+        if not self._hosts or now - self._last < _SUMMARY:
+            return
+        n = sum(self._hosts.values())
+        if n == 1:
+            self._log.warning("server: closed a connection from %s: %s", self._first, next(iter(self._reasons)))
+        else:
+            top = sorted(self._hosts.items(), key=lambda kv: -kv[1])
+            hosts = ", ".join(f"{h} ({k})" for h, k in top[:3]) + (f" and {len(top) - 3} more" if len(top) > 3 else "")
+            why = ", ".join(f"{k} {reason}" for reason, k in sorted(self._reasons.items(), key=lambda kv: -kv[1]))
+            self._log.warning(
+                "server: closed %d connections that had not said hello, in %.1f s: %s; from %s",
+                n,
+                now - self._since,
+                why,
+                hosts,
+            )
+        self._last = now
+        self._hosts, self._reasons = {}, {}
 
 
 def _inode(fd: int) -> int | None:
@@ -231,12 +357,14 @@ class _Peer:
 
 class _Gate(AsyncioAuthenticator):
     """The ZAP handler: a CurveZMQ client gets in only with the public key of one of the run's remote bots, and its
-    messages then carry that bot's name as their User-Id."""
+    messages then carry that bot's name as their User-Id. An open server (:attr:`Server.register`) lets an unknown
+    key in too, its User-Id :data:`UNREGISTERED` and the key: its hello then registers it, or is refused."""
 
-    def __init__(self, context: zmq.Context[Any], keys: ServerKeys, complaints: Complaints) -> None:
+    def __init__(self, context: zmq.Context[Any], keys: ServerKeys, complaints: Complaints, server: Server) -> None:
         super().__init__(context, log=logging.getLogger(f"{__name__}.zap"))
         self._names = dict(keys.bots)
         self._complaints = complaints
+        self._server = server
         self._address = "?"
         self.configure_curve_callback(ZAP_DOMAIN, self)
 
@@ -250,15 +378,17 @@ class _Gate(AsyncioAuthenticator):
         self._names = names
 
     def callback(self, domain: str, key: bytes) -> bool:
-        """True for a known key; an unknown one is refused and logged."""
-        if key in self._names:
+        """True for a known key (or any, on an open server); an unknown one is refused and logged."""
+        if key in self._names or self._server.register is not None:
             return True
         self._complaints.warn(f"refused a connection from {self._address}: unknown key {key.decode('ascii')}")
         return False
 
     def curve_user_id(self, client_public_key: bytes) -> str:
-        """The bot's name: the User-Id of every message on the connection."""
-        return self._names[z85.encode(client_public_key)]
+        """The bot's name: the User-Id of every message on the connection (an unknown key's: the key, marked)."""
+        key = z85.encode(client_public_key)
+        name = self._names.get(key)
+        return name if name is not None else UNREGISTERED + key.decode("ascii")
 
 
 class SlotTransport(Transport):
@@ -360,6 +490,16 @@ class Server:
         self._absent_since = dict.fromkeys(self._bots, now)
         self._peers: dict[bytes, _Peer] = {}
         self._conns: dict[int, _Conn] = {}
+        self._waiting = _Waiting()
+        self._closures = _Closures(log)
+        self._events: collections.deque[tuple[int, int]] = collections.deque()
+        """Monitor events read and not handled yet: (event, value)."""
+        self._closed_fds: dict[int, int] = {}
+        """Descriptors with a disconnection among :attr:`_events`: an earlier acceptance on one is a connection that
+        is closed already (its descriptor may be another connection's by now)."""
+        self._failure: str | None = None
+        """A handshake failure reported by the monitor, told with the disconnection that follows it."""
+        self._monitoring = False
         self._cut: dict[bytes, _Conn] = {}
         self._gone: dict[bytes, None] = {}
         self._changed = asyncio.Event()
@@ -373,6 +513,15 @@ class Server:
         self._draining = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._peers_said_goodbye = False
+        self.register: Callable[[str, str, str], str | None] | None = None
+        """An open server's registration (a ladder's ``--open``): ``register(name, key, address)`` for the hello of
+        a key it does not know; returns None once the name is the key's (it has called :meth:`allow` with it), or
+        why the hello is refused. None: only the known keys get in."""
+        self.barred: dict[str, str] = {}
+        """Bots refused at their hello, with the reason (a ladder's bans); see :meth:`bar`."""
+        self.left: set[str] = set()
+        """Bots whose last connection said ``leaving`` (until they connect again): they left cleanly, where a bot
+        that is simply gone did not (a ladder's dodging rule tells the two apart)."""
         self.farewell: str | None = "the run is over"
         """What the arena's ``goodbye`` says to every bot when it stops serving; None: no goodbye (an interrupted
         run, to be resumed: the bots connect again and wait)."""
@@ -399,14 +548,15 @@ class Server:
             (zmq.RCVHWM, QUEUE),
             (zmq.SNDHWM, SEND_QUEUE),
             (zmq.MAXMSGSIZE, MAX_FRAME),
-            (zmq.HANDSHAKE_IVL, int(self.limits.hello * 1000)),
+            # The hello deadline closes a connection first, and counts it with the others closed before their hello.
+            (zmq.HANDSHAKE_IVL, int(self.limits.hello * 1000) + _HANDSHAKE_GRACE_MS),
             (zmq.HEARTBEAT_IVL, HEARTBEAT_MS),
             (zmq.HEARTBEAT_TIMEOUT, 3 * HEARTBEAT_MS),
             (zmq.HEARTBEAT_TTL, 3 * HEARTBEAT_MS),
         ):
             sock.setsockopt(option, value)
         if self.keys is not None:
-            self._gate = _Gate(context, self.keys, self.complaints)
+            self._gate = _Gate(context, self.keys, self.complaints, self)
             self._gate.start()
             sock.curve_server = True
             sock.curve_secretkey = self.keys.secret
@@ -493,14 +643,29 @@ class Server:
         self._notify()
         return cut
 
+    def bar(self, name: str, reason: str | None) -> None:
+        """Refuses bot ``name`` at its hello from now on, saying ``reason``, and cuts its connection (a ban); None
+        lets it in again."""
+        if reason is None:
+            self.barred.pop(name, None)
+            return
+        self.barred[name] = reason
+        peer = self._bots.get(name)
+        if peer is not None:
+            self._cut_peer(peer, f"banned: {reason}")
+
     def connected(self, *, leaving: bool = True) -> dict[str, int]:
-        """The bots connected now, with their slots (``leaving=False``: not those that said ``leaving``, on which
-        no session begins)."""
-        return {
-            name: len(peer.slots)
+        """The bots connected now, with their slots (``leaving=False``: only the slots a session can begin on, soon
+        if not now: not those of a bot that said ``leaving``, nor those set aside while their engine restarts)."""
+        if leaving:
+            return {name: len(peer.slots) for name, peer in self._bots.items() if peer is not None}
+        now, ready = time.monotonic(), self.limits.ready
+        usable = {
+            name: sum(not slot.aside(now, ready) for slot in peer.slots)
             for name, peer in self._bots.items()
-            if peer is not None and (leaving or not peer.leaving)
+            if peer is not None and not peer.leaving
         }
+        return {name: n for name, n in usable.items() if n}
 
     def absent(self) -> list[str]:
         """The bots not connected now."""
@@ -536,9 +701,10 @@ class Server:
     async def lease(self, config: EngineConfig, transcript: Transcript | None = None) -> Transport:
         """A new session on a free slot of the bot ``config.remote`` (the engine sessions' connector).
 
-        Waits for a slot as long as the bot is connected (its slots free up as its games end); a bot that is absent
-        is waited for until it has been absent for :attr:`wait` seconds, then OSError says so (the game is lost by
-        disconnect, and later games of the bot fail at once until it is back).
+        Waits for a slot as long as the bot is connected (its slots free up as its games end), and up to
+        ``limits.restart`` seconds once every slot of it is set aside (its engines restarting); a bot that is absent
+        is waited for until it has been absent for :attr:`wait` seconds. Then OSError says so (the game is lost by
+        disconnect, and later games of the bot fail at once until it is back or has a slot ready).
         """
         name = config.remote
         while True:
@@ -557,6 +723,11 @@ class Server:
                     if not t.gone:
                         return t
                     continue
+                since = self._unready_since(peer)
+                if since is not None:
+                    timeout = self.limits.restart - (time.monotonic() - since)
+                    if timeout <= 0:
+                        raise OSError(f"remote:{name} has had no slot ready for {self.limits.restart:g} s")
             else:
                 timeout = self.wait - (time.monotonic() - self._absent_since[name])
                 if timeout <= 0:
@@ -564,6 +735,13 @@ class Server:
                     raise OSError(f"remote:{name} is {gone} (absent for {self.wait:g} s or more)")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), timeout)
+
+    def _unready_since(self, peer: _Peer) -> float | None:
+        """Since when every slot of ``peer`` is set aside (None while one is not)."""
+        now, ready = time.monotonic(), self.limits.ready
+        if not all(slot.aside(now, ready) for slot in peer.slots):
+            return None
+        return max(slot.since for slot in peer.slots) + ready
 
     def _notify(self) -> None:
         """Wakes everything that waits for a bot or a slot (each one looks again)."""
@@ -608,7 +786,6 @@ class Server:
         sock = self._sock
         if sock is None:
             return
-        self._on_monitor()  # a connection's ACCEPTED must be known before its first message
         for _ in range(_BATCH):
             if self._sock is None or not sock.getsockopt(zmq.EVENTS) & zmq.POLLIN:
                 return
@@ -662,12 +839,16 @@ class Server:
             return
         match message:
             case Ready(number) if number <= len(peer.slots) and peer.slots[number - 1].state is _State.ENDING:
-                peer.slots[number - 1].state = _State.FREE
+                slot = peer.slots[number - 1]
+                if slot.late:
+                    log.info("server: %s: slot %d is ready again", peer.describe(), number)
+                slot.state, slot.late = _State.FREE, False
                 self._notify()
             case Leaving():
                 # From now on the bot counts as absent for new games: they wait --wait for it to come back.
                 peer.leaving = True
                 self._absent_since[peer.name] = time.monotonic()
+                self.left.add(peer.name)
                 log.info("server: %s is leaving once its games are over", peer.describe())
                 self.send(peer, CONTROL, format_control(Goodbye("no more games for this connection")).encode())
             case Ended(number, text) if number <= len(peer.slots) and peer.slots[number - 1].state is not _State.FREE:
@@ -685,14 +866,16 @@ class Server:
         fd = frames[-1].get(zmq.SRCFD)
         # libzmq reports a connection to the monitor (and the end of the one that had its descriptor before) before
         # its first message can be read; it may have come while this batch was being read.
-        self._on_monitor()
         conn = self._conns.get(fd)
-        if conn is None:
-            # So this message outlived its connection, whose descriptor must not be touched.
+        while (conn is None or conn.closing) and self._on_monitor(again=False):
+            conn = self._conns.get(fd)
+        if conn is None or conn.closing:
+            # So this message outlived its connection (or came as it was being closed to make room), whose
+            # descriptor must not be touched.
             log.debug("dropped a message from a connection that is closed")
             return
         conn.read(frames)
-        address = _peer_address(fd)
+        address = conn.address
         try:
             if len(frames) != 3 or frames[1].bytes != CONTROL:
                 raise ConnectError("the first message must be hello on the control channel")
@@ -702,7 +885,7 @@ class Server:
         except (UnicodeDecodeError, ConnectError) as e:
             self._refuse(rid, conn, address, str(e))
             return
-        why = self._refusal(message, frames[2])
+        why = self._refusal(message, frames[2], address)
         if why is not None:
             self._refuse(rid, conn, address, why)
             return
@@ -711,24 +894,33 @@ class Server:
             self._cut_peer(old, "the bot connected again (a new connection replaces the old one)")
         peer = _Peer(rid, conn, message, address, self.limits)
         conn.peer = peer
+        self._waiting.remove(conn)
         self._peers[rid] = peer
         self._bots[peer.name] = peer
+        self.left.discard(peer.name)
         self.send(peer, CONTROL, format_control(Welcome(len(peer.slots))).encode())
         log.info("server: %s connected with %d slot%s", peer.describe(), len(peer.slots), "s" * (len(peer.slots) != 1))
         self._notify()
 
-    def _refusal(self, hello: Hello, frame: Any) -> str | None:
-        """Why a hello is refused, or None."""
+    def _refusal(self, hello: Hello, frame: Any, address: str) -> str | None:
+        """Why a hello is refused, or None (an unknown key let in by an open server is registered here)."""
         if hello.version != PROTOCOL_VERSION:
             return f"it speaks UQI {hello.version}; the arena speaks {PROTOCOL_VERSION}"
-        if self.keys is not None:
-            owner = frame.get("User-Id")
-            if hello.name != owner:
-                return f"it says it is {hello.name!r}, but it holds the key of {owner!r}"
-        if hello.name not in self._bots:
-            return f"{hello.name!r} does not play here (remote engines: {', '.join(self._bots)})"
         if not 1 <= hello.slots <= self.limits.slots:
             return f"{hello.slots} slots asked for; a bot may offer 1 to {self.limits.slots}"
+        if self.keys is not None:
+            owner = str(frame.get("User-Id"))
+            if owner.startswith(UNREGISTERED) and self.register is not None:
+                why = self.register(hello.name, owner.removeprefix(UNREGISTERED), address)
+                if why is not None:
+                    return why
+            elif hello.name != owner:
+                return f"it says it is {hello.name!r}, but it holds the key of {owner!r}"
+        barred = self.barred.get(hello.name)
+        if barred is not None:
+            return f"{hello.name} is banned: {barred}"
+        if hello.name not in self._bots:
+            return f"{hello.name!r} does not play here (remote engines: {', '.join(self._bots)})"
         return None
 
     def _refuse(self, rid: bytes, conn: _Conn, address: str, why: str) -> None:
@@ -767,53 +959,112 @@ class Server:
     def _shut(self, rid: bytes, conn: _Conn) -> None:
         """Drops the connection's messages from now on, and shuts it down in a moment (after the bye or refusal)."""
         self._cut[rid] = conn
-        conn.closing = True
+        self._closing(conn)
         assert self._loop is not None
         self._loop.call_later(_BYE_DELAY, self._shutdown, conn)
 
-    def _shutdown(self, conn: _Conn) -> None:
-        if self._sock is None:
-            return
+    def _closing(self, conn: _Conn) -> None:
         conn.closing = True
-        self._on_monitor()  # a connection that closed meanwhile must be known as closed before its descriptor is used
-        if self._conns.get(conn.fd) is not conn or not conn.same():
-            self._forget(conn)  # closed already: the descriptor may now be another connection's
+        self._waiting.remove(conn)
+
+    def _shutdown(self, conn: _Conn) -> None:
+        """Shuts the connection's socket down (libzmq then closes it and the monitor reports it), unless its
+        descriptor is no longer its socket: the check and the shutdown go through a duplicate of the descriptor,
+        which holds the socket it names, so a descriptor reused meanwhile for another connection is never touched.
+        Never reads the monitor (it may be handling it)."""
+        self._closing(conn)
+        if self._sock is None or self._conns.get(conn.fd) is not conn:
+            return  # closed already
+        try:
+            dup = os.dup(conn.fd)
+        except OSError as e:  # out of descriptors: it waits for its hello deadline, or libzmq's
+            log.debug("cannot look at descriptor %d: %s", conn.fd, e)
             return
         try:
-            with socket.socket(fileno=conn.fd) as s:
-                try:
+            with socket.socket(fileno=dup) as s:
+                if os.fstat(dup).st_ino == conn.inode:
                     s.shutdown(socket.SHUT_RDWR)
-                finally:
-                    s.detach()  # the descriptor is libzmq's: it closes it when it sees the connection end
         except OSError as e:
             log.debug("shutting down descriptor %d: %s", conn.fd, e)
 
     # --- the monitor and the deadlines -----------------------------------------------------------------------------
 
-    def _on_monitor(self) -> None:
+    def _on_monitor(self, *, again: bool = True) -> bool:
+        """Reads the socket monitor's events and handles them in order, for :data:`_MONITOR_SLICE` seconds at most;
+        the rest after the event loop's other work (``again``) or at the next call. Never runs within itself: what a
+        handler does (a shutdown, a peer dropped) may make events, which are read after it. Returns True when it
+        handled an event."""
+        if self._monitoring or self._sock is None:
+            return False
+        self._monitoring = True
+        handled = 0
+        try:
+            self._read_monitor()
+            until = time.monotonic() + _MONITOR_SLICE
+            while self._events and self._sock is not None:
+                event, value = self._events.popleft()
+                self._on_event(event, value)
+                handled += 1
+                if handled % 8 == 0 and time.monotonic() > until:
+                    break
+        finally:
+            self._monitoring = False
+        if self._events and again and self._sock is not None:
+            assert self._loop is not None
+            self._loop.call_soon(self._on_monitor)
+        return handled > 0
+
+    def _read_monitor(self) -> None:
+        """Moves the monitor's waiting events to :attr:`_events` (up to :data:`_MONITOR_QUEUE` not handled yet)."""
         mon = self._monitor
-        while self._sock is not None and mon.getsockopt(zmq.EVENTS) & zmq.POLLIN:
-            message = parse_monitor_message(mon.recv_multipart(zmq.NOBLOCK))
-            event, value = message["event"], int(message["value"])
-            if event == zmq.EVENT_ACCEPTED:
-                accepted = self._conns[value] = _Conn(value)
-                self._admit(accepted)
-            elif event == zmq.EVENT_DISCONNECTED:
-                conn = self._conns.pop(value, None)
-                if conn is not None:
-                    peer = conn.peer
-                    if peer is not None:
-                        log.info("server: %s disconnected", peer.describe())
-                        self._drop(peer, f"{peer.name} disconnected", "disconnected")
-                    self._forget(conn)
-            elif event == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL:
-                why = _HANDSHAKE_FAILURES.get(value, _protocol_error(value))
-                self.complaints.warn(f"refused a connection: the CurveZMQ/ZMTP handshake failed: {why}")
-            elif event == zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL:
-                # Typically the client saw the mismatch first and hung up: no keys, or a wrong server key.
-                why = f"the client gave up the handshake ({os.strerror(value)}): no keys, or not the arena's key?"
-                self.complaints.warn(f"refused a connection: {why}")
-            # EVENT_HANDSHAKE_FAILED_AUTH: the ZAP handler has logged it, with the key
+        while len(self._events) < _MONITOR_QUEUE and mon.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+            frames = mon.recv_multipart(zmq.NOBLOCK)
+            if len(frames) != 2 or len(frames[0]) != _EVENT.size:
+                log.debug("a monitor message of an unknown form: %r", frames[:2])
+                continue
+            # Unpacked here rather than by zmq.utils.monitor, whose enums cost more than the rest (a flood makes
+            # thousands of events a second).
+            event, value = _EVENT.unpack(frames[0])
+            self._events.append((event, value))
+            if event == zmq.EVENT_DISCONNECTED:
+                self._closed_fds[value] = self._closed_fds.get(value, 0) + 1
+
+    def _on_event(self, event: int, value: int) -> None:
+        if event == zmq.EVENT_ACCEPTED:
+            if self._closed_fds.get(value):
+                return  # closed already (its disconnection is read): its descriptor may be another's by now
+            old = self._conns.pop(value, None)
+            if old is not None:  # never seen closed: the descriptor is another socket's now
+                self._closed(old)
+            conn = self._conns[value] = _Conn(value)
+            self._admit(conn)
+        elif event == zmq.EVENT_DISCONNECTED:
+            left = self._closed_fds.pop(value, 1) - 1
+            if left:
+                self._closed_fds[value] = left
+            failure, self._failure = self._failure, None
+            gone = self._conns.pop(value, None)
+            if gone is not None:
+                if failure is not None and not gone.closing:
+                    self.complaints.warn(f"refused a connection from {gone.address}: {failure}")
+                self._closed(gone)
+        elif event == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL:
+            why = _HANDSHAKE_FAILURES.get(value, _protocol_error(value))
+            self._failure = f"the CurveZMQ/ZMTP handshake failed: {why}"
+        elif event == zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+            # Typically the client saw the mismatch first and hung up: no keys, or a wrong server key. Told only for
+            # a connection that the arena did not close itself (to make room, or at the hello deadline).
+            self._failure = f"the client gave up the handshake ({os.strerror(value)}): no keys, or not the arena's key?"
+        # EVENT_HANDSHAKE_FAILED_AUTH: the ZAP handler has logged it, with the key
+
+    def _closed(self, conn: _Conn) -> None:
+        """A connection is closed: its peer, if any, is gone; what was kept about it goes."""
+        self._waiting.remove(conn)
+        peer = conn.peer
+        if peer is not None:
+            log.info("server: %s disconnected", peer.describe())
+            self._drop(peer, f"{peer.name} disconnected", "disconnected")
+        self._forget(conn)
 
     def _forget(self, conn: _Conn) -> None:
         """What was kept about a connection that is closed: the routing ids whose messages were dropped."""
@@ -831,17 +1082,18 @@ class Server:
     def _watch(self) -> None:
         """libzmq delivers only whole messages, and holds the frames of one that never ends (each frame under
         MAXMSGSIZE) without limit, in its own thread: what the kernel counts as received tells such a connection.
-        Looked at every :data:`_WATCH` seconds (every tenth time for a bot authenticated by its key), so a connection
-        is cut within that time of passing :data:`UNSEEN`."""
+        Looked at every :data:`_WATCH` seconds without keys, every tenth time with keys: then only a connection
+        authenticated by its key can send a message at all (the CurveZMQ handshake's commands are bounded), and
+        three system calls per connection add up. A connection is cut within that time of passing :data:`UNSEEN`."""
         if self._sock is None:
             return
         assert self._loop is not None
         self._watcher = self._loop.call_later(_WATCH, self._watch)
         self._watches += 1
-        # Authenticated bots (with keys) are looked at every tenth time: three system calls per connection add up.
-        everyone = self.keys is None or self._watches % 10 == 0
+        if self.keys is not None and self._watches % 10:
+            return
         for conn in list(self._conns.values()):
-            if conn.closing or not (everyone or conn.peer is None):
+            if conn.closing:
                 continue
             unseen = conn.unseen()
             if unseen > UNSEEN:
@@ -849,25 +1101,37 @@ class Server:
                 if conn.peer is not None:
                     self._cut_peer(conn.peer, why)
                 else:
-                    self.complaints.warn(f"closed a connection from {_peer_address(conn.fd)}: {why}")
+                    self._closures.note(conn, why)
                     self._shutdown(conn)
 
     def _admit(self, conn: _Conn) -> None:
-        """Connections that have not said hello (nor shown a key, without keys) are capped per address and in all:
-        past a cap, a new one is shut down at once, before it can hold its descriptor until the hello deadline."""
-        pending = [c for c in self._conns.values() if c.peer is None and not c.closing]
-        address = _peer_address(conn.fd)
-        host = address.rpartition(":")[0] or address
-        if len(pending) > self.limits.pending:
-            why = f"{len(pending) - 1} connections already wait for their hello (at most {self.limits.pending})"
-        elif sum(1 for c in pending if c.host == host) >= self.limits.pending_per_address:
-            why = f"{self.limits.pending_per_address} connections from {host} already wait for their hello"
-        else:
-            conn.host = host
-            return
-        conn.host = host
-        self.complaints.warn(f"refused a connection from {address}: {why}")
-        self._shutdown(conn)
+        """A new connection waits for its hello. Past the cap of its address, or the cap in all, room is made: the
+        oldest connection (of that address, or of all) that has sent nothing is shut down, or the oldest when
+        every one has sent something. The new one is never refused for the others: whoever keeps the queue full
+        must not keep everyone out (a real client's handshake begins at once and takes milliseconds)."""
+        self._waiting.add(conn)
+        limits = self.limits
+        if self._waiting.count(conn.host) > limits.pending_per_address:
+            self._shed(conn.host, f"to make room ({limits.pending_per_address} may wait per address)")
+        while len(self._waiting) > limits.pending:
+            self._shed(None, f"to make room ({limits.pending} may wait in all)")
+
+    def _shed(self, host: str | None, why: str) -> None:
+        """Shuts down one waiting connection (from ``host``, or from anywhere): the oldest of the first
+        :data:`_SHED_LOOK` that has sent nothing, else the oldest. One found closed meanwhile leaves the queue."""
+        victim: _Conn | None = None
+        for conn in self._waiting.oldest(_SHED_LOOK, host):
+            silent = conn.silent()
+            if silent is None:  # its descriptor is another socket's: closed, its disconnection still to come
+                self._closing(conn)
+                return
+            if victim is None or silent:
+                victim = conn
+            if silent:
+                break
+        if victim is not None:
+            self._closures.note(victim, why)
+            self._shutdown(victim)
 
     def _check_deadlines(self) -> None:
         if self._sock is None:
@@ -876,23 +1140,31 @@ class Server:
         self._tick = self._loop.call_later(_TICK, self._check_deadlines)
         self._on_monitor()
         now = time.monotonic()
-        for conn in list(self._conns.values()):
-            if conn.closing:
-                continue
-            if conn.peer is None and now - conn.accepted > self.limits.hello:
-                address = _peer_address(conn.fd)
-                self.complaints.warn(f"closed a connection from {address}: no hello within {self.limits.hello:g} s")
-                self._shutdown(conn)
-        for peer in list(self._peers.values()):
+        for conn in self._waiting:  # oldest first
+            if now - conn.accepted <= self.limits.hello:
+                break
+            self._closures.note(conn, f"no hello within {self.limits.hello:g} s")
+            self._shutdown(conn)
+        self._closures.flush()
+        for peer in self._peers.values():
             for slot in peer.slots:
-                if slot.state is _State.ENDING and now - slot.since > self.limits.ready:
-                    self._cut_peer(peer, f"slot {slot.number} was not ready within {self.limits.ready:g} s of its end")
-                    break
+                if not slot.late and slot.aside(now, self.limits.ready):
+                    # SPEC §3.4: no deadline runs while a bot's engine starts. Its slot waits; its games take its
+                    # other slots, or wait for it as for an absent bot (--wait) when it has none.
+                    slot.late = True
+                    log.info(
+                        "server: %s: slot %d not ready %g s after its session's end (its engine restarting?): no"
+                        " game begins on it until it is",
+                        peer.describe(),
+                        slot.number,
+                        self.limits.ready,
+                    )
+                    self._notify()
 
 
-def _bytes_received(fd: int) -> int | None:
-    """What libzmq has read from a TCP connection's descriptor: what the kernel received (``tcpi_bytes_received``,
-    Linux 4.1 on) less what still waits in the socket's receive queue (which the kernel bounds)."""
+def _tcp_counts(fd: int) -> tuple[int, int] | None:
+    """What a TCP connection's descriptor has received in all (``tcpi_bytes_received``, Linux 4.1 on) and what of it
+    still waits in the socket's receive queue (which the kernel bounds); None when not TCP (ipc://)."""
     try:
         with socket.socket(fileno=fd) as s:
             try:
@@ -904,7 +1176,7 @@ def _bytes_received(fd: int) -> int | None:
         return None
     if len(info) < _TCPI_BYTES_RECEIVED + 8:
         return None
-    return int(struct.unpack_from("=Q", info, _TCPI_BYTES_RECEIVED)[0]) - int(waiting)
+    return int(struct.unpack_from("=Q", info, _TCPI_BYTES_RECEIVED)[0]), int(waiting)
 
 
 def _peer_address(fd: int) -> str:

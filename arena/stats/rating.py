@@ -62,6 +62,8 @@ MAX_PLAYERS: Final = 10_000
 """Players :func:`rate` takes; more is a :class:`RatingError` (a fit's memory and time grow with them)."""
 MAX_GAMES: Final = 1_000_000
 """Games :func:`rate` takes; more is a :class:`RatingError`."""
+_MAX_STEP: Final = 2.0
+"""The most any rating moves in one Newton step, in factors of ten in the odds (800 points on the Elo scale)."""
 # A pool whose exact fit has not converged by then has no finite maximum (its ratings run away).
 _NEWTON_MAX_ITERATIONS: Final = 200
 _VALID_SCORES: Final = (0.0, 0.5, 1.0)
@@ -641,7 +643,12 @@ def _newton(
         step = _conjugate_gradients(apply, gradient, diagonal, max(_CG_TOLERANCE, min(0.1, distance)))
         if step is None:
             return None
-        factor = 1.0
+        # A player far out in the logistic's tail (one game, won against a much weaker field) has almost no
+        # curvature: a full Newton step could throw it to thousands of points, where its curvature is nil and the
+        # next step has no finite solution. Steps are held to _MAX_STEP factors of ten in the odds (the likelihood
+        # still rises; near the maximum the steps are short and Newton's as ever).
+        longest = max(map(abs, step[:m]))
+        factor = min(1.0, _MAX_STEP * scale / longest) if longest > 0.0 else 1.0
         while True:
             trial = [a + factor * b for a, b in zip(params, step, strict=True)]
             xs = predictions(trial)

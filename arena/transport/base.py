@@ -213,6 +213,14 @@ class Transport(abc.ABC):
                 self._trace_line(">", line)
         self._write(("\n".join(lines) + "\n").encode("utf-8"))
 
+    def send_bytes(self, data: bytes) -> None:
+        """Sends bytes as they are, lines terminated by ``\n``: what a conformance tester sends to see an engine
+        survive a line that is not UTF-8 (an arena never does)."""
+        if self._trace:
+            for line in data.splitlines():
+                self._trace_line(">", line.decode("utf-8", "backslashreplace"))
+        self._write(data)
+
     def send_text(self, text: str) -> None:
         """Sends already terminated lines (``"position ...\\ngo ...\\n"``) in one write: the per-turn path."""
         if self._trace:

@@ -33,7 +33,10 @@ __all__ = [
     "REPORT_NAME",
     "outcome_state",
     "read_analysis",
+    "report_document",
     "report_html",
+    "script_text",
+    "sha256_source",
     "write_directory_report",
     "write_report",
 ]
@@ -43,7 +46,15 @@ REPORT_NAME: Final = "report.html"
 ANALYSIS_NAME: Final = "games.analysis.jsonl"
 #: The scripts inlined into the report, in order (the library, its heat-map controller, ours).
 SCRIPTS: Final = ("static/vendor/chart.umd.min.js", "static/vendor/chartjs-chart-matrix.min.js", "static/quarto.js")
-_TITLES: Final = {"tournament": "Tournament", "match": "Match", "sprt": "SPRT"}
+_TITLES: Final = {"tournament": "Tournament", "match": "Match", "sprt": "SPRT", "tune": "Tune"}
+#: The report's links to its sections.
+_NAV: Final = (
+    ("standings", "Standings"),
+    ("scores", "Score matrix"),
+    ("ratings", "Ratings"),
+    ("endings", "Endings"),
+    ("games", "Games"),
+)
 
 
 def asset(name: str) -> str:
@@ -55,7 +66,8 @@ def asset(name: str) -> str:
     return (_HERE / name).read_text(encoding="utf-8")
 
 
-def _script_text(name: str) -> str:
+def script_text(name: str) -> str:
+    """A shipped script's text, ready to be inlined (no source map line; refused when it could end the element)."""
     text = asset(name)
     # The source map is not shipped; a reference to it would be the one request a viewer's devtools make.
     lines = [line for line in text.splitlines() if not line.startswith("//# sourceMappingURL=")]
@@ -72,7 +84,8 @@ def json_for_html(value: object) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def _sha256(text: str) -> str:
+def sha256_source(text: str) -> str:
+    """A Content Security Policy's source for an inline script: ``'sha256-...'`` of its text."""
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
 
 
@@ -265,20 +278,39 @@ def report_html(
         f"<details><summary>All {len(records)} games</summary>{_games_table(records, views)}</details>"
     )
     parts.append(_section("games", "Games", viewer))
-    scripts = [_script_text(name) for name in SCRIPTS]
+    return report_document(page="report", title=title, meta=meta, nav=_NAV, sections=parts, data=data)
+
+
+def report_document(
+    *,
+    page: str,
+    title: str,
+    meta: str,
+    nav: Sequence[tuple[str, str]],
+    sections: Sequence[str],
+    data: object,
+    scripts: Sequence[str] = SCRIPTS,
+) -> str:
+    """A self-contained page of a run: ``templates/report.html`` with the style, ``scripts`` inlined (the only ones
+    its Content Security Policy allows, by their hashes), the ``sections``' HTML and ``data`` as JSON. ``page`` is
+    the body's ``data-page`` (which boot the scripts run); ``nav``: (section id, label) links; ``title`` and ``meta``
+    are text."""
+    texts = [script_text(name) for name in scripts]
     csp = (
         "default-src 'none'; "
-        f"script-src {' '.join(_sha256(s) for s in scripts)}; "
+        f"script-src {' '.join(sha256_source(s) for s in texts)}; "
         "style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
     )
     return Template(asset("templates/report.html")).substitute(
         csp=_e(csp),
+        page=_e(page),
         title=_e(title),
         meta=_e(meta),
+        nav=" ".join(f'<a href="#{_e(ident)}">{_e(label)}</a>' for ident, label in nav),
         style=asset("static/style.css"),
-        body="\n".join(parts),
+        body="\n".join(sections),
         data=json_for_html(data),
-        scripts="\n".join(f"<script>{s}</script>" for s in scripts),
+        scripts="\n".join(f"<script>{s}</script>" for s in texts),
     )
 
 

@@ -51,6 +51,7 @@ _POLL: Final = 0.5
 _STATIC: Final = {
     "style.css": "text/css",
     "quarto.js": "text/javascript",
+    "tune.js": "text/javascript",
     "vendor/chart.umd.min.js": "text/javascript",
     "vendor/chartjs-chart-matrix.min.js": "text/javascript",
     "vendor/chart.js.LICENSE.md": "text/plain",
@@ -68,7 +69,7 @@ _MAX_ID_DIGITS: Final = 18
 LOG_EVERY: Final = 1.0
 #: Event streams (open pages) served at once; one more is answered 503.
 MAX_STREAMS: Final = 256
-_TITLES: Final = {"tournament": "Tournament", "match": "Match", "sprt": "SPRT"}
+_TITLES: Final = {"tournament": "Tournament", "match": "Match", "sprt": "SPRT", "tune": "Tune"}
 
 
 def page_html(template: str, title: str, **values: str) -> str:

@@ -510,6 +510,22 @@ static void cmd_go(char **w, int n) {
     else send("turn %s", turn);
 }
 
+/* Is `v` a protocol version: digits only, at least 1 (SPEC 4.1)? */
+static int version_ok(const char *v) {
+    return v[strspn(v, "0123456789")] == '\0' && strspn(v, "0") < strlen(v);
+}
+
+/* Is `s` UTF-8? (SPEC 3.1: every line is; one that is not gets an error line.) */
+static int utf8_ok(const unsigned char *s) {
+    while (*s) {
+        int more = *s < 0x80 ? 0 : *s < 0xC2 ? -1 : *s < 0xE0 ? 1 : *s < 0xF0 ? 2 : *s < 0xF5 ? 3 : -1;
+        if (more < 0) return 0; /* a continuation byte first, or a byte no UTF-8 holds */
+        for (s++; more > 0; more--, s++)
+            if ((*s & 0xC0) != 0x80) return 0;
+    }
+    return 1;
+}
+
 int main(void) {
     static char line[MAX_LINE + 2];
     char *w[MAX_WORDS];
@@ -530,10 +546,18 @@ int main(void) {
             send("error line longer than %s bytes", "4096");
             continue;
         }
+        if (!utf8_ok((const unsigned char *)line)) {
+            send("%s", "error line is not UTF-8"); /* SPEC 3.1; its bytes are never echoed */
+            continue;
+        }
         n = 0;
         for (char *t = strtok(line, " \t\r\n"); t && n < MAX_WORDS; t = strtok(NULL, " \t\r\n")) w[n++] = t;
         if (n == 0) continue; /* empty lines are ignored */
-        if (strcmp(w[0], "uqi") == 0) {
+        if (n > 1 && (strcmp(w[0], "isready") == 0 || strcmp(w[0], "stop") == 0 || strcmp(w[0], "quit") == 0)) {
+            send("error %s takes no arguments", w[0]); /* SPEC 4.9: a word too many makes a command malformed */
+        } else if (strcmp(w[0], "uqi") == 0 && (n > 2 || (n == 2 && !version_ok(w[1])))) {
+            send("%s", "error uqi takes one version number, at least 1"); /* SPEC 4.1 */
+        } else if (strcmp(w[0], "uqi") == 0) {
             held[0] = '\0'; /* a new session abandons a held search without its turn (SPEC 4.10) */
             /* A new session keeps nothing of the last (SPEC 4.1): the standard game, no position. The Seed option
              * needs no reset: its default, 0, only means "seed from the clock", which this process has done. */

@@ -332,11 +332,17 @@ function handle(line) {
   if (Buffer.byteLength(line, 'utf8') > MAX_LINE_BYTES) return send(`error line longer than ${MAX_LINE_BYTES} bytes`);
   const w = line.split(/[ \t]+/).filter((x) => x.length > 0); // readline already removed the \n or \r\n
   if (w.length === 0) return; // empty lines are ignored
+  if (w.length > 1 && ['isready', 'stop', 'quit'].includes(w[0])) {
+    return send(`error ${w[0]} takes no arguments`); // SPEC 4.9: a word too many makes a command malformed
+  }
   if (held !== null && ['setoption', 'newgame', 'position', 'go'].includes(w[0])) {
     return send(`error ${w[0]} a search is running (send stop first)`);
   }
   switch (w[0]) {
     case 'uqi':
+      if (w.length > 2 || (w.length === 2 && !/^0*[1-9][0-9]*$/.test(w[1]))) {
+        return send('error uqi takes one version number, at least 1'); // SPEC 4.1
+      }
       held = null; // a new session abandons a held search without its turn (SPEC 4.10)
       setVariant(false, 0xf, false); // and keeps nothing of the last (SPEC 4.1): the standard game, no position
       positionOk = false;

@@ -5,7 +5,7 @@ core's search (:meth:`quarto_arena.protocol.solver.Solver.search`): turns that h
 tried, positions ``Depth`` turns away count as draws, and a win or loss within the depth is proven and reported as
 ``score win N`` / ``loss N`` (else ``value 0``). When the depth reaches the end of the game the search is exact,
 reports ``score draw`` for a draw, and stops: a finished tree is never searched again. Time is managed as ``perfect``
-manages it (:func:`quarto_arena.engines.perfect.time_budget`): by its own clock, well inside the time allowed.
+manages it (:func:`quarto_arena.protocol.bot.time_budget`): by its own clock, well inside the time allowed.
 
 This replaces the first minimax, a pure-Python search that checked the clock every 64 nodes, spent its whole
 ``movetime``, lost on time when the depth allowed more than the time did, never reported a draw, and searched a

@@ -6,18 +6,22 @@ so the first is what it falls back on when time runs out; no unproven turn is ev
 on, with ``Threads`` 2 and a CPU to spare, the win proof runs on two threads that share the root's turns
 (:meth:`~quarto_arena.protocol.solver.Solver.search`'s ``threads``). Once the value is proven the search stops at
 once and ``info`` reports ``score win N``, ``loss N`` or ``draw``; a proven win is converted by the quickest win.
-At ``movetime 100`` (a 70 ms budget) every won position tried at 11 empty squares is converted, at 12 with one
-thread 19 of 20 with standard shapes from a cold table on a quiet machine (the win proof outlasts the budget at the
-rest) and all with advanced ones (``benchmarks/convert.py``, figures in the README).
+At ``movetime 100`` (a 70 ms budget then) every won position tried at 11 empty squares was converted, at 12 with
+one thread 19 of 20 with standard shapes from a cold table on a quiet machine (the win proof outlasts the budget at
+the rest) and all with advanced ones; with SPEC §4.5's 50 ms, 15 and 17 of 20 on a machine loaded ten times over
+(``benchmarks/convert.py``, figures in the README).
 
 Before that, a deepening search of three turns proves any near win or loss, and Monte Carlo tree search with the
-solver at the leaves (:mod:`.mcts`) weighs the rest, reporting its win rate as ``score value``. It was measured
+solver at the leaves (:mod:`.mcts`) weighs the rest, reporting its estimate as ``score value`` (never ±1000, which
+SPEC §5.3 keeps for a proof). It was measured
 against deepening alpha-beta all the way (``Search alphabeta``: it tries first the turns that leave the opponent
 the fewest safe replies, and plays the first one it cannot refute), and never lost to it (figures in the README).
 
-Time is its own business: it spends a ``movetime`` but a reserve for a loaded machine (:func:`time_budget`; a share
-of the clock that keeps most of it in reserve), checks its own deadline in the core every 64 nodes, and answers
-``stop`` at once (the core is told through :meth:`SearchContext.on_stop`), so it never needs the arena's margin.
+Time: it plans the SDK's budget (:func:`quarto_arena.protocol.bot.time_budget`, SPEC §4.5: a turn's limit less
+50 ms kept back for a loaded machine, never more than half of it; a fair share of a clock), checks its own deadline
+in the core every 64 nodes and before each step of its searches that would not end in time (:mod:`.mcts`), and
+answers ``stop`` at once (the core is told through :meth:`SearchContext.on_stop`), so it never needs the arena's
+margin.
 
 Options: ``Level`` 0-10 (0 plays at random, 1 as greedy, 2-9 a search capped in nodes with a falling rate of
 greedy turns, even steps of about 40 Elo: :mod:`.levels`; 10 without limit: perfect within its time),
@@ -28,17 +32,16 @@ Run it with ``python -m quarto_arena.engines.perfect [--listen ENDPOINT]``.
 
 from __future__ import annotations
 
-import math
 import os
 import random
 import time
 
-from quarto_arena.protocol.bot import SAFETY_TIME, OptionValue, SearchContext
+from quarto_arena.protocol.bot import OptionValue, SearchContext
 from quarto_arena.protocol.rules import Position, Turn, Variant, turn_of
 from quarto_arena.protocol.solver import CPUS, EXACT, Aim, Limits, Search, Solver, Verdict
-from quarto_arena.protocol.uqi import Go, OptionSpec, OptionType, Score
+from quarto_arena.protocol.uqi import OptionSpec, OptionType, Score
 
-from ..greedy import greedy_turn, safe_turns
+from ..greedy import greedy_turn, safe_turns, winning_turns
 from ..random import SEED, SeededBot
 from .levels import RUNGS
 from .mcts import mcts_turn
@@ -53,7 +56,6 @@ __all__ = [
     "THREADS",
     "PerfectBot",
     "deepening_turn",
-    "time_budget",
 ]
 
 MAX_LEVEL = 10
@@ -90,9 +92,6 @@ PREPASS_SHARE = 0.25
 """Share of the turn's time the deepening before MCTS may take."""
 MCTS_ABOVE = 12
 """With ``Search mcts``, positions with more empty squares than this are searched by MCTS, the rest as usual."""
-NO_CLOCK_SECONDS = SAFETY_TIME - 1.0
-"""Time allowed to a search limited only by depth or nodes: SPEC §4.5's safety time (10 s) less a second's reserve
-for a loaded machine."""
 
 
 def spare_cpu() -> bool:
@@ -104,34 +103,6 @@ def spare_cpu() -> bool:
         return os.getloadavg()[0] < CPUS
     except (AttributeError, OSError):  # no load average on this platform
         return CPUS > 1
-
-
-def time_budget(limits: Go, position: Position) -> float | None:
-    """Seconds this turn may take, or None when only ``stop`` ends it (``go infinite``).
-
-    ``movetime``: all but a reserve for a loaded machine's scheduling delays (measured up to about 25 ms with six
-    CPU burners on two cores, ``benchmarks/loaded.py``): 30 % of it, at least 30 ms and at most 0.2 s, never less
-    than 10 % nor more than half. At ``movetime 100`` that is 70 ms: the exact win proofs at 12 empty squares need
-    every millisecond of it (``benchmarks/convert.py``). A clock: the remaining time shared over our turns still to come
-    plus one, with most of the increment, never more than a quarter of the clock. Depth or nodes alone:
-    :data:`NO_CLOCK_SECONDS`; no limit at all: one second.
-    """
-    if limits.infinite:
-        return None
-    if limits.movetime is not None:
-        seconds = limits.movetime / 1000
-        reserve = min(max(min(max(0.3 * seconds, 0.03), 0.2), 0.1 * seconds), seconds / 2)
-        return seconds - reserve
-    if limits.time is not None:
-        clock = limits.time / 1000
-        ours = math.ceil((16 - position.placed) / 2) + 1
-        if limits.movestogo is not None:  # the clock is credited again after these turns
-            ours = min(ours, limits.movestogo)
-        share = clock / (ours + 1) + 0.7 * (limits.inc or 0) / 1000
-        return max(min(share, clock / 4), 0.001)
-    if limits.depth is not None or limits.nodes is not None:
-        return NO_CLOCK_SECONDS
-    return 1.0
 
 
 class PerfectBot(SeededBot):
@@ -216,8 +187,7 @@ def deepening_turn(
         turn = turn_of(give=rng.randrange(16))
         ctx.info(depth=1, score=Score("value", 0), nodes=0, time=0, pv=[turn])
         return turn
-    budget = time_budget(ctx.limits, position)
-    deadline = None if budget is None else ctx.started + budget
+    deadline = ctx.deadline  # the SDK's time budget (SPEC §4.5's move overhead kept back)
     solver.resume()
     ctx.on_stop(solver.stop)
     if ctx.stopped:
@@ -226,7 +196,7 @@ def deepening_turn(
         # A short deepening first proves what is near (a win or loss within a few turns); MCTS weighs the rest.
         prepass = None if deadline is None else ctx.started + PREPASS_SHARE * (deadline - ctx.started)
         turn, proven = _deepen(position, ctx, solver, PREPASS_DEPTH, prepass)
-        return turn if proven is not None else mcts_turn(position, ctx, solver, deadline, rng)
+        return turn if proven is not None else mcts_turn(position, ctx, solver, deadline, rng, turn)
     if ctx.limits.depth is not None:
         max_depth = min(max_depth, ctx.limits.depth)
     if ctx.limits.nodes is not None:
@@ -235,8 +205,9 @@ def deepening_turn(
 
 
 def _fallback(position: Position) -> Turn:
-    """A turn without search: a safe one if there is one."""
-    return (safe_turns(position) or position.legal_turns())[0]
+    """A turn without search: a win if there is one, else a safe one if there is one. On a loaded machine the time
+    can be gone before the first search step: a win on the board must never be missed for it."""
+    return (winning_turns(position) or safe_turns(position) or position.legal_turns())[0]
 
 
 def _limits(ctx: SearchContext, deadline: float | None, nodes_used: int) -> Limits | None:

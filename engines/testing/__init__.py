@@ -10,7 +10,8 @@ from its one fault it speaks correct UQI. :data:`BROKEN` says what each one does
 :data:`NONCOMPLIANT` lists bots whose fault only ``quarto-arena check`` (or a game in another variant) shows.
 :data:`HOSTILE` lists bots that attack the arena itself rather than break one rule of a game: floods meant to
 exhaust its memory, processes that escape its supervision, a closed output, answers at the last millisecond. Some
-take arguments; their tests drive them one by one.
+take arguments; their tests drive them one by one. :data:`MEASURED` lists correct bots whose behaviour is a known
+function of their options, what the arena's tools are measured against.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import sys
 from typing import Final
 
-__all__ = ["BROKEN", "EXPECTED_TERMINATION", "HOSTILE", "NONCOMPLIANT", "command"]
+__all__ = ["BROKEN", "EXPECTED_TERMINATION", "HOSTILE", "MEASURED", "NONCOMPLIANT", "YESTERDAY", "command"]
 
 BROKEN: Final[dict[str, str]] = {
     "crash_on_go": "exits with status 3 on the first go, without a turn",
@@ -78,9 +79,37 @@ HOSTILE: Final[dict[str, str]] = {
 """Bot name -> how it attacks the arena (resources, supervision, the clock)."""
 
 
+YESTERDAY: Final[dict[str, str]] = {
+    "winning_give": "the Java bot's reading of UQI 1: 'turns d10' (a winning placement, and a piece on the board"
+    " given) ends the game, and go gets 'error go the game is over: a placement won'",
+    "keeps_position": "keeps its last valid position after an invalid one, and searches it",
+    "any_uqi": "answers every uqi line with the handshake ('uqi 0', 'uqi 1 extra'), and takes 'isready now' as isready",
+    "fields_in_order": "refuses the newgame fields in another order than shapes, attributes, claims",
+    "lax_values": "compares a combo value as written, clamps a spin into its range, searches 'go depth 0' one turn",
+    "silent_lines": "drops a line over 4096 bytes or not UTF-8 without a word",
+    "serves_during_search": "serves position, go, newgame and setoption during a held 'go infinite'",
+    "no_movestogo": "refuses 'go ... movestogo N' (an unknown limit, as before movestogo was added)",
+    "banner": "writes a banner line before its handshake, which UQI 1 let an arena log and pass over",
+    "every_should_wrong": "every reading above, and every other should missed: an error for an idle stop, its own"
+    " error texts, a malformed newgame played as the standard game, 80% of a movetime spent",
+}
+"""Yesterday's bots (:mod:`.yesterday`): bot -> the earlier reading of SPEC.md it follows, which misses only shoulds
+(rules for inputs an arena never sends, added since UQI 1 was first published). Each plays correctly and passes
+``quarto-arena check`` with warnings; ``--strict`` fails it."""
+
+
+MEASURED: Final[dict[str, str]] = {
+    "tunable": "greedy but for random turns, their share a known function of its options P1..P6 (tune's figures)",
+}
+"""Bot name -> what it is: a correct bot whose behaviour is a known function of its options, to measure the arena's
+tools against (benchmarks/tune.py)."""
+
+
 def command(name: str, *args: str) -> list[str]:
-    """The command line that runs broken or hostile bot ``name`` with this Python interpreter."""
-    if name not in BROKEN and name not in HOSTILE and name not in NONCOMPLIANT:
-        choices = ", ".join(sorted((*BROKEN, *HOSTILE, *NONCOMPLIANT)))
+    """The command line that runs broken, hostile, yesterday's or measured bot ``name`` with this Python interpreter."""
+    if name in YESTERDAY:
+        return [sys.executable, "-m", f"{__name__}.yesterday", name, *args]
+    if name not in BROKEN and name not in HOSTILE and name not in NONCOMPLIANT and name not in MEASURED:
+        choices = ", ".join(sorted((*BROKEN, *HOSTILE, *NONCOMPLIANT, *MEASURED, *YESTERDAY)))
         raise ValueError(f"no broken bot {name!r}; choose from {choices}")
     return [sys.executable, "-m", f"{__name__}.{name}", *args]

@@ -51,10 +51,11 @@ class MinimalBot:
         sys.stdout.flush()
 
     def run(self) -> None:
-        """Reads commands until end of input or ``quit``."""
+        """Reads commands until end of input or ``quit``; a line that is not UTF-8 is read with its bad bytes
+        replaced, so that it is answered with an ``error`` line like any line not understood (SPEC §3.1)."""
         self.on_start()
         while True:
-            line = sys.stdin.readline()
+            line = sys.stdin.buffer.readline().decode("utf-8", "replace")
             if not line:
                 self.on_eof()
                 return

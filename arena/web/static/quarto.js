@@ -502,9 +502,13 @@
     heatChart(s.crosstable);
     endingChart(s.terminations);
     if (s.sprt) llrChart(s.sprt);
-    const games = data.games;
+    reportGames(data.games, s.names);
+  }
+
+  // The report's game viewer with its picker: every game of the run, the one in the page's #game-N first.
+  function reportGames(games, names) {
     const root = document.getElementById("viewer");
-    const viewer = new Viewer(root, s.names, { emptyText: "This run has no game yet." });
+    const viewer = new Viewer(root, names, { emptyText: "This run has no game yet." });
     if (!games.length) return;
     const byId = new Map(games.map((g, i) => [g.id, i]));
     const select = el("select");
@@ -569,30 +573,38 @@
     return card;
   }
 
-  function bootLive() {
-    let names = [];
-    const status = document.getElementById("status");
-    const viewer = new Viewer(document.getElementById("viewer"), names, { emptyText: "Pick one of the last finished games to replay it here." });
-    const openGame = (id) => {
+  // The live page's viewer, and how it opens a finished game (GET /api/game/ID) with the run's names.
+  function liveViewer(status) {
+    const viewer = new Viewer(document.getElementById("viewer"), [], { emptyText: "Pick one of the last finished games to replay it here." });
+    const open = (id) => {
       fetch(`/api/game/${id}`).then((r) => (r.ok ? r.json() : Promise.reject(new Error(r.statusText)))).then((game) => {
-        viewer.names = names;
         viewer.show(game, 0);
         document.getElementById("games").scrollIntoView();
       }).catch((e) => { status.textContent = `cannot load game ${id}: ${e.message}`; });
     };
+    return { viewer, open };
+  }
+
+  // The live page's header from a summary: the progress bar, its line, the run's state.
+  function showProgress(s, status) {
+    const p = s.progress;
+    const total = p.total === null ? "open-ended" : `${p.total}`;
+    const pct = p.total ? (100 * p.done) / p.total : 0;
+    document.getElementById("progress-bar").style.width = `${pct.toFixed(1)}%`;
+    const parts = [`${p.done} of ${total} games${p.total ? ` (${pct.toFixed(0)}%)` : ""}`, `${p.running} running`];
+    if (p.rate) parts.push(`${p.rate.toFixed(2)} games/s`);
+    if (p.eta_s !== null) parts.push(`ETA ${duration(p.eta_s)}`);
+    if (p.elapsed_s !== null) parts.push(`elapsed ${duration(p.elapsed_s)}`);
+    document.getElementById("progress-text").textContent = parts.join(" · ");
+    status.textContent = `${p.state} · ${s.variant} · time control ${s.tc} · ${s.concurrency} at once`;
+  }
+
+  function bootLive() {
+    const status = document.getElementById("status");
+    const { viewer, open: openGame } = liveViewer(status);
     const onSummary = (s) => {
-      names = s.names;
-      viewer.names = names;
-      const p = s.progress;
-      const total = p.total === null ? "open-ended" : `${p.total}`;
-      const pct = p.total ? (100 * p.done) / p.total : 0;
-      document.getElementById("progress-bar").style.width = `${pct.toFixed(1)}%`;
-      const parts = [`${p.done} of ${total} games${p.total ? ` (${pct.toFixed(0)}%)` : ""}`, `${p.running} running`];
-      if (p.rate) parts.push(`${p.rate.toFixed(2)} games/s`);
-      if (p.eta_s !== null) parts.push(`ETA ${duration(p.eta_s)}`);
-      if (p.elapsed_s !== null) parts.push(`elapsed ${duration(p.elapsed_s)}`);
-      document.getElementById("progress-text").textContent = parts.join(" · ");
-      status.textContent = `${p.state} · ${s.variant} · time control ${s.tc} · ${s.concurrency} at once`;
+      viewer.names = s.names;
+      showProgress(s, status);
       clear(document.getElementById("standings-table")).append(table(s.table, "standings"));
       clear(document.getElementById("engines-table")).append(table(s.engines, "small"));
       document.getElementById("match").textContent = s.match ? s.match.join("\n") : "";
@@ -729,7 +741,11 @@
     }).catch((e) => { status.textContent = `cannot load ${name}: ${e.message}`; });
   }
 
-  window.QuartoArena = { Board, Viewer, pieceIcon, states };
+  // What other pages' scripts build on (tune.js: a tune's report and live page).
+  window.QuartoArena = {
+    Board, Viewer, pieceIcon, states, el, clear, table, chart, colour, PALETTE, follow, showBoards, gameList,
+    showNotices, showProgress, liveViewer, reportGames,
+  };
   document.addEventListener("DOMContentLoaded", () => {
     const page = document.body.dataset.page;
     if (page === "report") bootReport();

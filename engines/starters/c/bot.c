@@ -17,15 +17,18 @@
  */
 
 #define _POSIX_C_SOURCE 199309L
+#define _DEFAULT_SOURCE /* getloadavg */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAX_LINE 4096 /* SPEC 3.1: no line is longer than this many bytes */
 #define MAX_WORDS 600
 #define MAX_SEARCH_MS 250 /* the longest search, whatever the limits: see "Why one thread is enough" */
+#define MOVE_OVERHEAD_MS 50.0 /* SPEC 4.5: kept back from every limit on a loaded machine, times the load */
 #define DEPTH_DEFAULT 3
 #define DEPTH_MAX 16
 #define WIN 1000
@@ -505,6 +508,14 @@ static void cmd_position(char **w, int n) {
     pos_ok = 1;
 }
 
+/* How loaded the machine is (SPEC 4.5): the last minute's load average per CPU, at least 1. */
+static double load_factor(void) {
+    double average;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (getloadavg(&average, 1) != 1 || cpus < 1 || average < cpus) return 1.0;
+    return average / cpus;
+}
+
 /* `go [time MS] [inc MS] [otime MS] [oinc MS] [movestogo N] [movetime MS] [depth N] [nodes N] [infinite]`. */
 static void cmd_go(char **w, int n) {
     static const char *const names[] = {"time",     "inc",   "otime", "oinc",    "movestogo",
@@ -546,14 +557,23 @@ static void cmd_go(char **w, int n) {
         send("%s", "error go the game is over: no turn to play");
         return;
     }
-    /* The time to spend (SPEC 4.5): a quarter of movetime, or of a fair share of the clock; the rest is
-     * move overhead, for the pipe and a loaded machine (the arena counts both against the bot). */
+    /* The time to spend (SPEC 4.5): the turn's limit (movetime, or the fair share of the clock: the time left over
+     * the turns still to play, plus 3/4 of inc, at most a quarter of the time left; with both, the smaller), less
+     * the move overhead kept back for the pipe and a loaded machine (the arena counts both against the bot): 50 ms
+     * times the load f, at most f / (1 + f) of the limit (half of it on a machine not loaded beyond its CPUs). */
     for (s = 0; s < 16; s++) empty += pos.cell[s] < 0;
-    if (seen >> 5 & 1) budget = value[5] / 4;
-    if (seen & 1) {
-        long long turns_left = pos.hand >= 0 ? (empty + 1) / 2 : 1 + empty / 2;
-        if ((seen >> 4 & 1) && value[4] < turns_left) turns_left = value[4];
-        if (value[0] / turns_left / 4 + value[1] / 4 < budget) budget = value[0] / turns_left / 4 + value[1] / 4;
+    if (seen & 0x21) {
+        long long limit = seen >> 5 & 1 ? value[5] : 0x7fffffffffffffffLL;
+        if (seen & 1) {
+            long long turns_left = pos.hand >= 0 ? (empty + 1) / 2 : 1 + empty / 2, share;
+            if ((seen >> 4 & 1) && value[4] < turns_left) turns_left = value[4];
+            share = value[0] / turns_left + value[1] * 3 / 4;
+            if (share > value[0] / 4) share = value[0] / 4;
+            if (share < limit) limit = share;
+        }
+        double f = load_factor(), kept = MOVE_OVERHEAD_MS * f;
+        if (kept > limit * f / (1 + f)) kept = limit * f / (1 + f);
+        budget = limit - (long long)kept;
     }
     if (budget > MAX_SEARCH_MS) budget = MAX_SEARCH_MS;
     deadline_ms = now_ms() + (budget < 1 ? 1 : budget);
@@ -562,6 +582,17 @@ static void cmd_go(char **w, int n) {
     search(&pos, depth, turn);
     if (seen >> 8 & 1) strcpy(held, turn); /* go infinite: the turn waits for stop */
     else send("turn %s", turn);
+}
+
+/* Is `s` UTF-8? (SPEC 3.1: every line is; one that is not gets an error line.) */
+static int utf8_ok(const unsigned char *s) {
+    while (*s) {
+        int more = *s < 0x80 ? 0 : *s < 0xC2 ? -1 : *s < 0xE0 ? 1 : *s < 0xF0 ? 2 : *s < 0xF5 ? 3 : -1;
+        if (more < 0) return 0; /* a continuation byte first, or a byte no UTF-8 holds */
+        for (s++; more > 0; more--, s++)
+            if ((*s & 0xC0) != 0x80) return 0;
+    }
+    return 1;
 }
 
 int main(void) {
@@ -580,9 +611,17 @@ int main(void) {
             send("%s", "error line too long");
             continue;
         }
+        if (!utf8_ok((const unsigned char *)line)) {
+            send("%s", "error line is not UTF-8"); /* SPEC 3.1; its bytes are never echoed */
+            continue;
+        }
         n = 0;
         for (char *t = strtok(line, " \t\r\n"); t && n < MAX_WORDS; t = strtok(NULL, " \t\r\n")) w[n++] = t;
         if (n == 0) continue; /* empty lines are ignored */
+        if (n > 1 && (strcmp(w[0], "isready") == 0 || strcmp(w[0], "stop") == 0 || strcmp(w[0], "quit") == 0)) {
+            send("error %s takes no arguments", w[0]); /* SPEC 4.9: a word too many makes a command malformed */
+            continue;
+        }
         if (strcmp(w[0], "uqi") == 0) {
             if (n > 2 || (n == 2 && (w[1][strspn(w[1], "0123456789")] != '\0' || strspn(w[1], "0") == strlen(w[1]))))
                 send("%s", "error uqi takes one version number, at least 1");

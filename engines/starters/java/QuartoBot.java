@@ -21,6 +21,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -33,6 +34,7 @@ import java.util.Random;
 public final class QuartoBot {
     static final int MAX_LINE = 4096; // SPEC 3.1: no line is longer than this many bytes
     static final long MAX_SEARCH_MS = 250; // the longest search, whatever the limits
+    static final double MOVE_OVERHEAD_MS = 50; // SPEC 4.5: kept back on a loaded machine, times the load
     static final int DEPTH_DEFAULT = 3;
     static final int DEPTH_MAX = 16;
     static final int WIN = 1000;
@@ -347,6 +349,10 @@ public final class QuartoBot {
         String[] w = Arrays.stream(line.split("[ \t]+")).filter(x -> !x.isEmpty()).toArray(String[]::new);
         if (w.length == 0) return true; // empty lines are ignored
         String cmd = w[0];
+        if (w.length > 1 && List.of("isready", "stop", "quit").contains(cmd)) {
+            say("error " + cmd + " takes no arguments"); // SPEC 4.9: a word too many makes a command malformed
+            return true;
+        }
         if (held != null && List.of("setoption", "newgame", "position", "go").contains(cmd)) {
             say("error " + cmd + " a search is running (send stop first)"); // SPEC 4.10
             return true;
@@ -507,15 +513,24 @@ public final class QuartoBot {
             say("error go the game is over: no turn to play");
             return;
         }
-        // The time to spend (SPEC 4.5): a quarter of movetime, or of a fair share of the clock; the rest is
-        // move overhead, for the pipe and a loaded machine (the arena counts both against the bot).
+        // The time to spend (SPEC 4.5): the turn's limit (movetime, or the fair share of the clock: the time left
+        // over the turns still to play, plus 3/4 of inc, at most a quarter of the time left; with both, the
+        // smaller), less the move overhead kept back for the pipe and a loaded machine (the arena counts both
+        // against the bot): 50 ms times the load f (the last minute's load average per CPU, at least 1), at most
+        // f / (1 + f) of the limit.
         long budget = MAX_SEARCH_MS;
-        if (seen[5]) budget = Math.min(budget, value[5] / 4);
-        if (seen[0]) {
-            long empty = Arrays.stream(pos.cell).filter(c -> c < 0).count();
-            long turnsLeft = pos.hand >= 0 ? (empty + 1) / 2 : 1 + empty / 2;
-            if (seen[4]) turnsLeft = Math.min(turnsLeft, value[4]);
-            budget = Math.min(budget, value[0] / Math.max(turnsLeft, 1) / 4 + value[1] / 4);
+        if (seen[5] || seen[0]) {
+            long limit = seen[5] ? value[5] : Long.MAX_VALUE;
+            if (seen[0]) {
+                long empty = Arrays.stream(pos.cell).filter(c -> c < 0).count();
+                long turnsLeft = pos.hand >= 0 ? (empty + 1) / 2 : 1 + empty / 2;
+                if (seen[4]) turnsLeft = Math.min(turnsLeft, value[4]);
+                long share = value[0] / Math.max(turnsLeft, 1) + Math.min(value[1] / 4 * 3, Long.MAX_VALUE / 2);
+                limit = Math.min(limit, Math.min(share, value[0] / 4));
+            }
+            double average = ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
+            double f = Math.max(1, average / Runtime.getRuntime().availableProcessors());
+            budget = Math.min(budget, limit - (long) Math.min(MOVE_OVERHEAD_MS * f, limit * f / (1 + f)));
         }
         long deadline = System.nanoTime() + Math.max(budget, 1) * 1_000_000L;
         int depth = seen[6] ? (int) Math.min(value[6], DEPTH_MAX) : depthOption;

@@ -15,10 +15,12 @@
 // `setoption` (SPEC 4.10). A bot that searches longer must search in a worker_thread, or yield between nodes.
 'use strict';
 
+const os = require('node:os');
 const readline = require('node:readline');
 
 const MAX_LINE_BYTES = 4096; // SPEC 3.1
 const MAX_SEARCH_MS = 250; // the longest search, whatever the limits: see "Why no worker thread"
+const MOVE_OVERHEAD_MS = 50; // SPEC 4.5: kept back from every limit on a loaded machine, times the load
 const DEPTH_DEFAULT = 3;
 const DEPTH_MAX = 16;
 const WIN = 1000;
@@ -361,15 +363,22 @@ function cmdGo(w) {
   }
   if (position === null) return send('error go no valid position to search');
   if (position.over) return send('error go the game is over: no turn to play');
-  // The time to spend (SPEC 4.5): a quarter of movetime, or of a fair share of the clock; the rest is
-  // move overhead, for the pipe and a loaded machine (the arena counts both against the bot).
+  // The time to spend (SPEC 4.5): the turn's limit (movetime, or the fair share of the clock: the time left over the
+  // turns still to play, plus 3/4 of inc, at most a quarter of the time left; with both, the smaller), less the move
+  // overhead kept back for the pipe and a loaded machine (the arena counts both against the bot): 50 ms times the
+  // load f (the last minute's load average per CPU, at least 1), at most f / (1 + f) of the limit.
   let budget = MAX_SEARCH_MS;
-  if (go.movetime !== undefined) budget = go.movetime / 4;
-  if (go.time !== undefined) {
-    const empty = position.cell.filter((x) => x < 0).length;
-    let turnsLeft = position.hand >= 0 ? Math.ceil(empty / 2) : 1 + Math.floor(empty / 2);
-    if (go.movestogo !== undefined) turnsLeft = Math.min(turnsLeft, go.movestogo);
-    budget = Math.min(budget, go.time / turnsLeft / 4 + (go.inc ?? 0) / 4);
+  if (go.movetime !== undefined || go.time !== undefined) {
+    let limit = go.movetime ?? Infinity;
+    if (go.time !== undefined) {
+      const empty = position.cell.filter((x) => x < 0).length;
+      let turnsLeft = position.hand >= 0 ? Math.ceil(empty / 2) : 1 + Math.floor(empty / 2);
+      if (go.movestogo !== undefined) turnsLeft = Math.min(turnsLeft, go.movestogo);
+      limit = Math.min(limit, go.time / turnsLeft + (3 * (go.inc ?? 0)) / 4, go.time / 4);
+    }
+    const cpus = os.availableParallelism ? os.availableParallelism() : os.cpus().length;
+    const f = Math.max(1, os.loadavg()[0] / cpus);
+    budget = limit - Math.min(MOVE_OVERHEAD_MS * f, (limit * f) / (1 + f));
   }
   budget = Math.max(1, Math.min(budget, MAX_SEARCH_MS));
   const depth = Math.min(go.depth ?? depthOption, DEPTH_MAX);
@@ -382,6 +391,9 @@ function handle(line) {
   if (Buffer.byteLength(line, 'utf8') > MAX_LINE_BYTES) return send('error line too long'); // SPEC 3.1
   const w = line.split(/[ \t]+/).filter((x) => x !== '');
   if (w.length === 0) return; // empty lines are ignored
+  if (w.length > 1 && ['isready', 'stop', 'quit'].includes(w[0])) {
+    return send(`error ${w[0]} takes no arguments`); // SPEC 4.9: a word too many makes a command malformed
+  }
   if (held !== null && ['setoption', 'newgame', 'position', 'go'].includes(w[0])) {
     return send(`error ${w[0]} a search is running (send stop first)`); // SPEC 4.10
   }

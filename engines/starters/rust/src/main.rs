@@ -19,7 +19,18 @@ use std::time::{Duration, Instant};
 
 const MAX_LINE: usize = 4096; // SPEC 3.1: no line is longer than this many bytes
 const MAX_SEARCH_MS: u64 = 250; // the longest search, whatever the limits
+const MOVE_OVERHEAD_MS: f64 = 50.0; // SPEC 4.5: kept back from every limit on a loaded machine, times the load
 const DEPTH_DEFAULT: u32 = 3;
+
+/// How loaded the machine is (SPEC 4.5): the last minute's load average per CPU, at least 1 (1 where the system
+/// does not say: /proc/loadavg is Linux's).
+fn load_factor() -> f64 {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|text| text.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(1.0, |average| (average / cpus).max(1.0))
+}
 const DEPTH_MAX: u32 = 16;
 const WIN: i32 = 1000;
 const HEX: &[u8] = b"0123456789abcdef";
@@ -443,6 +454,10 @@ impl Engine {
     fn handle(&mut self, line: &str, out: &mut impl Write) -> bool {
         let w: Vec<&str> = line.split([' ', '\t']).filter(|x| !x.is_empty()).collect();
         let Some(&cmd) = w.first() else { return true }; // empty lines are ignored
+        if w.len() > 1 && ["isready", "stop", "quit"].contains(&cmd) {
+            say(out, &format!("error {cmd} takes no arguments")); // SPEC 4.9: a word too many is malformed
+            return true;
+        }
         if self.held.is_some() && ["setoption", "newgame", "position", "go"].contains(&cmd) {
             say(
                 out,
@@ -652,12 +667,12 @@ impl Engine {
         if p.over {
             return say(out, "error go the game is over: no turn to play");
         }
-        // The time to spend (SPEC 4.5): a quarter of movetime, or of a fair share of the clock; the rest is
-        // move overhead, for the pipe and a loaded machine (the arena counts both against the bot).
+        // The time to spend (SPEC 4.5): the turn's limit (movetime, or the fair share of the clock: the time left
+        // over the turns still to play, plus 3/4 of inc, at most a quarter of the time left; with both, the
+        // smaller), less the move overhead kept back for the pipe and a loaded machine (the arena counts both
+        // against the bot): 50 ms times the load f (load_factor), at most f / (1 + f) of the limit.
         let mut budget = MAX_SEARCH_MS;
-        if let Some(movetime) = value[5] {
-            budget = budget.min(movetime / 4);
-        }
+        let mut limit = value[5];
         if let Some(time) = value[0] {
             let empty = p.cell.iter().filter(|&&c| c < 0).count() as u64;
             let mut turns_left = if p.hand >= 0 {
@@ -668,7 +683,14 @@ impl Engine {
             if let Some(m) = value[4] {
                 turns_left = turns_left.min(m);
             }
-            budget = budget.min(time / turns_left.max(1) / 4 + value[1].unwrap_or(0) / 4);
+            let inc = value[1].unwrap_or(0);
+            let share = (time / turns_left.max(1)).saturating_add(inc / 4 * 3).min(time / 4);
+            limit = Some(limit.map_or(share, |movetime| movetime.min(share)));
+        }
+        if let Some(limit) = limit {
+            let f = load_factor();
+            let kept = (MOVE_OVERHEAD_MS * f).min(limit as f64 * f / (1.0 + f));
+            budget = budget.min(limit - kept as u64);
         }
         let deadline = Instant::now() + Duration::from_millis(budget.max(1));
         let depth = value[6].map_or(self.depth, |d| d.min(DEPTH_MAX as u64) as u32);
