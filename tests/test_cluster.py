@@ -444,12 +444,20 @@ def test_sprt_on_a_cluster_stops_submitting_once_it_decides(shared: DaskCluster,
     r = run_cli(*args, "--cluster", shared.address)
     assert r.returncode == 0, r.stderr  # H1: the C bot (greedy) beats random
     played = read_journal(out / JOURNAL_NAME).records
-    aborted = (out / "aborted.jsonl").read_text().splitlines() if (out / "aborted.jsonl").exists() else []
+    lines = (out / "aborted.jsonl").read_text().splitlines() if (out / "aborted.jsonl").exists() else []
+    aborted = [json.loads(a) for a in lines]
     # Games running when it decided were cancelled (at most one per worker thread), none counted.
     assert len(aborted) <= 2
-    assert all(json.loads(a)["termination"] == "aborted" for a in aborted)
-    assert not {json.loads(a)["game_id"] for a in aborted} & set(played)
-    assert sorted(played) == list(range(1, len(played) + 1))
+    assert all(a["termination"] == "aborted" for a in aborted)
+    cancelled = {a["game_id"] for a in aborted}
+    assert not cancelled & set(played)
+    # Each game the runner took was either counted or cancelled: together a prefix of the schedule, without a gap.
+    # The counted games alone may have one: a game that takes longer than the two after it on the other worker is
+    # still running when their pair decides (CI saw games 15 and 17 counted, 16 cancelled).
+    assert sorted([*played, *cancelled]) == list(range(1, len(played) + len(cancelled) + 1))
+    # It decided on a whole pair: the last game written completes one (its partner is counted too).
+    last = list(played)[-1]
+    assert (last + 1 if last % 2 else last - 1) in played
     r = run_cli("sprt", "--resume", str(out), "--cluster", shared.address)
     assert r.returncode == 0, r.stderr
     assert sorted(read_journal(out / JOURNAL_NAME).records) == sorted(played)  # decided: nothing more to play
