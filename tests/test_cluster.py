@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from procs import CLI, free_port, marked_processes, wait_listening
+from procs import CLI, free_port, marked_processes, wait_listening, wait_started
 from quarto_arena.arena.cluster import Cluster, ClusterAddress, ClusterError, ClusterPlayer, WorkerFacts
 from quarto_arena.arena.cluster.connection import overloaded_hosts
 from quarto_arena.arena.cluster.player import play_on_cluster
@@ -108,11 +108,9 @@ def dask_cluster(directory: Path, worker_paths: list[str]) -> Iterator[DaskClust
                 )
             procs.append(worker)
             workers.append(worker)
-        deadline = time.monotonic() + 30
         for k, worker in enumerate(workers):
-            while b"Registered to" not in (directory / f"worker{k}.log").read_bytes():
-                assert worker.poll() is None and time.monotonic() < deadline, (directory / f"worker{k}.log").read_text()
-                time.sleep(0.05)
+            log = directory / f"worker{k}.log"
+            wait_started(lambda log=log: b"Registered to" in log.read_bytes(), worker, f"a worker registered ({log})")
         yield DaskCluster(address, workers, directory)
     finally:
         for p in reversed(procs):

@@ -88,7 +88,7 @@ def test_a_staller_holds_one_opponent_at_a_time_loses_what_it_stalls_and_is_benc
     proc = ladder(lad, "--listen", endpoint, "--keys", str(keys), "-j", "4")
     staller_log = tmp_path / "staller.out"
     try:
-        wait_listening(endpoint, proc)  # type: ignore[arg-type]
+        wait_listening(endpoint, proc)
         with staller_log.open("w") as out:
             staller = subprocess.Popen(peer("stall", endpoint, keys, "staller", "--slots", "16"), stdout=out)
         try:
@@ -149,7 +149,7 @@ def test_a_bot_gone_between_the_games_of_its_pair_loses_the_second(tmp_path: Pat
     lad = tmp_path / "lad"
     proc = ladder(lad, "--listen", endpoint, "--keys", str(keys), "--house", "greedy")
     try:
-        wait_listening(endpoint, proc)  # type: ignore[arg-type]
+        wait_listening(endpoint, proc)
         with started(peer("dodge", endpoint, keys, "dodger"), tmp_path / "dodger.log") as dodger:
             assert dodger.wait(120) == 0
             wait_until(lambda: games_of(lad, "dodger") >= 2, proc=proc)
@@ -190,7 +190,7 @@ def test_strangers_join_an_open_ladder_by_their_own_key_and_names_are_kept(tmp_p
     args = ("--listen", endpoint, "--keys", str(keys), "--open", "--house", "greedy")
     proc = ladder(lad, *args)
     try:
-        wait_listening(endpoint, proc)  # type: ignore[arg-type]
+        wait_listening(endpoint, proc)
         with started(sdk_bot("random", endpoint, own, "carol"), tmp_path / "carol.log"):
             wait_until(lambda: games_of(lad, "carol") >= 2, proc=proc)
         # Another key saying it is carol, or reserved, or greedy's look-alike: refused, told why.
@@ -216,7 +216,7 @@ def test_strangers_join_an_open_ladder_by_their_own_key_and_names_are_kept(tmp_p
     # After a restart carol is known by her key and plays again.
     proc = ladder(lad, *args)
     try:
-        wait_listening(endpoint, proc)  # type: ignore[arg-type]
+        wait_listening(endpoint, proc)
         before = games_of(lad, "carol")
         with started(sdk_bot("random", endpoint, own, "carol"), tmp_path / "carol2.log"):
             wait_until(lambda: games_of(lad, "carol") >= before + 2, proc=proc)
@@ -238,7 +238,7 @@ def test_a_flood_of_registrations_from_one_address_holds_to_the_limit(tmp_path: 
     lad = tmp_path / "lad"
     proc = ladder(lad, "--listen", endpoint, "--keys", str(keys), "--house", "greedy", *(["--open"] if open_ else []))
     try:
-        wait_listening(endpoint, proc)  # type: ignore[arg-type]
+        wait_listening(endpoint, proc)
         with started(sdk_bot("random", endpoint, keys, "alice", stay=True), tmp_path / "alice.log"):
             count = "200" if open_ else "20"  # a closed ladder answers an unknown key with nothing: 1 s each
             server_key = str(keys / "arena.key")
@@ -282,7 +282,7 @@ def test_ban_unban_and_retire_on_a_running_ladder(tmp_path: Path) -> None:
     proc = ladder(lad, "--listen", endpoint, "--keys", str(keys), "--house", "greedy", "--house", "random", "-j", "2")
     alice_log = tmp_path / "alice.log"
     try:
-        wait_listening(endpoint, proc)  # type: ignore[arg-type]
+        wait_listening(endpoint, proc)
         with started(sdk_bot("random", endpoint, keys, "alice", slots=2, stay=True), alice_log) as alice:
             wait_until(lambda: games_of(lad, "alice") >= 6, proc=proc)
             out = cli("ladder", "ban", str(lad), "alice", "--reason", "trading results")

@@ -161,7 +161,7 @@ def test_a_signal_finishes_the_game_in_flight_and_a_second_leaves_at_once(
         text=True,
     )
     try:
-        wait_listening(endpoint, run)  # type: ignore[arg-type]
+        wait_listening(endpoint, run)
         with started(bot, log) as bridge:
             wait_until(lambda: Path(f"{hold}.seen").exists(), proc=run)
             bridge.send_signal(signal.SIGTERM)
