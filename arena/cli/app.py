@@ -27,7 +27,7 @@ from quarto_arena.protocol.errors import ExitStatus, QuartoError  # two small cl
 
 from .. import package_version
 from ..console import INTERRUPTED, HeldInterrupts  # signal and sys only: no cost at start-up
-from ..options import Flag, option_fields, parse_size  # the standard library only: no cost at start-up
+from ..options import Flag, RunOptions, option_fields, parse_size  # the standard library only: no cost at start-up
 
 if TYPE_CHECKING:
     from quarto_arena.protocol.rules import Position, Variant
@@ -334,6 +334,17 @@ def size_option(text: str) -> int:
         return parse_size(text, "--log-limit")
     except ValueError as e:
         fail(str(e))
+
+
+def as_given(ctx: typer.Context, options: RunOptions) -> RunOptions:
+    """``options`` as the user meant them: ``--openings FILE`` without ``--random-openings`` means the file's
+    openings, not random ones (every command that takes both reads them so)."""
+    source = ctx.get_parameter_source("random_openings")
+    if options.openings is not None and getattr(source, "name", "DEFAULT") == "DEFAULT":
+        from dataclasses import replace
+
+        return replace(options, random_openings=None)
+    return options
 
 
 def variant_option(variant: str, attributes: str, claim: str) -> Variant:

@@ -163,8 +163,8 @@ class LadderView:
             "counted": self.ladder.counted,
             "running": len(self.live),
             "online": len(online),
-            "tc": settings.time_control.text,
-            "variant": settings.spec.variant.describe(),
+            "tc": settings.game.time_control.text,
+            "variant": settings.game.variant.describe(),
             "concurrency": settings.concurrency,
             "recent": [_brief(r) for r in self.recent],
             "notices": list(self.notices),
@@ -175,7 +175,7 @@ class LadderView:
         names: list[str] = []
         index: dict[str, int] = {}
         out = []
-        variant = self.ladder.settings.spec.variant
+        variant = self.ladder.settings.game.variant
         for game_id in sorted(self.live):
             g = self.live[game_id]
             for n in (g.game.first, g.game.second):
@@ -194,7 +194,7 @@ class LadderView:
                     "termination": "",
                     "detail": "",
                     "variant": "",
-                    "tc": self.ladder.settings.time_control.text,
+                    "tc": self.ladder.settings.game.time_control.text,
                     "board": r.board,
                     "hand": r.hand,
                     "opening": len(g.game.opening.turns),
