@@ -4,7 +4,9 @@
 - :mod:`.matchmaking`: who plays whom next, a pure function of who is online and what has been played;
 - :mod:`.standings`: the Elo fit of every counted game (the estimator of ``rate``), per version of each bot;
 - :mod:`.service`: :class:`Ladder`, the server (:mod:`..server`) and the games, until stopped;
-- :mod:`.pages`: the ladder's pages, served by :mod:`..web`'s server.
+- :mod:`.views`: what the ladder publishes (its pages, its JSON API, its export), made in one place;
+- :mod:`.render`: the pages as HTML, written on the server;
+- :mod:`.pages`: the pages, the API and the event stream, served by :mod:`..web`'s server.
 """
 
 from .db import DB_NAME, BotRow, LadderDB, LadderDBError, ResultRow, VersionRow

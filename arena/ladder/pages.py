@@ -1,53 +1,73 @@
-"""The ladder's pages (``ladder run --web``): the leaderboard, the games being played, the last games, and a page
-per bot (its rating as games accumulated, its results against each opponent, its recent games in the viewer).
+"""The ladder's pages (``ladder run --web``) and its read-only JSON API, served by the live page's server.
 
-Served by :class:`~quarto_arena.arena.web.server.PageServer`, the live page's server (GET only, the Host check,
-the Content Security Policy, Server-Sent Events), with the live page's script and game viewer; what is shown is
-built here as plain JSON values. Engines' strings travel as JSON and are put into the page as text only.
+Pages, written whole on the server (:mod:`.render`; the script adds the live updates, the chart and the viewer):
+
+- ``/``: the leaderboard, the games being played, the last games, the ladder's notes;
+- ``/bot/NAME``: a bot's versions and their ratings, its rating as games accumulated (one line per version), its
+  forfeits by reason, its results against each opponent, its recent games;
+- ``/game/ID``: a counted game: who played, its turns, its final position, the viewer.
+
+The JSON API, version 1 (the README describes each answer; :mod:`.views` declares them):
+``/api/v1/standings``, ``/api/v1/bots/NAME``, ``/api/v1/games/ID``, ``/api/v1/games?bot=NAME&since=ID&limit=N``
+(in order, at most :data:`MAX_PAGE` a page, ``next`` the ``since`` of the next page), and the event stream
+``/events`` (``ladder``: the standings' answer as it changes; ``boards``: the games being played; ``end``). The
+pages' own ``/api/boards`` and ``/api/game/ID`` (a game in the viewer's encoding) are theirs, not the API.
+
+Served by :class:`~quarto_arena.arena.web.server.PageServer` (GET only, the Host check, the Content Security Policy,
+Server-Sent Events). Nothing here shows how an engine was run (:func:`.views.public_record`).
 
 Ratings are refitted from the database in a process of their own when games have been counted, at most once a
 second and never more than a tenth of the time (a fit that took 0.3 s waits 3 s for the next), so the arena's loop
-stays responsive at any size; each refit adds a point to every bot's rating history.
+stays responsive at any size; each refit adds a point to every version's rating history.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import collections
 import concurrent.futures
+import dataclasses
 import json
 import multiprocessing
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from aiohttp import web
 
-from ..output import game_comment
-from ..records import GameRecord, TurnRecord
+from ..records import GameRecord, Termination, TurnRecord
 from ..run import GameEnded, GameStarted, Notice, TurnPlayed
 from ..schedule import ScheduledGame
-from ..stats import RatingError
+from ..stats import PlayerRating, RatingError
 from ..transport.supervision import exit_with_parent
 from ..web.model import game_view, replay
-from ..web.server import BOARDS_EVERY, SUMMARY_EVERY, PageServer, game_number, page_html
-from .db import DB_NAME, BotRow, LadderDB, LadderDBError
+from ..web.server import BOARDS_EVERY, SUMMARY_EVERY, PageServer, game_number
+from . import render
+from .db import DB_NAME, BotRow, LadderDB, LadderDBError, ResultRow
 from .service import BotsChanged, GameCounted, Ladder, LadderError, LadderEvent
 from .standings import Standings, fit, version_label
+from .views import API_VERSION, BotPage, GamePage, Leaderboard, Live, bot_page, game_page, leaderboard, public_record
 
-__all__ = ["LadderPages", "LadderView", "serve_ladder"]
+__all__ = ["MAX_PAGE", "Fitted", "LadderPages", "LadderView", "fit_database", "serve_ladder"]
 
 _RECENT: Final = 12
 _BOT_RECENT: Final = 20
-_HISTORY: Final = 100  # points of each bot's rating history kept (every other one dropped beyond)
+_HISTORY: Final = 100  # points of each version's rating history kept (every other one dropped beyond)
 _START_POINTS: Final = 20  # points of the history fitted from the database when the pages start
 _NOTICES: Final = 20
 _FIT_SHARE: Final = 0.1  # the most of the time the refits may take
+PAGE: Final = 100
+"""Games in a page of ``/api/v1/games`` unless ``limit`` says otherwise."""
+MAX_PAGE: Final = 500
+"""The most games in a page of ``/api/v1/games``."""
 
 T = TypeVar("T")
+History = dict[str, dict[int, list[tuple[int, float, float]]]]
+"""Each bot's versions' rating histories: bot -> version number -> (games counted, rating, margin) points."""
 
 
 @dataclass(slots=True)
@@ -67,8 +87,13 @@ class LadderView:
         self.boards_version = 0
         """Bumped whenever a board changes."""
         self.standings: Standings | None = None
-        self.bots: list[BotRow] = []
-        self.history: dict[str, list[tuple[int, float, float]]] = {}
+        self.bots: dict[str, BotRow] = {}
+        """The bots as of the last fit, by name."""
+        self.ratings: dict[str, PlayerRating] = {}
+        """Every version's rating in the last fit, by player name."""
+        self.forfeits: dict[str, dict[Termination, int]] = {}
+        """Games each bot lost by a forfeit, by reason, as of the last fit."""
+        self.history: History = {}
         self.fit_seconds = 0.0
         """How long the last refit took."""
         self.fitted = -1
@@ -80,6 +105,7 @@ class LadderView:
         self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="ladder-pages")
         self._fitter: concurrent.futures.ProcessPoolExecutor | None = None
         self._path = Path(DB_NAME)
+        self._board: tuple[int, Leaderboard] | None = None
 
     async def call(self, fn: Callable[..., T], *args: Any) -> T:
         """Runs ``fn`` on the view's own thread (its database connection is used there only)."""
@@ -112,12 +138,11 @@ class LadderView:
             self.version += 1
 
     async def start(self, directory: Path) -> None:
-        """Opens its own connection to the database, and fits the history so far (a few points)."""
+        """Opens its own connection to the database and reads the last games (the fits come in :meth:`refresh`)."""
         self._path = directory / DB_NAME
         self._db = await self.call(LadderDB.open, self._path)
         recent = await self.call(self._db.recent, _RECENT)
         self.recent.extend(recent)
-        await self._refit(_START_POINTS)
 
     async def close(self) -> None:
         """Closes its connection, its thread and its fitting process."""
@@ -125,6 +150,9 @@ class LadderView:
             await self.call(self._db.close)
         self._thread.shutdown(wait=True)
         if self._fitter is not None:
+            # A fit in progress is not waited for (the history's first fits of a large ladder take minutes).
+            for process in list(self._fitter._processes.values()):
+                process.kill()
             self._fitter.shutdown(wait=False, cancel_futures=True)
 
     async def _refit(self, points: int = 1) -> None:
@@ -137,22 +165,39 @@ class LadderView:
                 initargs=(os.getpid(),),
             )
         began = time.monotonic()
-        fits, bots = await asyncio.get_running_loop().run_in_executor(
+        fitted = await asyncio.get_running_loop().run_in_executor(
             self._fitter, fit_database, str(self._path), self.anchor, points
         )
-        for games, standings in fits:
-            self._note(standings, games)
-        self.standings, self.bots = fits[-1][1], bots
-        self.fit_seconds = (time.monotonic() - began) / len(fits)  # one fit's share (the first call makes several)
+        self.take_fits(fitted, latest=points == 1)
+        if points == 1:
+            self.fit_seconds = time.monotonic() - began
 
-    def _note(self, standings: Standings, games: int) -> None:
-        for line in standings.lines:
-            if line.rating is None or line.margin is None:
+    def take_fits(self, fitted: Fitted, *, latest: bool = True) -> None:
+        """Takes fits of the database (:func:`fit_database`), each a point of the rating histories; with ``latest``
+        the last one is the standings now."""
+        bots = fitted.bots
+        labels = {
+            version_label(b.name, v.number, len(b.versions)): (b.name, v.number) for b in bots for v in b.versions
+        }
+        for games, standings in fitted.fits:
+            self._note(standings, games, labels)
+        if latest:
+            last = fitted.fits[-1][1]
+            self.standings, self.bots, self.forfeits = last, {b.name: b for b in bots}, fitted.forfeits
+            self.ratings = {} if last.table is None else {p.name: p for p in last.table.players}
+
+    def _note(self, standings: Standings, games: int, labels: dict[str, tuple[str, int]]) -> None:
+        """Adds each version's rating in ``standings`` (a fit of the first ``games`` games) to its history, in the
+        order of the games (the history's first points are fitted after the standings now)."""
+        for p in standings.table.players if standings.table is not None else ():
+            if p.rating is None or p.margin is None or p.name not in labels:
                 continue
-            points = self.history.setdefault(line.bot, [])
-            if points and points[-1][0] == games:
+            bot, number = labels[p.name]
+            points = self.history.setdefault(bot, {}).setdefault(number, [])
+            at = bisect.bisect_left(points, (games,))
+            if at < len(points) and points[at][0] == games:
                 continue
-            points.append((games, line.rating, line.margin))
+            points.insert(at, (games, p.rating, p.margin))
             if len(points) > _HISTORY:
                 thinned = points[::2]
                 if thinned[-1] is not points[-1]:
@@ -160,7 +205,14 @@ class LadderView:
                 points[:] = thinned
 
     async def refresh(self, stop: asyncio.Event) -> None:
-        """Refits whenever games were counted, at most once a second and a tenth of the time."""
+        """Fits the standings at once, then the history's first points (:data:`_START_POINTS` fits of the games so
+        far), then refits whenever games were counted, at most once a second and a tenth of the time. The ladder
+        plays meanwhile: a million games take a fitting process some minutes to fit twenty times."""
+        self.fitted = self.counted
+        await self._refit()
+        self.version += 1
+        await self._refit(_START_POINTS)
+        self.version += 1
         last = time.monotonic()
         while not stop.is_set():
             wait = max(SUMMARY_EVERY, self.fit_seconds / _FIT_SHARE) - (time.monotonic() - last)
@@ -176,63 +228,32 @@ class LadderView:
                 self.version += 1
             last = time.monotonic()
 
-    # --- output
+    # --- output (the database's reads run on the view's thread: :meth:`call`)
 
-    def leaderboard(self) -> dict[str, Any]:
-        """The leaderboard, who is online, the last games and the notices."""
-        online, busy = self.ladder.online, self.ladder.busy()
-        rows = []
-        lines = self.standings.lines if self.standings else ()
-        for s in lines:
-            rows.append(
-                {
-                    "rank": s.rank,
-                    "bot": s.bot,
-                    "player": s.player,
-                    "version": s.id_name,
-                    "rating": s.rating,
-                    "margin": s.margin,
-                    "games": s.games,
-                    "score": s.score,
-                    "online": s.bot in online,
-                    "slots": online.get(s.bot),
-                    "playing": busy.get(s.bot, 0),
-                    "house": s.house,
-                    "last_seen": s.last_seen,
-                }
-            )
-        known = {s.bot for s in lines}
-        for name in sorted(set(online) - known):  # online, no game yet, not in the database's bots yet
-            rows.append(
-                {
-                    "rank": None,
-                    "bot": name,
-                    "player": name,
-                    "version": "",
-                    "rating": None,
-                    "margin": None,
-                    "games": 0,
-                    "score": None,
-                    "online": True,
-                    "slots": online[name],
-                    "playing": busy.get(name, 0),
-                    "house": False,
-                    "last_seen": "now",
-                }
-            )
+    def live_state(self) -> Live:
+        """Who is online and what is being played now."""
         settings = self.ladder.settings
-        return {
-            "table": rows,
-            "games": self.standings.games if self.standings else 0,
-            "counted": self.ladder.counted,
-            "running": len(self.live),
-            "online": len(online),
-            "tc": settings.time_control.text,
-            "variant": settings.spec.variant.describe(),
-            "concurrency": settings.concurrency,
-            "recent": [_brief(r) for r in self.recent],
-            "notices": list(self.notices),
-        }
+        return Live(
+            self.ladder.online,
+            self.ladder.busy(),
+            len(self.live),
+            settings.time_control.text,
+            settings.spec.variant.describe(),
+            settings.concurrency,
+        )
+
+    def leaderboard(self) -> Leaderboard:
+        """The leaderboard now (made once per change of :attr:`version`)."""
+        made = self._board
+        if made is None or made[0] != self.version:
+            bots = list(self.bots.values())
+            board = leaderboard(self.standings, bots, self.forfeits, self.live_state(), self.recent, self.notices)
+            made = self._board = (self.version, board)
+        return made[1]
+
+    def playing(self) -> list[tuple[str, str, int]]:
+        """The games being played: first, second, turns so far."""
+        return [(g.game.first, g.game.second, len(g.turns)) for _, g in sorted(self.live.items())]
 
     def boards(self) -> dict[str, Any]:
         """The games being played, in the viewer's encoding, with the names they index."""
@@ -270,101 +291,100 @@ class LadderView:
             )
         return {"names": names, "games": out}
 
-    def game(self, number: int) -> dict[str, Any] | None:
-        """A counted game for the viewer, with its two names."""
-        record = None if self._db is None else self._db.game(number)
-        if record is None:
-            return None
-        return {"names": [record.first, record.second], "game": game_view(record, {record.first: 0, record.second: 1})}
+    def _versions(self) -> dict[str, int]:
+        return {name: len(b.versions) for name, b in self.bots.items()}
 
-    def bot(self, name: str) -> dict[str, Any] | None:
-        """A bot's page: its lines of the standings, its rating history, its results per opponent, recent games."""
-        row = next((b for b in self.bots if b.name == name), None)
-        if row is None or self._db is None:
+    def game(self, number: int) -> tuple[GamePage, dict[str, Any]] | None:
+        """Counted game ``number``: its public record, and the viewer's encoding of it with its two names."""
+        found = None if self._db is None or number < 1 else self._db.games_after(number - 1, 1)
+        if not found or found[0][0].game_id != number:
             return None
-        standings = self.standings
-        labels = {version_label(b.name, v.number, len(b.versions)): b.name for b in self.bots for v in b.versions}
-        mine = {version_label(name, v.number, len(row.versions)) for v in row.versions}
-        opponents: dict[str, list[float]] = {}
-        if standings is not None and standings.table is not None:
-            for pr in standings.table.pairs:
-                if pr.player in mine:
-                    o = opponents.setdefault(labels.get(pr.opponent, pr.opponent), [0.0, 0, 0])
-                    o[0] += pr.points
-                    o[1] += pr.games
-                    o[2] += pr.draws
-        lines = [s for s in standings.lines if s.bot == name] if standings else []
-        recent = self._db.recent(_BOT_RECENT, name)
-        points = self.history.get(name, [])
-        return {
-            "bot": name,
-            "house": row.house,
-            "first_seen": row.first_seen,
-            "last_seen": row.last_seen,
-            "online": name in self.ladder.online,
-            "slots": self.ladder.online.get(name),
-            "versions": [
-                {"number": v.number, "id_name": v.id_name, "author": v.author, "first_seen": v.first_seen}
-                for v in row.versions
-            ],
-            "rating": [
-                {"player": s.player, "rating": s.rating, "margin": s.margin, "games": s.games, "score": s.score}
-                for s in lines
-            ],
-            "history": {
-                "games": [p[0] for p in points],
-                "series": [
-                    {
-                        "name": name,
-                        "rating": [round(p[1], 1) for p in points],
-                        "margin": [round(p[2], 1) for p in points],
-                    }
-                ],
-            },
-            "opponents": {
-                "headers": ["opponent", "games", "points", "draws", "score"],
-                "rows": [
-                    [o, int(v[1]), v[0], int(v[2]), v[0] / v[1] if v[1] else None] for o, v in sorted(opponents.items())
-                ],
-            },
-            "recent": [
-                {**_brief(r), "view": game_view(r, {r.first: 0, r.second: 1}), "names": [r.first, r.second]}
-                for r in recent
-            ],
+        record, first, second = found[0]
+        page = game_page(record, first, second, self._versions())
+        public = public_record(record)
+        return page, {
+            "names": [public.first, public.second],
+            "game": game_view(public, {public.first: 0, public.second: 1}),
         }
 
+    def games(self, since: int, limit: int, bot: str | None) -> list[GamePage]:
+        """The first ``limit`` counted games after number ``since`` (of ``bot``), in order."""
+        if self._db is None:
+            return []
+        versions = self._versions()
+        return [game_page(r, f, s, versions) for r, f, s in self._db.games_after(since, limit, bot)]
 
-def fit_database(
-    path: str, anchor: tuple[str, float] | None, points: int
-) -> tuple[list[tuple[int, Standings]], list[BotRow]]:
+    def bot(self, name: str) -> BotPage | None:
+        """Bot ``name``'s page, or None for a bot the ladder does not know (yet: until the next fit)."""
+        row = self.bots.get(name)
+        if row is None or self._db is None:
+            return None
+        tallies = self._db.bot_tallies(name)
+        recent = self._db.recent(_BOT_RECENT, name)
+        return bot_page(row, self.ratings, tallies, recent, self.history.get(name, {}), self.live_state())
+
+
+@dataclass(frozen=True, slots=True)
+class Fitted:
+    """What the fitting process sends back (:func:`fit_database`)."""
+
+    fits: list[tuple[int, Standings]]
+    """The fits of the first k games, for growing k: (k, standings)."""
+    bots: list[BotRow]
+    """The ladder's bots."""
+    forfeits: dict[str, dict[Termination, int]]
+    """Games each bot lost by a forfeit, by reason."""
+
+
+def fit_database(path: str, anchor: tuple[str, float] | None, points: int) -> Fitted:
     """The fits of the first N/points, 2N/points... N counted games of the ladder at ``path`` (the last is the fit
-    of all), and its bots: what the pages' fitting process does. An anchor that is no player is ignored."""
+    of all), its bots and their forfeits: what the pages' fitting process does. An anchor that is no player is
+    ignored."""
     db = LadderDB.open(Path(path), create=False)
     try:
         # One point: the tallies suffice (a few rows); the history's first points need the games in order.
-        results, bots = db.results() if points > 1 else db.tallies(), db.bots()
+        results, bots, forfeits = db.results() if points > 1 else db.tallies(), db.bots(), db.forfeits()
     finally:
         db.close()
     players = {version_label(b.name, v.number, len(b.versions)) for b in bots for v in b.versions}
     anchored = anchor if anchor is not None and anchor[0] in players else None
-    n = len(results) if points > 1 else sum(r.count for r in results)
-    ks = sorted({n * i // points for i in range(1, points + 1)} | {n}) if points > 1 else [n]
+    if points > 1:
+        n = len(results)
+        steps = sorted({n * i // points for i in range(1, points + 1)} | {n})
+        prefixes = list(_prefix_tallies(results, steps))
+    else:
+        prefixes = [(sum(r.count for r in results), results)]
     fits = []
-    for k in ks:
+    for k, tallied in prefixes:
         try:
-            fits.append((k, fit(results[:k] if points > 1 else results, bots, anchor=anchored)))
+            fits.append((k, fit(tallied, bots, anchor=anchored)))
         except RatingError:  # the anchor has no game yet among the first k
-            fits.append((k, fit(results[:k] if points > 1 else results, bots)))
-    return fits, bots
+            fits.append((k, fit(tallied, bots)))
+    return Fitted(fits, bots, forfeits)
 
 
-def _brief(r: GameRecord) -> dict[str, Any]:
-    return {"id": r.game_id, "first": r.first, "second": r.second, "result": r.result.value, "reason": game_comment(r)}
+def _prefix_tallies(results: Sequence[ResultRow], steps: Sequence[int]) -> Any:
+    """The first k games of ``results`` tallied (one row per two versions, colours and result), for each k of
+    ``steps``: a fit of a million games is then a fit of a few thousand rows."""
+    counts: collections.Counter[tuple[str, str, int, int, float]] = collections.Counter()
+    done = 0
+    for k in steps:
+        counts.update((r.first, r.second, r.first_version, r.second_version, r.score) for r in results[done:k])
+        done = k
+        yield k, [ResultRow(0, a, b, fv, sv, score, n) for (a, b, fv, sv, score), n in counts.items()]
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def api(view: Any) -> dict[str, Any]:
+    """A view as the API's answer: its fields, and the API's version."""
+    return {"api": API_VERSION, **dataclasses.asdict(view)}
 
 
 class LadderPages(PageServer):
-    """The ladder's pages: ``/`` (the leaderboard, live boards, last games), ``/bot/NAME``, ``/events`` (feeds
-    ``ladder`` and ``boards``), ``/api/ladder``, ``/api/boards``, ``/api/game/N``, ``/api/bot/NAME``."""
+    """The ladder's pages, its JSON API and its event stream (see the module's documentation)."""
 
     def __init__(self, view: LadderView, host: str = "127.0.0.1", port: int = 8080) -> None:
         super().__init__(host, port)
@@ -372,14 +392,17 @@ class LadderPages(PageServer):
         self._cache: dict[str, tuple[int, str]] = {}
 
     def routes(self, router: web.UrlDispatcher) -> None:
-        """The pages, the stream and the JSON."""
+        """The pages, the API, the stream, and the pages' own JSON."""
         router.add_get("/", self._index)
         router.add_get("/bot/{name}", self._bot_page)
+        router.add_get("/game/{game_id}", self._game_page)
         router.add_get("/events", self.events)
-        router.add_get("/api/ladder", self._api("ladder"))
-        router.add_get("/api/boards", self._api("boards"))
-        router.add_get("/api/game/{game_id}", self._api_game)
-        router.add_get("/api/bot/{name}", self._api_bot)
+        router.add_get("/api/v1/standings", self._api_standings)
+        router.add_get("/api/v1/bots/{name}", self._api_bot)
+        router.add_get("/api/v1/games", self._api_games)
+        router.add_get("/api/v1/games/{game_id}", self._api_game)
+        router.add_get("/api/boards", self._api_boards)
+        router.add_get("/api/game/{game_id}", self._viewer_game)
 
     def _key(self, name: str) -> int:
         return self.view.version if name == "ladder" else self.view.boards_version
@@ -393,41 +416,80 @@ class LadderPages(PageServer):
         key = self._key(name)
         cached = self._cache.get(name)
         if cached is None or cached[0] != key:
-            value = self.view.leaderboard() if name == "ladder" else self.view.boards()
-            cached = (key, json.dumps(value, separators=(",", ":")))
+            value = api(self.view.leaderboard()) if name == "ladder" else self.view.boards()
+            cached = (key, _json(value))
             self._cache[name] = cached
         return cached[1]
 
-    def _api(self, name: str) -> Callable[[web.Request], Any]:
-        async def handler(request: web.Request) -> web.Response:
-            return web.Response(text=self.feed(name), content_type="application/json")
+    @staticmethod
+    def _html(text: str) -> web.Response:
+        return web.Response(text=text, content_type="text/html")
 
-        return handler
-
-    def _page(self, template: str, title: str, bot: str = "") -> web.Response:
-        return web.Response(text=page_html(template, title, bot=bot), content_type="text/html")
+    @staticmethod
+    def _answer(text: str) -> web.Response:
+        return web.Response(text=text, content_type="application/json")
 
     async def _index(self, request: web.Request) -> web.Response:
-        return self._page("ladder.html", "Ladder")
+        return self._html(render.leaderboard_html(self.view.leaderboard(), self.view.playing()))
+
+    async def _bot(self, request: web.Request) -> BotPage:
+        page = await self.view.call(self.view.bot, request.match_info["name"])
+        if page is None:
+            raise web.HTTPNotFound(text="no such bot on this ladder\n")
+        return page
 
     async def _bot_page(self, request: web.Request) -> web.Response:
-        name = request.match_info["name"]
-        if not any(b.name == name for b in self.view.bots):
-            raise web.HTTPNotFound(text="no such bot on this ladder\n")
-        return self._page("bot.html", f"Ladder: {name}", name)
+        return self._html(render.bot_html(await self._bot(request)))
 
-    async def _api_game(self, request: web.Request) -> web.Response:
+    async def _game(self, request: web.Request) -> tuple[GamePage, dict[str, Any]]:
         number = game_number(request)
-        game = await self.view.call(self.view.game, number)
-        if game is None:
+        found = await self.view.call(self.view.game, number)
+        if found is None:
             raise web.HTTPNotFound(text=f"no counted game {number}\n")
-        return web.Response(text=json.dumps(game, separators=(",", ":")), content_type="application/json")
+        return found
+
+    async def _game_page(self, request: web.Request) -> web.Response:
+        return self._html(render.game_html(*await self._game(request)))
+
+    async def _api_standings(self, request: web.Request) -> web.Response:
+        return self._answer(self.feed("ladder"))
 
     async def _api_bot(self, request: web.Request) -> web.Response:
-        data = await self.view.call(self.view.bot, request.match_info["name"])
-        if data is None:
+        return self._answer(_json(api(await self._bot(request))))
+
+    async def _api_game(self, request: web.Request) -> web.Response:
+        page, _ = await self._game(request)
+        return self._answer(_json(api(page)))
+
+    async def _api_games(self, request: web.Request) -> web.Response:
+        since = _count_query(request, "since", 0, None)
+        limit = _count_query(request, "limit", PAGE, MAX_PAGE)
+        bot = request.query.get("bot")
+        if bot is not None and bot not in self.view.bots:
             raise web.HTTPNotFound(text="no such bot on this ladder\n")
-        return web.Response(text=json.dumps(data, separators=(",", ":")), content_type="application/json")
+        pages = await self.view.call(self.view.games, since, limit, bot)
+        games = [dataclasses.asdict(p) for p in pages]
+        following = pages[-1].id if len(pages) == limit else None
+        return self._answer(_json({"api": API_VERSION, "games": games, "next": following}))
+
+    async def _api_boards(self, request: web.Request) -> web.Response:
+        return self._answer(self.feed("boards"))
+
+    async def _viewer_game(self, request: web.Request) -> web.Response:
+        _, viewer = await self._game(request)
+        return self._answer(_json(viewer))
+
+
+def _count_query(request: web.Request, key: str, default: int, most: int | None) -> int:
+    """A whole number from the query (``default`` when absent), or 400 naming the parameter."""
+    text = request.query.get(key)
+    if text is None:
+        return default
+    low = 1 if most is not None else 0
+    if not (text.isascii() and text.isdigit() and len(text) <= 18) or int(text) < low or (most and int(text) > most):
+        bound = f"from {low} to {most}" if most is not None else "of at most 18 digits"
+        raise web.HTTPBadRequest(text=f"{key}: expected a whole number {bound}, not {text[:40]!r}\n")
+    return int(text)
 
 
 async def serve_ladder(
@@ -463,6 +525,7 @@ async def serve_ladder(
             await ladder.run(stop)
         finally:
             stop.set()
+            refresh.cancel()  # a fit in progress is not waited for
             await asyncio.gather(refresh, return_exceptions=True)
     finally:
         await pages.close()
