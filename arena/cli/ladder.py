@@ -313,23 +313,27 @@ def export(
     from dataclasses import replace
 
     from ..ladder import LadderDBError, version_label
+    from ..ladder.views import PUBLIC_SITE, public_record
     from ..pgn import pgn_text
 
     db = _open(directory)
     n = 0
     try:
         versions = {b.name: len(b.versions) for b in db.bots()}
+        for path in (pgn, jsonl):
+            if path is not None:
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
         with (
             open(pgn, "w", encoding="utf-8") as p,
             open(jsonl, "w", encoding="utf-8") if jsonl else contextlib.nullcontext() as j,
         ):
             for record, fv, sv in db.games():
                 named = replace(
-                    record,
+                    public_record(record),  # no command line, option or path of this host
                     first=version_label(record.first, fv, versions.get(record.first, 1)),
                     second=version_label(record.second, sv, versions.get(record.second, 1)),
                 )
-                p.write(("\n" if n else "") + pgn_text(named, "quarto-arena ladder"))
+                p.write(("\n" if n else "") + pgn_text(named, "quarto-arena ladder", PUBLIC_SITE))
                 if j is not None:
                     j.write(json.dumps(named.to_dict()) + "\n")
                 n += 1
