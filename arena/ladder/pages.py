@@ -27,7 +27,6 @@ import asyncio
 import bisect
 import collections
 import concurrent.futures
-import dataclasses
 import json
 import multiprocessing
 import os
@@ -50,7 +49,19 @@ from . import render
 from .db import DB_NAME, BotRow, LadderDB, LadderDBError, ResultRow
 from .service import BotsChanged, GameCounted, Ladder, LadderError, LadderEvent
 from .standings import Standings, fit, version_label
-from .views import API_VERSION, BotPage, GamePage, Leaderboard, Live, bot_page, game_page, leaderboard, public_record
+from .views import (
+    API_VERSION,
+    BotPage,
+    GamePage,
+    Leaderboard,
+    Live,
+    bot_page,
+    by_reason,
+    game_page,
+    leaderboard,
+    plain,
+    public_record,
+)
 
 __all__ = ["MAX_PAGE", "Fitted", "LadderPages", "LadderView", "fit_database", "serve_ladder"]
 
@@ -91,8 +102,8 @@ class LadderView:
         """The bots as of the last fit, by name."""
         self.ratings: dict[str, PlayerRating] = {}
         """Every version's rating in the last fit, by player name."""
-        self.forfeits: dict[str, dict[Termination, int]] = {}
-        """Games each bot lost by a forfeit, by reason, as of the last fit."""
+        self.forfeits: dict[str, dict[str, int]] = {}
+        """Games each bot lost by a forfeit, by reason (in words), as of the last fit."""
         self.history: History = {}
         self.fit_seconds = 0.0
         """How long the last refit took."""
@@ -183,7 +194,8 @@ class LadderView:
             self._note(standings, games, labels)
         if latest:
             last = fitted.fits[-1][1]
-            self.standings, self.bots, self.forfeits = last, {b.name: b for b in bots}, fitted.forfeits
+            self.standings, self.bots = last, {b.name: b for b in bots}
+            self.forfeits = {name: by_reason(counts) for name, counts in fitted.forfeits.items()}
             self.ratings = {} if last.table is None else {p.name: p for p in last.table.players}
 
     def _note(self, standings: Standings, games: int, labels: dict[str, tuple[str, int]]) -> None:
@@ -250,10 +262,6 @@ class LadderView:
             board = leaderboard(self.standings, bots, self.forfeits, self.live_state(), self.recent, self.notices)
             made = self._board = (self.version, board)
         return made[1]
-
-    def playing(self) -> list[tuple[str, str, int]]:
-        """The games being played: first, second, turns so far."""
-        return [(g.game.first, g.game.second, len(g.turns)) for _, g in sorted(self.live.items())]
 
     def boards(self) -> dict[str, Any]:
         """The games being played, in the viewer's encoding, with the names they index."""
@@ -380,7 +388,7 @@ def _json(value: Any) -> str:
 
 def api(view: Any) -> dict[str, Any]:
     """A view as the API's answer: its fields, and the API's version."""
-    return {"api": API_VERSION, **dataclasses.asdict(view)}
+    return {"api": API_VERSION, **plain(view)}
 
 
 class LadderPages(PageServer):
@@ -413,12 +421,16 @@ class LadderPages(PageServer):
 
     def feed(self, name: str) -> str:
         """A feed as JSON, built once per change for every client."""
-        key = self._key(name)
+        if name == "ladder":
+            return self._cached(name, lambda: _json(api(self.view.leaderboard())))
+        return self._cached(name, lambda: _json(self.view.boards()))
+
+    def _cached(self, name: str, make: Callable[[], str]) -> str:
+        """What ``make`` makes, made once per change of the feed it depends on (``name``: boards or the rest)."""
+        key = self._key("boards" if name == "boards" else "ladder")
         cached = self._cache.get(name)
         if cached is None or cached[0] != key:
-            value = api(self.view.leaderboard()) if name == "ladder" else self.view.boards()
-            cached = (key, _json(value))
-            self._cache[name] = cached
+            cached = self._cache[name] = (key, make())
         return cached[1]
 
     @staticmethod
@@ -430,7 +442,7 @@ class LadderPages(PageServer):
         return web.Response(text=text, content_type="application/json")
 
     async def _index(self, request: web.Request) -> web.Response:
-        return self._html(render.leaderboard_html(self.view.leaderboard(), self.view.playing()))
+        return self._html(self._cached("page", lambda: render.leaderboard_html(self.view.leaderboard())))
 
     async def _bot(self, request: web.Request) -> BotPage:
         page = await self.view.call(self.view.bot, request.match_info["name"])
@@ -468,7 +480,7 @@ class LadderPages(PageServer):
         if bot is not None and bot not in self.view.bots:
             raise web.HTTPNotFound(text="no such bot on this ladder\n")
         pages = await self.view.call(self.view.games, since, limit, bot)
-        games = [dataclasses.asdict(p) for p in pages]
+        games = [plain(p) for p in pages]
         following = pages[-1].id if len(pages) == limit else None
         return self._answer(_json({"api": API_VERSION, "games": games, "next": following}))
 

@@ -9,18 +9,19 @@ and ``&`` escaped), so the Content Security Policy still allows only the server'
 
 from __future__ import annotations
 
-import dataclasses
 import html
 from collections.abc import Iterable, Mapping, Sequence
 from string import Template
 from typing import Any, Final
 from urllib.parse import quote
 
+from quarto_arena.protocol.notation import piece_description
+
 from ..output import MARGIN_NOTE
 from ..records import TurnRecord
 from ..web.model import Replay, replay
 from ..web.report import asset, json_for_html
-from .views import BotPage, GameLine, GamePage, Leaderboard, Line
+from .views import BotPage, GameLine, GamePage, Leaderboard, Line, plain
 
 __all__ = ["bot_html", "game_html", "leaderboard_html"]
 
@@ -132,17 +133,15 @@ def _notices(notices: Iterable[str]) -> str:
     return "".join(f"<li>{_e(n)}</li>" for n in notices) or '<li class="note">none</li>'
 
 
-def leaderboard_html(board: Leaderboard, playing: Iterable[tuple[str, str, int]] = ()) -> str:
-    """The leaderboard page; ``playing``: the games being played (first, second, turns so far)."""
-    live = "".join(f"<li>{_e(a)} vs {_e(b)}: {n} turns so far</li>" for a, b, n in playing)
-    boards = f'<ul class="playing">{live}</ul>' if live else '<p class="empty">No game is being played right now.</p>'
+def leaderboard_html(board: Leaderboard) -> str:
+    """The leaderboard page (the live boards are the script's: the page is made once per change of the standings,
+    not at every turn)."""
     return _page(
         "ladder.html",
         "Ladder",
         status=_e(status_text(board)),
         table=leaderboard_table(board),
         note=f"<p class=note>{_e(MARGIN_NOTE)}.</p>",
-        boards=boards,
         recent=_games(board.recent),
         notices=_notices(board.notices),
     )
@@ -199,7 +198,7 @@ def bot_html(page: BotPage) -> str:
     forfeits = _table(("reason", "games lost"), rows, "small forfeits", "No forfeit.")
     dodges = f"{page.dodges} game(s) left while paired (lost by disconnect)." if page.dodges else "No dodged game."
     banned = "" if page.banned is None else f'<p class="banned">Banned by the operator: {_e(page.banned)}</p>'
-    data = {"history": page.history, "recent": [dataclasses.asdict(g) for g in page.recent]}
+    data = {"history": page.history, "recent": plain(page.recent)}
     return _page(
         "bot.html",
         f"Ladder: {page.bot}",
@@ -226,24 +225,12 @@ def _board(r: Replay) -> str:
         cells = [f"<th>{row + 1}</th>"]
         for col in range(4):
             p = board[row * 4 + col]
-            cells.append("<td></td>" if p is None else f"<td>{_HEX[p]} <small>{_piece(p)}</small></td>")
+            cells.append("<td></td>" if p is None else f"<td>{_HEX[p]} <small>{piece_description(p)}</small></td>")
         rows.append(cells)
     table = _table(("", "a", "b", "c", "d"), rows, "position", "")
     hand = r.position.hand
-    held = f"<p>In hand: {_HEX[hand]} ({_piece(hand)}).</p>" if hand is not None else ""
+    held = f"<p>In hand: {_HEX[hand]} ({piece_description(hand)}).</p>" if hand is not None else ""
     return table + held + error
-
-
-def _piece(p: int) -> str:
-    """A piece in words, as the viewer says it."""
-    return " ".join(
-        (
-            "dark" if p & 8 else "light",
-            "square" if p & 4 else "round",
-            "tall" if p & 2 else "short",
-            "hollow" if p & 1 else "solid",
-        )
-    )
 
 
 def _players(game: GamePage) -> str:
