@@ -79,11 +79,6 @@ CREATE TABLE IF NOT EXISTS games (
 CREATE INDEX IF NOT EXISTS games_first ON games(first);
 CREATE INDEX IF NOT EXISTS games_second ON games(second);
 CREATE INDEX IF NOT EXISTS games_tally ON games(first, second, first_version, second_version, result);
--- A bot's page: its games counted by versions, opponent, result and termination, read from these alone.
-CREATE INDEX IF NOT EXISTS games_first_tally
-    ON games(first, first_version, second, second_version, result, termination);
-CREATE INDEX IF NOT EXISTS games_second_tally
-    ON games(second, second_version, first, first_version, result, termination);
 CREATE TABLE IF NOT EXISTS abandoned (
     id INTEGER PRIMARY KEY,
     pair INTEGER NOT NULL,
@@ -165,23 +160,27 @@ class ResultRow:
 
 @dataclass(frozen=True, slots=True)
 class TallyRow:
-    """Games of one bot against one opponent with the same versions, colour, result and termination, counted
-    (:meth:`LadderDB.bot_tallies`: a bot's page)."""
+    """Counted games of two versions, one colour each, with one result and termination."""
 
-    version: int
-    """The bot's version number."""
-    opponent: str
-    """The opponent bot."""
-    opponent_version: int
-    """The opponent's version number."""
-    first: bool
-    """True when the bot gave the first piece."""
-    score: float
-    """The bot's points in each of these games: 1, 1/2 or 0."""
+    first: str
+    """Bot that gave the first piece."""
+    second: str
+    """The other bot."""
+    first_version: int
+    """The first bot's version number."""
+    second_version: int
+    """The second bot's version number."""
+    result: Result
+    """The result, from the first bot's side."""
     termination: Termination
-    """How these games ended."""
+    """How the games ended."""
     count: int
-    """How many such games."""
+    """How many games."""
+
+    @property
+    def score(self) -> float | None:
+        """The first bot's points per game."""
+        return self.result.first_score
 
 
 def now() -> str:
@@ -430,41 +429,20 @@ class LadderDB:
         return [(_record(row[:-2]), int(row[-2]), int(row[-1])) for row in rows]
 
     def bot_tallies(self, bot: str) -> list[TallyRow]:
-        """The games of ``bot`` counted by versions, opponent, colour, result and termination (its index ranges
-        only: a few hundred rows for a bot of thousands of games, whatever the ladder's size)."""
+        """The games of ``bot`` counted by versions, colours, result and termination (its two index ranges)."""
         bot_id = self._bot_id(bot)
-        grouped = (
-            "SELECT {side} AS first, {mine}_version AS mine, {theirs} AS opponent, {theirs}_version AS theirs, result,"
-            " termination, count(*) AS n FROM games WHERE {mine} = ? GROUP BY mine, opponent, theirs, result,"
-            " termination"
-        )
         rows = self._read(
-            "SELECT t.first, mv.number, ob.name, ov.number, t.result, t.termination, t.n FROM"
-            f" ({grouped.format(side=1, mine='first', theirs='second')}"
-            f" UNION ALL {grouped.format(side=0, mine='second', theirs='first')}) t"
-            " JOIN versions mv ON mv.id = t.mine JOIN versions ov ON ov.id = t.theirs"
-            " JOIN bots ob ON ob.id = t.opponent",
+            "SELECT fb.name, sb.name, fv.number, sv.number, t.result, t.termination, t.n FROM (SELECT first,"
+            " second, first_version, second_version, result, termination, count(*) AS n FROM games"
+            " WHERE first = ? OR second = ? GROUP BY first, second, first_version, second_version, result,"
+            " termination) t JOIN bots fb ON fb.id = t.first JOIN bots sb ON sb.id = t.second"
+            " JOIN versions fv ON fv.id = t.first_version JOIN versions sv ON sv.id = t.second_version",
             (bot_id, bot_id),
         )
-        out = []
-        for first, mine, opponent, theirs, result, termination, n in rows:
-            score = Result(result).first_score
-            if score is not None:
-                out.append(
-                    TallyRow(
-                        mine,
-                        opponent,
-                        theirs,
-                        bool(first),
-                        score if first else 1.0 - score,
-                        Termination(termination),
-                        n,
-                    )
-                )
-        return out
+        return [TallyRow(a, b, fv, sv, Result(r), Termination(t), n) for a, b, fv, sv, r, t, n in rows]
 
     def forfeits(self) -> dict[str, dict[Termination, int]]:
-        """Games each bot lost by a forfeit, by reason (the bots' tally indexes only, no game read)."""
+        """Games each bot lost by a forfeit, by reason."""
         rows = self._read(
             "SELECT b.name, t.termination, t.n FROM (SELECT first AS bot, termination, count(*) AS n FROM games"
             " WHERE result = '0-1' AND termination != 'normal' GROUP BY first, termination UNION ALL"

@@ -196,7 +196,7 @@ def bot_html(page: BotPage) -> str:
     """A bot's page."""
     rows = [[_td(reason), _num(n)] for reason, n in page.forfeits.items()]
     forfeits = _table(("reason", "games lost"), rows, "small forfeits", "No forfeit.")
-    dodges = f"{page.dodges} game(s) left while paired (lost by disconnect)." if page.dodges else "No dodged game."
+    dodges = "" if page.dodges is None else f"Games left while paired: {page.dodges}."
     banned = "" if page.banned is None else f'<p class="banned">Banned by the operator: {_e(page.banned)}</p>'
     data = {"history": page.history, "recent": plain(page.recent)}
     return _page(
@@ -207,7 +207,7 @@ def bot_html(page: BotPage) -> str:
         banned=banned,
         versions=_versions(page),
         forfeits=forfeits,
-        dodges=f'<p id="dodges">{_e(dodges)}</p>',
+        dodges=f'<p id="dodges">{_e(dodges)}</p>' if dodges else "",
         opponents=_opponents(page),
         recent=_games(page.recent),
         data=json_for_html(data),

@@ -170,8 +170,8 @@ class Line:
     """Its rating is provisional (too few games or opponents yet)."""
     forfeits: Mapping[str, int] = field(default_factory=dict)
     """Games it lost by a forfeit, by reason (``time forfeit``, ``disconnect``...)."""
-    dodges: int = 0
-    """Games it left while paired."""
+    dodges: int | None = None
+    """Games it left while paired (None where the ladder does not count them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,8 +283,8 @@ class BotPage:
     history: Mapping[str, Any]
     """Each version's rating as games were counted: ``{"games": [...], "series": [{"name", "rating", "margin"}]}``
     (the chart's data; ``null`` where a version had no rating yet)."""
-    dodges: int = 0
-    """Games it left while paired."""
+    dodges: int | None = None
+    """Games it left while paired (None where the ladder does not count them)."""
     banned: str | None = None
     """Why the operator banned it (its rating is hidden, its games kept); None when it is not."""
 
@@ -436,18 +436,22 @@ def by_reason(counts: Mapping[Termination, int]) -> dict[str, int]:
     return {t.value: counts[t] for t in Termination if counts.get(t)}
 
 
-def _opponents(tallies: Iterable[TallyRow]) -> tuple[tuple[OpponentLine, ...], dict[str, int]]:
-    """Results per opponent, and the forfeits by reason, of a bot's tallies."""
+def _opponents(tallies: Iterable[TallyRow], bot: str) -> tuple[tuple[OpponentLine, ...], dict[str, int]]:
+    """Results of ``bot`` per opponent, and its forfeits by reason, from tallies of its games."""
     per: dict[str, list[float]] = {}
     forfeits: dict[Termination, int] = {}
     for t in tallies:
-        o = per.setdefault(t.opponent, [0, 0, 0, 0.0, 0, 0])  # wins, draws, losses, points, forfeits lost, won
-        column = 0 if t.score == 1.0 else 1 if t.score == 0.5 else 2
-        o[column] += t.count
-        o[3] += t.score * t.count
+        first = t.score
+        if bot not in (t.first, t.second) or t.first == t.second or first is None:
+            continue
+        mine = t.first == bot
+        score = first if mine else 1.0 - first
+        o = per.setdefault(t.second if mine else t.first, [0, 0, 0, 0.0, 0, 0])  # wins, draws, losses, points,
+        o[0 if score == 1.0 else 1 if score == 0.5 else 2] += t.count  # forfeits lost, forfeits won
+        o[3] += score * t.count
         if t.termination.is_failure:
-            o[4 if t.score == 0.0 else 5] += t.count
-            if t.score == 0.0:
+            o[4 if score == 0.0 else 5] += t.count
+            if score == 0.0:
                 forfeits[t.termination] = forfeits.get(t.termination, 0) + t.count
     lines = []
     for name in sorted(per):
@@ -467,7 +471,7 @@ def bot_page(
     history: Mapping[int, Sequence[tuple[int, float, float]]],
     live: Live,
 ) -> BotPage:
-    """A bot's page: ``ratings`` are the fit's players by name (every version is one), ``tallies`` the bot's games
+    """A bot's page: ``ratings`` are the fit's players by name (every version is one), ``tallies`` its games
     counted (:meth:`~.db.LadderDB.bot_tallies`), ``history`` each version's (games, rating, margin) points."""
     count = len(bot.versions)
     versions = []
@@ -488,7 +492,7 @@ def bot_page(
                 None if p is None else p.score,
             )
         )
-    opponents, forfeits = _opponents(tallies)
+    opponents, forfeits = _opponents(tallies, bot.name)
     return BotPage(
         bot.name,
         bot.house,
