@@ -68,7 +68,8 @@ __all__ = ["MAX_PAGE", "Fitted", "LadderPages", "LadderView", "fit_database", "s
 _RECENT: Final = 12
 _BOT_RECENT: Final = 20
 _HISTORY: Final = 100  # points of each version's rating history kept (every other one dropped beyond)
-_START_POINTS: Final = 20  # points of the history fitted from the database when the pages start
+_START_POINTS: Final = 20  # points of the history fitted from the database when the pages start, at most
+_START_SECONDS: Final = 20.0  # about the most those fits may take (none when one fit takes longer)
 _NOTICES: Final = 20
 _FIT_SHARE: Final = 0.1  # the most of the time the refits may take
 PAGE: Final = 100
@@ -217,14 +218,17 @@ class LadderView:
                 points[:] = thinned
 
     async def refresh(self, stop: asyncio.Event) -> None:
-        """Fits the standings at once, then the history's first points (:data:`_START_POINTS` fits of the games so
-        far), then refits whenever games were counted, at most once a second and a tenth of the time. The ladder
-        plays meanwhile: a million games take a fitting process some minutes to fit twenty times."""
+        """Fits the standings at once, then the history's first points (up to :data:`_START_POINTS` fits of the
+        games so far, as many as take about :data:`_START_SECONDS`: twenty fits of a million games between a
+        thousand bots would take minutes), then refits whenever games were counted, at most once a second and a
+        tenth of the time. The ladder plays meanwhile."""
         self.fitted = self.counted
         await self._refit()
         self.version += 1
-        await self._refit(_START_POINTS)
-        self.version += 1
+        points = min(_START_POINTS, int(_START_SECONDS / max(self.fit_seconds, 1e-3)))
+        if points >= 2:
+            await self._refit(points)
+            self.version += 1
         last = time.monotonic()
         while not stop.is_set():
             wait = max(SUMMARY_EVERY, self.fit_seconds / _FIT_SHARE) - (time.monotonic() - last)
