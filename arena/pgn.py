@@ -527,26 +527,38 @@ def _finish(
 
 _SITE: Final = socket.gethostname() or "?"
 _STARTPOS: Final = "startpos"
-_SITE_PLAIN: Final = not any(c in _SITE for c in '"\\\n\r')
+
+
+def _plain_tag(value: str) -> bool:
+    """Whether a tag's value needs no escaping."""
+    return not any(c in value for c in '"\\\n\r')
+
+
+_SITE_PLAIN: Final = _plain_tag(_SITE)
 """Whether the Site tag needs no escaping (a host name never does): else every game takes the general path."""
 
 
-def pgn_text(record: GameRecord, event: str) -> str:
-    """One game as PGN: the seven roster tags, then Variant, TimeControl, Termination, Opening, GameId, and who
-    played: ``WhiteEngine``/``BlackEngine`` (the engine's ``id name``), ``...Author``, ``...Command`` (command line
-    or endpoint) and ``...Options`` (``ID=VALUE`` separated by spaces) as far as known.
+def pgn_text(record: GameRecord, event: str, site: str | None = None) -> str:
+    """One game as PGN: the seven roster tags (Site: ``site``, by default this host's name), then Variant,
+    TimeControl, Termination, Opening, GameId, and who played: ``WhiteEngine``/``BlackEngine`` (the engine's ``id
+    name``), ``...Author``, ``...Command`` (command line or endpoint) and ``...Options`` (``ID=VALUE`` separated by
+    spaces) as far as known.
 
     Opening turns are marked ``{book}``; every engine turn has ``{score, ms}`` as far as known; the last turn's
     comment ends with what ended the game. Written by :func:`format_game` (raises its ValueError for what would not
     read back).
     """
-    if _SITE_PLAIN and (text := _plain_pgn(record, event)) is not None:
+    if site is None:
+        site, plain = _SITE, _SITE_PLAIN
+    else:
+        plain = _plain_tag(site)
+    if plain and (text := _plain_pgn(record, event, site)) is not None:
         return text
     start = record.start
     result = record.result.value
     tags = {
         "Event": event,
-        "Site": _SITE,
+        "Site": site,
         "Date": _date(record),
         "Round": str(record.round),
         "White": record.first,
@@ -574,7 +586,7 @@ def pgn_text(record: GameRecord, event: str) -> str:
     return format_game(tags, [turn.token for turn in turns], result, comments)
 
 
-def _plain_pgn(record: GameRecord, event: str) -> str | None:
+def _plain_pgn(record: GameRecord, event: str, site: str = _SITE) -> str | None:
     """:func:`pgn_text` of a game with nothing to escape or normalize (a run's games), written in one pass: the
     tags straight into their lines and the movetext from the turns, with :func:`format_game`'s checks on the whole
     text; None for any other game (:func:`pgn_text` then writes it through :func:`format_game`, which also names
@@ -590,7 +602,7 @@ def _plain_pgn(record: GameRecord, event: str) -> str | None:
     date = _date(record)
     started_from = _opening(record)
     tags = [
-        f'[Event "{event}"]\n[Site "{_SITE}"]\n[Date "{date}"]\n[Round "{record.round}"]\n[White "{record.first}"]'
+        f'[Event "{event}"]\n[Site "{site}"]\n[Date "{date}"]\n[Round "{record.round}"]\n[White "{record.first}"]'
         f'\n[Black "{record.second}"]\n[Result "{result}"]\n[Variant "{record.variant}"]\n[TimeControl'
         f' "{record.time_control}"]\n[Termination "{record.termination.value}"]\n[Opening "{started_from}"]'
         f'\n[GameId "{record.game_id}"]'

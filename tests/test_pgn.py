@@ -430,6 +430,13 @@ def test_pgn_text_writes_a_runs_games_in_one_pass_as_the_reference_does(
     text = _plain_pgn(record, "ev")
     assert text is not None
     assert text == pgn_text(record, "ev") == pgn_reference.pgn_text(record, "ev")
+    # Another Site (what the ladder publishes), through either path: that line differs, nothing else.
+    for site in ("?", 'a "b"'):
+        expected = text.replace(
+            pgn_reference.tag_line("Site", pgn_reference.SITE), pgn_reference.tag_line("Site", site), 1
+        )
+        assert pgn_text(record, "ev", site) == expected
+    assert _plain_pgn(record, "ev", "?") == pgn_text(record, "ev", "?")
     # A value to escape, anywhere, leaves the game to the general path (which writes what the reference writes).
     quoted = EngineIdentity('E "1"', source="/bin/e")
     for odd in (replace(record, first='q"uote'), replace(record, engines=(*engines[:1], quoted))):
