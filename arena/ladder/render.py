@@ -37,8 +37,10 @@ def _e(value: object) -> str:
 
 
 def _page(template: str, title: str, **markup: str) -> str:
-    """``templates/TEMPLATE`` with the shared head, the title (escaped here) and ``markup`` (HTML made here)."""
-    head = Template(asset("templates/head.html")).substitute(title=_e(title)).rstrip("\n")
+    """``templates/TEMPLATE`` with the shared head, the title (escaped here) and ``markup`` (HTML made here). No
+    analysis board is named: a ladder's pages are public, and a board running on the ladder's host is its operator's,
+    not its readers'."""
+    head = Template(asset("templates/head.html")).substitute(title=_e(title), board="").rstrip("\n")
     return Template(asset(f"templates/{template}")).substitute(markup, head=head, title=_e(title))
 
 
