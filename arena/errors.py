@@ -40,7 +40,8 @@ the message's text). Where a class shows two of either, the instance chooses (``
         ├── LadderError                      2       ladder                               arena.ladder.service
         ├── LadderDBError                    2       ladder_db                            arena.ladder.db
         ├── WebError                         2       web                                  arena.web
-        └── TuneError                        2       tune                                 arena.tune.spec
+        ├── TuneError                        2       tune                                 arena.tune.spec
+        └── BoardError                       2       board                                arena.board
 
 A second base in brackets is kept for the callers that catch it (``except ValueError``). Outside the tree, on
 purpose: signals that never leave the loop that raises them (compliance's ``StepFailed`` and ``StepSkipped``, the

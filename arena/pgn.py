@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 import socket
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -300,10 +300,15 @@ def parse_movetext(movetext: str) -> tuple[list[str], dict[int, str]]:
 # Reading
 
 
-def read_games(path: str | Path) -> Iterator[PgnGame]:
-    """The games of one PGN file, streamed in file order (``*`` games included). Raises :class:`PgnError`."""
+def read_games(path: str | Path, *, skip: Callable[[PgnError], None] | None = None) -> Iterator[PgnGame]:
+    """The games of one PGN file, streamed in file order (``*`` games included). Raises :class:`PgnError`.
+
+    ``skip``: a game that cannot be read (a malformed tag line, no or an unknown ``Result``, a comment never closed)
+    goes to ``skip`` as its error and is left out, and reading goes on at the next game (the next tag line after a
+    blank line); what makes the whole file unreadable (it cannot be opened, a NUL byte, invalid UTF-8, a line too
+    long) still raises."""
     name = str(path)
-    for tags, movetext, line in _scan(name, keep_movetext=True):
+    for tags, movetext, line in _scan(name, keep_movetext=True, skip=skip):
         yield PgnGame(tags, "\n".join(movetext), name, line)
 
 
@@ -330,8 +335,11 @@ def read_results(paths: Iterable[str | Path]) -> PgnResults:
     return PgnResults(games, unfinished)
 
 
-def _scan(path: str, keep_movetext: bool) -> Iterator[tuple[dict[str, str], list[str], int]]:
-    """Yields (tags, movetext lines, first line) per game; checks the encoding, tag lines and Result."""
+def _scan(
+    path: str, keep_movetext: bool, skip: Callable[[PgnError], None] | None = None
+) -> Iterator[tuple[dict[str, str], list[str], int]]:
+    """Yields (tags, movetext lines, first line) per game; checks the encoding, tag lines and Result. With ``skip``,
+    a game's own error goes there and the game is dropped (see :func:`read_games`)."""
     try:
         handle = open(path, "rb")  # noqa: SIM115 - the generator closes it in its finally clause
     except OSError as error:
@@ -344,6 +352,7 @@ def _scan(path: str, keep_movetext: bool) -> Iterator[tuple[dict[str, str], list
     after_blank = False
     comment_line = 0  # line where an open {comment} started, 0 when none is open
     known_names: set[str] = set()  # tag names already seen in the plain form [Name "value"]
+    skipping = False  # a broken game is being passed over (skip): until a tag line after a blank line
     try:
         for number, text in enumerate(_decoded_lines(path, handle), start=1):
             line = text.rstrip()
@@ -360,6 +369,13 @@ def _scan(path: str, keep_movetext: bool) -> Iterator[tuple[dict[str, str], list
             first = line[0]
             if first == "%":
                 continue
+            if skipping:
+                if first != "[" or not after_blank:
+                    after_blank = False
+                    if "{" in line or ";" in line:
+                        comment_line = number if _comment_state(line, open_comment=False) == _OPENED else 0
+                    continue
+                skipping = False
             if first == "[":
                 # Fast path for the usual [Name "value"]; anything else goes through the full pattern.
                 gap = line.find(' "')
@@ -369,12 +385,25 @@ def _scan(path: str, keep_movetext: bool) -> Iterator[tuple[dict[str, str], list
                 else:
                     match = _TAG_LINE.match(line)
                     if match is None:
-                        raise PgnError(path, number, f'malformed tag pair {line[:60]!r} (expected [Name "value"])')
+                        bad = PgnError(path, number, f'malformed tag pair {line[:60]!r} (expected [Name "value"])')
+                        if skip is None:
+                            raise bad
+                        # The game before, when this line began a new one, is whole: it is kept.
+                        if (
+                            start
+                            and (has_movetext or after_blank)
+                            and (game := _finish(path, start, tags, result_line, movetext, skip)) is not None
+                        ):
+                            yield game
+                        skip(bad)
+                        start, skipping, after_blank = 0, True, False
+                        continue
                     name, value = match.groups()
                     if line == f'[{name} "{value}"]':
                         known_names.add(name)
                 if start and (has_movetext or after_blank or name in tags):
-                    yield _finish(path, start, tags, result_line, movetext)
+                    if (game := _finish(path, start, tags, result_line, movetext, skip)) is not None:
+                        yield game
                     start = 0
                 if not start:
                     tags, movetext, start = {}, [], number
@@ -394,9 +423,12 @@ def _scan(path: str, keep_movetext: bool) -> Iterator[tuple[dict[str, str], list
             if "{" in line or ";" in line:
                 comment_line = number if _comment_state(line, open_comment=False) == _OPENED else 0
         if comment_line:
-            raise PgnError(path, comment_line, "comment '{' is never closed")
-        if start:
-            yield _finish(path, start, tags, result_line, movetext)
+            unclosed = PgnError(path, comment_line, "comment '{' is never closed")
+            if skip is None:
+                raise unclosed
+            skip(unclosed)
+        elif start and (game := _finish(path, start, tags, result_line, movetext, skip)) is not None:
+            yield game
     finally:
         handle.close()
 
@@ -470,26 +502,37 @@ def _comment_state(line: str, open_comment: bool) -> int:
 
 
 def _finish(
-    path: str, start: int, tags: dict[str, str], result_line: int, movetext: list[str]
-) -> tuple[dict[str, str], list[str], int]:
-    """Checks the game's Result tag."""
+    path: str,
+    start: int,
+    tags: dict[str, str],
+    result_line: int,
+    movetext: list[str],
+    skip: Callable[[PgnError], None] | None = None,
+) -> tuple[dict[str, str], list[str], int] | None:
+    """Checks the game's Result tag: the game, or its error raised (given to ``skip``, and None, with ``skip``)."""
     result = tags.get("Result")
+    error = None
     if result is None:
-        raise PgnError(path, start, "game has no Result tag")
-    if result not in RESULTS:
-        raise PgnError(path, result_line, f"unknown result {result!r} (expected 1-0, 0-1, 1/2-1/2 or *)")
-    return tags, movetext, start
+        error = PgnError(path, start, "game has no Result tag")
+    elif result not in RESULTS:
+        error = PgnError(path, result_line, f"unknown result {result!r} (expected 1-0, 0-1, 1/2-1/2 or *)")
+    if error is None:
+        return tags, movetext, start
+    if skip is None:
+        raise error
+    skip(error)
+    return None
 
 
 _SITE: Final = socket.gethostname() or "?"
 _STARTPOS: Final = "startpos"
-"""Whether the Site tag needs no escaping (a host name never does): else every game takes the general path."""
 
 
-def pgn_text(record: GameRecord, event: str) -> str:
-    """One game as PGN: the seven roster tags, then Variant, TimeControl, Termination, Opening, GameId, and who
-    played: ``WhiteEngine``/``BlackEngine`` (the engine's ``id name``), ``...Author``, ``...Command`` (command line
-    or endpoint) and ``...Options`` (``ID=VALUE`` separated by spaces) as far as known.
+def pgn_text(record: GameRecord, event: str, site: str | None = None) -> str:
+    """One game as PGN: the seven roster tags (Site: ``site``, by default this host's name), then Variant,
+    TimeControl, Termination, Opening, GameId, and who played: ``WhiteEngine``/``BlackEngine`` (the engine's ``id
+    name``), ``...Author``, ``...Command`` (command line or endpoint) and ``...Options`` (``ID=VALUE`` separated by
+    spaces) as far as known.
 
     Opening turns are marked ``{book}``; every engine turn has ``{score, ms}`` as far as known; the last turn's
     comment ends with what ended the game. Written by :func:`format_game` (raises its ValueError for what would not
@@ -499,7 +542,7 @@ def pgn_text(record: GameRecord, event: str) -> str:
     result = record.result.value
     tags = {
         "Event": event,
-        "Site": _SITE,
+        "Site": _SITE if site is None else site,
         "Date": _date(record),
         "Round": str(record.round),
         "White": record.first,

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from procs import CLI
 
-__all__ = ["CHROMIUM", "CLI", "FIREFOX", "FLAGS", "HOSTILE", "SHOTS", "evil_bot", "shots"]
+__all__ = ["CHROMIUM", "CLI", "FIREFOX", "FLAGS", "HOSTILE", "SHOTS", "Watch", "evil_bot", "shots"]
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "screenshots"
@@ -49,3 +50,19 @@ def shots(browser: Path) -> Path:
         pytest.skip(f"no {browser}: install Debian's {browser.name} (apt-get install {browser.name})")
     SHOTS.mkdir(exist_ok=True)
     return SHOTS
+
+
+class Watch:
+    """What a page did (Playwright): script errors, console errors (but those that hold one of ``allowed``: what a
+    page logs on purpose), and every request it made."""
+
+    def __init__(self, page: Any, allowed: tuple[str, ...] = ()) -> None:
+        self.errors: list[str] = []
+        self.requests: list[str] = []
+        page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
+        page.on("console", lambda m: self._console(m.type, m.text, allowed))
+        page.on("request", lambda r: self.requests.append(r.url))
+
+    def _console(self, kind: str, text: str, allowed: tuple[str, ...]) -> None:
+        if kind == "error" and not any(a in text for a in allowed):
+            self.errors.append(f"console: {text}")

@@ -220,3 +220,34 @@ def sdk_bot(engine: str, endpoint: str, keys: Path, name: str, slots: int = 1, s
         str(slots),
         *(["--stay"] if stay else []),
     ]
+
+
+def ladder_process(directory: Path, *args: str, tc: str = "st=0.05") -> subprocess.Popen[str]:
+    """`quarto-arena ladder run DIRECTORY --tc TC ARGS` in a session of its own, its stderr in ``DIRECTORY.err``
+    beside it: a pipe nobody reads fills with a line per game (about 850 house games) and then stops the ladder,
+    which made tests waiting for a bot's games time out on a loaded machine."""
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    with ladder_log(directory).open("a") as err:
+        return subprocess.Popen(
+            [*CLI, "ladder", "run", str(directory), "--tc", tc, *args],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            text=True,
+            start_new_session=True,
+        )
+
+
+def ladder_log(directory: Path) -> Path:
+    """Where :func:`ladder_process` writes the ladder's stderr."""
+    return directory.parent / f"{directory.name}.err"
+
+
+def stop_ladder(proc: subprocess.Popen[str], signum: int = signal.SIGTERM) -> tuple[int, str]:
+    """Sends ``signum`` to a ladder of :func:`ladder_process` and waits for it: its status, and what it wrote on
+    stderr in this run (the file is emptied, so that a ladder started again on the directory writes afresh)."""
+    proc.send_signal(signum)
+    proc.wait(timeout=60)
+    log = ladder_log(Path(str(proc.args[len(CLI) + 2])))  # type: ignore[index]
+    err = log.read_text()
+    log.unlink()
+    return proc.returncode, err

@@ -259,10 +259,11 @@ def test_a_should_only_fault_warns_and_fails_with_strict(bot: str) -> None:
 # expected start of the reason).
 BENT: dict[str, tuple[int, str, str]] = {
     "no_id_name": (1, "def on_uqi(self):\n        self.send('uqiok 1')", "no 'id name' line before uqiok"),
-    "stray_line": (
+    # A line that is no UQI reply before uqiok is a banner, logged (SPEC §4.1); a reply out of place is not.
+    "reply_out_of_place": (
         1,
-        "def on_uqi(self):\n        self.send('id name X')\n        self.send('hello')\n        self.send('uqiok 1')",
-        "malformed line 'hello' in the handshake",
+        "def on_uqi(self):\n        self.send('id name X')\n        self.send('readyok')\n        self.send('uqiok 1')",
+        "'readyok' before uqiok: only 'id' and 'option' lines may come before it",
     ),
     "silent_unknown": (
         3,

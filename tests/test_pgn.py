@@ -251,6 +251,39 @@ def test_missing_file_raises_pgn_error(tmp_path: Path) -> None:
         list(read_games(tmp_path))  # a directory
 
 
+@pytest.mark.parametrize(
+    ("broken", "line", "problem"),
+    [
+        ('[White "A"]\n[Black "B"]\n\n1. 7 {a comment\nover two lines} 1-0\n', 7, "no Result tag"),
+        ('[White "A"]\n[Black "B"]\n[Result "2-0"]\n\n1. 7 1-0\n', 9, "unknown result '2-0'"),
+        ('[White "A"\n[Black "B"]\n[Result "1-0"]\n\n1. 7 {a [tag-like] comment} 1-0\n', 7, "malformed tag pair"),
+        ('[White "A"]\n[Black "B"]\n[Result "1-0"]\n[Site oops]\n\n1. 7 1-0\n', 10, "malformed tag pair"),
+    ],
+)
+def test_skip_passes_over_a_broken_game_and_reads_the_others(
+    tmp_path: Path, broken: str, line: int, problem: str
+) -> None:
+    after = '[White "C"]\n[Black "D"]\n[Result "0-1"]\n\n1. 8 0-1\n'
+    path = write(tmp_path, GOOD + broken + "\n" + after)
+    skipped: list[PgnError] = []
+    games = list(read_games(path, skip=skipped.append))
+    assert [(g.tags["White"], g.result) for g in games] == [("A", "1-0"), ("C", "0-1")]
+    assert games[1].movetext == "1. 8 0-1"
+    assert len(skipped) == 1 and skipped[0].line == line and problem in str(skipped[0])
+    with pytest.raises(PgnError):  # without skip, the first problem raises, as ever
+        list(read_games(path))
+
+
+def test_skip_still_raises_for_a_file_that_cannot_be_read(tmp_path: Path) -> None:
+    path = write(tmp_path, GOOD.encode() + b'[White "Caf\xe9"]\n')
+    with pytest.raises(PgnError, match="invalid UTF-8"):
+        list(read_games(path, skip=lambda e: None))
+    unclosed = write(tmp_path, GOOD + '[White "A"]\n[Result "1-0"]\n\n1. 7 {never closed\n')
+    skipped: list[PgnError] = []
+    assert [g.tags["White"] for g in read_games(unclosed, skip=skipped.append)] == ["A"]
+    assert len(skipped) == 1 and "never closed" in str(skipped[0])
+
+
 def test_read_games_checks_results_too(tmp_path: Path) -> None:
     path = write(tmp_path, GOOD + '[White "A"]\n[Result "draw"]\n')
     games = read_games(path)
@@ -393,7 +426,14 @@ def test_pgn_text_writes_a_runs_games_as_the_reference_does(
     # A run's games (tokens as the referee records them, plain names and identities), held to the reference writer
     # on its own, every tag, comment and the game's ending; and with a value to escape, anywhere.
     record = _game("bot1", turns, book, detail, result, start, engines, started, round=3)
-    assert pgn_text(record, "ev") == pgn_reference.pgn_text(record, "ev")
+    text = pgn_text(record, "ev")
+    assert text == pgn_reference.pgn_text(record, "ev")
+    # Another Site (what the ladder publishes): that line differs, nothing else.
+    for site in ("?", 'a "b"'):
+        expected = text.replace(
+            pgn_reference.tag_line("Site", pgn_reference.SITE), pgn_reference.tag_line("Site", site), 1
+        )
+        assert pgn_text(record, "ev", site) == expected
     quoted = EngineIdentity('E "1"', source="/bin/e")
     for odd in (replace(record, first='q"uote'), replace(record, engines=(*engines[:1], quoted))):
         assert pgn_text(odd, "ev") == pgn_reference.pgn_text(odd, "ev")

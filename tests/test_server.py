@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import zmq
 import zmq.auth
-from procs import CLI, cli, free_port, started, wait_until
+from procs import CLI, cli, free_port, started, wait_listening, wait_until
 from quarto_arena.arena.journal import JOURNAL_NAME, read_journal
 from quarto_arena.arena.pgn import read_games
 from quarto_arena.arena.server import new_key_pair
@@ -201,6 +201,9 @@ def test_a_run_plays_while_a_flood_of_half_open_connections_is_on(tmp_path: Path
         text=True,
     )
     sources = ["127.0.0.1=600", *(f"127.0.0.{i}=100" for i in range(2, 6))]
+    # The flood begins once the arena listens: before, its connections are refused, and the bots could be let in and
+    # play the four games before any was made (0 lines about it, in CI at load).
+    wait_listening(endpoint, arena)  # type: ignore[arg-type]
     began = time.monotonic()
     flood = subprocess.Popen(
         [sys.executable, "-m", "quarto_arena.engines.testing.half_open", f"127.0.0.1:{port}", "300", *sources],

@@ -26,7 +26,7 @@ pytest.importorskip("aiohttp", reason="needs the web extra (pip install -e '.[we
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is missing (pip install -e '.[dev]')")
 
 from bidi import Firefox  # noqa: E402
-from browsers import CHROMIUM, CLI, FIREFOX, FLAGS, HOSTILE, SHOTS, evil_bot, shots  # noqa: E402
+from browsers import CHROMIUM, CLI, FIREFOX, FLAGS, HOSTILE, SHOTS, Watch, evil_bot, shots  # noqa: E402
 from quarto_arena.arena.web.report import report_html  # noqa: E402
 from quarto_arena.arena.web.rundir import load_run  # noqa: E402
 
@@ -76,17 +76,6 @@ def tournament(bots: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -
     done = subprocess.run([*CLI, *args, "--out", str(out)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return out
-
-
-class Watch:
-    """What a page did: script errors, console errors, and every request it made."""
-
-    def __init__(self, page: Any) -> None:
-        self.errors: list[str] = []
-        self.requests: list[str] = []
-        page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
-        page.on("console", lambda m: self.errors.append(f"console: {m.text}") if m.type == "error" else None)
-        page.on("request", lambda r: self.requests.append(r.url))
 
 
 def run_data(page: Any) -> dict[str, Any]:

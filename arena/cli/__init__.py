@@ -5,7 +5,8 @@
 - :mod:`.check`: ``check``;
 - :mod:`.ladder`: ``ladder run``, ``ladder standings``, ``ladder export``;
 - :mod:`.newbot`: ``new-bot``;
-- :mod:`.tools`: ``show``, ``perft``, ``engines``, ``keys new``, ``rate``, ``report``, ``serve``, ``analyse``.
+- :mod:`.tools`: ``show``, ``perft``, ``engines``, ``keys new``, ``rate``, ``report``, ``serve``, ``analyse``;
+- :mod:`.board`: ``board``.
 
 The command modules are imported when a command needs them (:func:`.app.load_commands`), not with this package:
 ``from quarto_arena.arena.cli import app`` gives the app with no command until :func:`main` runs one.
@@ -23,6 +24,7 @@ __all__ = [
     "EXIT_INTERNAL",
     "EXIT_USAGE",
     "app",
+    "board",
     "check",
     "fail",
     "ladder",
@@ -36,6 +38,6 @@ __all__ = [
 
 def __getattr__(name: str) -> ModuleType:
     """``cli.runs`` and the other command modules, imported on first use (PEP 562)."""
-    if name in ("check", "ladder", "newbot", "runs", "tools"):
+    if name in ("board", "check", "ladder", "newbot", "runs", "tools"):
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -117,10 +117,11 @@ COMMAND_MODULES: Final = {
     "serve": "tools",
     "analyse": "tools",
     "tune": "tune",
+    "board": "board",
     "ladder": "ladder",
     "keys": "tools",
 }
-ALL_COMMAND_MODULES: Final = ("check", "ladder", "newbot", "runs", "tools", "tune")
+ALL_COMMAND_MODULES: Final = ("check", "ladder", "newbot", "runs", "tools", "tune", "board")
 
 
 #: What the commands of a module import when one of them runs (they import it then, not with the module, so that

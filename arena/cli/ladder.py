@@ -397,6 +397,7 @@ def export(
     from dataclasses import replace
 
     from ..ladder import LadderDBError, labels
+    from ..ladder.views import PUBLIC_SITE, public_record
     from ..pgn import pgn_text
 
     db = _open(directory)
@@ -416,8 +417,12 @@ def export(
                     if not ok:
                         damaged += 1
                         continue
-                    record = replace(record, first=named[(record.first, fv)], second=named[(record.second, sv)])
-                    p.write(("\n" if n else "") + pgn_text(record, "quarto-arena ladder"))
+                    record = replace(
+                        public_record(record),  # no command line, option or path of this host
+                        first=named[(record.first, fv)],
+                        second=named[(record.second, sv)],
+                    )
+                    p.write(("\n" if n else "") + pgn_text(record, "quarto-arena ladder", PUBLIC_SITE))
                     if j is not None:
                         j.write(json.dumps(record.to_dict()) + "\n")
                     n += 1

@@ -5,7 +5,9 @@
 - :mod:`.rundir`: a run directory read whole or followed as another process writes it;
 - :mod:`.server`: the live page, an aiohttp server in the arena's own event loop, updates pushed as Server-Sent
   Events (needs the ``web`` extra: ``pip install "quarto-arena[web]"``);
-- ``static/`` and ``templates/``: the page, its script, its style, and the charting library (Chart.js, MIT).
+- ``static/`` and ``templates/``: the page, its script, its style, and the charting library (Chart.js, MIT); the
+  analysis board's page, script and style (served by :mod:`quarto_arena.arena.board`), and ``board-link.js``, which
+  gives the viewer's game an "open on the board" link while a board runs.
 
 Nothing here prints; nothing here is imported until a command needs it (the CLI's start-up time).
 """

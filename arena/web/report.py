@@ -44,8 +44,14 @@ __all__ = [
 _HERE: Final = Path(__file__).parent
 REPORT_NAME: Final = "report.html"
 ANALYSIS_NAME: Final = "games.analysis.jsonl"
-#: The scripts inlined into the report, in order (the library, its heat-map controller, ours).
-SCRIPTS: Final = ("static/vendor/chart.umd.min.js", "static/vendor/chartjs-chart-matrix.min.js", "static/quarto.js")
+#: The scripts inlined into the report, in order (the library, its heat-map controller, ours, and the "open on the
+#: board" links, shown when the report is opened as report.html?board=ADDRESS: the analysis board prints it).
+SCRIPTS: Final = (
+    "static/vendor/chart.umd.min.js",
+    "static/vendor/chartjs-chart-matrix.min.js",
+    "static/quarto.js",
+    "static/board-link.js",
+)
 _TITLES: Final = {"tournament": "Tournament", "match": "Match", "sprt": "SPRT", "tune": "Tune"}
 #: The report's links to its sections.
 _NAV: Final = (

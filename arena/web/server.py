@@ -52,6 +52,7 @@ _STATIC: Final = {
     "style.css": "text/css",
     "quarto.js": "text/javascript",
     "tune.js": "text/javascript",
+    "board-link.js": "text/javascript",
     "vendor/chart.umd.min.js": "text/javascript",
     "vendor/chartjs-chart-matrix.min.js": "text/javascript",
     "vendor/chart.js.LICENSE.md": "text/plain",
@@ -74,7 +75,11 @@ _TITLES: Final = {"tournament": "Tournament", "match": "Match", "sprt": "SPRT", 
 
 def page_html(template: str, title: str, **values: str) -> str:
     """A served page: ``templates/TEMPLATE`` with ``$head`` (``templates/head.html``, the head every served page
-    shares), ``$title`` and ``values`` filled in, each escaped for HTML."""
+    shares), ``$title`` and ``values`` filled in, each escaped for HTML. ``$board`` is the address of the analysis
+    board running on this machine, if one is (its games' "open on the board" links: static/board-link.js)."""
+    from ..board.discovery import running_board  # the standard library only
+
+    values.setdefault("board", running_board() or "")
     escaped = {k: html.escape(v) for k, v in {"title": title, **values}.items()}
     head = Template(asset("templates/head.html")).substitute(escaped).rstrip("\n")
     return Template(asset(f"templates/{template}")).substitute(escaped, head=head)
