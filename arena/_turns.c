@@ -11,6 +11,11 @@
  * Python path (the transport's _feed / _at_eof with the chunk read), which stays the one reference for the rules
  * and the records: the Python path's state and the C one's are the same fields.
  *
+ * The contract: every Python object's state read or written here is a slot of one of arena/turns.py's slotted
+ * classes (GameSlots, SessionSlots, SearchSlots, PipeSlots, ClockSlots), reached at the offset setup() found for
+ * it, never by name; setup() holds this file's list of them (PARTIES below), of the methods called (CALLS) and of
+ * the values' layouts (Position, TurnRecord, Turn) to the declaration there, and refuses to load when they differ.
+ *
  * Bounded: one read of at most CHUNK bytes into a fixed buffer; lines to write are built in a fixed buffer (a
  * longer one goes through Python). Reads and writes are non-blocking (the pipes are O_NONBLOCK), so the GIL is never
  * held across a blocking call.
@@ -30,41 +35,126 @@
 #define MAX_GROUPS 16
 #define MAX_WIDES 4
 
-/* set by setup() */
-static PyTypeObject *PositionType;
-static PyObject *TURNS;       /* TURNS[square][piece], 17 x 17 */
+/* --- the contract (arena/turns.py) -------------------------------------------------------------------------- */
+
+#define MAX_SLOTS 9
+#define MAX_CALLS 4
+
+/* A slotted class of arena/turns.py: the slots read and written here (in any order: each is found by its name)
+ * and its CALLS. */
+typedef struct {
+    const char *name;
+    const char *slots[MAX_SLOTS];
+    int nslots;
+    const char *calls[MAX_CALLS];
+    int ncalls;
+    PyTypeObject *type;         /* set by setup() */
+    Py_ssize_t at[MAX_SLOTS];   /* each slot's offset in an object of the type */
+    PyObject *call[MAX_CALLS];  /* interned method names */
+} Party;
+
+enum { GAME, SESSION, SEARCH, PIPE, CLOCK, PARTIES };
+enum { G_POSITION, G_POSITION_LINE, G_TURNS, G_RECORDS, G_SIDE, G_STOP, G_N };
+enum { S_TRANSPORT, S_EXCHANGE, S_SEARCH, S_CLOCK, S_THEN, S_WAITER, S_ABANDONED, S_N };
+enum { S_SEARCH_SOON, S_RESEND };
+enum { Q_POSITION, Q_GO, Q_SCORE, Q_TURN, Q_N };
+enum { T_LAST_LINE, T_RECEIVED_AT, T_ENDED, T_RETURNCODE, T_CLOSING, T_IN, T_BUF, T_SKIP, T_PENDING, T_N };
+enum { T_FEED, T_AT_EOF, T_ON_READABLE, T_FLUSH };
+enum { K_SENT_AT, K_SECONDS, K_AT, K_ANSWERED_AT, K_RUNNING, K_HANDLE, K_WHEN, K_N };
+enum { K_FIRE };
+
+static Party P[PARTIES] = {
+    {"GameSlots", {"position", "position_line", "turns", "records", "_side", "_stop"}, G_N, {NULL}, 0},
+    {"SessionSlots", {"_transport", "_exchange", "_search", "_clock", "_then", "_waiter", "_abandoned"}, S_N,
+     {"search_soon", "_resend"}, 2},
+    {"SearchSlots", {"position", "go", "score", "turn"}, Q_N, {NULL}, 0},
+    {"PipeSlots",
+     {"last_line", "received_at", "_ended", "returncode", "_closing", "_in", "_buf", "_skip", "_pending"}, T_N,
+     {"_feed", "_at_eof", "_on_readable", "_flush"}, 4},
+    {"ClockSlots", {"sent_at", "seconds", "at", "answered_at", "_running", "_handle", "_when"}, K_N, {"_fire"}, 1},
+};
+
+/* The methods called on the other objects a path is given (turns.CALLS). */
+typedef struct {
+    const char *name;
+    const char *calls[MAX_CALLS];
+    int ncalls;
+    PyObject *call[MAX_CALLS];
+} Calls;
+
+enum { CLK, LOOP, FUTURE, TIMER, OTHERS };
+enum { CLK_CHARGE, CLK_GO_LINE, CLK_DEADLINE };
+enum { LOOP_TIME, LOOP_CALL_AT, LOOP_ADD_WRITER };
+enum { FUT_DONE, FUT_SET_RESULT, FUT_SET_EXCEPTION };
+enum { TIMER_CANCEL };
+
+static Calls O[OTHERS] = {
+    {"Clock", {"charge", "go_line", "deadline"}, 3},
+    {"loop", {"time", "call_at", "add_writer"}, 3},
+    {"future", {"done", "set_result", "set_exception"}, 3},
+    {"timer", {"cancel"}, 1},
+};
+
+/* The values read and made (turns.VALUES): Position's fields, TurnRecord's and Turn's slots. */
+enum { V_POSITION, V_RECORD, V_TURN, V_N };
+static const char *const VALUE_NAMES[V_N] = {"Position", "TurnRecord", "Turn"};
+static const char *const POSITION_FIELDS[] = {"variant", "occupied", "planes", "held", "available", "claimable",
+                                              "outcome"};
+static const char *const RECORD_SLOTS[] = {"token", "ms", "score"};
+static const char *const TURN_SLOTS[] = {"token"};
+static const char *const *const VALUE_SLOTS[V_N] = {POSITION_FIELDS, RECORD_SLOTS, TURN_SLOTS};
+static const int VALUE_COUNTS[V_N] = {7, 3, 1};
+enum { POS_VARIANT, POS_OCCUPIED, POS_PLANES, POS_HELD, POS_AVAILABLE, POS_CLAIMABLE, POS_OUTCOME, POS_N };
+
+static PyTypeObject *PositionType, *RecordType, *TurnType;
+static Py_ssize_t record_at[3], turn_token_at;
+static PyObject *TURNS;                /* TURNS[square][piece], 17 x 17 */
 static PyObject *ONGOING, *WIN, *DRAW; /* Outcome's members */
-static PyTypeObject *RecordType;
-static PyObject *set_token, *set_ms, *set_score; /* TurnRecord's slot descriptors */
-static PyTypeObject *SearchClockType;
-static Py_ssize_t off_sent_at, off_seconds, off_at, off_answered_at, off_running, off_handle, off_when;
 static PyObject *SIDE0, *SIDE1;
+static PyObject *clock_fn; /* turns.use_clock's clock, NULL: CLOCK_MONOTONIC */
 
-/* Where a chunk is read: used with the GIL held, from the read until it is copied (a short line, at once, into the
- * reader's frame) or made a bytes object (before any call that could run Python code and let another thread's
- * loop read into it). */
-static unsigned char chunk[CHUNK];
-#define SHORT 16 /* the longest chunk the compiled path may take: "turn a1f\r\n" is 10 bytes */
+static int ready; /* setup() succeeded */
 
-/* interned attribute names */
-#define NAMES(X) \
-    X(_exchange) X(_search) X(_clock) X(_then) X(_waiter) X(_abandoned) X(_transport) \
-    X(score) X(position) X(go) X(turn) \
-    X(_buf) X(_skip) X(received_at) X(last_line) X(_feed) X(_at_eof) X(_on_readable) \
-    X(_ended) X(returncode) X(_closing) X(_in) X(_pending) X(_flush) \
-    X(answered_at) X(_running) X(at) X(sent_at) X(seconds) X(_handle) X(_when) X(_fire) \
-    X(position_line) X(turns) X(records) X(_side) X(_stop) \
-    X(charge) X(go_line) X(deadline) X(time) X(call_at) X(add_writer) X(cancel) X(token) \
-    X(search_soon) X(_resend) X(done) X(set_exception) X(set_result)
-#define DECL(n) static PyObject *s_##n;
-NAMES(DECL)
-#undef DECL
+/* Slot `i` of an object of party `p` (borrowed), or NULL with AttributeError while it is unset. */
+static PyObject *get(PyObject *o, int p, int i) {
+    PyObject *v = *(PyObject **)((char *)o + P[p].at[i]);
+    if (v == NULL) PyErr_Format(PyExc_AttributeError, "%s.%s is not set", P[p].name, P[p].slots[i]);
+    return v;
+}
+
+/* Sets slot `i` of an object of party `p` to `v` (a new reference taken). */
+static void put(PyObject *o, int p, int i, PyObject *v) {
+    PyObject **slot = (PyObject **)((char *)o + P[p].at[i]), *old = *slot;
+    Py_INCREF(v);
+    *slot = v;
+    Py_XDECREF(old);
+}
+
+static int put_double(PyObject *o, int p, int i, double v) {
+    PyObject *f = PyFloat_FromDouble(v);
+    if (f == NULL) return -1;
+    put(o, p, i, f);
+    Py_DECREF(f);
+    return 0;
+}
+
+static int get_double(PyObject *o, int p, int i, double *out) {
+    PyObject *v = get(o, p, i);
+    if (v == NULL) return -1;
+    *out = PyFloat_AsDouble(v);
+    return *out == -1.0 && PyErr_Occurred() ? -1 : 0;
+}
+
+/* 1 when slot `i` is `expected`, 0 when not, -1 when unset. */
+static int slot_is(PyObject *o, int p, int i, PyObject *expected) {
+    PyObject *v = get(o, p, i);
+    return v == NULL ? -1 : v == expected;
+}
 
 /* --- the rules of a variant, for the win test --------------------------------------------------------------- */
 
 typedef struct {
     PyObject_HEAD
-    PyObject *variant;
     int strict; /* claims must be called: a placement that completes an alignment uncalled goes the Python way */
     int n[16];
     uint64_t mask[16][MAX_GROUPS];
@@ -73,8 +163,9 @@ typedef struct {
 } Rules;
 
 static int rules_init(Rules *self, PyObject *args, PyObject *kw) {
-    PyObject *variant, *through;
-    if (!PyArg_ParseTuple(args, "OO!", &variant, &PyTuple_Type, &through)) return -1;
+    PyObject *through;
+    int strict;
+    if (!PyArg_ParseTuple(args, "O!p", &PyTuple_Type, &through, &strict)) return -1;
     if (PyTuple_GET_SIZE(through) != 16) {
         PyErr_SetString(PyExc_ValueError, "through needs 16 squares");
         return -1;
@@ -97,22 +188,11 @@ static int rules_init(Rules *self, PyObject *args, PyObject *kw) {
             }
         }
     }
-    PyObject *strict = PyObject_GetAttrString(variant, "strict");
-    if (strict == NULL) return -1;
-    self->strict = PyObject_IsTrue(strict);
-    Py_DECREF(strict);
-    if (self->strict < 0) return -1;
-    Py_INCREF(variant);
-    Py_XSETREF(self->variant, variant);
+    self->strict = strict;
     return 0;
 bad:
     PyErr_SetString(PyExc_ValueError, "through: a tuple of (mask, wides) pairs per square");
     return -1;
-}
-
-static void rules_dealloc(Rules *self) {
-    Py_XDECREF(self->variant);
-    Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static PyTypeObject RulesType = {
@@ -121,8 +201,8 @@ static PyTypeObject RulesType = {
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)rules_init,
-    .tp_dealloc = (destructor)rules_dealloc,
-    .tp_doc = "Rules(variant, variant.through): a variant's winning groups through each square, for the win test.",
+    .tp_doc = "Rules(variant.through, variant.strict): a variant's winning groups through each square, for the win "
+              "test.",
 };
 
 static int completes(const Rules *r, int square, uint64_t occupied, uint64_t planes) {
@@ -199,9 +279,21 @@ static void path_dealloc(Path *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* Raises TypeError unless `o` is an object of party `p`'s class (or of a subclass). */
+static int check_party(PyObject *o, int p) {
+    if (PyObject_TypeCheck(o, P[p].type)) return 0;
+    PyErr_Format(PyExc_TypeError, "the compiled turn path needs a %s (arena/turns.py), not %s", P[p].name,
+                 Py_TYPE(o)->tp_name);
+    return -1;
+}
+
 static int path_init(Path *self, PyObject *args, PyObject *kw) {
     PyObject *game, *variant, *sessions, *transports, *rules, *loop, *answered, *clocks, *gos, *deadlines, *safeties, *in_fds;
     int adjudicate;
+    if (!ready) {
+        PyErr_SetString(PyExc_RuntimeError, "_turns.setup() has not run (arena/turns.py runs it)");
+        return -1;
+    }
     if (!PyArg_ParseTuple(args, "OOO!O!O!OOO!OOO!O!i", &game, &variant, &PyTuple_Type, &sessions, &PyTuple_Type, &transports,
                           &RulesType, &rules, &loop, &answered, &PyTuple_Type, &clocks, &gos, &deadlines,
                           &PyTuple_Type, &safeties, &PyTuple_Type, &in_fds, &adjudicate))
@@ -211,6 +303,11 @@ static int path_init(Path *self, PyObject *args, PyObject *kw) {
         PyErr_SetString(PyExc_ValueError, "a fast path has two sides");
         return -1;
     }
+    if (check_party(game, GAME) < 0) return -1;
+    for (int i = 0; i < 2; i++)
+        if (check_party(PyTuple_GET_ITEM(sessions, i), SESSION) < 0 ||
+            check_party(PyTuple_GET_ITEM(transports, i), PIPE) < 0)
+            return -1;
     int timed = gos == Py_None;
     if (!timed && !(PyTuple_Check(gos) && PyTuple_GET_SIZE(gos) == 2 && PyTuple_Check(deadlines) &&
                     PyTuple_GET_SIZE(deadlines) == 2)) {
@@ -320,7 +417,12 @@ static void reader_dealloc(Reader *self) {
 static int reader_init(Reader *self, PyObject *args, PyObject *kw) {
     PyObject *transport;
     int fd;
+    if (!ready) {
+        PyErr_SetString(PyExc_RuntimeError, "_turns.setup() has not run (arena/turns.py runs it)");
+        return -1;
+    }
     if (!PyArg_ParseTuple(args, "Oi", &transport, &fd)) return -1;
+    if (check_party(transport, PIPE) < 0) return -1;
     Py_INCREF(transport);
     Py_XSETREF(self->transport, transport);
     Py_CLEAR(self->path);
@@ -354,12 +456,21 @@ static PyMethodDef reader_methods[] = {
 };
 
 /* time.monotonic(), the same double: on Linux, Python reads CLOCK_MONOTONIC too and divides its nanoseconds so
- * (arena/turns.py leaves the compiled path off elsewhere, where its clock may be another one) */
-static double monotonic(void) {
+ * (arena/turns.py leaves the compiled path off elsewhere, where its clock may be another one); or the clock of
+ * turns.use_clock. -1 with an error set when that clock failed. */
+static int monotonic(double *now) {
+    if (clock_fn != NULL) {
+        PyObject *v = PyObject_CallNoArgs(clock_fn);
+        if (v == NULL) return -1;
+        *now = PyFloat_AsDouble(v);
+        Py_DECREF(v);
+        return *now == -1.0 && PyErr_Occurred() ? -1 : 0;
+    }
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     int64_t ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-    return (double)ns / 1e9;
+    *now = (double)ns / 1e9;
+    return 0;
 }
 
 /* Python's round() of a float to an int (halves to even) */
@@ -375,131 +486,83 @@ static int hexval(unsigned char c) {
     return -1;
 }
 
-static int set_attr_double(PyObject *o, PyObject *name, double v) {
-    PyObject *f = PyFloat_FromDouble(v);
-    if (f == NULL) return -1;
-    int r = PyObject_SetAttr(o, name, f);
-    Py_DECREF(f);
-    return r;
-}
-
-static int getattr_is(PyObject *o, PyObject *name, PyObject *expected) {
-    PyObject *v = PyObject_GetAttr(o, name);
-    if (v == NULL) return -1;
-    int same = v == expected;
-    Py_DECREF(v);
-    return same;
-}
-
-/* SearchClock's slots, read and written at the offsets of its member descriptors (found at setup): the same
- * store getattr and setattr reach, without the type's look-up. */
-static PyObject *sget(PyObject *o, Py_ssize_t offset, PyObject *name) { /* borrowed */
-    PyObject *v = *(PyObject **)((char *)o + offset);
-    if (v == NULL) PyErr_SetObject(PyExc_AttributeError, name);
-    return v;
-}
-
-static void sset(PyObject *o, Py_ssize_t offset, PyObject *value) {
-    PyObject **slot = (PyObject **)((char *)o + offset), *old = *slot;
-    Py_INCREF(value);
-    *slot = value;
-    Py_XDECREF(old);
-}
-
-static int sset_double(PyObject *o, Py_ssize_t offset, double value) {
-    PyObject *f = PyFloat_FromDouble(value);
-    if (f == NULL) return -1;
-    sset(o, offset, f);
-    Py_DECREF(f);
-    return 0;
-}
-
-static int sget_double(PyObject *o, Py_ssize_t offset, PyObject *name, double *out) {
-    PyObject *v = sget(o, offset, name);
-    if (v == NULL) return -1;
-    *out = PyFloat_AsDouble(v);
-    return *out == -1.0 && PyErr_Occurred() ? -1 : 0;
-}
-
-/* Hands a chunk read here to the Python path: what _on_readable does after its os.read. */
-static PyObject *hand_over(PyObject *t, const unsigned char *bytes, Py_ssize_t n, double now) {
-    if (n <= 0) return PyObject_CallMethodNoArgs(t, s__at_eof);
-    PyObject *data = PyBytes_FromStringAndSize((const char *)bytes, n);
-    if (data == NULL) return NULL;
-    if (set_attr_double(t, s_received_at, now) < 0) {
+/* Hands a chunk read here (`data`, a reference taken over) to the Python path: what _on_readable does after its
+ * os.read. */
+static PyObject *feed(PyObject *t, PyObject *data, double now) {
+    if (put_double(t, PIPE, T_RECEIVED_AT, now) < 0) {
         Py_DECREF(data);
         return NULL;
     }
-    PyObject *r = PyObject_CallMethodOneArg(t, s__feed, data);
+    PyObject *r = PyObject_CallMethodOneArg(t, P[PIPE].call[T_FEED], data);
     Py_DECREF(data);
     return r;
+}
+
+static PyObject *hand_over(PyObject *t, const unsigned char *bytes, Py_ssize_t n, double now) {
+    PyObject *data = PyBytes_FromStringAndSize((const char *)bytes, n);
+    return data == NULL ? NULL : feed(t, data, now);
 }
 
 /* The state checks of a read, before it: the search of `side` runs as search_soon left it, nothing waits in the
  * line buffer. 1: the fast path may take the chunk; 0: not; -1: error. */
 static int may_take(Path *p, int side, PyObject *t) {
     PyObject *session = p->session[side];
-    PyObject *exchange = PyObject_GetAttr(session, s__exchange);
+    PyObject *exchange = get(session, SESSION, S_EXCHANGE);
     if (exchange == NULL) return -1;
     int ok = exchange != Py_None;
-    if (ok) ok = getattr_is(session, s__search, exchange);
-    Py_DECREF(exchange);
+    if (ok) ok = slot_is(session, SESSION, S_SEARCH, exchange);
     if (ok != 1) return ok;
-    PyObject *search = exchange; /* borrowed: the session holds it */
-    if ((ok = getattr_is(search, s_score, Py_None)) != 1) return ok;
-    PyObject *clock = PyObject_GetAttr(session, s__clock);
+    if (!PyObject_TypeCheck(exchange, P[SEARCH].type)) return 0;
+    if ((ok = slot_is(exchange, SEARCH, Q_SCORE, Py_None)) != 1) return ok;
+    PyObject *clock = get(session, SESSION, S_CLOCK);
     if (clock == NULL) return -1;
-    ok = Py_TYPE(clock) == SearchClockType;
-    Py_DECREF(clock);
-    if (!ok) return 0;
-    PyObject *buf = PyObject_GetAttr(t, s__buf);
+    if (!PyObject_TypeCheck(clock, P[CLOCK].type)) return 0;
+    PyObject *buf = get(t, PIPE, T_BUF);
     if (buf == NULL) return -1;
-    ok = PyBytes_Check(buf) && PyBytes_GET_SIZE(buf) == 0;
-    Py_DECREF(buf);
-    if (!ok) return 0;
-    return getattr_is(t, s__skip, Py_False);
+    if (!(PyBytes_Check(buf) && PyBytes_GET_SIZE(buf) == 0)) return 0;
+    return slot_is(t, PIPE, T_SKIP, Py_False);
 }
 
 /* SearchClock.start(seconds), as it does it. */
 static int clock_start(Path *p, PyObject *clock, PyObject *seconds_obj) {
-    double seconds = PyFloat_AS_DOUBLE(seconds_obj);
-    double now = monotonic();
-    if (sset_double(clock, off_sent_at, now) < 0) return -1;
-    sset(clock, off_seconds, seconds_obj);
-    if (sset_double(clock, off_at, now + seconds) < 0) return -1;
-    sset(clock, off_answered_at, Py_None);
-    sset(clock, off_running, Py_True);
-    PyObject *lt = PyObject_CallMethodNoArgs(p->loop, s_time);
+    double seconds = PyFloat_AS_DOUBLE(seconds_obj), now;
+    if (monotonic(&now) < 0) return -1;
+    if (put_double(clock, CLOCK, K_SENT_AT, now) < 0) return -1;
+    put(clock, CLOCK, K_SECONDS, seconds_obj);
+    if (put_double(clock, CLOCK, K_AT, now + seconds) < 0) return -1;
+    put(clock, CLOCK, K_ANSWERED_AT, Py_None);
+    put(clock, CLOCK, K_RUNNING, Py_True);
+    PyObject *lt = PyObject_CallMethodNoArgs(p->loop, O[LOOP].call[LOOP_TIME]);
     if (lt == NULL) return -1;
     double when = PyFloat_AsDouble(lt);
     Py_DECREF(lt);
     if (when == -1.0 && PyErr_Occurred()) return -1;
     when += seconds;
-    PyObject *h = sget(clock, off_handle, s__handle);
+    PyObject *h = get(clock, CLOCK, K_HANDLE);
     if (h == NULL) return -1;
     if (h != Py_None) {
         double old;
-        if (sget_double(clock, off_when, s__when, &old) < 0) return -1;
+        if (get_double(clock, CLOCK, K_WHEN, &old) < 0) return -1;
         if (old <= when) return 0; /* the pending timer fires first and moves itself on */
-        PyObject *r = PyObject_CallMethodNoArgs(h, s_cancel);
+        PyObject *r = PyObject_CallMethodNoArgs(h, O[TIMER].call[TIMER_CANCEL]);
         if (r == NULL) return -1;
         Py_DECREF(r);
     }
-    PyObject *fire = PyObject_GetAttr(clock, s__fire);
+    PyObject *fire = PyObject_GetAttr(clock, P[CLOCK].call[K_FIRE]);
     if (fire == NULL) return -1;
     PyObject *wf = PyFloat_FromDouble(when);
     if (wf == NULL) {
         Py_DECREF(fire);
         return -1;
     }
-    PyObject *handle = PyObject_CallMethodObjArgs(p->loop, s_call_at, wf, fire, NULL);
+    PyObject *handle = PyObject_CallMethodObjArgs(p->loop, O[LOOP].call[LOOP_CALL_AT], wf, fire, NULL);
     Py_DECREF(fire);
     if (handle == NULL) {
         Py_DECREF(wf);
         return -1;
     }
-    sset(clock, off_handle, handle);
-    sset(clock, off_when, wf);
+    put(clock, CLOCK, K_HANDLE, handle);
+    put(clock, CLOCK, K_WHEN, wf);
     Py_DECREF(handle);
     Py_DECREF(wf);
     return 0;
@@ -508,7 +571,7 @@ static int clock_start(Path *p, PyObject *clock, PyObject *seconds_obj) {
 /* The other side's search, as EngineSession.search_soon does it (today's search_soon where anything is unusual). */
 static int next_search(Path *p, int side, PyObject *line, PyObject *go, PyObject *deadline) {
     PyObject *session = p->session[side], *t = p->transport[side];
-    PyObject *search = NULL, *clock = NULL, *v = NULL;
+    PyObject *v = NULL;
     int usual = 1, r = -1;
     Py_ssize_t nl, ng;
     const char *ls = PyUnicode_AsUTF8AndSize(line, &nl);
@@ -516,36 +579,36 @@ static int next_search(Path *p, int side, PyObject *line, PyObject *go, PyObject
     if (gs == NULL) return -1;
     if (nl + ng + 2 > OUT_MAX) usual = 0;
     /* the transport: the session's, running, nothing pending */
-    if (usual && (usual = getattr_is(session, s__transport, t)) < 0) return -1;
-    if (usual && (usual = getattr_is(t, s__ended, Py_None)) < 0) return -1;
-    if (usual && (usual = getattr_is(t, s_returncode, Py_None)) < 0) return -1;
-    if (usual && (usual = getattr_is(t, s__closing, Py_None)) < 0) return -1;
+    if (usual && (usual = slot_is(session, SESSION, S_TRANSPORT, t)) < 0) return -1;
+    if (usual && (usual = slot_is(t, PIPE, T_ENDED, Py_None)) < 0) return -1;
+    if (usual && (usual = slot_is(t, PIPE, T_RETURNCODE, Py_None)) < 0) return -1;
+    if (usual && (usual = slot_is(t, PIPE, T_CLOSING, Py_None)) < 0) return -1;
     if (usual) {
-        v = PyObject_GetAttr(t, s__pending);
-        if (v == NULL) return -1;
-        usual = PyBytes_Check(v) && PyBytes_GET_SIZE(v) == 0;
-        Py_CLEAR(v);
-        v = PyObject_GetAttr(t, s__in);
-        if (v == NULL) return -1;
-        usual = usual && PyLong_Check(v) && PyLong_AsLong(v) == p->in_fd[side] && p->in_fd[side] >= 0;
-        Py_CLEAR(v);
+        PyObject *pending = get(t, PIPE, T_PENDING), *in = pending == NULL ? NULL : get(t, PIPE, T_IN);
+        if (in == NULL) return -1;
+        usual = PyBytes_Check(pending) && PyBytes_GET_SIZE(pending) == 0 && PyLong_Check(in) &&
+                PyLong_AsLong(in) == p->in_fd[side] && p->in_fd[side] >= 0;
     }
+    PyObject *search = NULL, *clock = NULL; /* borrowed: the session holds them */
     if (usual) {
-        search = PyObject_GetAttr(session, s__search);
-        clock = search == NULL ? NULL : PyObject_GetAttr(session, s__clock);
-        if (clock == NULL) goto done;
-        usual = search != Py_None && Py_TYPE(clock) == SearchClockType;
+        search = get(session, SESSION, S_SEARCH);
+        clock = search == NULL ? NULL : get(session, SESSION, S_CLOCK);
+        if (clock == NULL) return -1;
+        usual = PyObject_TypeCheck(search, P[SEARCH].type) && PyObject_TypeCheck(clock, P[CLOCK].type);
     }
     if (!usual) {
-        v = PyObject_CallMethodObjArgs(session, s_search_soon, line, go, deadline, p->answered, NULL);
+        v = PyObject_CallMethodObjArgs(session, P[SESSION].call[S_SEARCH_SOON], line, go, deadline, p->answered, NULL);
         r = v == NULL ? -1 : 0;
         goto done;
     }
-    if (PyObject_SetAttr(search, s_position, line) < 0 || PyObject_SetAttr(search, s_go, go) < 0 ||
-        PyObject_SetAttr(search, s_score, Py_None) < 0 || PyObject_SetAttr(search, s_turn, Py_None) < 0 ||
-        PyObject_SetAttr(session, s__exchange, search) < 0 || PyObject_SetAttr(session, s__waiter, Py_None) < 0 ||
-        PyObject_SetAttr(session, s__then, p->answered) < 0 || PyObject_SetAttr(session, s__abandoned, Py_None) < 0)
-        goto done;
+    put(search, SEARCH, Q_POSITION, line);
+    put(search, SEARCH, Q_GO, go);
+    put(search, SEARCH, Q_SCORE, Py_None);
+    put(search, SEARCH, Q_TURN, Py_None);
+    put(session, SESSION, S_EXCHANGE, search);
+    put(session, SESSION, S_WAITER, Py_None);
+    put(session, SESSION, S_THEN, p->answered);
+    put(session, SESSION, S_ABANDONED, Py_None);
     char out[OUT_MAX];
     memcpy(out, ls, nl);
     out[nl] = '\n';
@@ -559,7 +622,7 @@ static int next_search(Path *p, int side, PyObject *line, PyObject *go, PyObject
     if (n < 0) { /* the engine is gone: today's path says so (the write fails again there, and nothing was sent) */
         PyObject *text = PyUnicode_FromStringAndSize(out, len);
         if (text == NULL) goto done;
-        v = PyObject_CallMethodObjArgs(session, s__resend, text, deadline, NULL);
+        v = PyObject_CallMethodObjArgs(session, P[SESSION].call[S_RESEND], text, deadline, NULL);
         Py_DECREF(text);
         r = v == NULL ? -1 : 0;
         goto done;
@@ -567,17 +630,16 @@ static int next_search(Path *p, int side, PyObject *line, PyObject *go, PyObject
     if (n < len) { /* what the pipe could not take waits for it, as _write does */
         PyObject *rest = PyBytes_FromStringAndSize(out + n, len - n);
         if (rest == NULL) goto done;
-        int e = PyObject_SetAttr(t, s__pending, rest);
+        put(t, PIPE, T_PENDING, rest);
         Py_DECREF(rest);
-        if (e < 0) goto done;
-        PyObject *flush = PyObject_GetAttr(t, s__flush);
+        PyObject *flush = PyObject_GetAttr(t, P[PIPE].call[T_FLUSH]);
         if (flush == NULL) goto done;
         PyObject *fd = PyLong_FromLong(p->in_fd[side]);
         if (fd == NULL) {
             Py_DECREF(flush);
             goto done;
         }
-        v = PyObject_CallMethodObjArgs(p->loop, s_add_writer, fd, flush, NULL);
+        v = PyObject_CallMethodObjArgs(p->loop, O[LOOP].call[LOOP_ADD_WRITER], fd, flush, NULL);
         Py_DECREF(fd);
         Py_DECREF(flush);
         if (v == NULL) goto done;
@@ -587,9 +649,14 @@ static int next_search(Path *p, int side, PyObject *line, PyObject *go, PyObject
     r = 0;
 done:
     Py_XDECREF(v);
-    Py_XDECREF(search);
-    Py_XDECREF(clock);
     return r;
+}
+
+/* A new object of a slotted value class (its slots unset until set). */
+static void set_value_slot(PyObject *o, Py_ssize_t offset, PyObject *v) {
+    PyObject **slot = (PyObject **)((char *)o + offset);
+    Py_INCREF(v);
+    Py_XSETREF(*slot, v);
 }
 
 /* The game's Python state changed by a turn, now that it is known to be legal and usual. Errors are the arena's
@@ -598,26 +665,27 @@ static int take_turn(Path *p, int side, PyObject *t, double now, const unsigned 
                      PyObject *position, int place, int give, uint64_t occupied, uint64_t planes, long held,
                      long available, PyObject *outcome) {
     PyObject *game = p->game, *session = p->session[side];
-    PyObject *clock = NULL, *line = NULL, *newpos = NULL, *turns = NULL, *records = NULL, *record = NULL;
-    PyObject *pos_line = NULL, *go = NULL, *deadline = NULL, *msobj = NULL, *v = NULL;
+    PyObject *line = NULL, *newpos = NULL, *record = NULL, *pos_line = NULL, *go = NULL, *deadline = NULL;
+    PyObject *msobj = NULL, *v = NULL;
     int r = -1;
     /* the transport's line, the session's end of the search */
     line = PyUnicode_DecodeASCII((const char *)text, linelen, NULL);
-    if (line == NULL || PyObject_SetAttr(t, s_last_line, line) < 0) goto done;
-    if (PyObject_SetAttr(session, s__exchange, Py_None) < 0) goto done;
-    clock = PyObject_GetAttr(session, s__clock); /* a SearchClock: may_take checked it */
-    if (clock == NULL || sset_double(clock, off_answered_at, now) < 0) goto done;
-    sset(clock, off_running, Py_False);
-    if (PyObject_SetAttr(session, s__then, Py_None) < 0) goto done;
+    if (line == NULL) goto done;
+    put(t, PIPE, T_LAST_LINE, line);
+    put(session, SESSION, S_EXCHANGE, Py_None);
+    PyObject *clock = get(session, SESSION, S_CLOCK); /* borrowed; a ClockSlots: may_take checked it */
+    if (clock == NULL || put_double(clock, CLOCK, K_ANSWERED_AT, now) < 0) goto done;
+    put(clock, CLOCK, K_RUNNING, Py_False);
+    put(session, SESSION, S_THEN, Py_None);
     /* SearchClock.answer_ms */
     double at, sent;
-    if (sget_double(clock, off_at, s_at, &at) < 0 || sget_double(clock, off_sent_at, s_sent_at, &sent) < 0) goto done;
+    if (get_double(clock, CLOCK, K_AT, &at) < 0 || get_double(clock, CLOCK, K_SENT_AT, &sent) < 0) goto done;
     long ms = py_round(((now < at ? now : at) - sent) * 1000);
     if (ms < 0) ms = 0;
     msobj = PyLong_FromLong(ms);
     if (msobj == NULL) goto done;
     if (p->timed) {
-        v = PyObject_CallMethodOneArg(p->clock[side], s_charge, msobj);
+        v = PyObject_CallMethodOneArg(p->clock[side], O[CLK].call[CLK_CHARGE], msobj);
         if (v == NULL) goto done;
         Py_CLEAR(v);
     }
@@ -625,53 +693,44 @@ static int take_turn(Path *p, int side, PyObject *t, double now, const unsigned 
      * the placement alone) */
     int recorded = outcome == WIN ? 16 : give;
     PyObject *turn = PyTuple_GET_ITEM(PyTuple_GET_ITEM(TURNS, place < 0 ? 16 : place), recorded); /* borrowed */
-    PyObject *token = PyObject_GetAttr(turn, s_token);
-    if (token == NULL) goto done;
-    newpos = PositionType->tp_alloc(PositionType, 7);
-    if (newpos == NULL) {
-        Py_DECREF(token);
+    PyObject *token = *(PyObject **)((char *)turn + turn_token_at);                            /* borrowed */
+    if (token == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "Turn.token is not set");
         goto done;
     }
-    PyObject *items[7] = {
-        PyTuple_GET_ITEM(position, 0), PyLong_FromUnsignedLongLong(occupied), PyLong_FromUnsignedLongLong(planes),
-        PyLong_FromLong(held), PyLong_FromLong(available), Py_False, outcome,
+    newpos = PositionType->tp_alloc(PositionType, POS_N);
+    if (newpos == NULL) goto done;
+    PyObject *items[POS_N] = {
+        PyTuple_GET_ITEM(position, POS_VARIANT), PyLong_FromUnsignedLongLong(occupied),
+        PyLong_FromUnsignedLongLong(planes), PyLong_FromLong(held), PyLong_FromLong(available), Py_False, outcome,
     };
-    Py_INCREF(items[0]);
+    Py_INCREF(items[POS_VARIANT]);
     Py_INCREF(Py_False);
     Py_INCREF(outcome);
-    for (int i = 0; i < 7; i++) PyTuple_SET_ITEM(newpos, i, items[i]);
-    if (items[1] == NULL || items[2] == NULL || items[3] == NULL || items[4] == NULL) {
-        Py_DECREF(token);
+    for (int i = 0; i < POS_N; i++) PyTuple_SET_ITEM(newpos, i, items[i]);
+    if (items[POS_OCCUPIED] == NULL || items[POS_PLANES] == NULL || items[POS_HELD] == NULL ||
+        items[POS_AVAILABLE] == NULL)
+        goto done;
+    PyObject *turns = get(game, GAME, G_TURNS), *records = turns == NULL ? NULL : get(game, GAME, G_RECORDS);
+    PyObject *old_line = records == NULL ? NULL : get(game, GAME, G_POSITION_LINE); /* borrowed, all three */
+    if (old_line == NULL) goto done;
+    if (!PyList_Check(turns) || !PyList_Check(records)) {
+        PyErr_SetString(PyExc_TypeError, "a game's turns and records are lists");
         goto done;
     }
-    turns = PyObject_GetAttr(game, s_turns);
-    records = turns == NULL ? NULL : PyObject_GetAttr(game, s_records);
-    v = records == NULL ? NULL : PyObject_GetAttr(game, s_position_line);
-    if (v == NULL || !PyList_Check(turns) || !PyList_Check(records)) {
-        if (v != NULL) PyErr_SetString(PyExc_TypeError, "a game's turns and records are lists");
-        Py_DECREF(token);
-        goto done;
-    }
-    pos_line = PyUnicode_FromFormat(PyList_GET_SIZE(turns) ? "%U %U" : "%U turns %U", v, token);
-    Py_CLEAR(v);
+    pos_line = PyUnicode_FromFormat(PyList_GET_SIZE(turns) ? "%U %U" : "%U turns %U", old_line, token);
     record = pos_line == NULL ? NULL : RecordType->tp_alloc(RecordType, 0);
-    if (record == NULL) {
-        Py_DECREF(token);
-        goto done;
-    }
-    int e = Py_TYPE(set_token)->tp_descr_set(set_token, record, token);
-    Py_DECREF(token);
-    if (e < 0 || Py_TYPE(set_ms)->tp_descr_set(set_ms, record, msobj) < 0 ||
-        Py_TYPE(set_score)->tp_descr_set(set_score, record, Py_None) < 0)
-        goto done;
-    if (PyObject_SetAttr(game, s_position, newpos) < 0 || PyObject_SetAttr(game, s_position_line, pos_line) < 0 ||
-        PyList_Append(turns, turn) < 0 || PyList_Append(records, record) < 0)
-        goto done;
+    if (record == NULL) goto done;
+    set_value_slot(record, record_at[0], token);
+    set_value_slot(record, record_at[1], msobj);
+    set_value_slot(record, record_at[2], Py_None);
+    put(game, GAME, G_POSITION, newpos);
+    put(game, GAME, G_POSITION_LINE, pos_line);
+    if (PyList_Append(turns, turn) < 0 || PyList_Append(records, record) < 0) goto done;
     if (outcome != ONGOING) { /* _Game._ask: the game is over, play() goes on */
-        PyObject *stop = PyObject_GetAttr(game, s__stop);
+        PyObject *stop = get(game, GAME, G_STOP); /* borrowed */
         if (stop == NULL) goto done;
-        v = PyObject_CallMethodOneArg(stop, s_set_result, Py_None);
-        Py_DECREF(stop);
+        v = PyObject_CallMethodOneArg(stop, O[FUTURE].call[FUT_SET_RESULT], Py_None);
         if (v == NULL) goto done;
         p->fast_turns++;
         r = 0;
@@ -679,10 +738,11 @@ static int take_turn(Path *p, int side, PyObject *t, double now, const unsigned 
     }
     /* _Game._ask: the other player searches */
     int next = (int)(PyList_GET_SIZE(turns) % 2);
-    if (PyObject_SetAttr(game, s__side, next ? SIDE1 : SIDE0) < 0) goto done;
+    put(game, GAME, G_SIDE, next ? SIDE1 : SIDE0);
     if (p->timed) {
-        go = PyObject_CallMethodOneArg(p->clock[next], s_go_line, p->clock[1 - next]);
-        deadline = go == NULL ? NULL : PyObject_CallMethodOneArg(p->clock[next], s_deadline, p->safety[next]);
+        go = PyObject_CallMethodOneArg(p->clock[next], O[CLK].call[CLK_GO_LINE], p->clock[1 - next]);
+        deadline = go == NULL ? NULL
+                              : PyObject_CallMethodOneArg(p->clock[next], O[CLK].call[CLK_DEADLINE], p->safety[next]);
         if (deadline == NULL) goto done;
         if (!PyFloat_Check(deadline)) {
             Py_SETREF(deadline, PyNumber_Float(deadline));
@@ -698,11 +758,8 @@ static int take_turn(Path *p, int side, PyObject *t, double now, const unsigned 
     p->fast_turns++;
     r = 0;
 done:
-    Py_XDECREF(clock);
     Py_XDECREF(line);
     Py_XDECREF(newpos);
-    Py_XDECREF(turns);
-    Py_XDECREF(records);
     Py_XDECREF(record);
     Py_XDECREF(pos_line);
     Py_XDECREF(go);
@@ -718,20 +775,16 @@ static PyObject *fault(Path *p) {
     PyErr_Fetch(&type, &value, &tb);
     PyErr_NormalizeException(&type, &value, &tb);
     if (tb != NULL) PyException_SetTraceback(value, tb);
-    PyObject *stop = PyObject_GetAttr(p->game, s__stop);
+    PyObject *stop = get(p->game, GAME, G_STOP); /* borrowed */
     if (stop == NULL) goto raise;
-    PyObject *done = PyObject_CallMethodNoArgs(stop, s_done);
-    if (done == NULL) {
-        Py_DECREF(stop);
-        goto raise;
-    }
+    PyObject *done = PyObject_CallMethodNoArgs(stop, O[FUTURE].call[FUT_DONE]);
+    if (done == NULL) goto raise;
     int finished = PyObject_IsTrue(done);
     Py_DECREF(done);
     if (finished == 0) {
-        PyObject *r = PyObject_CallMethodOneArg(stop, s_set_exception, value);
+        PyObject *r = PyObject_CallMethodOneArg(stop, O[FUTURE].call[FUT_SET_EXCEPTION], value);
         Py_XDECREF(r);
     }
-    Py_DECREF(stop);
     if (finished < 0 || PyErr_Occurred()) goto raise;
     Py_XDECREF(type);
     Py_XDECREF(value);
@@ -748,17 +801,23 @@ raise:
     return NULL;
 }
 
+/* Where a chunk is read: used with the GIL held, from the read until it is copied (a short line, at once, into the
+ * reader's frame) or made a bytes object (before any call that could run Python code and let another thread's
+ * loop read into it). */
+static unsigned char chunk[CHUNK];
+#define SHORT 16 /* the longest chunk the compiled path may take: "turn a1f\r\n" is 10 bytes */
+
 static PyObject *reader_call(Reader *self, PyObject *args, PyObject *kw) {
     Path *p = self->path;
     PyObject *t = self->transport;
     int side = self->side;
-    if (p == NULL || !p->armed[side]) return PyObject_CallMethodNoArgs(t, s__on_readable);
+    if (p == NULL || !p->armed[side]) return PyObject_CallMethodNoArgs(t, P[PIPE].call[T_ON_READABLE]);
     p->armed[side] = 0; /* one search, one answer: armed again when the next search is sent */
     int ok = may_take(p, side, t);
     if (ok < 0) return NULL;
     if (!ok) {
         p->handed_over++;
-        return PyObject_CallMethodNoArgs(t, s__on_readable);
+        return PyObject_CallMethodNoArgs(t, P[PIPE].call[T_ON_READABLE]);
     }
     Py_ssize_t n;
     do {
@@ -768,14 +827,21 @@ static PyObject *reader_call(Reader *self, PyObject *args, PyObject *kw) {
         p->armed[side] = 1; /* nothing there: still the same search */
         Py_RETURN_NONE;
     }
-    double now = monotonic();
-    if (n > SHORT) {
+    double now;
+    if (n > SHORT) { /* made bytes before the time is taken: a test's clock (turns.use_clock) runs Python code */
+        PyObject *data = PyBytes_FromStringAndSize((const char *)chunk, n);
+        if (data == NULL) return NULL;
+        if (monotonic(&now) < 0) {
+            Py_DECREF(data);
+            return fault(p);
+        }
         p->handed_over++;
-        return hand_over(t, chunk, n, now);
+        return feed(t, data, now);
     }
-    if (n <= 0) return hand_over(t, chunk, 0, now);
     unsigned char text[SHORT];
-    memcpy(text, chunk, n);
+    if (n > 0) memcpy(text, chunk, n);
+    if (monotonic(&now) < 0) return fault(p);
+    if (n <= 0) return PyObject_CallMethodNoArgs(t, P[PIPE].call[T_AT_EOF]);
     /* exactly one line: "turn " TOKEN ["\r"] "\n", TOKEN canonical: a piece, or a square and a piece */
     Py_ssize_t len = n - 1;
     if (text[len] != '\n') goto python;
@@ -793,14 +859,12 @@ static PyObject *reader_call(Reader *self, PyObject *args, PyObject *kw) {
     if (give < 0) goto python;
     /* Position.apply, for a legal turn (else the Python path raises), which does not leave a strict game's alignment
      * to be claimed */
-    PyObject *position = PyObject_GetAttr(p->game, s_position);
+    PyObject *position = get(p->game, GAME, G_POSITION); /* borrowed: the game holds it until take_turn replaces it */
     if (position == NULL) return fault(p);
-    if (Py_TYPE(position) != PositionType || PyTuple_GET_ITEM(position, 6) != ONGOING) {
-        Py_DECREF(position);
-        goto python;
-    }
-    if (PyTuple_GET_ITEM(position, 0) != p->variant) { /* not the game's variant object: compared by value */
-        int same = PyObject_RichCompareBool(PyTuple_GET_ITEM(position, 0), p->variant, Py_EQ);
+    if (Py_TYPE(position) != PositionType || PyTuple_GET_ITEM(position, POS_OUTCOME) != ONGOING) goto python;
+    Py_INCREF(position);
+    if (PyTuple_GET_ITEM(position, POS_VARIANT) != p->variant) { /* not the game's variant object: by value */
+        int same = PyObject_RichCompareBool(PyTuple_GET_ITEM(position, POS_VARIANT), p->variant, Py_EQ);
         if (same < 0) {
             Py_DECREF(position);
             return fault(p);
@@ -810,10 +874,10 @@ static PyObject *reader_call(Reader *self, PyObject *args, PyObject *kw) {
             goto python;
         }
     }
-    uint64_t occupied = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(position, 1));
-    uint64_t planes = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(position, 2));
-    long held = PyLong_AsLong(PyTuple_GET_ITEM(position, 3));
-    long available = PyLong_AsLong(PyTuple_GET_ITEM(position, 4));
+    uint64_t occupied = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(position, POS_OCCUPIED));
+    uint64_t planes = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(position, POS_PLANES));
+    long held = PyLong_AsLong(PyTuple_GET_ITEM(position, POS_HELD));
+    long available = PyLong_AsLong(PyTuple_GET_ITEM(position, POS_AVAILABLE));
     if (PyErr_Occurred()) {
         Py_DECREF(position);
         return fault(p);
@@ -873,57 +937,146 @@ static PyTypeObject ReaderType = {
     .tp_doc = "Reader(transport, fd): an engine output's reader callback (loop.add_reader).",
 };
 
-/* --- the module ---------------------------------------------------------------------------------------------- */
+/* --- the module: setup() holds this file to arena/turns.py's declaration ---------------------------------------- */
 
-/* The offset of a slot of `type` (an object slot, as __slots__ makes), or -1 with an error set. */
-static Py_ssize_t slot_offset(PyObject *type, const char *name) {
-    PyObject *d = PyObject_GetAttrString(type, name);
-    if (d == NULL) return -1;
-    Py_ssize_t offset = -1;
-    if (Py_IS_TYPE(d, &PyMemberDescr_Type) && ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX)
-        offset = ((PyMemberDescrObject *)d)->d_member->offset;
-    else
-        PyErr_Format(PyExc_TypeError, "%s is not a slot", name);
-    Py_DECREF(d);
-    return offset;
+/* Raises ImportError unless `declared` is a tuple of exactly `names`: in their order when `ordered`, else in any
+ * (a slot is found by its name). */
+static int same_names(PyObject *declared, const char *const *names, int n, const char *what, int ordered) {
+    int same = PyTuple_Check(declared) && PyTuple_GET_SIZE(declared) == n;
+    for (int i = 0; same && i < n; i++) {
+        same = 0;
+        for (int j = ordered ? i : 0; j < (ordered ? i + 1 : n) && !same; j++) {
+            PyObject *name = PyTuple_GET_ITEM(declared, j);
+            same = PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, names[i]) == 0;
+        }
+    }
+    if (same) return 0;
+    PyObject *mine = PyTuple_New(n);
+    if (mine == NULL) return -1;
+    for (int i = 0; i < n; i++) {
+        PyObject *s = PyUnicode_FromString(names[i]);
+        if (s == NULL) {
+            Py_DECREF(mine);
+            return -1;
+        }
+        PyTuple_SET_ITEM(mine, i, s);
+    }
+    PyErr_Format(PyExc_ImportError,
+                 "arena/_turns.c and arena/turns.py disagree on %s: the C module reads and writes %R, the "
+                 "declaration says %R (change both, and the C code that uses them)",
+                 what, mine, declared);
+    Py_DECREF(mine);
+    return -1;
+}
+
+/* The offset of the slot `name` that `type` itself declares (an object slot, as __slots__ makes), or -1 with an
+ * error set. */
+static Py_ssize_t slot_offset(PyTypeObject *type, const char *name) {
+    PyObject *d = PyDict_GetItemString(type->tp_dict, name); /* borrowed */
+    if (d != NULL && Py_IS_TYPE(d, &PyMemberDescr_Type) && ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX)
+        return ((PyMemberDescrObject *)d)->d_member->offset;
+    PyErr_Format(PyExc_ImportError, "%s.%s is not a slot of %s itself", type->tp_name, name, type->tp_name);
+    return -1;
+}
+
+static int intern_all(const char *const *names, int n, PyObject **out) {
+    for (int i = 0; i < n; i++) {
+        PyObject *s = PyUnicode_InternFromString(names[i]);
+        if (s == NULL) return -1;
+        Py_XSETREF(out[i], s);
+    }
+    return 0;
+}
+
+static int setup_party(int p, PyObject *cls) {
+    Party *party = &P[p];
+    if (!PyType_Check(cls) || strcmp(((PyTypeObject *)cls)->tp_name, party->name) != 0) {
+        PyErr_Format(PyExc_ImportError, "setup() expects turns.%s as party %d, not %R", party->name, p, cls);
+        return -1;
+    }
+    PyTypeObject *type = (PyTypeObject *)cls;
+    PyObject *slots = PyObject_GetAttrString(cls, "__slots__");
+    if (slots == NULL) return -1;
+    char what[64];
+    snprintf(what, sizeof what, "%s.__slots__", party->name);
+    int e = same_names(slots, party->slots, party->nslots, what, 0);
+    Py_DECREF(slots);
+    if (e < 0) return -1;
+    PyObject *calls = PyObject_GetAttrString(cls, "CALLS");
+    if (calls == NULL) return -1;
+    snprintf(what, sizeof what, "%s.CALLS", party->name);
+    e = same_names(calls, party->calls, party->ncalls, what, 0);
+    Py_DECREF(calls);
+    if (e < 0) return -1;
+    for (int i = 0; i < party->nslots; i++)
+        if ((party->at[i] = slot_offset(type, party->slots[i])) < 0) return -1;
+    if (intern_all(party->calls, party->ncalls, party->call) < 0) return -1;
+    Py_INCREF(type);
+    Py_XSETREF(party->type, type);
+    return 0;
 }
 
 static PyObject *setup(PyObject *module, PyObject *args) {
-    PyObject *position_type, *turns, *outcome, *record_type, *descriptors, *clock_type;
-    if (!PyArg_ParseTuple(args, "O!O!OO!O!O!", &PyType_Type, &position_type, &PyTuple_Type, &turns, &outcome,
-                          &PyType_Type, &record_type, &PyTuple_Type, &descriptors, &PyType_Type, &clock_type))
+    PyObject *parties, *calls, *values, *value_types, *turns, *outcome;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O", &PyTuple_Type, &parties, &PyDict_Type, &calls, &PyDict_Type, &values,
+                          &PyTuple_Type, &value_types, &PyTuple_Type, &turns, &outcome))
         return NULL;
-    if ((off_sent_at = slot_offset(clock_type, "sent_at")) < 0 ||
-        (off_seconds = slot_offset(clock_type, "seconds")) < 0 || (off_at = slot_offset(clock_type, "at")) < 0 ||
-        (off_answered_at = slot_offset(clock_type, "answered_at")) < 0 ||
-        (off_running = slot_offset(clock_type, "_running")) < 0 ||
-        (off_handle = slot_offset(clock_type, "_handle")) < 0 || (off_when = slot_offset(clock_type, "_when")) < 0)
-        return NULL;
-    Py_INCREF(clock_type);
-    Py_XSETREF(SearchClockType, (PyTypeObject *)clock_type);
-    if (!PyType_IsSubtype((PyTypeObject *)position_type, &PyTuple_Type) || PyTuple_GET_SIZE(turns) != 17 ||
-        PyTuple_GET_SIZE(descriptors) != 3) {
-        PyErr_SetString(PyExc_ValueError, "setup(Position, TURNS, Outcome, TurnRecord, its 3 slots, SearchClock)");
+    ready = 0;
+    if (PyTuple_GET_SIZE(parties) != PARTIES || PyTuple_GET_SIZE(value_types) != V_N) {
+        PyErr_SetString(PyExc_ImportError, "setup(the 5 slotted classes, CALLS, VALUES, (Position, TurnRecord, Turn), "
+                                           "TURNS, Outcome)");
         return NULL;
     }
+    for (int p = 0; p < PARTIES; p++)
+        if (setup_party(p, PyTuple_GET_ITEM(parties, p)) < 0) return NULL;
+    for (int k = 0; k < OTHERS; k++) {
+        PyObject *declared = PyDict_GetItemString(calls, O[k].name); /* borrowed */
+        char what[64];
+        snprintf(what, sizeof what, "CALLS[%s]", O[k].name);
+        if (declared == NULL) declared = Py_None;
+        if (same_names(declared, O[k].calls, O[k].ncalls, what, 0) < 0) return NULL;
+        if (intern_all(O[k].calls, O[k].ncalls, O[k].call) < 0) return NULL;
+    }
+    if (PyDict_GET_SIZE(calls) != OTHERS) {
+        PyErr_Format(PyExc_ImportError, "turns.CALLS declares %R: the C module calls on none but the %d it reads", calls,
+                     OTHERS);
+        return NULL;
+    }
+    for (int v = 0; v < V_N; v++) {
+        PyObject *declared = PyDict_GetItemString(values, VALUE_NAMES[v]); /* borrowed */
+        char what[64];
+        snprintf(what, sizeof what, "VALUES[%s]", VALUE_NAMES[v]);
+        if (declared == NULL) declared = Py_None;
+        if (same_names(declared, VALUE_SLOTS[v], VALUE_COUNTS[v], what, v == V_POSITION) < 0) return NULL;
+        if (!PyType_Check(PyTuple_GET_ITEM(value_types, v))) {
+            PyErr_SetString(PyExc_ImportError, "setup() expects (Position, TurnRecord, Turn)");
+            return NULL;
+        }
+    }
+    PyTypeObject *position = (PyTypeObject *)PyTuple_GET_ITEM(value_types, V_POSITION);
+    PyTypeObject *record = (PyTypeObject *)PyTuple_GET_ITEM(value_types, V_RECORD);
+    PyTypeObject *turn = (PyTypeObject *)PyTuple_GET_ITEM(value_types, V_TURN);
+    if (!PyType_IsSubtype(position, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_ImportError, "Position is a tuple (a NamedTuple)");
+        return NULL;
+    }
+    PyObject *fields = PyObject_GetAttrString((PyObject *)position, "_fields");
+    if (fields == NULL) return NULL;
+    int e = same_names(fields, POSITION_FIELDS, POS_N, "Position._fields", 1);
+    Py_DECREF(fields);
+    if (e < 0) return NULL;
+    for (int i = 0; i < 3; i++)
+        if ((record_at[i] = slot_offset(record, RECORD_SLOTS[i])) < 0) return NULL;
+    if ((turn_token_at = slot_offset(turn, TURN_SLOTS[0])) < 0) return NULL;
+    if (PyTuple_GET_SIZE(turns) != 17) goto bad_turns;
     for (int i = 0; i < 17; i++) {
         PyObject *row = PyTuple_GET_ITEM(turns, i);
-        if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != 17) {
-            PyErr_SetString(PyExc_ValueError, "TURNS is 17 x 17");
-            return NULL;
+        if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != 17) goto bad_turns;
+        for (int j = 0; j < 17; j++) {
+            PyObject *x = PyTuple_GET_ITEM(row, j);
+            if (x != Py_None && !PyObject_TypeCheck(x, turn)) goto bad_turns;
         }
     }
-    for (int i = 0; i < 3; i++) {
-        PyObject *d = PyTuple_GET_ITEM(descriptors, i);
-        if (Py_TYPE(d)->tp_descr_set == NULL) {
-            PyErr_SetString(PyExc_TypeError, "TurnRecord's slots are data descriptors");
-            return NULL;
-        }
-    }
-    Py_INCREF(position_type);
-    Py_XSETREF(PositionType, (PyTypeObject *)position_type);
-    Py_INCREF(turns);
-    Py_XSETREF(TURNS, turns);
     PyObject *ongoing = PyObject_GetAttrString(outcome, "ONGOING"), *win = PyObject_GetAttrString(outcome, "WIN"),
              *draw = PyObject_GetAttrString(outcome, "DRAW");
     if (ongoing == NULL || win == NULL || draw == NULL) {
@@ -935,22 +1088,34 @@ static PyObject *setup(PyObject *module, PyObject *args) {
     Py_XSETREF(ONGOING, ongoing);
     Py_XSETREF(WIN, win);
     Py_XSETREF(DRAW, draw);
-    Py_INCREF(record_type);
-    Py_XSETREF(RecordType, (PyTypeObject *)record_type);
-    PyObject *d0 = PyTuple_GET_ITEM(descriptors, 0), *d1 = PyTuple_GET_ITEM(descriptors, 1),
-             *d2 = PyTuple_GET_ITEM(descriptors, 2);
-    Py_INCREF(d0);
-    Py_INCREF(d1);
-    Py_INCREF(d2);
-    Py_XSETREF(set_token, d0);
-    Py_XSETREF(set_ms, d1);
-    Py_XSETREF(set_score, d2);
+    Py_INCREF(position);
+    Py_XSETREF(PositionType, position);
+    Py_INCREF(record);
+    Py_XSETREF(RecordType, record);
+    Py_INCREF(turn);
+    Py_XSETREF(TurnType, turn);
+    Py_INCREF(turns);
+    Py_XSETREF(TURNS, turns);
+    ready = 1;
+    Py_RETURN_NONE;
+bad_turns:
+    PyErr_SetString(PyExc_ImportError, "TURNS is 17 x 17 Turns (or None)");
+    return NULL;
+}
+
+static PyObject *set_clock(PyObject *module, PyObject *fn) {
+    if (fn != Py_None && !PyCallable_Check(fn)) {
+        PyErr_SetString(PyExc_TypeError, "clock(a function of no arguments giving seconds, or None)");
+        return NULL;
+    }
+    Py_XSETREF(clock_fn, fn == Py_None ? NULL : Py_NewRef(fn));
     Py_RETURN_NONE;
 }
 
 static PyMethodDef module_methods[] = {
     {"setup", setup, METH_VARARGS,
-     "setup(Position, TURNS, Outcome, TurnRecord, (token, ms, score) slots, SearchClock)"},
+     "setup(the slotted classes of arena/turns.py, CALLS, VALUES, (Position, TurnRecord, Turn), TURNS, Outcome)"},
+    {"clock", set_clock, METH_O, "clock(fn): answers timed by fn() (seconds) instead of CLOCK_MONOTONIC; None: that."},
     {NULL},
 };
 
@@ -960,9 +1125,6 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__turns(void) {
-#define INTERN(n) if ((s_##n = PyUnicode_InternFromString(#n)) == NULL) return NULL;
-    NAMES(INTERN)
-#undef INTERN
     if ((SIDE0 = PyLong_FromLong(0)) == NULL || (SIDE1 = PyLong_FromLong(1)) == NULL) return NULL;
     if (PyType_Ready(&RulesType) < 0 || PyType_Ready(&PathType) < 0 || PyType_Ready(&ReaderType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);

@@ -5,7 +5,7 @@ from typing import Any
 CHUNK: int  # bytes read at once from an engine's output, as ProcessTransport reads them
 
 class Rules:
-    def __init__(self, variant: object, through: tuple[tuple[tuple[int, tuple[int, ...]], ...], ...]) -> None: ...
+    def __init__(self, through: tuple[tuple[tuple[int, tuple[int, ...]], ...], ...], strict: bool, /) -> None: ...
 
 class Path:
     fast_turns: int
@@ -35,11 +35,12 @@ class Reader:
     def __call__(self) -> None: ...
 
 def setup(
-    position: type,
+    parties: tuple[type, ...],
+    calls: dict[str, tuple[str, ...]],
+    values: dict[str, tuple[str, ...]],
+    value_types: tuple[type, type, type],
     turns: tuple[tuple[object, ...], ...],
     outcome: type,
-    record: type,
-    slots: tuple[Any, ...],
-    clock: type,
     /,
 ) -> None: ...
+def clock(clock: Callable[[], float] | None, /) -> None: ...

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Generic, TypeAlias, TypeVar
 
-from quarto_arena.arena.memo import by_identity, slot_setters
+from quarto_arena.arena.memo import by_identity, maker
 from quarto_arena.arena.records import EngineIdentity, Termination
 from quarto_arena.arena.timecontrol import SearchClock, TimeControl, as_text
 from quarto_arena.arena.transport import (
@@ -45,6 +45,7 @@ from quarto_arena.arena.transport import (
 )
 from quarto_arena.arena.transport.base import END_WAIT
 from quarto_arena.arena.transport.zeromq import RECONNECT_PAUSE
+from quarto_arena.arena.turns import SearchSlots, SessionSlots
 from quarto_arena.protocol.rules import Turn, Variant
 from quarto_arena.protocol.text import safe_text
 from quarto_arena.protocol.uqi import (
@@ -400,8 +401,11 @@ class SearchFailed(Exception):
         self.detail = detail
 
 
-class Search(Exchange[tuple[Turn, str | None]]):
-    """``position`` + ``go`` -> ``info``... -> ``turn``; keeps the last score; anything else loses the game."""
+class Search(Exchange[tuple[Turn, str | None]], SearchSlots):
+    """``position`` + ``go`` -> ``info``... -> ``turn``; keeps the last score; anything else loses the game.
+
+    Its slots (:class:`~quarto_arena.arena.turns.SearchSlots`) are read and written by the compiled turn path too.
+    """
 
     def __init__(
         self,
@@ -482,21 +486,9 @@ class SearchOutcome:
     """One line naming the engine and the failure."""
 
 
-_new: Final = object.__new__
-_SET_OUTCOME: Final = slot_setters(SearchOutcome)
-
-
-def _answer(turn: Turn, ms: int, score: str | None) -> SearchOutcome:
-    """``SearchOutcome(turn, ms, score)``, a search's success (one a turn), with its slots set directly rather than
-    through the frozen dataclass's ``object.__setattr__`` per field: the same value at under half the cost."""
-    out = _new(SearchOutcome)
-    set_turn, set_ms, set_score, set_termination, set_detail = _SET_OUTCOME
-    set_turn(out, turn)
-    set_ms(out, ms)
-    set_score(out, score)
-    set_termination(out, None)
-    set_detail(out, "")
-    return out
+_answer: Final = maker(SearchOutcome)
+"""``SearchOutcome(turn=..., ms=..., score=...)``, a search's success (one a turn), at under half the cost
+(:func:`~quarto_arena.arena.memo.maker`)."""
 
 
 class _Timeout:
@@ -513,7 +505,7 @@ _Ending = None | EngineError | SearchFailed | PeerGone | _Timeout
 _Sent: TypeAlias = "asyncio.Future[_Ending] | None"
 
 
-class EngineSession:
+class EngineSession(SessionSlots):
     """One engine, over a transport, from handshake to quit. Restartable after a crash (:meth:`restart`).
 
     Not safe for concurrent exchanges: one request at a time, except :meth:`stop` during a search. The session is
@@ -1008,7 +1000,7 @@ class EngineSession:
         assert clock is not None  # made by the search
         if ending is None:
             assert exchange.turn is not None  # the exchange finished: it has its turn
-            return _answer(exchange.turn, clock.answer_ms(), exchange.score)
+            return _answer(turn=exchange.turn, ms=clock.answer_ms(), score=exchange.score)
         ms = clock.elapsed_ms()
         if isinstance(ending, _Timeout):
             return SearchOutcome(None, ms, exchange.score, Termination.TIME_FORFEIT, f"{self.name}: no turn in {ms} ms")

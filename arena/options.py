@@ -20,6 +20,7 @@ from typing import Any
 
 __all__ = [
     "ATTRIBUTES",
+    "DEFAULT_MARGIN_MS",
     "DEFAULT_TC",
     "DEFAULT_WAIT",
     "RUN_COMMANDS",
@@ -33,9 +34,12 @@ __all__ = [
 
 RUN_COMMANDS = ("tournament", "play", "sprt", "tune")
 DEFAULT_TC = "st=1"
-DEFAULT_WAIT = 60.0  # seconds; the same as ServerSpec.wait
+DEFAULT_WAIT = 60.0
+"""Seconds a run waits for its remote engines to connect (``--wait``; ServerSpec.wait's default)."""
 ATTRIBUTES = "color,shape,height,fill"
-_MARGIN_MS = 50  # timecontrol.DEFAULT_MARGIN_MS (tests/test_options.py): not imported, for start-up time
+DEFAULT_MARGIN_MS = 50
+"""Overrun tolerated before a time forfeit, ms (``--timemargin``): declared here, which the command line imports at
+start-up, for the clocks (arena/timecontrol.py) too."""
 
 
 class Journal(enum.Enum):
@@ -166,7 +170,7 @@ class RunOptions:
         help="Time control: BASE+INC, st=SECONDS, depth=N, nodes=N, inf (joined by ',').",
     )
     timemargin: int = _option(
-        _MARGIN_MS, "--timemargin", metavar="MS", minimum=0, help="Overrun tolerated before a time forfeit, ms."
+        DEFAULT_MARGIN_MS, "--timemargin", metavar="MS", minimum=0, help="Overrun tolerated before a time forfeit, ms."
     )
     variant: str = _option(
         "standard", "--variant", metavar="SHAPES", help="Winning shapes: standard, or advanced (also 2x2 squares)."

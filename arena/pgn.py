@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import BinaryIO, Final
 
 from .errors import ArenaError, ExitStatus
-from .memo import by_identity
 from .records import EngineIdentity, GameRecord, Result
 from .stats import ScoredGame
 
@@ -527,26 +526,23 @@ def _finish(
 
 _SITE: Final = socket.gethostname() or "?"
 _STARTPOS: Final = "startpos"
-_SITE_PLAIN: Final = not any(c in _SITE for c in '"\\\n\r')
-"""Whether the Site tag needs no escaping (a host name never does): else every game takes the general path."""
 
 
-def pgn_text(record: GameRecord, event: str) -> str:
-    """One game as PGN: the seven roster tags, then Variant, TimeControl, Termination, Opening, GameId, and who
-    played: ``WhiteEngine``/``BlackEngine`` (the engine's ``id name``), ``...Author``, ``...Command`` (command line
-    or endpoint) and ``...Options`` (``ID=VALUE`` separated by spaces) as far as known.
+def pgn_text(record: GameRecord, event: str, site: str | None = None) -> str:
+    """One game as PGN: the seven roster tags (Site: ``site``, by default this host's name), then Variant,
+    TimeControl, Termination, Opening, GameId, and who played: ``WhiteEngine``/``BlackEngine`` (the engine's ``id
+    name``), ``...Author``, ``...Command`` (command line or endpoint) and ``...Options`` (``ID=VALUE`` separated by
+    spaces) as far as known.
 
     Opening turns are marked ``{book}``; every engine turn has ``{score, ms}`` as far as known; the last turn's
     comment ends with what ended the game. Written by :func:`format_game` (raises its ValueError for what would not
     read back).
     """
-    if _SITE_PLAIN and (text := _plain_pgn(record, event)) is not None:
-        return text
     start = record.start
     result = record.result.value
     tags = {
         "Event": event,
-        "Site": _SITE,
+        "Site": _SITE if site is None else site,
         "Date": _date(record),
         "Round": str(record.round),
         "White": record.first,
@@ -572,82 +568,6 @@ def pgn_text(record: GameRecord, event: str) -> str:
         last = len(turns) - 1
         comments[last] = f"{comments[last]}; {ending}" if turns else ending
     return format_game(tags, [turn.token for turn in turns], result, comments)
-
-
-def _plain_pgn(record: GameRecord, event: str) -> str | None:
-    """:func:`pgn_text` of a game with nothing to escape or normalize (a run's games), written in one pass: the
-    tags straight into their lines and the movetext from the turns, with :func:`format_game`'s checks on the whole
-    text; None for any other game (:func:`pgn_text` then writes it through :func:`format_game`, which also names
-    what is wrong). A run writes one a game as it counts it; this is half the cost of building the tags and
-    comments and checking them one by one. tests/test_pgn.py holds both paths to the reference writer."""
-    turns = record.turns
-    count = len(turns)
-    if not count or count > _NUMBERED:
-        return None
-    start = record.start
-    opening = record.opening
-    result = record.result.value
-    date = _date(record)
-    started_from = _opening(record)
-    tags = [
-        f'[Event "{event}"]\n[Site "{_SITE}"]\n[Date "{date}"]\n[Round "{record.round}"]\n[White "{record.first}"]'
-        f'\n[Black "{record.second}"]\n[Result "{result}"]\n[Variant "{record.variant}"]\n[TimeControl'
-        f' "{record.time_control}"]\n[Termination "{record.termination.value}"]\n[Opening "{started_from}"]'
-        f'\n[GameId "{record.game_id}"]'
-    ]
-    values = [event, date, record.first, record.second, record.variant, record.time_control, started_from]
-    if start != _STARTPOS:
-        tags.append(f'[StartPosition "{start}"]')
-    for side, ident in enumerate(record.engines[:2]):
-        if (lines := _LINES_OF[side](ident)) is None:
-            return None
-        if lines:
-            tags.append(lines)
-    joined = "".join(values)
-    if '"' in joined or "\\" in joined or "\n" in joined or "\r" in joined:
-        return None
-    tokens = [turn.token for turn in turns]
-    if not _plain_tokens(tokens):
-        return None
-    book = len(opening)
-    words = []
-    for i, turn in enumerate(turns):
-        note = "book" if i < book else f"{turn.score}, {turn.ms}ms" if turn.score else f"{turn.ms}ms"
-        words.append(f"{_MOVE_NUMBERS[i >> 1]} {turn.token} {{{note}" if not i & 1 else f"{turn.token} {{{note}")
-    ending = record.detail.replace("}", ")")
-    if ending:
-        words[-1] = f"{words[-1]}; {ending}"
-    text = "} ".join(words) + "} " + result
-    if not _plain_text(text, count):
-        return None
-    head = "\n".join(tags)
-    return f"{head}\n\n{_wrap(text)}\n"
-
-
-def _engine_lines(side: int, ident: EngineIdentity) -> str | None:
-    """The engine tag lines of ``side`` (0: White), as :func:`pgn_text` writes them; None when a value needs
-    escaping (the general path writes it)."""
-    tags = _engine_tags(side, ident)
-    values = "".join(value for _, value in tags)
-    if '"' in values or "\\" in values or "\n" in values or "\r" in values:
-        return None
-    return "\n".join([f'[{name} "{value}"]' for name, value in tags])
-
-
-@by_identity
-def _white_lines(ident: EngineIdentity) -> str | None:
-    """White's engine tag lines (:func:`_engine_lines`), made once per identity object: a session makes one per
-    handshake, and every game it plays records that same frozen value."""
-    return _engine_lines(0, ident)
-
-
-@by_identity
-def _black_lines(ident: EngineIdentity) -> str | None:
-    """Black's engine tag lines, as :func:`_white_lines`."""
-    return _engine_lines(1, ident)
-
-
-_LINES_OF: Final = (_white_lines, _black_lines)
 
 
 def _engine_tags(side: int, ident: EngineIdentity) -> list[tuple[str, str]]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, final
 
 from . import codec
-from .memo import by_identity, slot_setters
+from .memo import by_identity, maker
 
 
 class Termination(enum.Enum):
@@ -67,19 +67,9 @@ class TurnRecord:
     """The engine's last reported score for this search (``win 3``, ``draw``, ``value -40``), if any."""
 
 
-_new: Final = object.__new__
-_set_token, _set_ms, _set_score = slot_setters(TurnRecord)
-
-
-def turn_record(token: str, ms: int, score: str | None) -> TurnRecord:
-    """``TurnRecord(token, ms, score)`` at under half the cost: the referee makes one a turn, and a frozen
-    dataclass's ``__init__`` sets each field through ``object.__setattr__``; this sets the slots directly. The
-    same value (equal, same hash, still frozen); tests/test_referee.py checks that it sets every field."""
-    record = _new(TurnRecord)
-    _set_token(record, token)
-    _set_ms(record, ms)
-    _set_score(record, score)
-    return record
+turn_record: Final = maker(TurnRecord)
+"""``TurnRecord(token=..., ms=..., score=...)`` at under half the cost (:func:`~quarto_arena.arena.memo.maker`): the
+Python turn path makes one a turn."""
 
 
 @final  # the codec writes it inline in a GameRecord, with no check of a value's class
@@ -166,66 +156,9 @@ class GameRecord:
         return codec.from_dict(cls, d)
 
 
-_GAME_FIELDS: Final = (
-    "first",
-    "second",
-    "result",
-    "termination",
-    "detail",
-    "variant",
-    "time_control",
-    "start",
-    "opening",
-    "turns",
-    "game_id",
-    "round",
-    "started",
-    "exit_info",
-    "engines",
-)
-"""The order of :func:`game_record`'s parameters (tests/test_referee.py holds it to the class's fields)."""
-_G: Final = slot_setters(GameRecord)
-"""GameRecord's setters, in the order of its fields."""
-
-
-def game_record(
-    first: str,
-    second: str,
-    result: Result,
-    termination: Termination,
-    detail: str,
-    variant: str,
-    time_control: str,
-    start: str,
-    opening: tuple[str, ...],
-    turns: tuple[TurnRecord, ...],
-    game_id: int,
-    round_: int,
-    started: str,
-    exit_info: dict[str, str],
-    engines: tuple[EngineIdentity, ...],
-    /,
-) -> GameRecord:
-    """``GameRecord(...)`` with every field given, in order, at about half the cost: the referee makes one a game,
-    and a frozen dataclass's ``__init__`` sets each of its fifteen fields through ``object.__setattr__``; this sets
-    the slots directly. The same value (equal, still frozen); tests/test_referee.py checks it field by field."""
-    record = _new(GameRecord)
-    _G[0](record, first)
-    _G[1](record, second)
-    _G[2](record, result)
-    _G[3](record, termination)
-    _G[4](record, detail)
-    _G[5](record, variant)
-    _G[6](record, time_control)
-    _G[7](record, start)
-    _G[8](record, opening)
-    _G[9](record, turns)
-    _G[10](record, game_id)
-    _G[11](record, round_)
-    _G[12](record, started)
-    _G[13](record, exit_info)
-    _G[14](record, engines)
-    return record
+game_record: Final = maker(GameRecord)
+"""``GameRecord(first=..., ...)`` at about half the cost (:func:`~quarto_arena.arena.memo.maker`): the referee makes
+one a game."""
 
 
 _dumps: Final = json.JSONEncoder(check_circular=False).encode

@@ -16,12 +16,12 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from quarto_arena.arena import codec, turns
 from quarto_arena.arena.engine import EngineError, EngineSession, SearchOutcome, new_games
 from quarto_arena.arena.errors import ArenaFault
-from quarto_arena.arena.memo import by_identity, slot_setters
+from quarto_arena.arena.memo import by_identities, by_identity, maker
 from quarto_arena.arena.records import GameRecord, Result, Termination, TurnRecord, game_record, turn_record
 from quarto_arena.arena.timecontrol import DEFAULT_MARGIN_MS, Clock, TimeControl, as_text
 from quarto_arena.arena.transport import ProcessTransport
@@ -100,38 +100,14 @@ def _check_adjudicate(adjudicate: int | None) -> None:
         raise ValueError(f"adjudication needs 1 to {MAX_ADJUDICATE} empty squares, not {adjudicate}")
 
 
-_new: Final = object.__new__
-_SPEC_SETTERS: Final = slot_setters(GameSpec)
-"""GameSpec's setters, in the order of its fields."""
+_make_spec: Final = maker(GameSpec)
 
 
-def new_game_spec(
-    variant: Variant,
-    time_control: TimeControl,
-    margin_ms: int,
-    start: str | None,
-    opening: tuple[str, ...],
-    game_id: int,
-    round_: int,
-    adjudicate: int | None,
-    /,
-) -> GameSpec:
-    """``GameSpec(variant, time_control, margin_ms, start, opening, game_id, round_, None, adjudicate)``, checked as
-    its ``__post_init__`` does, at about half the cost: a run makes one a game, and a frozen dataclass's ``__init__``
-    sets each field through ``object.__setattr__``; this sets the slots directly."""
+def new_game_spec(*, adjudicate: int | None = None, **fields: Any) -> GameSpec:
+    """``GameSpec(...)``, checked as its ``__post_init__`` does, at about half the cost
+    (:func:`~quarto_arena.arena.memo.maker`): a run makes one a game."""
     _check_adjudicate(adjudicate)
-    spec = _new(GameSpec)
-    s = _SPEC_SETTERS
-    s[0](spec, variant)
-    s[1](spec, time_control)
-    s[2](spec, margin_ms)
-    s[3](spec, start)
-    s[4](spec, opening)
-    s[5](spec, game_id)
-    s[6](spec, round_)
-    s[7](spec, None)
-    s[8](spec, adjudicate)
-    return spec
+    return _make_spec(adjudicate=adjudicate, **fields)
 
 
 _START_LINE: Final = format_command(PositionCommand(None))
@@ -185,31 +161,25 @@ async def play_game(
         raise
 
 
-_Opened = tuple[tuple[str, ...], Variant, Position, str, tuple[Turn, ...], tuple[TurnRecord, ...]]
-_OPENED: dict[tuple[int, int, str | None], _Opened] = {}
-"""A game's state after its opening's turns, by the opening's and the variant's identities and the start: the
-opening tuple, the variant, then the position, its position line, the turns and their records (a run's openings are
-shared by the games of a pair, or of a round: each is replayed once, not once a game). The entry holds the opening
-and the variant, so their identities stay theirs while it exists."""
-
-
 def _open(game: _Game, spec: GameSpec) -> None:
-    """Plays the opening's turns (recorded with ms 0), or gives the game the state they led to in an earlier game.
+    """Gives the game the state its opening's turns lead to (recorded with ms 0): every part of it is immutable but
+    the two lists, which are copied, as each game appends its own turns."""
+    game.position, game.position_line, played, records = _opened(spec.opening, spec.variant, spec.start)
+    game.turns = list(played)
+    game.records = list(records)
 
-    Every part of that state is immutable but the two lists, which are copied: each game appends its own turns."""
-    opening, variant = spec.opening, spec.variant
-    key = (id(opening), id(variant), spec.start)
-    found = _OPENED.get(key)
-    if found is not None and found[0] is opening and found[1] is variant:
-        _, _, game.position, game.position_line, turns, records = found
-        game.turns = list(turns)
-        game.records = list(records)
-        return
+
+@by_identities
+def _opened(
+    opening: tuple[str, ...], variant: Variant, start: str | None
+) -> tuple[Position, str, tuple[Turn, ...], tuple[TurnRecord, ...]]:
+    """The position, position line, turns and records after ``opening`` played from ``start`` under ``variant``.
+    Remembered: a run's openings are shared by the games of a pair, or of a round, and each is replayed once."""
+    position = Position.start(variant) if start is None else parse_position(start, variant)
+    replay = _Turns(position, None if start is None else format_position(position))
     for turn in parse_turns(opening):
-        game.record(turn, 0, None)
-    if len(_OPENED) >= 256:
-        _OPENED.clear()
-    _OPENED[key] = (opening, variant, game.position, game.position_line, tuple(game.turns), tuple(game.records))
+        replay.record(turn, 0, None)
+    return replay.position, replay.position_line, tuple(replay.turns), tuple(replay.records)
 
 
 _Stop = None | tuple[int, "SearchOutcome | tuple[Termination, str]"]
@@ -217,7 +187,30 @@ _Stop = None | tuple[int, "SearchOutcome | tuple[Termination, str]"]
 or with the termination and detail of its illegal turn."""
 
 
-class _Game:
+class _Turns(turns.GameSlots):
+    """The turns of a game so far: the position they lead to, its position line, the turns and their records."""
+
+    def __init__(self, start: Position, start_text: str | None) -> None:
+        self.position = start
+        # The position line sent before every search, grown by one canonical token per turn: what
+        # format_command(PositionCommand(start, turns)) gives, without formatting the whole game every turn.
+        self.position_line = _START_LINE if start_text is None else format_command(PositionCommand(start_text))
+        self.turns: list[Turn] = []
+        self.records: list[TurnRecord] = []
+
+    def record(self, turn: Turn, ms: int, score: str | None) -> None:
+        """Plays a turn and records it; raises IllegalTurn when the rules do not allow it."""
+        after = self.position.apply(turn)
+        # A turn that wins nothing is recorded as sent (canonical only changes a winning placement's give or call).
+        canonical = turn if after.outcome is not _WIN else self.position.canonical(turn, after)
+        self.position = after
+        token = canonical.token
+        self.position_line += f" {token}" if self.turns else f" turns {token}"
+        self.turns.append(canonical)
+        self.records.append(turn_record(token=token, ms=ms, score=score))
+
+
+class _Game(_Turns):
     """The state of one game in progress (the loop is :meth:`play`)."""
 
     def __init__(
@@ -233,12 +226,7 @@ class _Game:
         self.names = spec.names or (first.name, second.name)
         self.spec = spec
         self.start_text = None if spec.start is None else format_position(start)
-        self.position = start
-        self.turns: list[Turn] = []
-        # The position line sent before every search, grown by one canonical token per turn: what
-        # format_command(PositionCommand(start, turns)) gives, without formatting the whole game every turn.
-        self.position_line = _START_LINE if spec.start is None else format_command(PositionCommand(self.start_text))
-        self.records: list[TurnRecord] = []
+        super().__init__(start, self.start_text)
         tc, margin = spec.time_control, spec.margin_ms
         self.clocks = (Clock(first.config.time_control or tc, margin), Clock(second.config.time_control or tc, margin))
         self.started = _now_text()
@@ -251,16 +239,6 @@ class _Game:
         """The compiled path of the usual turn (arena/turns.py), while the turns are played, where it applies."""
         self._readers: tuple[Reader, Reader] | None = None
         """The engines' compiled readers that :attr:`_fast` is attached to."""
-
-    def record(self, turn: Turn, ms: int, score: str | None) -> None:
-        after = self.position.apply(turn)
-        # A turn that wins nothing is recorded as sent (canonical only changes a winning placement's give or call).
-        canonical = turn if after.outcome is not _WIN else self.position.canonical(turn, after)
-        self.position = after
-        token = canonical.token
-        self.position_line += f" {token}" if self.turns else f" turns {token}"
-        self.turns.append(canonical)
-        self.records.append(turn_record(token, ms, score))
 
     async def play(self) -> GameRecord:
         for side, engine in enumerate(self.players):
@@ -387,38 +365,44 @@ class _Game:
 
     def _record(self, result: Result, termination: Termination, detail: str) -> GameRecord:
         spec, names, players = self.spec, self.names, self.players
-        # GameRecord(...) with its slots set directly (a frozen dataclass's __init__ is slow), fields in order:
         return game_record(
-            names[0],  # first
-            names[1],  # second
-            result,
-            termination,
-            safe_text(detail, None),  # detail
-            variant_text(spec.variant),  # variant
-            spec.time_control.text,  # time_control
-            self.start_text or "startpos",  # start
-            tuple(r.token for r in self.records[: len(spec.opening)]),  # opening
-            tuple(self.records),  # turns
-            spec.game_id,
-            spec.round,
-            self.started,
-            dict(self.exit_info),
-            (players[0].identity(), players[1].identity()),  # engines
+            first=names[0],
+            second=names[1],
+            result=result,
+            termination=termination,
+            detail=safe_text(detail, None),
+            variant=variant_text(spec.variant),
+            time_control=spec.time_control.text,
+            start=self.start_text or "startpos",
+            opening=tuple(r.token for r in self.records[: len(spec.opening)]),
+            turns=tuple(self.records),
+            game_id=spec.game_id,
+            round=spec.round,
+            started=self.started,
+            exit_info=dict(self.exit_info),
+            engines=(players[0].identity(), players[1].identity()),
         )
 
 
-_SETUPS: dict[tuple[object, ...], tuple[object, ...]] = {}
-"""What a game's compiled path needs that depends only on the run's settings (the two controls, margins and safety
-deadlines, the variant): the go lines and deadlines without a game clock, and the variant's rules; keyed by the
-settings' identities (every game of a run shares them), each entry holding its objects so the identities stay
-theirs."""
+@by_identities
+def _path_setup(
+    control0: TimeControl, control1: TimeControl, margin0: int, margin1: int, safety0: float, safety1: float
+) -> tuple[tuple[str, str], tuple[float, float]] | None:
+    """The go lines and deadlines of a game's compiled path that are the same every turn: those of two controls
+    without a game clock; None with one (they are asked of the game's clocks each turn). Remembered: every game of a
+    run has the same settings."""
+    c0, c1 = Clock(control0, margin0), Clock(control1, margin1)
+    if c0.remaining_ms is not None or c1.remaining_ms is not None:
+        return None
+    return (c0.go_line(c1), c1.go_line(c0)), (float(c0.deadline(safety0)), float(c1.deadline(safety1)))
 
 
 def fast_path(game: _Game) -> Path | None:
     """Arms the compiled turn path for a game, where it applies: two engine processes (not one playing itself)
     whose readers are compiled, without a transcript or debug log, and no live view of the game (``on_turn``).
     The engines' readers then take each usual answer in C and ask the next search themselves; the game's state
-    stays this one's (see arena/turns.py). Made once a game: what depends only on the run is kept (:data:`_SETUPS`)."""
+    stays this one's (see arena/turns.py). Made once a game: what depends only on the run is remembered
+    (:func:`_path_setup`, :func:`turns.rules`)."""
     if game.on_turn is not None:
         return None
     first, second = game.players
@@ -429,30 +413,19 @@ def fast_path(game: _Game) -> Path | None:
     if r0 is None or r1 is None:
         return None
     c0, c1 = game.clocks
-    variant = game.spec.variant
     safeties = (first.deadlines.safety, second.deadlines.safety)
-    key = (id(c0.control), id(c1.control), c0.margin_ms, c1.margin_ms, *safeties, id(variant))
-    found = _SETUPS.get(key)
-    if found is None or found[0] is not c0.control or found[1] is not c1.control or found[2] is not variant:
-        if c0.remaining_ms is None and c1.remaining_ms is None:  # no game clock: the same every turn
-            gos: tuple[str, str] | None = (c0.go_line(c1), c1.go_line(c0))
-            deadlines: tuple[float, float] | None = (float(c0.deadline(safeties[0])), float(c1.deadline(safeties[1])))
-        else:
-            gos = deadlines = None
-        if len(_SETUPS) >= 64:
-            _SETUPS.clear()
-        found = _SETUPS[key] = (c0.control, c1.control, variant, gos, deadlines, turns.rules(variant))
+    fixed = _path_setup(c0.control, c1.control, c0.margin_ms, c1.margin_ms, *safeties)
     path = turns.path(
         game,
         game.position.variant,
         game.players,
         (t0, t1),
-        found[5],
+        turns.rules(game.spec.variant),
         asyncio.get_running_loop(),
         game._answered,
         game.clocks,
-        found[3],
-        found[4],
+        None if fixed is None else fixed[0],
+        None if fixed is None else fixed[1],
         safeties,
         (t0.input_fd, t1.input_fd),
         -1 if game.spec.adjudicate is None else game.spec.adjudicate,

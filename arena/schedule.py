@@ -38,6 +38,7 @@ from quarto_arena.protocol.notation import NotationError, format_position, parse
 from quarto_arena.protocol.rules import PIECES, SQUARES, TURNS, IllegalTurn, Position, Turn, Variant
 
 from .errors import ArenaError, ExitStatus
+from .memo import by_identities
 
 __all__ = [
     "MAX_GAMES",
@@ -431,23 +432,11 @@ def random_openings(turns: int, count: int, variant: Variant, seed: int) -> list
     return [seeded_opening(turns, variant, seed, j) for j in range(count)]
 
 
-_OPENINGS: dict[tuple[int, int, int, int], tuple[Variant, Opening]] = {}
-"""Random openings drawn, by turns, the variant's identity, seed and number (with the variant, so that its identity
-stays its own while the entry exists): looked up by identity, as a run's games share one variant object, where an
-``lru_cache`` hashed the frozen variant in Python every game."""
-
-
+@by_identities(size=4096)
 def _cached_opening(turns: int, variant: Variant, seed: int, j: int) -> Opening:
-    # Both games of a pair, and every encounter of a round, ask for the same opening: draw it once.
-    key = (turns, id(variant), seed, j)
-    found = _OPENINGS.get(key)
-    if found is not None and found[0] is variant:
-        return found[1]
-    opening = seeded_opening(turns, variant, seed, j)
-    if len(_OPENINGS) >= 4096:
-        _OPENINGS.clear()
-    _OPENINGS[key] = (variant, opening)
-    return opening
+    """:func:`seeded_opening`, remembered: both games of a pair, and every encounter of a round, ask for the same
+    opening, with the run's one variant object."""
+    return seeded_opening(turns, variant, seed, j)
 
 
 def seeded_opening(turns: int, variant: Variant, seed: int, j: int) -> Opening:

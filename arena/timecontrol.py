@@ -37,13 +37,14 @@ from quarto_arena.protocol.uqi import MAX_GO_VALUE, Go, format_command
 
 from . import codec
 from .memo import by_identities
+from .options import DEFAULT_MARGIN_MS
+from .turns import ClockSlots
 
 if TYPE_CHECKING:
     import asyncio
 
 __all__ = ["DEFAULT_MARGIN_MS", "Clock", "SearchClock", "TimeControl", "as_text"]
 
-DEFAULT_MARGIN_MS: Final = 50
 _SECONDS: Final = re.compile(r"\d+(\.\d+)?\Z|\.\d+\Z")
 _HELP: Final = (
     "accepted: BASE+INC (60+0.5), MOVES/BASE[+INC] (40/60+0.5), st=SECONDS (st=1), depth=N, nodes=N, inf;"
@@ -255,7 +256,7 @@ def _untimed_go_line(mine: TimeControl, theirs: TimeControl) -> str:
     return format_command(Clock(mine).go(Clock(theirs)))
 
 
-class SearchClock:
+class SearchClock(ClockSlots):
     """The clock of one request to an engine (a search above all), on the arena's monotonic clock
     (``time.monotonic``): when the request was sent, when its answer came, the deadline, and whether it has passed.
 
@@ -272,7 +273,7 @@ class SearchClock:
     than the last one's, so a timer is made only about once per deadline's length, not once per turn.
     """
 
-    __slots__ = ("_handle", "_loop", "_on_expiry", "_running", "_when", "answered_at", "at", "seconds", "sent_at")
+    __slots__ = ("_loop", "_on_expiry")  # and ClockSlots', which the compiled turn path reads and writes too
 
     def __init__(
         self, loop: asyncio.AbstractEventLoop | None = None, on_expiry: Callable[[], None] | None = None

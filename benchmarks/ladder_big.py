@@ -252,8 +252,8 @@ def starts(directory: Path) -> None:
     while time.monotonic() - t < 120 and proc.poll() is None:
         if "page" in marks:
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/ladder", timeout=5) as r:
-                    table = json.loads(r.read())["table"]
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/standings", timeout=5) as r:
+                    table = json.loads(r.read())["lines"]
                 if board is None and sum(1 for row in table if row["rating"] is not None) >= rated:
                     board = time.monotonic() - t
             except OSError:

@@ -46,12 +46,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from quarto_arena.arena.options import DEFAULT_MARGIN_MS
 from quarto_arena.protocol.notation import parse_turn
 from quarto_arena.protocol.rules import Position, Turn, Variant
 from quarto_arena.protocol.uqi import Go, NewGame, PositionCommand, format_command
 
-MARGIN_MS = 50
-"""The arena's default time margin (arena/timecontrol.py's DEFAULT_MARGIN_MS)."""
+MARGIN_MS = DEFAULT_MARGIN_MS
+"""The arena's default time margin."""
 BURNER = "while True: pass"
 
 

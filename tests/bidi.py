@@ -39,7 +39,7 @@ class BidiError(Exception):
 class Firefox:
     """A headless Firefox in a process group of its own, with one tab, driven over WebDriver BiDi."""
 
-    def __init__(self, executable: str, *, timeout: float = 30.0) -> None:
+    def __init__(self, executable: str, *, timeout: float = 30.0, javascript: bool = True) -> None:
         self._profile = tempfile.TemporaryDirectory(prefix="qa-firefox-")
         # No first-run pages, no updates or telemetry: the browser asks the network for nothing of its own.
         Path(self._profile.name, "user.js").write_text(
@@ -51,6 +51,9 @@ class Firefox:
                     ("app.update.enabled", "false"),
                     ("browser.startup.homepage_override.mstone", '"ignore"'),
                     ("network.connectivity-service.enabled", "false"),
+                    # Off: the page's own scripts do not run (what a reader without JavaScript gets); the tests'
+                    # expressions (:meth:`evaluate`) still do.
+                    ("javascript.enabled", "true" if javascript else "false"),
                 )
             )
         )

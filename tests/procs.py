@@ -120,18 +120,43 @@ def processes_in_groups(pgids: Collection[int]) -> list[str]:
     return out
 
 
-def wait_listening(endpoint: str, proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
-    """Waits until something accepts TCP connections at ``endpoint`` (an arena reports a dead endpoint at once, so a
-    test must not connect before the server it just started is up)."""
-    port = int(endpoint.rsplit(":", 1)[1])
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, f"the server exited with {proc.returncode}"
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
+def cpu_seconds(pid: int) -> float:
+    """The processor time ``pid`` has used so far (user and system, its own threads; not its children's)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_started(
+    condition: Callable[[], object], proc: subprocess.Popen[Any], what: str, *, cpu: float = 30.0, wall: float = 240.0
+) -> None:
+    """Polls ``condition`` (the server ``proc`` is up) until it holds; fails at once when ``proc`` exits, when it has
+    used ``cpu`` seconds of processor time without being up, or after ``wall`` seconds.
+
+    A start is bounded by the work it takes, not by the clock: on a machine at load 15 a Dask scheduler that needs 2 s
+    of processor time took over 10 s to listen, and a wall-clock deadline measured the other suites beside it. The
+    ``wall`` bound is only for a server blocked without working (the suite's own per-test timeout is 300 s).
+    """
+    deadline = time.monotonic() + wall
+    while not condition():
+        if proc.poll() is not None:
+            raise AssertionError(f"{what}: the server exited with {proc.returncode}")
+        used = cpu_seconds(proc.pid)
+        assert used < cpu, f"{what}: not yet after {used:.1f} s of processor time"
+        assert time.monotonic() < deadline, f"{what}: not yet after {wall:.0f} s, with {used:.1f} s of processor time"
         time.sleep(0.02)
-    raise AssertionError(f"nothing listens on {endpoint}")
+
+
+def wait_listening(endpoint: str, proc: subprocess.Popen[Any], *, cpu: float = 30.0) -> None:
+    """Waits until something accepts TCP connections at ``endpoint`` (an arena reports a dead endpoint at once, so a
+    test must not connect before the server it just started is up), within ``cpu`` seconds of the server's processor
+    time (:func:`wait_started`)."""
+    port = int(endpoint.rsplit(":", 1)[1])
+
+    def listening() -> bool:
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", port)) == 0
+
+    wait_started(listening, proc, f"nothing listens on {endpoint}", cpu=cpu)
 
 
 def become_subreaper() -> None:

@@ -131,7 +131,7 @@ def test_a_ladder_plays_on_whatever_is_put_in_its_keys_directory(tmp_path: Path,
     key = keys / "alice.key"
     content = key.read_bytes()
     try:
-        wait_listening(endpoint, proc)  # type: ignore[arg-type]
+        wait_listening(endpoint, proc)
         with started(bot(endpoint, keys, "alice"), alice_log) as alice:
             wait_until(lambda: counted(lad, "alice") >= 2, timeout=90)
             with key.open("r+b") as f:  # as cp does: the same file, emptied, then written

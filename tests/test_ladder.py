@@ -218,7 +218,7 @@ def test_bots_join_by_key_play_everyone_and_are_cut_when_their_key_goes(tmp_path
     proc = start_ladder(lad, "--listen", endpoint, "--keys", str(keys), "--house", "greedy", "-j", "3")
     alice_log = tmp_path / "alice.log"
     try:
-        wait_listening(endpoint, proc)  # type: ignore[arg-type]
+        wait_listening(endpoint, proc)
         with started(sdk_bot("random", endpoint, keys, "alice", slots=2), alice_log) as alice:
             wait_until(lambda: counted(lad, "'alice' IN (f.name, s.name)") >= 4, proc=proc)
             new_key_pair(keys, "bob")
@@ -253,7 +253,7 @@ def test_a_bot_that_leaves_cleanly_finishes_its_games_and_loses_none_by_disconne
     lad = tmp_path / "lad"
     proc = start_ladder(lad, "--listen", endpoint, "--keys", str(keys), "--house", "greedy", "--house", "random")
     try:
-        wait_listening(endpoint, proc)  # type: ignore[arg-type]
+        wait_listening(endpoint, proc)
         with started(sdk_bot("random", endpoint, keys, "alice", slots=2), tmp_path / "alice.log") as alice:
             wait_until(lambda: counted(lad, "'alice' IN (f.name, s.name)") >= 6, proc=proc)
             alice.send_signal(signal.SIGTERM)
@@ -274,7 +274,7 @@ def test_a_bot_back_with_another_engine_is_a_new_version_and_rate_agrees_on_the_
     proc = start_ladder(lad, "--listen", endpoint, "--keys", str(keys), "--house", "greedy", "--house", "random")
     alice = "'alice' IN (f.name, s.name)"
     try:
-        wait_listening(endpoint, proc)  # type: ignore[arg-type]
+        wait_listening(endpoint, proc)
         for engine, id_name in (("random", "Random 1.0"), ("greedy", "Greedy 1.0")):
             # Games of this version of alice's: a total would be reached early by the first version's games that
             # end (lost by disconnect) after its bot has gone, and the second version might then never play.

@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 from procs import cli
 from quarto_arena.arena.options import RUN_COMMANDS, Journal, RunOptions, flag, option_fields
-from quarto_arena.arena.run import RunError, RunKind, RunSpec, ServerSpec, build_spec
-from quarto_arena.arena.timecontrol import DEFAULT_MARGIN_MS
+from quarto_arena.arena.run import RunError, RunKind, RunSpec, build_spec
 
 KIND = {"tournament": RunKind.TOURNAMENT, "play": RunKind.MATCH, "sprt": RunKind.SPRT}
 
@@ -83,11 +82,6 @@ def test_each_command_takes_its_options_as_declared() -> None:
                 assert flag(f.name).flags[0] + " " not in text, (command, f.name)
     assert dict((n, d) for n, _, d in option_fields("sprt"))["strict"] is True
     assert dict((n, d) for n, _, d in option_fields("play"))["strict"] is False
-
-
-def test_copies_kept_for_start_up_time_agree() -> None:
-    assert RunOptions().timemargin == DEFAULT_MARGIN_MS
-    assert RunOptions().wait == ServerSpec("tcp://127.0.0.1:1").wait
 
 
 def test_resume_refuses_what_the_journal_keeps_and_takes_what_it_does_not(tmp_path: Path) -> None:

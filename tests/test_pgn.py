@@ -12,7 +12,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from quarto_arena.arena.pgn import (
     PgnError,
-    _plain_pgn,
     format_game,
     parse_movetext,
     pgn_text,
@@ -415,7 +414,7 @@ IDENTITY = st.builds(
     st.lists(IDENTITY, max_size=3),
     st.sampled_from(["", "2026-11-26T20:56:11+00:00"]),
 )
-def test_pgn_text_writes_a_runs_games_in_one_pass_as_the_reference_does(
+def test_pgn_text_writes_a_runs_games_as_the_reference_does(
     turns: list[tuple[str, int, str | None]],
     book: int,
     detail: str,
@@ -424,16 +423,19 @@ def test_pgn_text_writes_a_runs_games_in_one_pass_as_the_reference_does(
     engines: list[EngineIdentity],
     started: str,
 ) -> None:
-    # A run's games (tokens as the referee records them, plain names and identities) take pgn_text's one-pass path:
-    # held here to the reference writer on its own, every tag, comment and the game's ending.
+    # A run's games (tokens as the referee records them, plain names and identities), held to the reference writer
+    # on its own, every tag, comment and the game's ending; and with a value to escape, anywhere.
     record = _game("bot1", turns, book, detail, result, start, engines, started, round=3)
-    text = _plain_pgn(record, "ev")
-    assert text is not None
-    assert text == pgn_text(record, "ev") == pgn_reference.pgn_text(record, "ev")
-    # A value to escape, anywhere, leaves the game to the general path (which writes what the reference writes).
+    text = pgn_text(record, "ev")
+    assert text == pgn_reference.pgn_text(record, "ev")
+    # Another Site (what the ladder publishes): that line differs, nothing else.
+    for site in ("?", 'a "b"'):
+        expected = text.replace(
+            pgn_reference.tag_line("Site", pgn_reference.SITE), pgn_reference.tag_line("Site", site), 1
+        )
+        assert pgn_text(record, "ev", site) == expected
     quoted = EngineIdentity('E "1"', source="/bin/e")
     for odd in (replace(record, first='q"uote'), replace(record, engines=(*engines[:1], quoted))):
-        assert _plain_pgn(odd, "ev") is None
         assert pgn_text(odd, "ev") == pgn_reference.pgn_text(odd, "ev")
 
 

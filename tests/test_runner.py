@@ -22,7 +22,7 @@ from quarto_arena.arena.records import Termination
 from quarto_arena.arena.roster import resolve_engines
 from quarto_arena.arena.run import GameFinished, Run, RunKind, RunSpec, TurnPlayed
 from quarto_arena.arena.schedule import OpeningBook
-from quarto_arena.arena.timecontrol import DEFAULT_MARGIN_MS, TimeControl
+from quarto_arena.arena.timecontrol import TimeControl
 from quarto_arena.arena.transport.zeromq import CONNECT_TIMEOUT
 from quarto_arena.protocol.notation import parse_turns, parse_variant
 from quarto_arena.protocol.rules import SQUARE_LINES, Position, iter_alignments
@@ -67,10 +67,6 @@ SLOW = textwrap.dedent(
 
 def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout)
-
-
-def test_the_clis_margin_default_is_the_clocks() -> None:
-    assert cli.DEFAULT_MARGIN_MS == DEFAULT_MARGIN_MS  # cli keeps a copy so that --help imports no clock code
 
 
 def test_advanced_variant_games_through_the_runner(c_bot: Path) -> None:

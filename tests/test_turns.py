@@ -3,35 +3,48 @@
 Real engine processes play the same seeded games twice, once with the compiled path and once with
 ``QUARTO_ARENA_TURNS=python``; the run directories (journal, JSON Lines, PGN) must hold the same games
 byte for byte but for the times. Each comparison also checks that the compiled run took turns in C (and the Python
-run none), so a path that quietly stayed off would fail it.
+run none), so a path that quietly stayed off would fail it. The times are compared too, on a controlled clock
+(tests/clocks.py), with every ``go`` the engines were sent held to the clocks the records account for.
+
+The contract (arena/turns.py): the C module loads only with the slots and methods declared there; each class that
+owns such state inherits its slots, sets them all, has every method C calls; and a Python method that C mirrors
+writes no state C would not.
 """
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import collections
 import dataclasses
+import inspect
 import json
 import re
 import shutil
 import statistics
 import subprocess
 import sys
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from clocks import VirtualClock
 from quarto_arena.arena import turns
-from quarto_arena.arena.engine import Deadlines, EngineConfig
+from quarto_arena.arena.engine import Deadlines, EngineConfig, EngineSession, Search
 from quarto_arena.arena.journal import read_journal
-from quarto_arena.arena.records import GameRecord, Result, Termination
+from quarto_arena.arena.records import GameRecord, Result, Termination, TurnRecord
+from quarto_arena.arena.referee import GameSpec, _Game
 from quarto_arena.arena.run import Run, RunKind, RunSpec
 from quarto_arena.arena.schedule import Format, Opening, OpeningBook
-from quarto_arena.arena.timecontrol import TimeControl
+from quarto_arena.arena.timecontrol import Clock, SearchClock, TimeControl
+from quarto_arena.arena.transport import ProcessTransport
 from quarto_arena.engines.registry import command
 from quarto_arena.engines.testing import command as broken_command
 from quarto_arena.protocol.notation import parse_variant
-from quarto_arena.protocol.rules import Variant
+from quarto_arena.protocol.rules import TURNS, Outcome, Position, Turn, Variant
+from quarto_arena.protocol.uqi import Go, parse_command
 
 pytestmark = pytest.mark.skipif(turns._turns is None, reason="the compiled turn path is not built here")
 
@@ -68,12 +81,19 @@ class Played:
     fast_turns: int
     handed_over: int
     paths: int
+    directory: Path
 
 
 def play(
-    monkeypatch: pytest.MonkeyPatch, tmp: Path, mode: str, engines: tuple[EngineConfig, ...], **spec: Any
+    monkeypatch: pytest.MonkeyPatch,
+    tmp: Path,
+    mode: str,
+    engines: tuple[EngineConfig, ...],
+    clock: VirtualClock | None = None,
+    **spec: Any,
 ) -> Played:
-    """One run in a run directory with the compiled path (``mode`` "c") or the Python path alone ("python")."""
+    """One run in a run directory with the compiled path (``mode`` "c") or the Python path alone ("python"), on
+    ``clock`` when one is given."""
     if mode == "python":
         monkeypatch.setenv(turns.ENV, "python")
     else:
@@ -89,7 +109,11 @@ def play(
     directory = tmp / mode
     run_spec = RunSpec(RunKind.TOURNAMENT, engines, **spec)
     with Run.create(run_spec, directory, deadlines=DEADLINES) as run:
-        outcome = asyncio.run(run.run())
+        if clock is None:
+            outcome = asyncio.run(run.run())
+        else:
+            with clock.installed():
+                outcome = asyncio.run(run.run())
     files = {
         # In game order: at concurrency 2 the games end in an order of the engines' timing.
         "journal": [_plain_record(r) for _, r in sorted(read_journal(directory / "journal.qaj").records.items())],
@@ -105,6 +129,7 @@ def play(
         sum(p.fast_turns for p in made),
         sum(p.handed_over for p in made),
         len(made),
+        directory,
     )
 
 
@@ -290,3 +315,188 @@ def test_adjudicated_games(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
     engines = (varied("v1", 21, "plain"), varied("v2", 22, "plain"))
     fast = compare(monkeypatch, tmp_path, engines, games=4, adjudicate=6, time_control=TimeControl.parse("st=1"))
     assert all(r.termination is Termination.ADJUDICATED for r in fast.records), [r.detail for r in fast.records]
+
+
+# --- the times, on a controlled clock ---------------------------------------------------------------------------
+
+
+def told_clocks(directory: Path) -> dict[str, list[tuple[int | None, int | None]]]:
+    """(time, otime) of every ``go`` each engine was sent, in order, from its log (tests/varied_bot.py copies them)."""
+    told = {}
+    for log in sorted((directory / "logs").glob("*.stderr")):
+        gos = [parse_command(line) for line in log.read_text().splitlines() if line.split()[:1] == ["go"]]
+        told[log.stem] = [(go.time, go.otime) for go in gos if isinstance(go, Go)]
+    return told
+
+
+def accounted_clocks(records: list[GameRecord], control: TimeControl) -> dict[str, list[tuple[int | None, int | None]]]:
+    """The (time, otime) each engine should have been told before each of its searches, worked out from the records'
+    charged milliseconds alone: the test's own clock arithmetic, not the arena's."""
+    assert control.base_ms is not None
+    expected: dict[str, list[tuple[int | None, int | None]]] = {}
+    for record in sorted(records, key=lambda r: r.game_id):
+        remaining = [control.base_ms, control.base_ms]
+        names = (record.first, record.second)
+        for i, turn in enumerate(record.turns):
+            side = i % 2
+            if i >= len(record.opening):  # the opening's turns are not the engines': never charged
+                expected.setdefault(names[side], []).append((remaining[side], remaining[1 - side]))
+                remaining[side] = max(0, remaining[side] - turn.ms) + control.inc_ms
+    return expected
+
+
+def test_both_paths_charge_the_same_times_and_tell_the_clocks_they_leave(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """On a controlled clock that moves 7 ms at each reading (tests/clocks.py), a plain answer is charged exactly
+    7 ms on either path, so the two runs' records are the same times included; and on each path every ``go`` told
+    each engine the clocks that the records' charges leave (time its own, otime its opponent's). Charging the wrong
+    player's clock, in the referee or in C, or telling the mover its own time as otime, fails this."""
+    engines = (varied("v1", 31, "plain"), varied("v2", 32, "plain"))
+    tc = TimeControl.parse("60+0.1")  # a game clock: every charge shows in the next go lines
+    spec: dict[str, Any] = {"games": 4, "time_control": tc, "book": OpeningBook(random_turns=1, seed=3)}
+    fast = play(monkeypatch, tmp_path, "c", engines, VirtualClock(step=0.007), **spec)
+    slow = play(monkeypatch, tmp_path, "python", engines, VirtualClock(step=0.007), **spec)
+    assert fast.fast_turns > 0 and slow.paths == 0
+    for played in (fast, slow):
+        told = told_clocks(played.directory)
+        assert told == accounted_clocks(played.records, tc)
+        assert len(told["v1"]) + len(told["v2"]) > 20
+    by_game = [sorted(p.records, key=lambda r: r.game_id) for p in (fast, slow)]
+    assert [dataclasses.replace(r, started="") for r in by_game[0]] == [
+        dataclasses.replace(r, started="") for r in by_game[1]
+    ]
+    assert {t.ms for r in fast.records for t in r.turns[len(r.opening) :]} == {7}
+
+
+# --- the contract (arena/turns.py) ------------------------------------------------------------------------------
+
+OWNERS: dict[type, type] = {
+    turns.GameSlots: _Game,
+    turns.SessionSlots: EngineSession,
+    turns.SearchSlots: Search,
+    turns.PipeSlots: ProcessTransport,
+    turns.ClockSlots: SearchClock,
+}
+"""Each slotted class of the contract, and the class whose state it is."""
+
+
+def test_each_owner_inherits_its_slots_and_has_every_method_c_calls() -> None:
+    for slots, owner in OWNERS.items():
+        assert issubclass(owner, slots), f"{owner.__name__} does not inherit turns.{slots.__name__}"
+        for name in slots.CALLS:
+            assert callable(getattr(owner, name, None)), f"{owner.__name__}.{name}, which _turns.c calls, is gone"
+    assert all(callable(getattr(Clock, name, None)) for name in turns.CALLS["Clock"])
+    loop = asyncio.new_event_loop()
+    try:
+        handle = loop.call_later(60, print)
+        for kind, obj in (("loop", loop), ("future", loop.create_future()), ("timer", handle)):
+            assert all(callable(getattr(obj, name, None)) for name in turns.CALLS[kind]), kind
+        handle.cancel()
+    finally:
+        loop.close()
+    assert Position._fields == turns.VALUES["Position"]
+    assert tuple(f.name for f in dataclasses.fields(TurnRecord)) == turns.VALUES["TurnRecord"]
+    assert set(turns.VALUES["Turn"]) <= set(Turn.__slots__)
+
+
+def test_the_c_module_refuses_a_declaration_it_does_not_read() -> None:
+    """A slot renamed, a method dropped or a field moved on one side only stops the C module from loading: it would
+    otherwise read and write the wrong memory, or call what is not there."""
+    real = (tuple(OWNERS), turns.CALLS, turns.VALUES, (Position, TurnRecord, Turn), TURNS, Outcome)
+
+    class GameSlots:  # turns.GameSlots with its _side renamed
+        __slots__ = ("_stop", "position", "position_line", "records", "side", "turns")
+        CALLS = ()
+
+    class PipeSlots:  # the right names, but no slots of its own
+        CALLS = turns.PipeSlots.CALLS
+
+    PipeSlots.__slots__ = turns.PipeSlots.__slots__  # type: ignore[attr-defined]
+
+    Moved = collections.namedtuple(  # Position with two fields swapped
+        "Moved", ("variant", "planes", "occupied", "held", "available", "claimable", "outcome")
+    )
+    assert turns._turns is not None
+    setup = turns._turns.setup
+    try:
+        with pytest.raises(ImportError, match=r"GameSlots\.__slots__"):
+            setup((GameSlots, *real[0][1:]), *real[1:])
+        with pytest.raises(ImportError, match=r"PipeSlots\.last_line is not a slot of PipeSlots itself"):
+            setup((*real[0][:3], PipeSlots, real[0][4]), *real[1:])
+        with pytest.raises(ImportError, match=r"CALLS\[Clock\]"):
+            setup(real[0], dict(turns.CALLS, Clock=("charge", "go_line")), *real[2:])
+        with pytest.raises(ImportError, match=r"Position\._fields"):
+            setup(*real[:3], (Moved, TurnRecord, Turn), *real[4:])
+        with pytest.raises(RuntimeError, match="setup"):  # nothing runs on a contract that failed
+            turns._turns.Reader(object(), 0)
+    finally:
+        setup(*real)
+
+
+def test_the_owners_set_every_slot_of_the_contract() -> None:
+    """A slot the C module reads that its owner no longer sets (renamed in the owner alone) would be found unset in
+    a game: every one is set on live objects, a session after a search among them."""
+
+    def unset(obj: object, slots: type) -> list[str]:
+        return [name for name in slots.__slots__ if not hasattr(obj, name)]
+
+    async def main() -> None:
+        session = EngineSession(EngineConfig("r", tuple(command("random"))), deadlines=DEADLINES)
+        await session.start()
+        try:
+            out = await session.search("position startpos", "go movetime 100", 5.0)
+            assert out.turn is not None
+            game = _Game(session, session, GameSpec(), Position.start())
+            assert unset(game, turns.GameSlots) == []
+            assert unset(session, turns.SessionSlots) == []
+            assert unset(session._search, turns.SearchSlots) == []
+            assert unset(session._clock, turns.ClockSlots) == []
+            assert unset(session.transport, turns.PipeSlots) == []
+        finally:
+            await session.quit()
+
+    asyncio.run(main())
+
+
+MIRRORED: dict[Any, tuple[type, ...]] = {
+    EngineSession.search_soon: (turns.SessionSlots, turns.SearchSlots),
+    EngineSession._end: (turns.SessionSlots,),
+    SearchClock.start: (turns.ClockSlots,),
+    SearchClock.answered: (turns.ClockSlots,),
+    _Game.record: (turns.GameSlots,),
+    _Game._ask: (turns.GameSlots,),
+    _Game._answered: (turns.GameSlots,),
+    ProcessTransport._on_readable: (turns.PipeSlots,),
+    ProcessTransport._write: (turns.PipeSlots,),
+}
+"""The Python methods whose work arena/_turns.c does too, and the slotted classes whose state each may write."""
+
+
+def written(method: Any) -> set[str]:
+    """The attribute names a method assigns (``x.name = ...``, ``x.name += ...``, in tuples too)."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(method)))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            targets = [node.target]
+        else:
+            continue
+        for target in targets:
+            names |= {t.attr for t in ast.walk(target) if isinstance(t, ast.Attribute) and isinstance(t.ctx, ast.Store)}
+    return names
+
+
+def test_what_c_mirrors_writes_no_state_outside_the_contract() -> None:
+    """A state write added to one of the Python methods the C module copies would be missing from the compiled path
+    (which writes declared slots only): each such method writes only slots of the contract."""
+    for method, parties in MIRRORED.items():
+        declared = {name for slots in parties for name in slots.__slots__}
+        extra = written(method) - declared
+        assert not extra, (
+            f"{method.__qualname__} writes {sorted(extra)}, which arena/_turns.c's copy of it does not: declare it in"
+            " arena/turns.py and write it in _turns.c as the method does"
+        )
+    assert written(EngineSession.search_soon) >= {"_exchange", "_then", "position", "go", "score", "turn"}

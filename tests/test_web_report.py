@@ -427,22 +427,32 @@ def test_the_pages_tables_are_the_commands_tables(played: tuple[RunSpec, list[Ga
     assert sum(n for _, n in summary["terminations"]) == len(games)
 
 
-# A bot that thinks 50 ms over every turn, so that games last; while the file HOLD exists it holds its turn, so that a
-# test can hold a run until it is ready to watch it (at st=60 the hold costs no game).
-SLOW_BOT = """
-import os, random, sys, time
-from quarto_arena.protocol.bot import run
+GATED_BOT = """
+import pathlib, random, time
+from quarto_arena.protocol.bot import Bot, run
 
-hold = sys.argv[1]
+GATE = pathlib.Path(__file__).with_name("gate")
 
-def choose(position, ctx):
-    while os.path.exists(hold) and not ctx.should_stop():
-        time.sleep(0.01)
-    time.sleep(0.05)
-    return random.choice(position.legal_turns())
+class Gated(Bot):
+    name = "gated"
+    games = 0
+    fresh = False
 
-run(choose, [])
+    def new_game(self, variant):
+        self.fresh = True  # the game starts at the next search (an engine started early is made ready once more)
+
+    def search(self, position, ctx):
+        if self.fresh:
+            self.fresh = False
+            self.games += 1
+            while int(GATE.read_text()) < self.games:  # the test lets the games start a few at a time
+                time.sleep(0.02)
+        return random.choice(position.legal_turns())
+
+run(Gated(), [])
 """
+"""A bot that starts a game only once the file ``gate`` beside it holds at least that game's number: the pace of
+a run set by the test, not by how fast the machine runs the bot, the arena and the server."""
 
 
 def http(url: str, *, method: str = "GET", host: str | None = None) -> tuple[int, dict[str, str], bytes]:
@@ -462,21 +472,31 @@ def http(url: str, *, method: str = "GET", host: str | None = None) -> tuple[int
 @pytest.mark.slow
 @pytest.mark.extra("web")
 def test_serve_follows_a_run_another_process_is_writing(tmp_path: Path) -> None:
+    """The page follows a run's games as they come. The run plays three games at a time, each three started when
+    the test has seen the last three done, the first three once the page has said that it cannot see the games in
+    flight: a run that finished before the server was up (a loaded machine) cannot pass for one the page followed,
+    nor fail the test."""
     bot = tmp_path / "slow.py"
-    bot.write_text(SLOW_BOT)
-    hold = tmp_path / "hold"
-    hold.touch()  # the run's first turn waits until the page is up: however slow serve starts, it sees the games come
+    bot.write_text(GATED_BOT)
+    gate = tmp_path / "gate"
+
+    def allow(games: int) -> None:
+        (tmp_path / "gate.new").write_text(str(games))
+        os.replace(tmp_path / "gate.new", gate)  # the bot never reads a half-written number
+
+    allowed = 0  # no game starts until the page is up: however slow serve starts, it sees the games come
+    allow(allowed)
     out = tmp_path / "t"
     run = subprocess.Popen(
         [
             *CLI,
             "play",
-            f"slow={sys.executable} {bot} {hold}",
+            f"slow={sys.executable} {bot}",
             "greedy",
             "--games",
             "12",
             "--tc",
-            "st=60",
+            "inf",  # the bot waits for the gate in its search: no clock to lose on, the safety deadline bounds it
             "--out",
             str(out),
             "-q",
@@ -501,7 +521,8 @@ def test_serve_follows_a_run_another_process_is_writing(tmp_path: Path) -> None:
         assert progress["done"] == 0 and progress["running"] is None
         boards = json.loads(http(url + "api/boards")[2])
         assert boards["games"] == [] and boards["in_flight"] == "shown by the run's own --web"
-        hold.unlink()
+        allowed = 3
+        allow(allowed)
         seen = []
         while True:
             status, _, body = http(url + "api/summary")
@@ -511,9 +532,12 @@ def test_serve_follows_a_run_another_process_is_writing(tmp_path: Path) -> None:
                 seen.append(done)
             if done == 12:
                 break
+            if done >= allowed:
+                allowed += 3
+                allow(allowed)
             assert time.monotonic() < deadline, seen
             time.sleep(0.2)
-        assert len(seen) >= 3, f"the page did not follow the games as they came: {seen}"
+        assert len(seen) >= 4, f"the page did not follow the games as they came: {seen}"
         assert run.wait(timeout=60) == 0
         status, headers, body = http(url)
         assert status == 200 and b"<h1>Match: slow, greedy</h1>" in body

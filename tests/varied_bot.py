@@ -9,7 +9,8 @@ line first; the line split over two writes; a ``\\r\\n`` ending; an upper-case t
 first; ``sleep`` waits 30 ms before a plain line. SHAPES (comma-separated names) limits the choice. Both choices are
 seeded by SEED and the position alone, so the same games are played whichever process plays them (at concurrency
 2 too), and two builds of the arena can be held to the same records. ``hang:N``: after N answers the process stops
-answering (it sleeps); ``exit:N``: it exits just after its Nth answer.
+answering (it sleeps); ``exit:N``: it exits just after its Nth answer. Every ``go`` line the bot is sent is copied to
+its standard error (the run's log of it), so that a test can check the clocks it was told.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from quarto_arena.engines.testing._base import MinimalBot
-from quarto_arena.protocol.uqi import Go
+from quarto_arena.protocol.uqi import Go, format_command
 
 SHAPES = ("plain", "info_with", "info_before", "error_first", "split", "crlf", "upper", "string_first", "sleep")
 
@@ -46,6 +47,8 @@ class VariedBot(MinimalBot):
         sys.stdout.flush()
 
     def on_go(self, go: Go) -> None:
+        sys.stderr.write(f"{format_command(go)}\n")
+        sys.stderr.flush()
         if self.position is None or self.position.is_over:
             self.send("error go no position to search")
             return

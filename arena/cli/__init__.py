@@ -17,10 +17,9 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from .app import DEFAULT_MARGIN_MS, EXIT_ENGINE, EXIT_INTERNAL, EXIT_USAGE, app, fail, load_commands, main
+from .app import EXIT_ENGINE, EXIT_INTERNAL, EXIT_USAGE, app, fail, load_commands, main
 
 __all__ = [
-    "DEFAULT_MARGIN_MS",
     "EXIT_ENGINE",
     "EXIT_INTERNAL",
     "EXIT_USAGE",

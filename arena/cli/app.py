@@ -46,7 +46,6 @@ app = typer.Typer(
 EXIT_USAGE = ExitStatus.USAGE
 EXIT_ENGINE = ExitStatus.ENGINE
 EXIT_INTERNAL = ExitStatus.INTERNAL
-DEFAULT_MARGIN_MS = RunOptions().timemargin  # timecontrol.DEFAULT_MARGIN_MS (tested): not imported, for start-up
 
 
 _REPORTED: list[str] = []  # the line fail() printed, so that main() does not add a second one
@@ -336,6 +335,17 @@ def size_option(text: str) -> int:
         return parse_size(text, "--log-limit")
     except ValueError as e:
         fail(str(e))
+
+
+def as_given(ctx: typer.Context, options: RunOptions) -> RunOptions:
+    """``options`` as the user meant them: ``--openings FILE`` without ``--random-openings`` means the file's
+    openings, not random ones (every command that takes both reads them so)."""
+    source = ctx.get_parameter_source("random_openings")
+    if options.openings is not None and getattr(source, "name", "DEFAULT") == "DEFAULT":
+        from dataclasses import replace
+
+        return replace(options, random_openings=None)
+    return options
 
 
 def variant_option(variant: str, attributes: str, claim: str) -> Variant:

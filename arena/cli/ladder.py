@@ -14,6 +14,7 @@ from .app import (
     FormatOpt,
     VariantOpt,
     app,
+    as_given,
     echo_err,
     echo_out,
     fail,
@@ -66,6 +67,7 @@ def _anchor(text: str | None) -> tuple[str, float] | None:
 
 @ladder_app.command("run")
 def run(
+    ctx: typer.Context,
     directory: str = typer.Argument(..., metavar="DIR", help="The ladder's directory (created, or continued)."),
     listen: str | None = typer.Option(
         None, "--listen", metavar="ENDPOINT", help="Where bots connect in: tcp://HOST:PORT (needs --keys)."
@@ -103,11 +105,9 @@ def run(
 ) -> None:
     """Run a ladder in DIR until stopped (SIGINT, SIGTERM, SIGHUP); the same command continues it."""
     from ..ladder.service import Ladder, LadderSettings
-    from ..referee import GameSpec
-    from ..roster import RosterError, apply_options, resolve_engines
-    from ..schedule import STARTPOS, OpeningBook, ScheduleError, load_openings
-    from ..timecontrol import TimeControl
-    from .app import variant_option
+    from ..options import RunOptions
+    from ..roster import apply_options, resolve_engines
+    from ..settings import game_settings
 
     if listen is None and not house:
         fail("a ladder needs players: --listen ENDPOINT --keys DIR for bots that connect in, or --house ENGINE")
@@ -119,25 +119,23 @@ def run(
         fail("--open lets bots join: give --listen tcp://HOST:PORT --keys DIR too")
     if concurrency < 1:
         fail(f"-j must be at least 1, not {concurrency}")
-    the_variant = variant_option(variant, attributes, claim)
+    # The games' options read as a run reads them (arena/settings.py): the same checks, the same messages.
+    shared = RunOptions(
+        openings=openings,
+        tc=tc,
+        variant=variant,
+        attributes=attributes,
+        claim=claim,
+        random_openings=random_openings,
+        seed=seed,
+        timemargin=timemargin,
+        adjudicate=adjudicate,
+    )
     try:
-        control = TimeControl.parse(tc)
-    except ValueError as e:
-        fail(str(e))
-    try:
+        game = game_settings(as_given(ctx, shared))
         configs = resolve_engines(house) if house else []
         configs = apply_options(configs, option) if configs else []
-        if openings is not None:
-            book = OpeningBook(
-                tuple(load_openings(Path(openings), the_variant)), variant=the_variant, source=str(openings)
-            )
-        else:
-            turns = random_openings or 0
-            book = OpeningBook(
-                random_turns=turns, seed=seed, variant=the_variant, source=f"random {turns}" if turns else STARTPOS
-            )
-        spec = GameSpec(variant=the_variant, margin_ms=timemargin, adjudicate=adjudicate)
-    except (RosterError, ScheduleError, ValueError) as e:
+    except ValueError as e:
         fail(str(e))
     if listen is None and len(configs) < 2:
         fail("a ladder of house engines only needs two of them at least (or --listen for bots that connect in)")
@@ -165,9 +163,7 @@ def run(
         open=open_,
         anchor=anchored,
         concurrency=concurrency,
-        time_control=control,
-        spec=spec,
-        book=book,
+        game=game,
         log_limit=size_option(log_limit),
     )
     ladder = Ladder(Path(directory), settings, on_event=_printer(), transcript=transcript)
@@ -401,6 +397,7 @@ def export(
     from dataclasses import replace
 
     from ..ladder import LadderDBError, labels
+    from ..ladder.views import PUBLIC_SITE, public_record
     from ..pgn import pgn_text
 
     db = _open(directory)
@@ -420,8 +417,12 @@ def export(
                     if not ok:
                         damaged += 1
                         continue
-                    record = replace(record, first=named[(record.first, fv)], second=named[(record.second, sv)])
-                    p.write(("\n" if n else "") + pgn_text(record, "quarto-arena ladder"))
+                    record = replace(
+                        public_record(record),  # no command line, option or path of this host
+                        first=named[(record.first, fv)],
+                        second=named[(record.second, sv)],
+                    )
+                    p.write(("\n" if n else "") + pgn_text(record, "quarto-arena ladder", PUBLIC_SITE))
                     if j is not None:
                         j.write(json.dumps(record.to_dict()) + "\n")
                     n += 1

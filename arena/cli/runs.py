@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ..run import Interrupt, Run, RunOutcome, RunSpec
 
 from ..options import Journal, RunOptions, flag, option_fields
-from .app import EXIT_ENGINE, app, echo_err, echo_out, fail, import_to_run, run_option, table_format_option
+from .app import EXIT_ENGINE, app, as_given, echo_err, echo_out, fail, import_to_run, run_option, table_format_option
 
 # --- runs: tournament, play, sprt ------------------------------------------------------------------------------
 
@@ -589,9 +589,7 @@ class _RunCommand:
         own = {name: values[name] for name in self._own_signature.parameters}
         self.own(**own)
         ctx = values["ctx"]
-        options = RunOptions(**{name: values[name] for name in self.chosen})
-        if options.openings is not None and "random_openings" not in _given(ctx, set()):
-            options = replace(options, random_openings=None)  # the file's openings, not random ones
+        options = as_given(ctx, RunOptions(**{name: values[name] for name in self.chosen}))
         if self.body is not None:
             self.body(ctx, options, own)
             return

@@ -22,6 +22,7 @@ Engines on a worker:
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import datetime
 import os
 import socket
@@ -153,9 +154,9 @@ def play_game_on_worker(task: Mapping[str, Any]) -> dict[str, Any]:
     where = _where()
     try:
         pool = worker_engines()
-        tasks = _worker_tasks()
-        if tasks is not None:
-            pool.watch_leases(tasks)
+        worker = _this_worker()
+        if worker is not None:
+            pool.watch_leases(worker.state.tasks, _lease_held(worker))
         cancelled = _cancellation_probe()
         return pool.run(lambda: _play(task, where, cancelled, pool))
     except Exception as e:  # a broken task or a bug: one line naming the worker, never a remote traceback
@@ -282,14 +283,26 @@ def _cores() -> int:
         return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def _worker_tasks() -> Mapping[Any, Any] | None:
-    """The task states of the worker running this task (where a coordinator's lease shows), or None outside one."""
+def _this_worker() -> Any | None:
+    """The Dask worker running this task (its task states show a coordinator's lease), or None outside one."""
     try:
         from distributed import get_worker
 
-        return get_worker().state.tasks
-    except (ImportError, ValueError, AttributeError):
+        return get_worker()
+    except (ImportError, ValueError):
         return None
+
+
+def _lease_held(worker: Any) -> Callable[[str], concurrent.futures.Future[bool]]:
+    """``held(key)``: whether the scheduler still has a lease's data on any worker, asked on ``worker``'s own loop
+    from any thread (the answer, a future)."""
+    loop = worker.loop.asyncio_loop
+
+    async def ask(key: str) -> bool:
+        who_has = await worker.scheduler.who_has(keys=[key])
+        return bool(who_has.get(key))
+
+    return lambda key: asyncio.run_coroutine_threadsafe(ask(key), loop)
 
 
 def _cancellation_probe() -> Callable[[], bool]:

@@ -10,8 +10,11 @@ When the pool lets an idle engine go:
 
 - the run is over, or its coordinator went away: the coordinator holds a *lease* (a small piece of data scattered
   to every worker, :func:`lease_key`); the scheduler drops it when the coordinator releases it or disconnects, and
-  the pool then quits that coordinator's idle engines within a fraction of a second. A worker that never held the
-  lease (it joined later) keeps an idle engine only :data:`IDLE_UNLEASED` seconds;
+  the pool then quits that coordinator's idle engines within a second. The scheduler's memory manager also drops
+  the copies of data that no task waits for, all but one (every 2 s by default), and a worker that joined later
+  never had one: a worker without a copy asks the scheduler whether the lease is still held anywhere
+  (:data:`ASK_EVERY`) before it lets the engines go. Where it cannot ask (a game without a lease), an idle engine
+  stays :data:`IDLE_UNLEASED` seconds;
 - the worker leaves: its engines are its children, ended at exit, and by the parent-death signal and the watchdog
   when it is killed (arena/transport/supervision.py), as on one machine;
 - an engine's log grew past :data:`RETIRE_LOG` bytes: it is quit, and a fresh one takes its place.
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import concurrent.futures
 import contextlib
 import itertools
 import json
@@ -43,7 +47,9 @@ __all__ = ["IDLE_UNLEASED", "RETIRE_LOG", "Borrowed", "WorkerEngines", "worker_e
 T = TypeVar("T")
 
 IDLE_UNLEASED: Final = 2.0
-"""Seconds an idle engine stays on a worker that holds no lease of its coordinator."""
+"""Seconds an idle engine stays when its game came with no lease to ask the scheduler about."""
+ASK_EVERY: Final = 0.5
+"""Seconds between two questions to the scheduler about a lease this worker held and no longer holds a copy of."""
 RETIRE_LOG: Final = 8 << 20
 """Bytes of standard error after which a pooled engine is replaced rather than reused."""
 _LOG_LIMIT: Final = RETIRE_LOG + (1 << 20)  # the cap of a pooled engine's own log file
@@ -92,7 +98,9 @@ class WorkerEngines:
         self._lent: set[Borrowed] = set()
         self._numbers = itertools.count(1)
         self._tasks: Mapping[Any, Any] | None = None
+        self._held: Callable[[str], concurrent.futures.Future[bool]] | None = None
         self._leases_seen: set[str] = set()
+        self._asked: dict[str, tuple[concurrent.futures.Future[bool], float]] = {}
         self._closed = False
         self._thread = threading.Thread(target=self._serve, name="quarto-arena-engines", daemon=True)
         self._thread.start()
@@ -111,9 +119,13 @@ class WorkerEngines:
 
         return asyncio.run_coroutine_threadsafe(call(), self.loop).result()
 
-    def watch_leases(self, tasks: Mapping[Any, Any]) -> None:
-        """The worker's task states, where the leases of coordinators show (``memory`` while they hold them)."""
+    def watch_leases(
+        self, tasks: Mapping[Any, Any], held: Callable[[str], concurrent.futures.Future[bool]] | None = None
+    ) -> None:
+        """The worker's task states, where the leases of coordinators show (``memory`` while this worker has a copy),
+        and ``held(key)``, the scheduler's answer to whether a lease is still held by any worker."""
         self._tasks = tasks
+        self._held = held
 
     def counts(self) -> tuple[int, int]:
         """Idle and lent sessions (for tests and benchmarks)."""
@@ -154,14 +166,36 @@ class WorkerEngines:
             borrowed.log.unlink()
 
     def _lease_state(self, lease: str | None) -> bool | None:
-        """True while this worker holds the lease, False once it held it and lost it, None when it never did."""
+        """True while the lease is held (a copy here, or elsewhere as the scheduler says), False once it is gone;
+        None when there is no lease, or no scheduler to ask and no copy was ever here."""
         if lease is None or self._tasks is None:
             return None
         state = self._tasks.get(lease)
         if state is not None and getattr(state, "state", None) == "memory":
             self._leases_seen.add(lease)
+            self._asked.pop(lease, None)
             return True
+        if self._held is not None:
+            return self._held_elsewhere(lease)
         return False if lease in self._leases_seen else None
+
+    def _held_elsewhere(self, lease: str) -> bool:
+        """Whether a lease this worker has no copy of is held: the scheduler's memory manager drops all but one copy
+        of data no task waits for, and a worker that joined later never had one. Asked every :data:`ASK_EVERY`
+        seconds at most (without waiting: the doubt goes to the engines, which stay until the answer comes)."""
+        now = time.monotonic()
+        asked = self._asked.get(lease)
+        if asked is not None and asked[0].done():
+            try:
+                held = asked[0].result()
+            except Exception:  # the scheduler is gone: so is the coordinator's lease
+                held = False
+            if not held or now - asked[1] < ASK_EVERY:
+                return held
+            asked = None
+        if asked is None and self._held is not None:
+            self._asked[lease] = (self._held(lease), now)
+        return True
 
     def _reap(self) -> None:
         """Quits the idle engines whose coordinator is gone (or, without a lease, that waited too long)."""

@@ -8,7 +8,9 @@
   anchored, with provisional versions, forfeits and dodges;
 - :mod:`.refit`: the fitting process, kept for the ladder's life;
 - :mod:`.service`: :class:`Ladder`, the server (:mod:`..server`) and the games, until stopped;
-- :mod:`.pages`: the ladder's pages, served by :mod:`..web`'s server.
+- :mod:`.views`: what the ladder publishes (its pages, its JSON API, its export), made in one place;
+- :mod:`.render`: the pages as HTML, written on the server;
+- :mod:`.pages`: the pages, the API and the event stream, served by :mod:`..web`'s server.
 """
 
 from .db import (

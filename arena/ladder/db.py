@@ -928,17 +928,10 @@ class LadderDB:
     def recent(self, limit: int, bot: str | None = None) -> list[GameRecord]:
         """The last ``limit`` counted games (of ``bot``, when given), newest first; a game whose checksum fails is
         left out."""
-        if bot is None:
-            rows = self._read(f"SELECT {_GAME_COLUMNS} FROM {_GAME_JOIN} ORDER BY g.id DESC LIMIT ?", (limit,))
-        else:
-            # By name, not by this connection's cache of ids: another connection (the ladder's) may have added it.
-            found = self._read("SELECT id FROM bots WHERE name = ?", (bot,))
-            bot_id = found[0][0] if found else -1
-            rows = self._read(
-                f"SELECT {_GAME_COLUMNS} FROM {_GAME_JOIN} WHERE g.first = ? OR g.second = ? ORDER BY g.id DESC"
-                " LIMIT ?",
-                (bot_id, bot_id, limit),
-            )
+        where, args = ("1", ()) if bot is None else self._of_bot(bot, 0, limit, newest=True)
+        rows = self._read(
+            f"SELECT {_GAME_COLUMNS} FROM {_GAME_JOIN} WHERE {where} ORDER BY g.id DESC LIMIT ?", (*args, limit)
+        )
         return [_record(r) for r in rows if _verified(r)]
 
     def games(self, batch: int = 1000) -> Iterator[tuple[GameRecord, int, int, bool]]:
@@ -946,19 +939,40 @@ class LadderDB:
         checksum holds (a game that fails it is not to be trusted as it now reads). Call inside :meth:`snapshot`
         for a consistent whole."""
         last = 0
-        while True:
-            rows = self._read(
-                f"SELECT {_GAME_COLUMNS}, fv.number, sv.number FROM {_GAME_JOIN}"
-                " JOIN versions fv ON fv.id = g.first_version JOIN versions sv ON sv.id = g.second_version"
-                " WHERE g.id > ? ORDER BY g.id LIMIT ?",
-                (last, batch),
-            )
-            if not rows:
-                return
-            for row in rows:
-                ok = _verified(row[:-2])
-                yield _record(row[:-2]) if ok else _damaged(row), int(row[-2]), int(row[-1]), ok
-            last = rows[-1][0]
+        while page := self.games_after(last, batch):
+            yield from page
+            last = page[-1][0].game_id
+
+    def games_after(self, since: int, limit: int, bot: str | None = None) -> list[tuple[GameRecord, int, int, bool]]:
+        """The first ``limit`` counted games after number ``since`` (of ``bot``, when given), in order, as
+        :meth:`games` gives them (a game whose checksum fails: who played it, and False)."""
+        where, args = ("g.id > ?", (since,)) if bot is None else self._of_bot(bot, since, limit, newest=False)
+        rows = self._read(
+            f"SELECT {_GAME_COLUMNS}, fv.number, sv.number FROM {_GAME_JOIN}"
+            " JOIN versions fv ON fv.id = g.first_version JOIN versions sv ON sv.id = g.second_version"
+            f" WHERE {where} ORDER BY g.id LIMIT ?",
+            (*args, limit),
+        )
+        out = []
+        for row in rows:
+            ok = _verified(row[:-2])
+            out.append((_record(row[:-2]) if ok else _damaged(row), int(row[-2]), int(row[-1]), ok))
+        return out
+
+    def _read_bot_id(self, name: str) -> int:
+        """Bot ``name``'s id (-1 for none), read by name, not from this connection's cache of ids: another
+        connection (the ladder's) may have added it."""
+        found = self._read("SELECT id FROM bots WHERE name = ?", (name,))
+        return int(found[0][0]) if found else -1
+
+    def _of_bot(self, bot: str, since: int, limit: int, *, newest: bool) -> tuple[str, tuple[Any, ...]]:
+        """The condition (and its arguments) for the first (``newest``: last) ``limit`` games of ``bot`` after number
+        ``since``: two index ranges, the bot as first and as second, rather than every game of either side read and
+        sorted (0.3 ms rather than 24 ms for a bot of 2,000 games in a million, benchmarks/ladder_pages.py)."""
+        part = f"SELECT id FROM games WHERE {{}} = ? AND id > ? ORDER BY id {'DESC' if newest else ''} LIMIT ?"
+        bot_id = self._read_bot_id(bot)
+        union = f"SELECT * FROM ({part.format('first')}) UNION SELECT * FROM ({part.format('second')})"
+        return f"g.id IN ({union})", (bot_id, since, limit, bot_id, since, limit)
 
     # --- checks and backups
 

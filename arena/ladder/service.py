@@ -48,10 +48,10 @@ from ..errors import ArenaError, ArenaFault
 from ..records import GameRecord, Result, Termination, TurnRecord
 from ..referee import GameSpec, variant_text
 from ..run import EnginePool, Event, GameEnded, GameStarted, LocalPlayer, Notice
-from ..schedule import STARTPOS, OpeningBook, ScheduledGame
+from ..schedule import ScheduledGame
 from ..server import KeysError, Server, ServerError, ServerKeys, keys_signature, load_keys_directory
+from ..settings import GameSettings
 from ..stats.rating import MAX_PLAYERS
-from ..timecontrol import TimeControl
 from ..transport import DEFAULT_STDERR_LIMIT, Transcript, Transport
 from .db import DB_NAME, LOCK_NAME, VERSIONS_KEPT, DirectoryLock, LadderDB, LadderDBError, now
 from .matchmaking import Pairing, next_pairs, pair_key
@@ -120,12 +120,9 @@ class LadderSettings:
     """Any key may connect, registering under the name it says (first come, first served)."""
     concurrency: int = 1
     """Games at once (pairs in flight)."""
-    time_control: TimeControl = field(default_factory=lambda: TimeControl.parse("st=1"))
-    """Every game's time control."""
-    spec: GameSpec = field(default_factory=GameSpec)
-    """The variant, margin and adjudication (start, opening and names are set per game)."""
-    book: OpeningBook = field(default_factory=OpeningBook)
-    """The openings: pair N opens with opening N."""
+    game: GameSettings = field(default_factory=GameSettings)
+    """Every game's time control, variant, margin and adjudication, and the openings: pair N opens with opening N
+    (the runs' type, from the same options)."""
     log_limit: int = DEFAULT_STDERR_LIMIT
     """Bytes of each engine's stderr kept in ``DIR/logs``."""
     house_slots: int = HOUSE_SLOTS
@@ -142,11 +139,11 @@ class LadderSettings:
             "keys": None if self.keys is None else str(self.keys),
             "open": self.open,
             "concurrency": self.concurrency,
-            "tc": self.time_control.text,
-            "variant": self.spec.variant.describe(),
-            "margin_ms": self.spec.margin_ms,
-            "adjudicate": self.spec.adjudicate,
-            "openings": self.book.identity(),
+            "tc": self.game.time_control.text,
+            "variant": self.game.variant.describe(),
+            "margin_ms": self.game.margin_ms,
+            "adjudicate": self.game.adjudicate,
+            "openings": self.game.book.identity(),
         }
 
 
@@ -693,18 +690,11 @@ class Ladder:
             pair.task = asyncio.create_task(self._play_pair(pair))
 
     def _spec(self, pair: _Pair, live: int) -> GameSpec:
-        opening = self.settings.book.opening(pair.number - 1)
-        return replace(
-            self.settings.spec,
-            time_control=self.settings.time_control,
-            start=None if opening.start == STARTPOS else opening.start,
-            opening=opening.turns,
-            game_id=live,
-            round=pair.number,
-        )
+        game = self.settings.game
+        return game.game(game.book.opening(pair.number - 1), game_id=live, round=pair.number)
 
     async def _play_pair(self, pair: _Pair) -> None:
-        opening = self.settings.book.opening(pair.number - 1)
+        opening = self.settings.game.book.opening(pair.number - 1)
         stayed: set[str] = set()  # present when the first game ended
         try:
             for index, (first, second) in enumerate(((pair.a, pair.b), (pair.b, pair.a))):
@@ -808,7 +798,7 @@ class Ladder:
             await self._db(self.db.add_dodge, name, other, pair.number, None)
             log.info("ladder: %s left during pair %d; its second game is dropped", name, pair.number)
             return
-        opening = self.settings.book.opening(pair.number - 1)
+        opening = self.settings.game.book.opening(pair.number - 1)
         why = "was given no game after stalling" if benched else "left before the second game of its pair"
         record = GameRecord(
             first,
@@ -816,8 +806,8 @@ class Ladder:
             Result.SECOND_WINS if name == first else Result.FIRST_WINS,
             Termination.STALL if benched else Termination.DISCONNECT,
             f"{name} {why}: lost without play",
-            variant=variant_text(self.settings.spec.variant),
-            time_control=self.settings.time_control.text,
+            variant=variant_text(self.settings.game.variant),
+            time_control=self.settings.game.time_control.text,
             start=opening.start,
             opening=opening.turns,
             turns=tuple(TurnRecord(t, 0) for t in opening.turns),

@@ -13,8 +13,9 @@ from quarto_arena.protocol.rules import Position, Variant
 
 from ..engine import Connector, Deadlines, EngineConfig, EngineError, EngineSession
 from ..records import GameRecord, TurnRecord
-from ..referee import GameSpec, new_game_spec, play_game
-from ..schedule import STARTPOS, ScheduledGame
+from ..referee import GameSpec, play_game
+from ..schedule import ScheduledGame
+from ..settings import game_spec as settings_game_spec
 from ..transport import DEFAULT_STDERR_LIMIT, Transcript
 from .events import TurnPlayed
 from .spec import RunError, RunSpec
@@ -196,14 +197,4 @@ class LocalPlayer:
 
 def game_spec(game: ScheduledGame, spec: RunSpec) -> GameSpec:
     """The referee's view of a scheduled game."""
-    opening = game.opening
-    return new_game_spec(  # GameSpec(...) with its slots set directly, in the fields' order
-        spec.variant,
-        spec.time_control,
-        spec.margin_ms,
-        None if opening.start == STARTPOS else opening.start,  # start
-        opening.turns,  # opening
-        game.game_id,
-        game.round,
-        spec.adjudicate,
-    )
+    return settings_game_spec(spec, game.opening, game_id=game.game_id, round=game.round)

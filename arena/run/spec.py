@@ -17,10 +17,11 @@ from quarto_arena.protocol.rules import Variant
 from .. import codec
 from ..engine import EngineConfig, EngineError
 from ..errors import ArenaError, ExitStatus
-from ..options import RunOptions, parse_size
+from ..options import DEFAULT_WAIT, RunOptions, parse_size
 from ..referee import MAX_ADJUDICATE
 from ..roster import RosterError, apply_options, config_from_dict, name_endpoints, resolve_roster
-from ..schedule import STARTPOS, Format, OpeningBook, Schedule, ScheduleError, load_openings, opening_from_text
+from ..schedule import Format, OpeningBook, Schedule, ScheduleError, opening_from_text
+from ..settings import game_settings
 from ..stats import Sprt, SprtModel, StatsError
 from ..timecontrol import DEFAULT_MARGIN_MS, TimeControl, as_text
 from ..transport import DEFAULT_STDERR_LIMIT
@@ -49,7 +50,7 @@ class ServerSpec:
     """The endpoint the arena binds its ROUTER to (``tcp://HOST:PORT``; loopback unless ``keys``)."""
     keys: str | None = None
     """The keys directory (absolute): CurveZMQ authentication and encryption; None: plain ZeroMQ on loopback."""
-    wait: float = 60.0
+    wait: float = DEFAULT_WAIT
     """Seconds to wait for every remote bot to connect before the first game (and for an absent bot's game)."""
 
     def __post_init__(self) -> None:
@@ -237,9 +238,7 @@ def build_spec(kind: RunKind, engine_words: Sequence[str], options: RunOptions |
     try:
         log_limit = parse_size(o.log_limit, "--log-limit")
         server = server_spec(o.listen, o.keys, o.wait)
-        if o.openings is not None and o.random_openings is not None:
-            raise RunError("give --openings FILE or --random-openings K, not both")
-        variant = parse_variant(o.variant, o.attributes, o.claim)
+        game = game_settings(o)
         what = "play" if kind is RunKind.MATCH else kind.value
         wanted, words = (1, "one engine") if kind is RunKind.TUNE else (2, "two engines")
         if kind is not RunKind.TOURNAMENT and o.engines_file is None and len(engine_words) > wanted:
@@ -253,16 +252,6 @@ def build_spec(kind: RunKind, engine_words: Sequence[str], options: RunOptions |
         configs = apply_options([w.config for w in roster], o.option)
         if kind is not RunKind.TOURNAMENT and len(configs) != wanted:
             raise RunError(f"{what} takes {words}, not {len(configs)}")
-        control = TimeControl.parse(o.tc)
-        if o.openings is not None:
-            book = OpeningBook(
-                tuple(load_openings(Path(o.openings), variant)), variant=variant, source=str(Path(o.openings))
-            )
-        else:
-            turns = o.random_openings or 0
-            book = OpeningBook(
-                random_turns=turns, seed=o.seed, variant=variant, source=f"random {turns}" if turns else STARTPOS
-            )
         test = None
         if kind is RunKind.SPRT:
             if o.elo0 is None or o.elo1 is None:
@@ -291,18 +280,18 @@ def build_spec(kind: RunKind, engine_words: Sequence[str], options: RunOptions |
             rounds=o.rounds,
             games=(None if not o.max_games else o.max_games + o.max_games % 2) if kind is RunKind.SPRT else o.games,
             concurrency=o.concurrency,
-            time_control=control,
-            variant=variant,
-            book=book,
+            time_control=game.time_control,
+            variant=game.variant,
+            book=game.book,
             strict=o.strict,
-            margin_ms=o.timemargin,
+            margin_ms=game.margin_ms,
             sprt=test,
             rating_interval=o.rating_interval,
             table_format=o.fmt,
             event=f"quarto-arena {'play' if kind is RunKind.MATCH else kind.value}",
             log_limit=log_limit,
             server=server,
-            adjudicate=o.adjudicate,
+            adjudicate=game.adjudicate,
             interleave=o.interleave,
         )
         spec.schedule()

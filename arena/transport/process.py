@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, ClassVar, Final
 from quarto_arena.protocol.uqi import MAX_LINE_BYTES
 
 from .. import turns
+from ..turns import PipeSlots
 from . import supervision
 from .base import PeerGone, Transcript, Transport, describe_exit
 
@@ -153,7 +154,7 @@ def _check_executable(argv0: str, cwd: str | os.PathLike[str] | None) -> None:
         raise OSError(errno.EACCES, os.strerror(errno.EACCES))
 
 
-class ProcessTransport(Transport):
+class ProcessTransport(Transport, PipeSlots):
     """An engine process leading its own session (and process group), over standard input and output.
 
     Reading is bounded: an over-long line is reported once and its rest skipped as it arrives, so a flood without

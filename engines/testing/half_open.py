@@ -7,7 +7,8 @@ are this machine's too, on Linux: another address, as another machine behind its
 sends nothing, ever (no ZMTP greeting): it only reads, and drops, what the server sends. Whenever the server closes
 one, a new one takes its place at once, so the arena never sees fewer. After ``SECONDS`` (or at SIGTERM) it closes
 them all and exits, printing on standard error ``opened N`` (connections opened in all); it prints ``holding`` once
-every connection was opened a first time, so that a test can start its honest bot while the flood is already on.
+as many connections as asked were accepted (connected, not merely begun: connecting to a server that does not listen
+yet is refused a moment later), so that a test can start its honest bot while the flood is already on.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ class _Flood:
         self.sel = selectors.DefaultSelector()
         self.owed = dict(wanted)  # connections to open now, per source address
         self.opened = 0
+        self.wanted = sum(wanted.values())
+        self.accepted = 0  # connections the server accepted (each one counted once)
 
     def hold(self, until: float) -> None:
         announced = False
@@ -37,12 +40,21 @@ class _Flood:
                     if self._open(source):
                         self.owed[source] -= 1
                         self.opened += 1
-            if not announced and not any(self.owed.values()):
+            if not announced and self.accepted >= self.wanted:
                 print("holding", file=sys.stderr, flush=True)
                 announced = True
-            for key, _ in self.sel.select(timeout=0.05):
+            for key, events in self.sel.select(timeout=0.05):
                 s = key.fileobj
                 assert isinstance(s, socket.socket)
+                if events & selectors.EVENT_WRITE:  # the connection is made, or was refused
+                    if s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0:
+                        self.accepted += 1
+                        self.sel.modify(s, selectors.EVENT_READ, key.data)
+                        continue
+                    self.sel.unregister(s)
+                    s.close()
+                    self.owed[key.data] += 1
+                    continue
                 try:
                     alive = bool(s.recv(65536))
                 except BlockingIOError:
@@ -66,7 +78,7 @@ class _Flood:
         if code not in (0, errno.EINPROGRESS):
             s.close()
             return False
-        self.sel.register(s, selectors.EVENT_READ, source)
+        self.sel.register(s, selectors.EVENT_READ | selectors.EVENT_WRITE, source)
         return True
 
     def close(self) -> None:

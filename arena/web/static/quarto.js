@@ -4,7 +4,8 @@
  * Every string that comes from the data (engine names, details, scores) goes into the page as text
  * (textContent, text nodes), never as markup: an engine named "<script>" is shown, not run.
  *
- * The ladder's pages (arena/ladder/pages.py) use the same viewer and boards: bootLadder, bootBot.
+ * The ladder's pages (arena/ladder/render.py writes them whole) add the same viewer, boards and charts: bootLadder,
+ * bootBot, bootGame.
  *
  * A game is the compact encoding of arena/web/model.py: a start (board, hand) and plies [place, give, mark, ms,
  * score]. Replaying it is bookkeeping only (the hand piece goes to its square, the given piece into the hand);
@@ -672,7 +673,7 @@
 
 
   // ---------------------------------------------------------------------------------------------------------------
-  // The ladder's pages: the leaderboard (live), and a page per bot
+  // The ladder's pages (arena/ladder/render.py writes them whole; this adds the live updates, the chart, the viewer)
 
   function botLink(name) {
     const a = el("a", null, name);
@@ -680,71 +681,109 @@
     return a;
   }
 
-  function leaderboard(rows) {
-    const headers = ["rank", "bot", "version", "rating", "games", "score", "online", "slots", "playing", "last seen"];
+  function ladderRating(rating, margin, provisional) {
+    const td = el("td", "n", rating === null ? "" : `${rating.toFixed(1)} ± ${(margin || 0).toFixed(1)}`);
+    if (rating !== null && provisional) {
+      const mark = el("abbr", "provisional", "(provisional)");
+      mark.title = "provisional: too few games or opponents yet";
+      td.append(" ", mark);
+    }
+    return td;
+  }
+
+  function ladderForfeits(byReason) {
+    const entries = Object.entries(byReason || {});
+    const total = entries.reduce((n, [, k]) => n + k, 0);
+    const td = el("td", "n", total ? String(total) : "");
+    if (total) td.title = entries.map(([reason, k]) => `${k} ${reason}`).join(", ");
+    return td;
+  }
+
+  // The same columns as render.py's LEADERBOARD_HEADERS.
+  function leaderboard(lines) {
+    const headers = ["rank", "bot", "version", "rating", "games", "score", "forfeits", "online", "slots", "playing", "last seen"];
     const head = el("tr", null, ...headers.map((h) => el("th", null, h)));
-    const body = rows.map((r) => el("tr", r.online ? "online" : null,
+    const body = lines.map((r) => el("tr", null,
       el("td", "n", r.rank === null ? "" : String(r.rank)),
       el("td", null, botLink(r.bot), r.house ? " (house)" : ""),
-      el("td", null, r.player !== r.bot ? `${r.version} (${r.player})` : r.version),
-      el("td", "n", r.rating === null ? "" : `${r.rating.toFixed(1)} ± ${r.margin.toFixed(1)}`),
+      el("td", null, r.player !== r.bot ? `${r.id_name} (${r.player})` : r.id_name),
+      ladderRating(r.rating, r.margin, r.provisional),
       el("td", "n", String(r.games)),
       el("td", "n", r.score === null ? "" : `${(100 * r.score).toFixed(1)}%`),
+      ladderForfeits(r.forfeits),
       el("td", null, r.online ? "yes" : ""),
       el("td", "n", r.slots === null ? "" : String(r.slots)),
       el("td", "n", r.playing ? String(r.playing) : ""),
       el("td", null, r.last_seen)));
-    if (!rows.length) body.push(el("tr", null, el("td", "note", "No bot yet.")));
+    if (!lines.length) {
+      const empty = el("td", "note", "No bot yet.");
+      empty.colSpan = headers.length;
+      body.push(el("tr", null, empty));
+    }
     return el("table", "standings", el("thead", null, head), el("tbody", null, ...body));
+  }
+
+  function ladderStatus(s) {
+    return `${s.online} online · ${s.running} games being played · ${s.games} games rated · ${s.variant} · time control ${s.tc} · ${s.concurrency} at once`;
+  }
+
+  // A list of counted games: each opens in the viewer here, and links to its own page.
+  function ladderGames(node, games, open) {
+    clear(node);
+    for (const g of games) {
+      const b = el("button", null, `game ${g.id}: ${g.first} vs ${g.second}, ${g.result} ${g.reason}`);
+      b.type = "button";
+      b.addEventListener("click", () => open(g.id));
+      const page = el("a", null, "page");
+      page.href = `/game/${g.id}`;
+      node.append(el("li", null, b, " ", page));
+    }
+    if (!games.length) node.append(el("li", "note", "none yet"));
+  }
+
+  // A viewer fed by /api/game/ID (the game in the viewer's encoding, with its two names).
+  function ladderViewer(status, emptyText) {
+    const viewer = new Viewer(document.getElementById("viewer"), [], { emptyText });
+    const open = (id, scroll) => fetch(`/api/game/${id}`)
+      .then((r) => (r.ok ? r.json() : Promise.reject(new Error(r.statusText))))
+      .then((data) => {
+        viewer.names = data.names;
+        viewer.show(data.game, 0);
+        if (scroll) document.getElementById("games").scrollIntoView();
+      })
+      .catch((e) => { status.textContent = `cannot load game ${id}: ${e.message}`; });
+    return open;
+  }
+
+  function pageData(id) {
+    return JSON.parse(document.getElementById(id).textContent);
   }
 
   function bootLadder() {
     const status = document.getElementById("status");
-    const viewer = new Viewer(document.getElementById("viewer"), [], { emptyText: "Pick one of the last games to replay it here." });
-    const openGame = (g) => {
-      fetch(`/api/game/${g.id}`).then((r) => (r.ok ? r.json() : Promise.reject(new Error(r.statusText)))).then((data) => {
-        viewer.names = data.names;
-        viewer.show(data.game, 0);
-        document.getElementById("games").scrollIntoView();
-      }).catch((e) => { status.textContent = `cannot load game ${g.id}: ${e.message}`; });
-    };
+    const open = ladderViewer(status, "Pick one of the last games to replay it here.");
     const onLadder = (s) => {
-      status.textContent = `${s.online} online · ${s.running} games being played · ${s.games} games rated · ${s.variant} · time control ${s.tc} · ${s.concurrency} at once`;
-      clear(document.getElementById("leaderboard-table")).append(leaderboard(s.table));
-      gameList(document.getElementById("recent"), s.recent, openGame);
+      status.textContent = ladderStatus(s);
+      clear(document.getElementById("leaderboard-table")).append(leaderboard(s.lines));
+      ladderGames(document.getElementById("recent"), s.recent, (id) => open(id, true));
       showNotices(s.notices);
     };
     follow(status, { ladder: onLadder, boards: showBoards }, "the ladder has stopped");
   }
 
   function bootBot() {
-    const name = document.body.dataset.bot;
     const status = document.getElementById("status");
-    const viewer = new Viewer(document.getElementById("viewer"), [], { emptyText: "Pick one of the recent games to replay it here." });
-    fetch(`/api/bot/${encodeURIComponent(name)}`).then((r) => (r.ok ? r.json() : Promise.reject(new Error(r.statusText)))).then((b) => {
-      status.textContent = `${b.online ? `online with ${b.slots} slot(s)` : "offline"} · first seen ${b.first_seen} · last seen ${b.last_seen}`;
-      clear(document.getElementById("versions-table")).append(table({
-        headers: ["version", "id_name", "author", "first_seen"],
-        rows: b.versions.map((v) => [v.number, v.id_name, v.author, v.first_seen]),
-      }, "small"));
-      clear(document.getElementById("rating-table")).append(table({
-        headers: ["player", "rating", "margin", "games", "score"],
-        rows: b.rating.map((v) => [v.player, v.rating, v.margin, v.games, v.score]),
-      }, "small"));
-      ratingChart(b.history);
-      clear(document.getElementById("opponents-table")).append(table(b.opponents, "small"));
-      const byId = new Map(b.recent.map((g) => [g.id, g]));
-      gameList(document.getElementById("recent"), b.recent, (g) => {
-        const full = byId.get(g.id);
-        viewer.names = full.names;
-        viewer.show(full.view, 0);
-        document.getElementById("games").scrollIntoView();
-      });
-      if (b.recent.length) {
-        viewer.names = b.recent[0].names;
-        viewer.show(b.recent[0].view);
-      }
-    }).catch((e) => { status.textContent = `cannot load ${name}: ${e.message}`; });
+    const data = pageData("bot-data");
+    const open = ladderViewer(status, "Pick one of the recent games to replay it here.");
+    ratingChart(data.history);
+    ladderGames(document.getElementById("recent"), data.recent, (id) => open(id, true));
+    if (data.recent.length) open(data.recent[0].id, false);
+  }
+
+  function bootGame() {
+    const data = pageData("game-data");
+    const viewer = new Viewer(document.getElementById("viewer"), data.names);
+    viewer.show(data.game);
   }
 
   // What other pages' scripts build on (tune.js: a tune's report and live page).
@@ -758,5 +797,6 @@
     else if (page === "live") bootLive();
     else if (page === "ladder") bootLadder();
     else if (page === "bot") bootBot();
+    else if (page === "game") bootGame();
   });
 })();
