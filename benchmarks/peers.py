@@ -2,26 +2,26 @@
 """The arena side by side with its peers: the same instant engines, games of the same length, interleaved rounds.
 
 Each arena runs a match between two copies of an instant engine of our own (benchmarks/peers/, compiled here with
-cc): ``instant_uci.c`` for the chess arenas, a quiet line of moves that the arena ends at its move limit (16
-plies); ``instant_uqi.c`` for quarto-arena, a fixed game of 16 turns whose last one wins. Every arena runs its full
-command line with its records (PGN; quarto-arena its journal and run directory too), in a fresh temporary
-directory. The peers are tools from outside the project: give their binaries' paths (``--fastchess``,
-``--cutechess``); a peer not given is skipped (cutechess-cli is also looked for on PATH).
+cc), with its default flags as a user runs it (its PGN, and the time control st=1 the instant engines ignore; no
+opening book, no move limit, no -q): ``instant_uci.c`` for the chess arenas, a line that black mates on the 16th
+ply; ``instant_uqi.c`` for quarto-arena, a board filled without a group from whatever opening (quarto-arena's
+default is 2 random book turns), a draw on the 17th turn. Every run's PGN is read back: a run whose games are not
+all there, of that length, ending so, or whose engines answered another number of searches than the PGN's plies
+less its book turns, is refused (no figure). Every arena runs in a fresh temporary directory. The peers are tools
+from outside the project: give their binaries' paths (``--fastchess``, ``--cutechess``); a peer not given is
+skipped (cutechess-cli is also looked for on PATH).
 
-For each run it prints, per ply: the wall time (to the exit; for fastchess, to its last game's record, as it checks
-only once a second whether its games are done and so exits at a whole second plus about 0.2 s from its start, whatever
-its games took: 2,000 games here ended 1.77 s after the start and exited at 2.21 s, 500 ended at 0.45 s and exited at
-1.21 s), the arena's own CPU (its CPU and its reaped children's, from
-wait4, less what the engines report they used: each engine appends its own CPU to a log at exit), and the round
-trips (the engines' replies: one per command that wants an answer). Each figure is marginal: every arena plays
-``--games`` and a quarter of them, and the difference is divided by the difference in plies, so that fixed costs
-(start-up, the end of a run) do not count against the games. The default is 2,000 games (a run of 3 rounds takes
-about a minute). Rounds are interleaved
-(every arena once, then again) so a busy machine slows them alike; the table gives each figure's median over the
-rounds, and each quarto-arena figure as a ratio to fastchess's at the same concurrency in the same round (median of
-the rounds).
+Figures are per ply searched (a book turn is no search). The headline is the whole run: the wall time to the exit
+(what a user waits; fastchess checks once a second whether its games are done, so its exit comes at a whole second
+plus about 0.2 s from its start) and the arena's own CPU (its CPU and its reaped children's, from wait4, less what
+the engines report they used: each engine appends its own CPU to a log at exit). Second, the marginal figures: every
+arena also plays a quarter of ``--games``, and the difference is divided by the difference in plies, so that fixed
+costs (start-up, the end of a run) do not count; there fastchess's wall stops at its last game's record. Rounds are
+interleaved (every arena once, then again) so a busy machine slows them alike; the load is printed per run; the
+tables give each figure's median over the rounds, and each other arena's figure as a ratio to fastchess's at the
+same concurrency in the same round (median of the rounds).
 
-    python benchmarks/peers.py [--fastchess PATH] [--cutechess PATH] [--games 2000] [--rounds 3] [--concurrency 1,2]
+    python benchmarks/peers.py [--fastchess PATH] [--cutechess PATH] [--games 2000] [--rounds 5] [--concurrency 1,2,4]
                                [--arena "quarto-arena"]
     python benchmarks/peers.py --instructions [--games 800]
 
@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import shutil
 import statistics
@@ -52,7 +53,9 @@ import floors
 from cbuild import compile_c
 
 HERE = Path(__file__).resolve().parent / "peers"
-PLIES = 16
+PLIES = {"uci": 16, "uqi": 17}
+"""Plies (turns) a game lasts, book turns included: the UCI line is mated on the 16th; a Quarto board fills on the
+17th turn (a give, then 16 placements)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +68,8 @@ class Arena:
     """(engine binary, games, run directory) -> argv."""
     engine: str
     """uci or uqi."""
+    pgn: Callable[[Path], Path]
+    """(run directory) -> the PGN the arena wrote, whose games are counted and checked."""
     idles: Callable[[Path], Path] | None = None
     """For an arena that idles after its games before it exits: (run directory) -> the file whose last write ends
     its games (the wall time stops there)."""
@@ -72,12 +77,43 @@ class Arena:
 
 @dataclass(frozen=True, slots=True)
 class Figures:
-    """What one run cost, per ply."""
+    """What one run cost, per ply searched (a book turn is no search)."""
 
     wall_us: float
     cpu_us: float
     trips: float
     plies: int
+    whole_wall_us: float = 0.0
+    """To the exit, even for an arena that idles after its games: what a user waits."""
+
+
+RESULT = {"uci": "0-1", "uqi": "1/2-1/2"}
+"""How every game ends: the UCI line is mated by black, the UQI board fills without a group."""
+
+
+def check_games(pgn: Path, games: int, kind: str, searches: int, name: str) -> None:
+    """Refuses (exit) a run whose PGN does not hold ``games`` games of PLIES[kind] plies each, ending as RESULT says, or
+    whose engines answered another number of searches than its PGN's plies less its book turns."""
+    if not pgn.exists():
+        sys.exit(f"{name}: wrote no {pgn}")
+    text = pgn.read_text()
+    movetexts = re.findall(r"\n\n(?!\[)(.+?)(?=\n\n\[|\s*\Z)", text, flags=re.DOTALL)
+    if len(movetexts) != games:
+        sys.exit(f"{name}: {len(movetexts)} games in {pgn}, not {games}")
+    played = 0
+    for movetext in movetexts:
+        book = len(re.findall(r"\{book\}", movetext))
+        bare = re.sub(r"\{[^}]*\}", " ", movetext).split()
+        result = bare[-1]
+        plies = [t for t in bare[:-1] if not re.fullmatch(r"\d+\.(\.\.)?", t)]
+        if len(plies) != PLIES[kind] or result != RESULT[kind]:
+            sys.exit(
+                f"{name}: a game of {len(plies)} plies ending {result}, "
+                f"not {PLIES[kind]} ending {RESULT[kind]}:\n{movetext}"
+            )
+        played += PLIES[kind] - book
+    if searches != played:
+        sys.exit(f"{name}: the engines answered {searches} searches, the PGN shows {played} plies searched")
 
 
 def build(directory: Path) -> dict[str, Path]:
@@ -92,11 +128,14 @@ def fastchess(path: str, concurrency: int) -> Arena:
             *("-engine", f"cmd={engine}", "name=a", "-engine", f"cmd={engine}", "name=b"),
             *("-each", "proto=uci", "st=1"),
             *("-rounds", str(games // 2), "-games", "2", "-concurrency", str(concurrency)),
-            *("-maxmoves", str(PLIES // 2), "-pgnout", f"file={run / 'games.pgn'}"),
+            # fastchess refuses more games at once than the machine has CPUs without this
+            *(["-force-concurrency"] if concurrency > (os.cpu_count() or 1) else []),
+            *("-pgnout", f"file={run / 'games.pgn'}"),
             *("-config", f"outname={run / 'config.json'}"),
         ]
 
-    return Arena(f"fastchess c={concurrency}", concurrency, command, "uci", idles=lambda run: run / "games.pgn")
+    pgn = lambda run: run / "games.pgn"  # noqa: E731
+    return Arena(f"fastchess c={concurrency}", concurrency, command, "uci", pgn=pgn, idles=pgn)
 
 
 def cutechess(path: str, concurrency: int) -> Arena:
@@ -106,10 +145,10 @@ def cutechess(path: str, concurrency: int) -> Arena:
             *("-engine", f"cmd={engine}", "name=a", "-engine", f"cmd={engine}", "name=b"),
             *("-each", "proto=uci", "st=1"),
             *("-rounds", str(games // 2), "-games", "2", "-concurrency", str(concurrency)),
-            *("-maxmoves", str(PLIES // 2), "-pgnout", str(run / "games.pgn")),
+            *("-pgnout", str(run / "games.pgn")),
         ]
 
-    return Arena(f"cutechess-cli c={concurrency}", concurrency, command, "uci")
+    return Arena(f"cutechess-cli c={concurrency}", concurrency, command, "uci", pgn=lambda run: run / "games.pgn")
 
 
 def quarto(arena: list[str], kind: str, concurrency: int) -> Arena:
@@ -119,9 +158,11 @@ def quarto(arena: list[str], kind: str, concurrency: int) -> Arena:
             head += ["--rounds", str(games // 2), "-j", str(concurrency)]
         else:
             head += ["--games", str(games)]
-        return [*head, "--tc", "st=1", "--random-openings", "0", "--out", str(run / "run"), "-q"]
+        return [*head, "--tc", "st=1", "--out", str(run / "run")]
 
-    return Arena(f"quarto-arena {kind} c={concurrency}", concurrency, command, "uqi")
+    return Arena(
+        f"quarto-arena {kind} c={concurrency}", concurrency, command, "uqi", pgn=lambda run: run / "run" / "games.pgn"
+    )
 
 
 def run(arena: Arena, engine: Path, games: int, scratch: Path) -> Figures:
@@ -132,15 +173,18 @@ def run(arena: Arena, engine: Path, games: int, scratch: Path) -> Figures:
     env = {**os.environ, "PEERS_LOG": str(log)}
     argv = arena.command(engine, games, directory)
     started, started_ns = time.perf_counter(), time.time_ns()  # the second: the clock that stamps a file's writes
-    child = subprocess.Popen(argv, cwd=directory, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    out = (directory / "stdout").open("wb")  # fastchess says why it failed there, not on stderr
+    child = subprocess.Popen(argv, cwd=directory, env=env, stdout=out, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(child.pid, 0)
-    wall = time.perf_counter() - started
+    wall = whole = time.perf_counter() - started
     child.returncode = os.waitstatus_to_exitcode(status)
     assert child.stderr is not None
     errors = child.stderr.read().decode(errors="replace").strip()
     child.stderr.close()
+    out.close()
     if child.returncode != 0:
-        sys.exit(f"{arena.name} failed ({child.returncode}): {shlex.join(argv)}\n{errors[-2000:]}")
+        said = (directory / "stdout").read_text(errors="replace").strip()
+        sys.exit(f"{arena.name} failed ({child.returncode}): {shlex.join(argv)}\n{errors[-2000:]}\n{said[-2000:]}")
     if arena.idles is not None:
         ended = arena.idles(directory)
         if not ended.exists():
@@ -154,9 +198,10 @@ def run(arena: Arena, engine: Path, games: int, scratch: Path) -> Figures:
     plies = sum(r[4] for r in rows)
     if plies == 0:
         sys.exit(f"{arena.name}: no engine answered a search")
+    check_games(arena.pgn(directory), games, arena.engine, plies, arena.name)
     cpu = (usage.ru_utime + usage.ru_stime) * 1e6 - engines_cpu
     shutil.rmtree(directory, ignore_errors=True)
-    return Figures(wall * 1e6 / plies, cpu / plies, trips / plies, plies)
+    return Figures(wall * 1e6 / plies, cpu / plies, trips / plies, plies, whole * 1e6 / plies)
 
 
 def instructions(arena: Arena, engine: Path, games: int, scratch: Path) -> tuple[int, int]:
@@ -210,8 +255,8 @@ def main() -> None:
     parser.add_argument("--fastchess", help="path of a fastchess binary (skipped when not given)")
     parser.add_argument("--cutechess", default=shutil.which("cutechess-cli"), help="path of cutechess-cli")
     parser.add_argument("--games", type=int, default=2000, help="games per run (even; fewer leave the margin to noise)")
-    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds")
-    parser.add_argument("--concurrency", default="1,2", help="concurrencies, comma-separated")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds")
+    parser.add_argument("--concurrency", default="1,2,4", help="concurrencies, comma-separated")
     parser.add_argument(
         "--arena",
         default=shutil.which("quarto-arena", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"),
@@ -240,35 +285,47 @@ def main() -> None:
             engine = build(Path(scratch))["uqi"]
             count_instructions([a for a in arenas if a.engine == "uqi"], engine, games, Path(scratch))
         return
-    load = os.getloadavg()[0]
-    print(f"{args.games} games of {PLIES} plies per run, {args.rounds} interleaved rounds; load {load:.2f}")
+    print(
+        f"{args.games} games per run (16 plies of chess, 17 turns of Quarto: checked in each PGN), "
+        f"{args.rounds} interleaved rounds"
+    )
+    whole: dict[str, list[Figures]] = {a.name: [] for a in arenas}
     results: dict[str, list[Figures]] = {a.name: [] for a in arenas}
     with tempfile.TemporaryDirectory(prefix="peers-") as scratch:
         engines = build(Path(scratch))
         small_games = max(2, args.games // 4 // 2 * 2)
         for r in range(args.rounds):
             for arena in arenas:
+                load = os.getloadavg()[0]
                 small = run(arena, engines[arena.engine], small_games, Path(scratch))
                 big = run(arena, engines[arena.engine], args.games, Path(scratch))
                 figures = marginal(big, small)
+                whole[arena.name].append(big)
                 results[arena.name].append(figures)
                 print(
-                    f"  round {r + 1} {arena.name:<28} wall {figures.wall_us:7.1f} µs/ply  "
-                    f"arena CPU {figures.cpu_us:7.1f} µs/ply  {figures.trips:4.2f} round trips/ply  "
-                    f"({figures.plies} plies)"
+                    f"  round {r + 1} {arena.name:<28} whole: wall {big.whole_wall_us:6.1f} CPU {big.cpu_us:6.1f}"
+                    f"  marginal: wall {figures.wall_us:6.1f} CPU {figures.cpu_us:6.1f} µs/ply searched  "
+                    f"{figures.trips:4.2f} trips/ply  ({big.plies} plies; load {load:.2f})"
                 )
     print(f"load {os.getloadavg()[0]:.2f}")
-    header = f"{'arena':<28} {'wall µs/ply':>12} {'CPU µs/ply':>11} {'trips/ply':>10}   vs fastchess (same round)"
-    print(header)
+    print("whole runs with default flags, to the exit (µs per ply searched; median of rounds; ratio to fastchess)")
+    table(arenas, whole, "whole_wall_us")
+    print("marginal (the run less a quarter of it; fastchess's wall to its last game's record)")
+    table(arenas, results, "wall_us")
+
+
+def table(arenas: list[Arena], results: dict[str, list[Figures]], wall: str) -> None:
+    """One line per arena: median wall and CPU per ply, and their same-round ratios to fastchess's."""
+    print(f"  {'arena':<28} {'wall':>7} {'CPU':>7}   vs fastchess (same round)")
     for arena in arenas:
         runs = results[arena.name]
         line = (
-            f"{arena.name:<28} {statistics.median(f.wall_us for f in runs):12.1f} "
-            f"{statistics.median(f.cpu_us for f in runs):11.1f} {statistics.median(f.trips for f in runs):10.2f}"
+            f"  {arena.name:<28} {statistics.median(getattr(f, wall) for f in runs):7.1f} "
+            f"{statistics.median(f.cpu_us for f in runs):7.1f}"
         )
         base = results.get(f"fastchess c={arena.concurrency}")
         if base is not None and not arena.name.startswith("fastchess"):
-            line += f"   wall {ratio(runs, base, 'wall_us')}, CPU {ratio(runs, base, 'cpu_us')}"
+            line += f"   wall {ratio(runs, base, wall)}, CPU {ratio(runs, base, 'cpu_us')}"
         print(line)
 
 
