@@ -194,6 +194,29 @@ def test_a_client_that_breaks_the_protocol_or_a_limit_is_cut(messages: list[list
     run(test)
 
 
+def test_a_bot_answering_as_fast_as_it_is_asked_is_never_over_the_rate() -> None:
+    """The rate limit counts what a bot sends beyond one line for each message the arena sent it: a bot answering
+    an arena that asks as fast as it can (instant engines, a ladder's quick games) is not cut, however many lines a
+    second that makes (an honest SDK bot was cut so, 'more than 1000 lines per second', at st=0.05)."""
+
+    async def test(server: Server, context: zmq.Context[Any]) -> None:
+        client = await hello(server, context, slots=1)  # 50 lines a second, bursts of 100
+        t = await server.lease(ALICE)
+        assert await client.recv() == (b"", "begin 1")
+        began = asyncio.get_running_loop().time()
+        for n in range(600):  # 600 questions and as many answers: far over 100 + 50 a second
+            t.send_lines([f"isready {n}"])
+            assert await client.recv() == (b"1", f"isready {n}")
+            client.send(b"1", b"readyok")
+            assert await t.read_line() == "readyok"
+        assert asyncio.get_running_loop().time() - began < 600 / 50  # faster than the rate alone allows
+        assert not t.gone and server.connected() == {"alice": 1}
+        await t.close()
+        client.close()
+
+    run(test)
+
+
 def test_no_hello_within_its_deadline_is_cut() -> None:
     async def test(server: Server, context: zmq.Context[Any]) -> None:
         silent = Client(context, server.endpoint)

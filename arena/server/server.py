@@ -145,7 +145,8 @@ class Limits:
     slots: int = 64
     """Slots one connection may offer."""
     rate: float = 1000.0
-    """Lines per second per slot, sustained (control lines included)."""
+    """Lines per second per slot, sustained (control lines included), beyond one answer to each message the arena
+    sends (:meth:`_Peer.asked`)."""
     burst: int = 2000
     """Lines per slot above the rate that may come at once."""
     hello: float = 10.0
@@ -342,6 +343,12 @@ class _Peer:
         self._last = time.monotonic()
         self.leaving = False
         """The bot said ``leaving``: no session begins on it any more."""
+
+    def asked(self) -> None:
+        """The arena sent the peer a message: one line of answer is owed to it, outside the rate limit (an honest
+        bot answering an instant engine's games as fast as the arena asks sent over 1000 lines a second and was
+        cut for it); what a peer sends unasked still drains the bucket."""
+        self._tokens = min(self.burst + 1.0, self._tokens + 1.0)
 
     def take(self) -> bool:
         """One message against the rate limit; False once the peer is over it."""
@@ -756,6 +763,7 @@ class Server:
             return
         try:
             self._sock.send_multipart([peer.rid, channel, line], zmq.NOBLOCK)
+            peer.asked()
         except zmq.Again:
             self._cut_peer(peer, f"it does not read what the arena sends ({SEND_QUEUE} messages waiting)")
         except zmq.ZMQError as e:
