@@ -162,9 +162,12 @@ def analyse_file(
     written = resumed
     previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
 
+    writing = False  # a game is being written and counted: a signal then waits for the game's end
+
     def interrupt(signum: int, frame: Any) -> None:
         stopped.append(signum)
-        raise KeyboardInterrupt
+        if not writing:
+            raise KeyboardInterrupt
 
     for signum in previous:  # Ctrl-C, a cancelled job, `timeout`: stopped between two games, what is done kept
         signal.signal(signum, interrupt)
@@ -178,10 +181,16 @@ def analyse_file(
             try:
                 stream = analyses or _in_process(source, analyser, variant, from_empties)
                 for index, analysis, (solved, reused) in stream:
+                    # Written and counted as one: a signal between the two left a game in the files that the count
+                    # (the stop's message, the table) missed ('after 50 of 2000 games' with 51 written).
+                    writing = True
                     _write(pgn, jsonl, analysis, index)
                     written += 1
                     tally.add(analysis)
                     analyser.solved, analyser.reused = solved, reused
+                    writing = False
+                    if stopped:
+                        raise KeyboardInterrupt
                     if on_game is not None:
                         on_game(index, analysis)
             except KeyboardInterrupt:

@@ -306,6 +306,7 @@ def test_a_stopped_analysis_keeps_its_games_marked_partial_and_resume_finishes_i
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # 62 s of CPU under tracemalloc: beside three other workers on a loaded machine, past 300 s
 def test_memory_follows_the_games_in_flight_not_the_file(tmp_path: Path) -> None:
     # 25 MB of PGN took 392 MB at -j 1 (every game and every analysis kept to the end). Peak memory of analysing
     # 12,000 games against 4,000 (both files past the reader's 1 MiB blocks), in this process: what may grow is the

@@ -299,7 +299,10 @@ def test_an_engine_that_restarts_slowly_after_each_game_is_never_cut(tmp_path: P
     bot = [*BRIDGE, "--connect", endpoint, "--name", "slow", "--fresh-process", "--", *engine]
     log = tmp_path / "bridge.log"
     with started(bot, log) as bridge:
-        run = ["remote:slow", "greedy", "--games", "2", "--tc", "st=0.1", "--listen", endpoint, "--out", str(out)]
+        # A 1 s margin: a turn relayed by the bridge at a load of 9 came past st=0.1's 50 ms one and lost the game on
+        # time; the test is about the slow restarts, which the margin does not touch (11 s each, the margin 1 s).
+        run = ["remote:slow", "greedy", "--games", "2", "--tc", "st=0.1", "--timemargin", "1000"]
+        run += ["--listen", endpoint, "--out", str(out)]
         r = subprocess.run(
             [*CLI, "tournament", *run],  # not quiet: the server's line about the slot set aside is looked for
             capture_output=True,
