@@ -315,9 +315,15 @@ async def play_with_signals(games: Callable[[Interrupt], Awaitable[RunOutcome]])
         return await games(interrupt)
     finally:
         await shutdown()  # whatever is left of any engine, and the watchdog, killed and reaped (a signal hurries it)
-        for signum in handled:
-            loop.remove_signal_handler(signum)
-            signal.signal(signum, _late_signal)  # kept until the standings, the report and the resume hint are out
+        # Held from the loop's handler to ours: in between, asyncio puts the default back (KeyboardInterrupt for
+        # SIGINT, death for SIGTERM), and a second signal there ended a run with a bare 'interrupted' (CI, at load).
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, handled)
+        try:
+            for signum in handled:
+                loop.remove_signal_handler(signum)
+                signal.signal(signum, _late_signal)  # kept until the standings, the report and the resume hint are out
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
         atexit.register(_ignore_stop_signals, handled)
 
 
