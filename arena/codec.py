@@ -16,7 +16,11 @@ A field that needs more says so where it is declared, ``field(metadata=hook(...)
   read so far (an opening book is read under the variant read before it). With ``X | None``, the hook sees only
   the values that are not None;
 - ``missing``: what the key's absence meant in files written before the field existed, when that is not the
-  field's default (journals from before interleaving played encounter by encounter: ``missing=False``).
+  field's default (journals from before interleaving played encounter by encounter: ``missing=False``);
+- ``inline``: a nested dataclass written as its fields, under their own keys, in the dict of the class that holds it
+  (at the field's place) and read from it: a value that became one type after its fields had been written flat
+  (RunSpec's ``game``, whose fields the journal has always kept beside the run's). Its keys must not meet the
+  holder's (a TypeError when the plan is made); in a row it is a nested dict as any other.
 
 A key absent from the dict gives the field's ``missing``, else its default; a field with neither is required.
 Keys the dataclass does not know are ignored (the journal's header keeps ``schedule`` beside the spec's fields).
@@ -72,6 +76,8 @@ class Hook:
     """The value when the key is absent, if not the field's default."""
     rows: type | None = None
     """Set by :func:`rows`: the field is a tuple of this class written as rows (the generated coder inlines them)."""
+    inline: bool = False
+    """The field (a dataclass) is written as its fields in the holder's dict."""
 
 
 def hook(
@@ -80,9 +86,10 @@ def hook(
     encode: Encode | None = None,
     decode: Decode | None = None,
     missing: Any = _ABSENT,
+    inline: bool = False,
 ) -> dict[str, Any]:
     """Field metadata for ``dataclasses.field(metadata=...)``: a :class:`Hook`."""
-    return {_META: Hook(key, encode, decode, missing)}
+    return {_META: Hook(key, encode, decode, missing, inline=inline)}
 
 
 def to_dict(obj: Any) -> dict[str, Any]:
@@ -160,7 +167,10 @@ def _slow_to_dict(obj: Any) -> dict[str, Any]:
     out = {}
     for f in _plan(type(obj)):
         value = getattr(obj, f.name)
-        out[f.key] = value if f.as_is else f.encode(value)
+        if f.inline:
+            out.update(to_dict(value))
+        else:
+            out[f.key] = value if f.as_is else f.encode(value)
     return out
 
 
@@ -169,6 +179,9 @@ def _slow_from_dict(cls: type[T], d: Mapping[str, Any]) -> T:
         raise TypeError(f"expected a mapping for {cls.__name__}, not {type(d).__name__}")
     values: dict[str, Any] = {}
     for f in _plan(cls):
+        if f.inline:
+            values[f.name] = from_dict(f.type, d)
+            continue
         raw = d.get(f.key, _ABSENT)
         if raw is _ABSENT:
             if f.missing is None:
@@ -222,6 +235,7 @@ class _Field:
     type: Any  # the field's type hint
     hooked: bool  # encode or decode comes from a hook
     rows: type | None  # a tuple of this class written as rows (a :func:`rows` hook on a type that is not ``| None``)
+    inline: bool  # a dataclass written as its fields in the holder's dict (an ``inline`` hook)
 
 
 _PLANS: dict[type, tuple[_Field, ...]] = {}
@@ -260,7 +274,13 @@ def _make_plan(cls: type) -> tuple[_Field, ...]:
         as_is = h.encode is None and _scalar_type(tp)
         hooked = h.encode is not None or h.decode is not None
         rows_of = h.rows if h.rows is not None and _optional(tp) is None else None
-        plan.append(_Field(f.name, key, enc, dec, missing, as_is, tp, hooked, rows_of))
+        if h.inline and not (isinstance(tp, type) and dataclasses.is_dataclass(tp)):
+            raise TypeError(f"{cls.__name__}.{f.name}: only a dataclass is written inline, not {tp}")
+        plan.append(_Field(f.name, key, enc, dec, missing, as_is, tp, hooked, rows_of, h.inline))
+    keys = [g.key for f in plan for g in (_plan(f.type) if f.inline else (f,))]
+    twice = sorted({k for k in keys if keys.count(k) > 1})
+    if twice:
+        raise TypeError(f"{cls.__name__}: {', '.join(twice)} written twice: a field inline needs keys of its own")
     return tuple(plan)
 
 
@@ -496,7 +516,7 @@ class _Generator:
         for f in self.plan:
             _identifier(f.name)
         obj = "obj"
-        items = ", ".join(f"{self.key(f.key)}: {self.encode_field(f, obj)}" for f in self.plan)
+        items = self.items(self.plan, obj)
         row = ", ".join(self.encode_field(f, obj) for f in self.plan)
         lines = [
             "def encode(obj):",
@@ -510,6 +530,13 @@ class _Generator:
         return _Coder(self.ns["encode"], self.ns["decode"], self.ns["encode_row"], self.ns["decode_row"])
 
     # Encoding: an expression per field.
+
+    def items(self, plan: Sequence[_Field], obj: str) -> str:
+        """The items of a dict display of ``obj``'s fields (an inline field's unpacked)."""
+        return ", ".join(
+            f"**{self.encode_field(f, obj)}" if f.inline else f"{self.key(f.key)}: {self.encode_field(f, obj)}"
+            for f in plan
+        )
 
     def encode_field(self, f: _Field, obj: str) -> str:
         value = f"{obj}.{f.name}"
@@ -547,7 +574,7 @@ class _Generator:
         if isinstance(tp, type) and dataclasses.is_dataclass(tp):
             if tp in _BUILDING or "." in value:
                 return f"_to_dict({value})"  # by the value's own class, as the slow path does
-            items = ", ".join(f"{self.key(g.key)}: {self.encode_field(g, value)}" for g in _checked(_plan(tp)))
+            items = self.items(_checked(_plan(tp)), value)
             if _final(tp):
                 return f"{{{items}}}"
             return f"({{{items}}} if {value}.__class__ is {self.const(tp)} else _to_dict({value}))"
@@ -564,6 +591,9 @@ class _Generator:
             "    get = d.get",
         ]
         for i, f in enumerate(self.plan):
+            if f.inline:
+                lines.append(f"    a{i} = {self.decoder_of(f.type, f.key)}(d)")
+                continue
             lines.append(f"    v = get({self.key(f.key)}, _ABSENT)")
             lines.append("    if v is _ABSENT:")
             lines.append(f"        {self.absent(f, i)}")

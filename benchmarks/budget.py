@@ -22,6 +22,7 @@ from pathlib import Path
 from quarto_arena.arena.engine import EngineConfig
 from quarto_arena.arena.run import Run, RunKind, RunSpec
 from quarto_arena.arena.schedule import OpeningBook
+from quarto_arena.arena.settings import GameSettings
 from quarto_arena.arena.timecontrol import TimeControl
 from quarto_arena.engines.registry import command
 
@@ -43,8 +44,7 @@ def main() -> None:
         RunKind.TOURNAMENT,
         engines,
         games=args.games,
-        time_control=TimeControl.parse(args.tc),
-        book=OpeningBook(random_turns=2, seed=1),
+        game=GameSettings(TimeControl.parse(args.tc), book=OpeningBook(random_turns=2, seed=1)),
     )
     with tempfile.TemporaryDirectory() as tmp:
         t0, c0 = time.perf_counter(), cpu()

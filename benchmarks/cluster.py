@@ -37,6 +37,7 @@ from quarto_arena.arena.engine import EngineConfig, EngineSession
 from quarto_arena.arena.roster import resolve_engines
 from quarto_arena.arena.run import Run, RunKind, RunSpec
 from quarto_arena.arena.schedule import OpeningBook
+from quarto_arena.arena.settings import GameSettings
 from quarto_arena.arena.timecontrol import TimeControl
 from quarto_arena.protocol.rules import Variant
 
@@ -71,8 +72,7 @@ async def main_async(args: argparse.Namespace, bot: Path) -> None:
         RunKind.MATCH,
         engines,
         games=args.games,
-        time_control=TimeControl.parse("st=5"),
-        book=OpeningBook(random_turns=2, seed=1),
+        game=GameSettings(TimeControl.parse("st=5"), book=OpeningBook(random_turns=2, seed=1)),
     )
 
     async def local(concurrency: int) -> int:
@@ -88,7 +88,7 @@ async def main_async(args: argparse.Namespace, bot: Path) -> None:
         checked = {}
         for cluster in (one, two):
             player = ClusterPlayer(cluster, engines)
-            await player.start(spec.variant)
+            await player.start(spec.game.variant)
             checked[cluster] = player.workers
             await player.close()
 

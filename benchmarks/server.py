@@ -232,14 +232,14 @@ async def at_once(n: int, games: int, keys: Path, c_bot: str) -> None:
     from quarto_arena.arena.run import Run, RunKind, RunSpec, ServerSpec
     from quarto_arena.arena.schedule import OpeningBook
     from quarto_arena.arena.server import server_player
+    from quarto_arena.arena.settings import GameSettings
     from quarto_arena.arena.timecontrol import TimeControl
 
     endpoint = free_endpoint()
     common: dict[str, Any] = {
         "games": games,
         "concurrency": n,
-        "time_control": TimeControl.parse("st=10"),
-        "book": OpeningBook(random_turns=2),
+        "game": GameSettings(TimeControl.parse("st=10"), book=OpeningBook(random_turns=2)),
     }
     local = RunSpec(
         RunKind.MATCH, (EngineConfig("c1", command=(c_bot,)), EngineConfig("c2", command=(c_bot,))), **common

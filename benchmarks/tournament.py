@@ -42,6 +42,7 @@ from quarto_arena.arena.engine import EngineConfig
 from quarto_arena.arena.roster import resolve_engines
 from quarto_arena.arena.run import Run, RunKind, RunSpec
 from quarto_arena.arena.schedule import OpeningBook
+from quarto_arena.arena.settings import GameSettings
 from quarto_arena.arena.timecontrol import TimeControl
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,8 +84,7 @@ def make_spec(engines: tuple[EngineConfig, ...], games: int, concurrency: int) -
         rounds=max(1, round(games / 12)),
         games=2,
         concurrency=concurrency,
-        time_control=TimeControl.parse("st=1"),
-        book=OpeningBook(random_turns=2, seed=1),
+        game=GameSettings(TimeControl.parse("st=1"), book=OpeningBook(random_turns=2, seed=1)),
     )
 
 

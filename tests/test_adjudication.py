@@ -14,6 +14,7 @@ from quarto_arena.arena.records import Result, Termination
 from quarto_arena.arena.referee import GameSpec
 from quarto_arena.arena.run import RunKind, RunSpec, play_match
 from quarto_arena.arena.schedule import Opening
+from quarto_arena.arena.settings import GameSettings
 from quarto_arena.arena.timecontrol import TimeControl
 from quarto_arena.engines.registry import command
 from quarto_arena.protocol.notation import format_position, parse_position, parse_turns
@@ -116,11 +117,11 @@ def test_games_from_the_start_are_adjudicated_at_the_threshold(tmp_path: Path) -
 
 def test_the_journal_keeps_the_setting(tmp_path: Path) -> None:
     assert not Termination.ADJUDICATED.is_failure  # scored as played, never a forfeit
-    spec = RunSpec(RunKind.MATCH, engines(), adjudicate=9)
-    assert RunSpec.from_dict(spec.to_dict()).adjudicate == 9
+    spec = RunSpec(RunKind.MATCH, engines(), game=GameSettings(adjudicate=9))
+    assert RunSpec.from_dict(spec.to_dict()).game.adjudicate == 9
     older = spec.to_dict()
     del older["adjudicate"]  # a journal written before the option existed
-    assert RunSpec.from_dict(older).adjudicate is None
+    assert RunSpec.from_dict(older).game.adjudicate is None
     out = run("play", "greedy", "random", "--games", "2", "--tc", "st=0.05", "--out", str(tmp_path / "r"), "-q")
     assert out.returncode == 0, out.stderr
     again = run("play", "--resume", str(tmp_path / "r"), "--adjudicate", "5")

@@ -22,6 +22,7 @@ from quarto_arena.arena.records import Termination
 from quarto_arena.arena.roster import resolve_engines
 from quarto_arena.arena.run import GameFinished, Run, RunKind, RunSpec, TurnPlayed
 from quarto_arena.arena.schedule import OpeningBook
+from quarto_arena.arena.settings import GameSettings
 from quarto_arena.arena.timecontrol import TimeControl
 from quarto_arena.arena.transport.zeromq import CONNECT_TIMEOUT
 from quarto_arena.protocol.notation import parse_turns, parse_variant
@@ -76,9 +77,7 @@ def test_advanced_variant_games_through_the_runner(c_bot: Path) -> None:
         tuple(resolve_engines([f"c={c_bot}", "greedy"])),
         games=16,
         concurrency=2,
-        time_control=TimeControl.parse("st=1"),
-        variant=variant,
-        book=OpeningBook(random_turns=2, seed=3, variant=variant),
+        game=GameSettings(TimeControl.parse("st=1"), variant, OpeningBook(random_turns=2, seed=3, variant=variant)),
     )
     with Run.in_memory(spec) as run:
         outcome = asyncio.run(run.run())
@@ -321,8 +320,7 @@ def test_a_run_asked_for_turns_reports_each_engine_turn_before_its_game_ends(c_b
         tuple(resolve_engines([f"c={c_bot}", "greedy"])),
         games=4,
         concurrency=2,
-        time_control=TimeControl.parse("st=1"),
-        book=OpeningBook(random_turns=2, seed=5),
+        game=GameSettings(TimeControl.parse("st=1"), book=OpeningBook(random_turns=2, seed=5)),
     )
     seen: dict[int, list[TurnPlayed]] = {}
     finished: set[int] = set()

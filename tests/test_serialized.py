@@ -7,7 +7,7 @@ from __future__ import annotations
 import enum
 import json
 from collections.abc import Iterator
-from dataclasses import MISSING, FrozenInstanceError, dataclass, fields, is_dataclass, replace
+from dataclasses import MISSING, FrozenInstanceError, dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termi
 from quarto_arena.arena.referee import GameSpec
 from quarto_arena.arena.run import CONFIG_NAME, JSONL_NAME, RunError, RunKind, RunSpec, ServerSpec
 from quarto_arena.arena.schedule import Format, OpeningBook
+from quarto_arena.arena.settings import GameSettings
 from quarto_arena.arena.stats import Sprt, SprtModel
 from quarto_arena.arena.timecontrol import TimeControl
 from quarto_arena.arena.transport import DEFAULT_STDERR_LIMIT
@@ -70,23 +71,25 @@ def every_field_spec() -> RunSpec:
         rounds=3,
         games=10,
         concurrency=2,
-        time_control=TimeControl.parse("10+0.1"),
-        variant=variant,
-        book=OpeningBook(random_turns=3, seed=4, variant=variant, source="random 3"),
+        game=GameSettings(
+            time_control=TimeControl.parse("10+0.1"),
+            variant=variant,
+            book=OpeningBook(random_turns=3, seed=4, variant=variant, source="random 3"),
+            margin_ms=80,
+            adjudicate=6,
+        ),
         strict=True,
-        margin_ms=80,
         sprt=Sprt(-5.0, 5.0, 0.1, 0.1, SprtModel.LOGISTIC),
         rating_interval=4,
         table_format="github",
         event="quarto-arena sprt",
         log_limit=1 << 20,
         server=ServerSpec("tcp://127.0.0.1:5555", None, 5.0),
-        adjudicate=6,
         interleave=False,
     )
     default = RunSpec(RunKind.MATCH, (EngineConfig("x", command=("x",)), EngineConfig("y", command=("y",))))
-    # A field RunSpec gains must be set here too, so that this test says whether the journal keeps it.
-    assert unchanged(sample, default) == []
+    # A field RunSpec or GameSettings gains must be set here too, so that this test says whether the journal keeps it.
+    assert unchanged(sample, default) == unchanged(sample.game, default.game) == []
     return sample
 
 
@@ -184,10 +187,19 @@ def samples() -> list[Any]:
         *record.turns,
         *record.engines,
         spec,
-        replace(spec, kind=RunKind.MATCH, engines=spec.engines[:1] * 2, sprt=None, server=None, adjudicate=None),
+        replace(
+            spec,
+            kind=RunKind.MATCH,
+            engines=spec.engines[:1] * 2,
+            sprt=None,
+            server=None,
+            game=replace(spec.game, adjudicate=None),
+        ),
+        spec.game,
+        GameSettings(),
         *spec.engines,
         EngineConfig(
-            "e", endpoint="tcp://127.0.0.1:1", cwd="/tmp", options={"Seed": "1"}, time_control=spec.time_control
+            "e", endpoint="tcp://127.0.0.1:1", cwd="/tmp", options={"Seed": "1"}, time_control=spec.game.time_control
         ),
         spec.sprt,
         spec.server,
@@ -305,15 +317,17 @@ def frames(raw: bytes) -> list[bytes]:
     return out
 
 
-@pytest.mark.parametrize("cls", [GameRecord, RunSpec, TurnRecord, EngineIdentity, GameSpec])
+@pytest.mark.parametrize("cls", [GameRecord, RunSpec, GameSettings, TurnRecord, EngineIdentity, GameSpec])
 def test_a_key_left_out_reads_as_its_absence_means(cls: type) -> None:
     """Each field with a default, its key left out of a dict of every field, reads as the field's ``missing`` (what
-    its absence meant in files from before it) or else its default: how files written before a field load."""
+    its absence meant in files from before it) or else its default: how files written before a field load. (A
+    field written inline has no key of its own: its class's fields are tested as GameSettings' are.)"""
     from quarto_arena.arena.codec import _META
 
     sample = {
         GameRecord: every_field_record,
         RunSpec: every_field_spec,
+        GameSettings: lambda: every_field_spec().game,
         TurnRecord: lambda: TurnRecord("c47", 12, "value 40"),
         EngineIdentity: lambda: EngineIdentity("Greedy 1", "someone", 1, "python -m greedy", {"Seed": "3"}),
         GameSpec: every_field_game_spec,
@@ -323,6 +337,8 @@ def test_a_key_left_out_reads_as_its_absence_means(cls: type) -> None:
         missing = codec._ABSENT if hook is None else hook.missing
         if missing is codec._ABSENT and f.default is MISSING and f.default_factory is MISSING:
             continue  # a required field
+        if hook is not None and hook.inline:
+            continue
         data = codec.to_dict(sample)
         del data[hook.key if hook is not None and hook.key else f.name]
         if missing is not codec._ABSENT:
@@ -340,7 +356,13 @@ def plain(value: Any) -> Any:
     """``value`` as JSON types, every compared field of every dataclass in it named (sets sorted: their order is
     not the same in two processes)."""
     if is_dataclass(value) and not isinstance(value, type):
-        return {"": type(value).__name__} | {f.name: plain(getattr(value, f.name)) for f in fields(value) if f.compare}
+        out = {"": type(value).__name__}
+        for f in fields(value):
+            if f.compare:
+                inner = plain(getattr(value, f.name))
+                # A field written inline (RunSpec's game) is loaded as its fields were before they were one value.
+                out |= {k: v for k, v in inner.items() if k} if _inline(f) else {f.name: inner}
+        return out
     if isinstance(value, enum.Enum):
         return f"{type(value).__name__}.{value.name}"
     if isinstance(value, (frozenset, set)):
@@ -350,6 +372,20 @@ def plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): plain(v) for k, v in value.items()}
     return value
+
+
+def _inline(f: Any) -> bool:
+    hook = f.metadata.get(codec._META)
+    return hook is not None and hook.inline
+
+
+def spec_order(written: dict[str, Any], original: dict[str, Any]) -> dict[str, Any]:
+    """A spec's dict as written, its keys in the order of ``original``'s: the one change in how the first format's
+    specs are written back. Since the games' settings are one value (RunSpec's ``game``, written inline), ``tc``,
+    ``variant``, ``openings``, ``margin_ms`` and ``adjudicate`` are written side by side; every reader reads by key
+    (a msgpack map, a JSON object: this code and the code that wrote these files alike)."""
+    assert written.keys() == original.keys()
+    return {key: written[key] for key in original}
 
 
 def loaded(directory: Path) -> list[Any]:
@@ -383,14 +419,15 @@ def test_records_and_specs_are_written_back_byte_for_byte() -> None:
             assert json.dumps(as_of(GameRecord.from_dict(original).to_dict(), original)) == line
     config = json.loads((V1 / "run" / CONFIG_NAME).read_text())
     spec = as_of(RunSpec.from_dict(config).to_dict(), config)
-    assert json.dumps({**spec, "schedule": config["schedule"]}, indent=2) == json.dumps(config, indent=2)
+    spec = spec_order({**spec, "schedule": config["schedule"]}, config)
+    assert json.dumps(spec, indent=2) == json.dumps(config, indent=2)
     for directory, journal in ((V1 / "run", JOURNAL_NAME), (V1, "every-field.qaj")):
         raw = (directory / journal).read_bytes()
         contents = read_journal(directory / journal)
         header = as_of(RunSpec.from_dict(contents.config).to_dict(), contents.config)
         if "schedule" in contents.config:
             header["schedule"] = contents.config["schedule"]
-        assert list(header.items()) == list(contents.config.items())
+        assert list(spec_order(header, contents.config).items()) == list(contents.config.items())
         written = frames(raw)[-len(contents.records) :]
         for record, frame in zip(contents.records.values(), written, strict=True):
             original = msgpack.unpackb(frame[12:], raw=False)["game"]
@@ -398,7 +435,7 @@ def test_records_and_specs_are_written_back_byte_for_byte() -> None:
             assert encode_frame({"kind": "game", "id": record.game_id, "game": game}) == frame
         assert contents.records
     for sample in json.loads((V1 / "samples.json").read_text())["specs"]:
-        assert json.dumps(as_of(RunSpec.from_dict(sample).to_dict(), sample)) == json.dumps(sample)
+        assert json.dumps(spec_order(as_of(RunSpec.from_dict(sample).to_dict(), sample), sample)) == json.dumps(sample)
 
 
 def test_a_journal_from_before_the_newer_fields_reads_with_what_their_absence_meant() -> None:
@@ -410,7 +447,7 @@ def test_a_journal_from_before_the_newer_fields_reads_with_what_their_absence_me
     for key in ("detail", "started", "exit_info", "engines"):
         del record[key]
     old = RunSpec.from_dict(spec)
-    assert (old.log_limit, old.server, old.adjudicate, old.interleave) == (DEFAULT_STDERR_LIMIT, None, None, False)
+    assert (old.log_limit, old.server, old.game.adjudicate, old.interleave) == (DEFAULT_STDERR_LIMIT, None, None, False)
     game = GameRecord.from_dict(record)
     assert (game.detail, game.started, game.exit_info, game.engines) == ("", "", {}, ())
 
@@ -479,3 +516,87 @@ def test_json_line_is_json_dumps_of_the_record(
         expected = json.dumps(game.to_dict())
         assert json_line(game) == expected
         assert json_line(game, game.to_dict()) == expected
+
+
+# A run directory of today's format (tests/data/README.md): a tournament made by quarto-arena at 1bf96c1, stopped
+# by SIGINT after 10 of its 24 games (2 in flight abandoned), every game setting away from its default.
+TODAY = Path(__file__).parent / "data" / "run-1bf96c1"
+
+
+def test_a_run_stopped_by_the_previous_release_resumes_and_plays_its_games_as_it_would_have(tmp_path: Path) -> None:
+    """Its journal's flat game settings (``tc``, ``variant``, ``openings``, ``margin_ms``, ``adjudicate``) become
+    the run's GameSettings: the resume builds the same schedule (its digest is checked), plays the 14 games left
+    with them, and appends to the journal without rewriting what it held."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from procs import CLI
+
+    directory = tmp_path / "run"
+    shutil.copytree(TODAY, directory)
+    journal, config = (directory / JOURNAL_NAME).read_bytes(), (directory / CONFIG_NAME).read_text()
+    before = read_journal(directory / JOURNAL_NAME)
+    spec = RunSpec.from_dict(before.config)
+    assert spec.game == GameSettings(
+        TimeControl.parse("st=0.05"),
+        parse_variant("advanced", "color,shape", "strict"),
+        OpeningBook(random_turns=3, seed=5, variant=spec.game.variant, source="random 3"),
+        margin_ms=70,
+        adjudicate=10,
+    )
+    assert len(before.records) == 10
+    # The engines are `python -m quarto_arena.engines...` (a program on the PATH, as a user's may be): this Python's.
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    r = subprocess.run(
+        [*CLI, "tournament", "--resume", str(directory), "-q"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PATH": path},
+    )
+    assert r.returncode == 0, r.stderr
+    after = read_journal(directory / JOURNAL_NAME)
+    assert (directory / JOURNAL_NAME).read_bytes().startswith(journal)
+    assert (directory / CONFIG_NAME).read_text() == config
+    assert sorted(after.records) == list(range(1, 25))
+    assert all(after.records[k] == v for k, v in before.records.items())
+    played = [after.records[k] for k in after.records if k not in before.records]
+    assert {(g.variant, g.time_control) for g in played} == {("advanced color,shape strict", "st=0.05")}
+    assert [g.opening for g in played] == [spec.schedule().game(g.game_id).opening.turns for g in played]
+
+
+@dataclass(frozen=True)
+class _Inner:
+    a: int = 1
+    b: str = "x"
+
+
+@dataclass(frozen=True)
+class _Outer:
+    n: int
+    inner: _Inner = field(default_factory=_Inner, metadata=codec.hook(inline=True))
+    z: bool = False
+
+
+@dataclass(frozen=True)
+class _Clash:
+    a: int
+    inner: _Inner = field(default_factory=_Inner, metadata=codec.hook(inline=True))
+
+
+@dataclass(frozen=True)
+class _NotADataclass:
+    n: int = field(default=0, metadata=codec.hook(inline=True))
+
+
+def test_a_field_inline_is_written_among_its_holders_fields_and_needs_keys_of_its_own() -> None:
+    value = _Outer(3, _Inner(2, "y"), True)
+    assert list(codec._slow_to_dict(value).items()) == [("n", 3), ("a", 2), ("b", "y"), ("z", True)]
+    assert codec._slow_from_dict(_Outer, {"n": 3, "b": "y"}) == _Outer(3, _Inner(1, "y"))
+    assert codec._slow_to_row(value) == [3, {"a": 2, "b": "y"}, True]
+    with pytest.raises(TypeError, match="a written twice"):
+        codec.to_dict(_Clash(1))
+    with pytest.raises(TypeError, match="only a dataclass is written inline"):
+        codec.to_dict(_NotADataclass())

@@ -35,6 +35,7 @@ from quarto_arena.arena.run import (
     build_spec,
 )
 from quarto_arena.arena.schedule import Format, OpeningBook, random_openings
+from quarto_arena.arena.settings import GameSettings
 from quarto_arena.arena.timecontrol import TimeControl
 from quarto_arena.protocol.notation import parse_position, parse_turns
 from quarto_arena.protocol.rules import Variant
@@ -88,7 +89,7 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = 120) -> subpro
 
 def spec_of(*engines: str, **kw: object) -> RunSpec:
     configs = tuple(resolve_engines(list(engines)))
-    base: dict[str, object] = {"time_control": TimeControl.parse("st=1"), "concurrency": 2}
+    base: dict[str, object] = {"game": GameSettings(TimeControl.parse("st=1")), "concurrency": 2}
     base.update(kw)
     return RunSpec(RunKind.TOURNAMENT, engines=configs, **base)  # type: ignore[arg-type]
 
@@ -102,7 +103,8 @@ def play(spec: RunSpec, directory: Path) -> tuple[list[object], RunOutcome]:
 
 def test_round_robin_records_every_game_in_journal_pgn_and_jsonl(c_bot: Path, tmp_path: Path) -> None:
     openings = tuple(random_openings(3, 2, Variant(), seed=4))
-    spec = spec_of(f"a={c_bot}", f"b={c_bot}", "random", games=4, book=OpeningBook(openings))
+    game = GameSettings(TimeControl.parse("st=1"), book=OpeningBook(openings))
+    spec = spec_of(f"a={c_bot}", f"b={c_bot}", "random", games=4, game=game)
     events, outcome = play(spec, tmp_path / "t")
     assert outcome.complete
     finished = [e for e in events if isinstance(e, GameFinished)]
@@ -307,7 +309,7 @@ def test_build_spec_from_engines_file_and_openings_file(tmp_path: Path, c_bot: P
     options = RunOptions(engines_file=str(engines), openings=str(openings), random_openings=None, games=4, tc="st=1")
     spec = build_spec(RunKind.TOURNAMENT, [], options)
     assert spec.names == ["c", "r"]
-    assert [o.text() for o in spec.book.openings] == ["startpos 3 c47", "..../..../..../.... 7"]
+    assert [o.text() for o in spec.game.book.openings] == ["startpos 3 c47", "..../..../..../.... 7"]
     assert RunSpec.from_dict(spec.to_dict()) == spec
     sprt = build_spec(RunKind.SPRT, ["random", "greedy"], RunOptions(elo0=0.0, elo1=5.0, model="logistic", max_games=7))
     assert sprt.games == 8  # whole pairs

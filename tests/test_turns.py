@@ -38,6 +38,7 @@ from quarto_arena.arena.records import GameRecord, Result, Termination, TurnReco
 from quarto_arena.arena.referee import GameSpec, _Game
 from quarto_arena.arena.run import Run, RunKind, RunSpec
 from quarto_arena.arena.schedule import Format, Opening, OpeningBook
+from quarto_arena.arena.settings import GameSettings
 from quarto_arena.arena.timecontrol import Clock, SearchClock, TimeControl
 from quarto_arena.arena.transport import ProcessTransport
 from quarto_arena.engines.registry import command
@@ -107,7 +108,8 @@ def play(
 
     monkeypatch.setattr(turns, "path", spy)
     directory = tmp / mode
-    run_spec = RunSpec(RunKind.TOURNAMENT, engines, **spec)
+    game = {f.name: spec.pop(f.name) for f in dataclasses.fields(GameSettings) if f.name in spec}
+    run_spec = RunSpec(RunKind.TOURNAMENT, engines, game=GameSettings(**game), **spec)
     with Run.create(run_spec, directory, deadlines=DEADLINES) as run:
         if clock is None:
             outcome = asyncio.run(run.run())

@@ -28,6 +28,7 @@ from quarto_arena.arena.results import rating_table
 from quarto_arena.arena.roster import resolve_engines
 from quarto_arena.arena.run import JSONL_NAME, Run, RunKind, RunSpec
 from quarto_arena.arena.schedule import OpeningBook
+from quarto_arena.arena.settings import GameSettings
 from quarto_arena.arena.stats import ScoredGame, Sprt, SprtModel, crosstable_rows, rate
 from quarto_arena.arena.timecontrol import TimeControl
 from quarto_arena.arena.web import WebError, parse_address
@@ -49,8 +50,7 @@ def played() -> tuple[RunSpec, list[GameRecord]]:
         tuple(resolve_engines(["greedy", "random", "minimax"])),
         games=4,
         concurrency=2,
-        time_control=TimeControl.parse("st=1"),
-        book=OpeningBook(random_turns=2, seed=9),
+        game=GameSettings(TimeControl.parse("st=1"), book=OpeningBook(random_turns=2, seed=9)),
     )
     with Run.in_memory(spec) as run:
         outcome = asyncio.run(run.run())
@@ -151,7 +151,7 @@ def test_the_model_of_an_sprt_follows_the_test(played: tuple[RunSpec, list[GameR
     spec, records = played
     pair = [r for r in records if {r.first, r.second} == {"greedy", "random"}]
     test = Sprt(-10, 10, 0.05, 0.05, SprtModel.NORMALIZED)
-    info = RunInfo(RunKind.SPRT, ("greedy", "random"), None, spec.variant, "st=1", 1, test)
+    info = RunInfo(RunKind.SPRT, ("greedy", "random"), None, spec.game.variant, "st=1", 1, test)
     model = RunModel(info, [replace(r, game_id=i + 1) for i, r in enumerate(pair)])
     sprt = model.summary()["sprt"]
     assert sprt is not None and len(sprt["llrs"]) == len(pair) // 2

@@ -150,7 +150,7 @@ def _summary(tune: Tune) -> str:
     ]
     command += [f"-o new:{n}={v}" for n, v in tuned.items()]
     command += [f"-o base:{p.name}={round(p.start)}" for p in t.params]
-    command += [f"--tc {shlex.quote(spec.time_control.text)}", "--elo0 0 --elo1 5"]
+    command += [f"--tc {shlex.quote(spec.game.time_control.text)}", "--elo0 0 --elo1 5"]
     lines.append("confirm them against the start values with:")
     lines.append("  " + " ".join(command))
     return "\n".join(lines)

@@ -189,7 +189,7 @@ async def play_on_cluster(
             oversubscribe=oversubscribe,
             engines_of=engines_of,
         )
-        starting = asyncio.ensure_future(player.start(run.spec.variant))
+        starting = asyncio.ensure_future(player.start(run.spec.game.variant))
         waits: list[asyncio.Future[Any]] = [starting]
         if interrupt is not None:
             waits.append(asyncio.ensure_future(interrupt.event.wait()))

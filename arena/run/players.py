@@ -15,7 +15,6 @@ from ..engine import Connector, Deadlines, EngineConfig, EngineError, EngineSess
 from ..records import GameRecord, TurnRecord
 from ..referee import GameSpec, play_game
 from ..schedule import ScheduledGame
-from ..settings import game_spec as settings_game_spec
 from ..transport import DEFAULT_STDERR_LIMIT, Transcript
 from .events import TurnPlayed
 from .spec import RunError, RunSpec
@@ -197,4 +196,4 @@ class LocalPlayer:
 
 def game_spec(game: ScheduledGame, spec: RunSpec) -> GameSpec:
     """The referee's view of a scheduled game."""
-    return settings_game_spec(spec, game.opening, game_id=game.game_id, round=game.round)
+    return spec.game.game(game.opening, game_id=game.game_id, round=game.round)

@@ -58,6 +58,7 @@ from ..pgn import pgn_text
 from ..records import GameRecord, Termination, json_line
 from ..referee import GameSpec
 from ..schedule import Opening, OpeningBook, ScheduledGame, ScheduleError
+from ..settings import GameSettings
 from ..transport import DEFAULT_STDERR_LIMIT, Transcript
 from .commit import Committer
 from .events import Event, GameEnded, GameFinished, GameStarted, Notice, RunOutcome, SprtProgress, SprtUpdate
@@ -332,7 +333,7 @@ class Run:
         if interrupt is not None:
             watcher = asyncio.create_task(_forward(interrupt.event, playing.stop))
         try:
-            if not preflight or await _unless_stopped(player.start(self.spec.variant), playing.stop):
+            if not preflight or await _unless_stopped(player.start(self.spec.game.variant), playing.stop):
                 count = concurrency or self.spec.concurrency
                 count = count if self.total is None else min(count, self.total)
                 await run_workers(playing.worker, count, playing.stop)
@@ -587,12 +588,14 @@ async def play_match(
         RunKind.MATCH,
         (a, b),
         games=games,
-        time_control=template.time_control,
-        variant=template.variant,
-        book=OpeningBook(tuple(openings)),
-        margin_ms=template.margin_ms,
+        game=GameSettings(
+            template.time_control,
+            template.variant,
+            OpeningBook(tuple(openings)),
+            template.margin_ms,
+            template.adjudicate,
+        ),
         log_limit=log_limit,
-        adjudicate=template.adjudicate,
     )
     with Run.in_memory(spec, deadlines=deadlines, log_dir=log_dir, transcript=transcript) as run:
 

@@ -11,19 +11,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
-from quarto_arena.protocol.notation import NotationError, format_attributes, parse_variant
-from quarto_arena.protocol.rules import Variant
+from quarto_arena.protocol.notation import NotationError
 
 from .. import codec
 from ..engine import EngineConfig, EngineError
 from ..errors import ArenaError, ExitStatus
 from ..options import DEFAULT_WAIT, RunOptions, parse_size
-from ..referee import MAX_ADJUDICATE
 from ..roster import RosterError, apply_options, config_from_dict, name_endpoints, resolve_roster
-from ..schedule import Format, OpeningBook, Schedule, ScheduleError, opening_from_text
-from ..settings import game_settings
+from ..schedule import Format, Schedule, ScheduleError
+from ..settings import GameSettings, game_settings
 from ..stats import Sprt, SprtModel, StatsError
-from ..timecontrol import DEFAULT_MARGIN_MS, TimeControl, as_text
 from ..transport import DEFAULT_STDERR_LIMIT
 
 
@@ -76,33 +73,8 @@ class RunKind(enum.Enum):
     TUNE = "tune"  #: ``tune``: one engine as two (its options perturbed either way), pair by pair (arena/tune)
 
 
-_VARIANT: Final = codec.hook(
-    encode=lambda v: {
-        "shapes": v.shapes.value,
-        "attributes": format_attributes(v.attributes),
-        "claims": v.claims.value,
-    },
-    decode=lambda v, _: parse_variant(v["shapes"], v["attributes"], v["claims"]),
-)
-"""A variant as its three ``newgame`` fields, named."""
-
-
-def _book(o: Mapping[str, Any], earlier: Mapping[str, Any]) -> OpeningBook:
-    variant: Variant = earlier["variant"]
-    return OpeningBook(
-        tuple(opening_from_text(str(t), variant) for t in o["openings"]),
-        random_turns=int(o["random_turns"]),
-        seed=int(o["seed"]),
-        variant=variant,
-        source=str(o["source"]),
-    )
-
-
 _ENGINES: Final = codec.hook(decode=lambda engines, _: tuple(config_from_dict(e) for e in engines))
 """Engines read with their names checked (:func:`~..roster.config_from_dict`)."""
-
-_BOOK: Final = codec.hook("openings", encode=OpeningBook.identity, decode=_book)
-"""An opening book as its identity (what the schedule's digest hashes), read under the run's variant."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,16 +94,12 @@ class RunSpec:
     decides."""
     concurrency: int = 1
     """Games played at the same time."""
-    time_control: TimeControl = field(default_factory=lambda: TimeControl.parse("st=1"), metadata=as_text("tc"))
-    """The time control of every game (an engine's own overrides it)."""
-    variant: Variant = field(default_factory=Variant, metadata=_VARIANT)
-    """The rules."""
-    book: OpeningBook = field(default_factory=OpeningBook, metadata=_BOOK)
-    """The openings."""
+    game: GameSettings = field(default_factory=GameSettings, metadata=codec.hook(inline=True))
+    """Every game's time control, variant, openings, margin and adjudication (the ladder's type too); the journal
+    keeps their fields flat among the run's (``tc``, ``variant``, ``openings``, ``margin_ms``, ``adjudicate``), as it
+    did before they were one value."""
     strict: bool = False
     """Stop at the first engine failure instead of forfeiting and going on."""
-    margin_ms: int = DEFAULT_MARGIN_MS
-    """Overrun tolerated before a player loses on time."""
     sprt: Sprt | None = None
     """The sequential test (SPRT runs only)."""
     rating_interval: int = 0
@@ -144,15 +112,11 @@ class RunSpec:
     """Bytes of each engine's standard error kept in its log file (the cut is marked in the file)."""
     server: ServerSpec | None = None
     """Where remote engines connect in; set exactly when the run has ``remote:NAME`` engines."""
-    adjudicate: int | None = None
-    """Adjudicate each game by the solver at this many empty squares (1..12); None: play every game out."""
     interleave: bool = field(default=True, metadata=codec.hook(missing=False))
     """Pair ``j`` of every encounter before pair ``j + 1`` of any (False: encounter by encounter, as cutechess, and
     as every journal written before interleaving existed, which lacks the field)."""
 
     def __post_init__(self) -> None:
-        if self.adjudicate is not None and not 1 <= self.adjudicate <= MAX_ADJUDICATE:
-            raise RunError(f"--adjudicate takes 1 to {MAX_ADJUDICATE} empty squares, not {self.adjudicate}")
         if self.log_limit < 0:
             raise RunError(f"--log-limit cannot be negative ({self.log_limit})")
         if self.concurrency < 1:
@@ -185,7 +149,7 @@ class RunSpec:
             fmt=self.format,
             rounds=self.rounds,
             games=self.games,
-            book=self.book,
+            book=self.game.book,
             interleave=self.interleave,
         )
 
@@ -280,18 +244,14 @@ def build_spec(kind: RunKind, engine_words: Sequence[str], options: RunOptions |
             rounds=o.rounds,
             games=(None if not o.max_games else o.max_games + o.max_games % 2) if kind is RunKind.SPRT else o.games,
             concurrency=o.concurrency,
-            time_control=game.time_control,
-            variant=game.variant,
-            book=game.book,
+            game=game,
             strict=o.strict,
-            margin_ms=game.margin_ms,
             sprt=test,
             rating_interval=o.rating_interval,
             table_format=o.fmt,
             event=f"quarto-arena {'play' if kind is RunKind.MATCH else kind.value}",
             log_limit=log_limit,
             server=server,
-            adjudicate=game.adjudicate,
             interleave=o.interleave,
         )
         spec.schedule()

@@ -66,7 +66,7 @@ def build_tune(
     spec = build_spec(RunKind.TUNE, engine_words, replace(options, games=2 * gains.pairs))
     plus, minus = spec.engines
     name = plus.name[:-1]
-    params = asyncio.run(check_engine(replace(plus, name=name), params, spec.variant, deadlines=deadlines))
+    params = asyncio.run(check_engine(replace(plus, name=name), params, spec.game.variant, deadlines=deadlines))
     start = {p.name: str(round(p.start)) for p in params}
     engines = tuple(replace(e, options={**e.options, **start}) for e in (plus, minus))
     word = engine_words[0].strip() if engine_words else name

@@ -180,9 +180,9 @@ class RunInfo:
     @classmethod
     def of(cls, spec: RunSpec, total: int | None) -> RunInfo:
         """The pages' view of a run's spec."""
-        return cls(
-            spec.kind, tuple(spec.names), total, spec.variant, spec.time_control.text, spec.concurrency, spec.sprt
-        )
+        game = spec.game
+        tc = game.time_control.text
+        return cls(spec.kind, tuple(spec.names), total, game.variant, tc, spec.concurrency, spec.sprt)
 
 
 class RatingHistory:
