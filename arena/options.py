@@ -1,4 +1,5 @@
-"""The options of the run commands (``tournament``, ``play``, ``sprt``, ``tune``), declared once: :class:`RunOptions`.
+"""The options of the run commands (``tournament``, ``play``, ``sprt``, ``tune``) and of ``ladder run``, declared
+once: :class:`RunOptions`.
 
 Each field is one command-line option: its name is the option's parameter name, its default the dataclass default,
 and its metadata (:class:`Flag`) says how it is spelled, which commands take it, how it is shown in ``--help``, and
@@ -7,7 +8,10 @@ builds the commands' signatures from it (``arena/cli/runs.py``); :func:`~quarto_
 the values into a :class:`~quarto_arena.arena.run.RunSpec`, the journal's form of a run.
 
 A new option is one field here (the commands take it, ``--help`` shows it, ``--resume`` treats it as its journal
-form says) plus its use: ``build_spec`` carries a kept one into the spec. This module imports nothing but the
+form says) plus its use: ``build_spec`` carries a kept one into the spec. ``ladder run`` (:data:`LADDER`) takes the
+options that say so, the games' settings among them (:func:`~quarto_arena.arena.settings.game_settings` reads them
+for a run and a ladder alike), and declares its own beside them (``arena/cli/ladder.py``); a ladder has no journal,
+and the journal forms mean nothing to it. This module imports nothing but the
 standard library, so that the CLI's start-up stays short.
 """
 
@@ -23,6 +27,7 @@ __all__ = [
     "DEFAULT_MARGIN_MS",
     "DEFAULT_TC",
     "DEFAULT_WAIT",
+    "LADDER",
     "RUN_COMMANDS",
     "Flag",
     "Journal",
@@ -33,6 +38,8 @@ __all__ = [
 ]
 
 RUN_COMMANDS = ("tournament", "play", "sprt", "tune")
+LADDER = "ladder"
+"""``ladder run``, as the options' ``commands`` name it."""
 DEFAULT_TC = "st=1"
 DEFAULT_WAIT = 60.0
 """Seconds a run waits for its remote engines to connect (``--wait``; ServerSpec.wait's default)."""
@@ -95,6 +102,7 @@ def _option(default: Any, *flags: str, help: str, **how: Any) -> Any:
 _TOURNAMENT = frozenset({"tournament"})
 _SPRT = frozenset({"sprt"})
 _MATCHES = frozenset({"tournament", "play", "sprt"})  # not tune: one engine of its own, no table, no remote bots
+_GAMES = frozenset({*RUN_COMMANDS, LADDER})  # how the games are played, whoever plays them: the ladder's too
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,38 +168,63 @@ class RunOptions:
         per_command={"tune": {"help": "TOML engines file (see the README): ENGINE names one of its engines."}},
     )
     option: list[str] = _option(  # noqa: RUF009 (a list default becomes a default_factory)
-        [], "--option", "-o", metavar="[ENGINE:]ID=VALUE", help="Set a UQI option of one engine, or of every engine."
+        [],
+        "--option",
+        "-o",
+        metavar="[ENGINE:]ID=VALUE",
+        help="Set a UQI option of one engine, or of every engine.",
+        commands=_GAMES,
     )
-    concurrency: int = _option(1, "--concurrency", "-j", metavar="N", help="Games played at once.")
+    concurrency: int = _option(1, "--concurrency", "-j", metavar="N", help="Games played at once.", commands=_GAMES)
     tc: str = _option(
         DEFAULT_TC,
         "--tc",
         metavar="TC",
         help="Time control: BASE+INC, st=SECONDS, depth=N, nodes=N, inf (joined by ',').",
+        commands=_GAMES,
     )
     timemargin: int = _option(
-        DEFAULT_MARGIN_MS, "--timemargin", metavar="MS", minimum=0, help="Overrun tolerated before a time forfeit, ms."
+        DEFAULT_MARGIN_MS,
+        "--timemargin",
+        metavar="MS",
+        minimum=0,
+        help="Overrun tolerated before a time forfeit, ms.",
+        commands=_GAMES,
     )
     variant: str = _option(
-        "standard", "--variant", metavar="SHAPES", help="Winning shapes: standard, or advanced (also 2x2 squares)."
+        "standard",
+        "--variant",
+        metavar="SHAPES",
+        help="Winning shapes: standard, or advanced (also 2x2 squares).",
+        commands=_GAMES,
     )
     attributes: str = _option(
-        ATTRIBUTES, "--attributes", metavar="LIST", help="Attributes that count, comma-separated (beginners' rule)."
+        ATTRIBUTES,
+        "--attributes",
+        metavar="LIST",
+        help="Attributes that count, comma-separated (beginners' rule).",
+        commands=_GAMES,
     )
     claim: str = _option(
-        "auto", "--claim", metavar="MODE", help="auto: wins are automatic; strict: QUARTO! must be called."
+        "auto",
+        "--claim",
+        metavar="MODE",
+        help="auto: wins are automatic; strict: QUARTO! must be called.",
+        commands=_GAMES,
     )
     openings: str | None = _option(
         None,
         "--openings",
         metavar="FILE",
         help="Openings file: a position or turns per line (instead of random ones).",
+        commands=_GAMES,
     )
     random_openings: int | None = _option(
         2,
         "--random-openings",
         metavar="K",
         help="Open each pair with K random turns (0: the empty board).",
+        commands=_GAMES,
     )
     """None: not given, with ``--openings`` (giving both is an error)."""
     seed: int = _option(
@@ -199,6 +232,7 @@ class RunOptions:
         "--seed",
         metavar="N",
         help="Seed of the random openings.",
+        commands=_GAMES,
         per_command={"tune": {"help": "Seed of the random openings and of the perturbations."}},
     )
     fmt: str = _option(
@@ -237,7 +271,13 @@ class RunOptions:
         journal=Journal.SESSION,
     )
     quiet: bool = _option(
-        False, "--quiet", "-q", help="No progress: only warnings and the result.", journal=Journal.SESSION
+        False,
+        "--quiet",
+        "-q",
+        help="No progress: only warnings and the result.",
+        journal=Journal.SESSION,
+        commands=_GAMES,
+        per_command={LADDER: {"help": "No line per game or connection, but a summary of them every 10 minutes."}},
     )
     debug: str | None = _option(
         None,
@@ -245,25 +285,32 @@ class RunOptions:
         metavar="DIR",
         help="Write every UQI line with a time stamp into DIR.",
         journal=Journal.SESSION,
+        commands=_GAMES,
     )
     log_limit: str = _option(
-        "16M", "--log-limit", metavar="SIZE", help="Keep at most SIZE (K, M, G) of each engine's stderr log; 0: none."
+        "16M",
+        "--log-limit",
+        metavar="SIZE",
+        help="Keep at most SIZE (K, M, G) of each engine's stderr log; 0: none.",
+        commands=_GAMES,
     )
     listen: str | None = _option(
         None,
         "--listen",
-        commands=_MATCHES,
+        commands=_MATCHES | {LADDER},
         metavar="ENDPOINT",
         help="Serve remote:NAME bots that connect in here: tcp://HOST:PORT (loopback only without --keys).",
         journal=Journal.MOVABLE,
+        per_command={LADDER: {"help": "Where bots connect in: tcp://HOST:PORT (needs --keys)."}},
     )
     keys: str | None = _option(
         None,
         "--keys",
-        commands=_MATCHES,
+        commands=_MATCHES | {LADDER},
         metavar="DIR",
         help="CurveZMQ keys (quarto-arena keys new): arena.key_secret, each NAME.key.",
         journal=Journal.MOVABLE,
+        per_command={LADDER: {"help": "Keys: arena.key_secret, and a NAME.key per bot (read as it changes)."}},
     )
     wait: float = _option(
         DEFAULT_WAIT,
@@ -281,6 +328,7 @@ class RunOptions:
         help="Serve a live page of the run at HOST:PORT, e.g. 127.0.0.1:8080 (port 0: any free one); needs the web "
         "extra.",
         journal=Journal.SESSION,
+        commands=_GAMES,
     )
     adjudicate: int | None = _option(
         None,
@@ -289,6 +337,7 @@ class RunOptions:
         minimum=1,
         maximum=12,
         help="End each game at EMPTIES empty squares (at most 12) with the result of perfect play (the solver).",
+        commands=_GAMES,
     )
     cluster: str | None = _option(
         None,

@@ -53,9 +53,9 @@ def test_a_command_loads_its_own_module_alone(command: str) -> None:
     names, modules = loaded
     assert command in names
     own = COMMAND_MODULES[command]
-    # check declares --cluster with the run commands' helpers, and tune is a run command (its options, its play):
-    # both bring runs along; nothing else does.
-    assert set(modules) == ({own, "runs"} if own in ("check", "tune") else {own})
+    # check declares --cluster with the run commands' helpers, tune is a run command (its options, its play) and
+    # ladder run takes the run commands' options as they do (run_options): these bring runs along; nothing else does.
+    assert set(modules) == ({own, "runs"} if own in ("check", "tune", "ladder") else {own})
 
 
 @pytest.mark.parametrize("command", list(COMMAND_MODULES))

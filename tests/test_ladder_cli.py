@@ -19,13 +19,17 @@ from procs import cli
         ["--tc", "st=0"],
         ["--variant", "hexagonal"],
         ["--openings", "MISSING"],
+        ["-j", "0"],
+        ["--timemargin", "-1"],
+        ["--adjudicate", "13"],
     ],
 )
 def test_the_ladder_refuses_the_games_options_a_run_refuses_with_the_same_line(
     tmp_path: Path, options: list[str]
 ) -> None:
     """Before, the ladder rebuilt the book and the clock itself: given a file and --random-openings it took the file
-    and played on (runs refuse the pair)."""
+    and played on (runs refuse the pair); and it declared its options one by one, with a check of -j of its own
+    ('-j must be at least 1' where a run says '--concurrency must be at least 1')."""
     (tmp_path / "openings.txt").write_text("startpos\n")
     names = {"OPENINGS": str(tmp_path / "openings.txt"), "MISSING": str(tmp_path / "missing.txt")}
     options = [names.get(o, o) for o in options]

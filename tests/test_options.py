@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from procs import cli
-from quarto_arena.arena.options import RUN_COMMANDS, Journal, RunOptions, flag, option_fields
+from quarto_arena.arena.options import LADDER, RUN_COMMANDS, Journal, RunOptions, flag, option_fields
 from quarto_arena.arena.run import RunError, RunKind, RunSpec, build_spec
 
 KIND = {"tournament": RunKind.TOURNAMENT, "play": RunKind.MATCH, "sprt": RunKind.SPRT}
@@ -73,8 +73,9 @@ def test_every_kept_option_reaches_the_spec_and_the_journal(tmp_path: Path) -> N
 
 
 def test_each_command_takes_its_options_as_declared() -> None:
-    for command in RUN_COMMANDS:
-        text = cli(command, "--help").stdout
+    """The run commands, and ``ladder run``: each option they take is the table's, none other."""
+    for command in (*RUN_COMMANDS, LADDER):
+        text = cli(*(["ladder", "run"] if command == LADDER else [command]), "--help").stdout
         for name, how, _ in option_fields(command):
             assert how.flags[0].split("/")[0] in text, (command, name)
         for f in fields(RunOptions):

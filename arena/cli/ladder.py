@@ -8,36 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from .app import (
-    AttributesOpt,
-    ClaimOpt,
-    FormatOpt,
-    VariantOpt,
-    app,
-    as_given,
-    echo_err,
-    echo_out,
-    fail,
-    leave,
-    run_option,
-    size_option,
-    table_format_option,
-)
+from .app import FormatOpt, app, echo_err, echo_out, fail, leave, size_option, table_format_option
+from .runs import run_options
 
 if TYPE_CHECKING:
     from ..ladder.standings import Standings
-
-AdjudicateOpt = run_option("adjudicate")
-ConcurrencyOpt = run_option("concurrency")
-DebugOpt = run_option("debug")
-LogLimitOpt = run_option("log_limit")
-OpeningsOpt = run_option("openings")
-OptionOpt = run_option("option")
-RandomOpeningsOpt = run_option("random_openings")
-SeedOpt = run_option("seed")
-TcOpt = run_option("tc")
-TimeMarginOpt = run_option("timemargin")
-WebOpt = run_option("web")
+    from ..options import RunOptions
 
 ladder_app = typer.Typer(
     name="ladder",
@@ -65,114 +41,67 @@ def _anchor(text: str | None) -> tuple[str, float] | None:
     return name, value
 
 
-@ladder_app.command("run")
-def run(
-    ctx: typer.Context,
-    directory: str = typer.Argument(..., metavar="DIR", help="The ladder's directory (created, or continued)."),
-    listen: str | None = typer.Option(
-        None, "--listen", metavar="ENDPOINT", help="Where bots connect in: tcp://HOST:PORT (needs --keys)."
-    ),
-    keys: str | None = typer.Option(
-        None, "--keys", metavar="DIR", help="Keys: arena.key_secret, and a NAME.key per bot (read as it changes)."
-    ),
-    open_: bool = typer.Option(
-        False, "--open", help="Any key may join, registering the name it says (the keys directory's names reserved)."
-    ),
-    house: list[str] = typer.Option(
-        [], "--house", metavar="ENGINE", help="A local engine that is always online (repeatable)."
-    ),
-    tc: str = TcOpt,
-    variant: str = VariantOpt,
-    attributes: str = AttributesOpt,
-    claim: str = ClaimOpt,
-    openings: str | None = OpeningsOpt,
-    random_openings: int | None = RandomOpeningsOpt,
-    seed: int = SeedOpt,
-    concurrency: int = ConcurrencyOpt,
-    adjudicate: int | None = AdjudicateOpt,
-    timemargin: int = TimeMarginOpt,
-    option: list[str] = OptionOpt,
-    log_limit: str = LogLimitOpt,
-    debug: str | None = DebugOpt,
-    web: str | None = WebOpt,
-    anchor: str | None = AnchorOpt,
-    quiet: bool = typer.Option(
-        False, "--quiet", "-q", help="No line per game or connection, but a summary of them every 10 minutes."
-    ),
-    log: str | None = typer.Option(
-        None, "--log", metavar="FILE", help="The ladder's log in FILE, rotated at 10 MB (default: stderr)."
-    ),
-) -> None:
-    """Run a ladder in DIR until stopped (SIGINT, SIGTERM, SIGHUP); the same command continues it."""
+def _run(ctx: typer.Context, o: RunOptions, own: dict[str, Any]) -> None:
+    """Runs the ladder of ``ladder run``: the options it shares with the run commands in ``o`` (read as a run reads
+    them), its own in ``own``."""
     from ..ladder.service import Ladder, LadderSettings
-    from ..options import RunOptions
     from ..roster import apply_options, resolve_engines
     from ..settings import game_settings
 
-    if listen is None and not house:
+    directory: str = own["directory"]
+    house: list[str] = own["house"]
+    if o.listen is None and not house:
         fail("a ladder needs players: --listen ENDPOINT --keys DIR for bots that connect in, or --house ENGINE")
-    if listen is not None and keys is None:
+    if o.listen is not None and o.keys is None:
         fail("--listen on a ladder needs --keys DIR: a bot is let in by its public key")
-    if keys is not None and listen is None:
+    if o.keys is not None and o.listen is None:
         fail("--keys is for bots that connect in: give --listen tcp://HOST:PORT too")
-    if open_ and listen is None:
+    if own["open_"] and o.listen is None:
         fail("--open lets bots join: give --listen tcp://HOST:PORT --keys DIR too")
-    if concurrency < 1:
-        fail(f"-j must be at least 1, not {concurrency}")
-    # The games' options read as a run reads them (arena/settings.py): the same checks, the same messages.
-    shared = RunOptions(
-        openings=openings,
-        tc=tc,
-        variant=variant,
-        attributes=attributes,
-        claim=claim,
-        random_openings=random_openings,
-        seed=seed,
-        timemargin=timemargin,
-        adjudicate=adjudicate,
-    )
+    if o.concurrency < 1:
+        fail(f"--concurrency must be at least 1, not {o.concurrency}")
     try:
-        game = game_settings(as_given(ctx, shared))
+        game = game_settings(o)
         configs = resolve_engines(house) if house else []
-        configs = apply_options(configs, option) if configs else []
+        configs = apply_options(configs, o.option) if configs else []
     except ValueError as e:
         fail(str(e))
-    if listen is None and len(configs) < 2:
+    if o.listen is None and len(configs) < 2:
         fail("a ladder of house engines only needs two of them at least (or --listen for bots that connect in)")
     if any(c.remote is not None for c in configs):
         fail("--house engines run here; bots that connect in need no --house (their key lets them in)")
     address = None
-    if web is not None:
+    if o.web is not None:
         from ..web import WebError, parse_address, require_server
 
         try:
-            address = parse_address(web)
+            address = parse_address(o.web)
             require_server()
         except WebError as e:
             fail(str(e))
-    anchored = _anchor(anchor)
+    anchored = _anchor(own["anchor"])
     transcript = None
-    if debug is not None:
+    if o.debug is not None:
         from .runs import debug_option
 
-        transcript = debug_option(Path(debug))
+        transcript = debug_option(Path(o.debug))
     settings = LadderSettings(
         house=tuple(configs),
-        endpoint=listen,
-        keys=None if keys is None else Path(keys).resolve(),
-        open=open_,
+        endpoint=o.listen,
+        keys=None if o.keys is None else Path(o.keys).resolve(),
+        open=own["open_"],
         anchor=anchored,
-        concurrency=concurrency,
+        concurrency=o.concurrency,
         game=game,
-        log_limit=size_option(log_limit),
+        log_limit=size_option(o.log_limit),
     )
     ladder = Ladder(Path(directory), settings, on_event=_printer(), transcript=transcript)
     house_names = ", ".join(c.name for c in configs) or "none"
-    where = f"; bots connect to {listen} with a key in {keys}" if listen else ""
-    if open_:
+    where = f"; bots connect to {o.listen} with a key in {o.keys}" if o.listen else ""
+    if own["open_"]:
         where += " or any key of their own (--open)"
-    header = f"Ladder in {directory}: house engines {house_names}{where}; {concurrency} games at once, --tc {tc}"
-    logs = _show_log(quiet, log)
+    header = f"Ladder in {directory}: house engines {house_names}{where}; {o.concurrency} games at once, --tc {o.tc}"
+    logs = _show_log(o.quiet, own["log"])
     try:
         signum = _run_ladder(ladder, address, directory, header)
     finally:
@@ -184,6 +113,25 @@ def run(
     import signal
 
     leave(f"ladder stopped by {signal.Signals(signum).name}: {tally}; continue with the same command", 128 + signum)
+
+
+@ladder_app.command("run")
+@run_options("ladder", _run)
+def run(
+    ctx: typer.Context,
+    directory: str = typer.Argument(..., metavar="DIR", help="The ladder's directory (created, or continued)."),
+    open_: bool = typer.Option(
+        False, "--open", help="Any key may join, registering the name it says (the keys directory's names reserved)."
+    ),
+    house: list[str] = typer.Option(
+        [], "--house", metavar="ENGINE", help="A local engine that is always online (repeatable)."
+    ),
+    anchor: str | None = AnchorOpt,
+    log: str | None = typer.Option(
+        None, "--log", metavar="FILE", help="The ladder's log in FILE, rotated at 10 MB (default: stderr)."
+    ),
+) -> None:
+    """Run a ladder in DIR until stopped (SIGINT, SIGTERM, SIGHUP); the same command continues it."""
 
 
 def _run_ladder(ladder: Any, address: tuple[str, int] | None, directory: str, header: str) -> int | None:
