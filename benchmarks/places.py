@@ -1,7 +1,8 @@
 """Places a change of each kind touches, before and after (issue 37's figure), counted on git revisions.
 
 Each kind is stood for by one existing member, and its places are the source files and lines (not tests, not docs)
-that name it as a word: a run option (``random_openings``), a record field (``exit_info``), a termination reason
+that name it as a word: a run option (``random_openings``), a game option that a run keeps in its journal and the
+ladder takes too (``--timemargin``, ``margin_ms``), a record field (``exit_info``), a termination reason
 (``STALL``/``"stall"``), a UQI command (``isready``), a ladder column (``dodges``). A proxy, and said as one: a new
 member of the kind goes where its like is named (its declaration, its reading, its uses), and what a declaration
 drives (a codec, a table of options) names it nowhere else.
@@ -16,6 +17,7 @@ import sys
 
 KINDS = (
     ("run option", r"random_openings|random-openings"),
+    ("game option (a run's and the ladder's)", r"timemargin|margin_ms"),
     ("record field", r"exit_info"),
     ("termination reason", r"STALL|\"stall\""),
     ("UQI command", r"isready"),

@@ -95,9 +95,8 @@ class RunSpec:
     concurrency: int = 1
     """Games played at the same time."""
     game: GameSettings = field(default_factory=GameSettings, metadata=codec.hook(inline=True))
-    """Every game's time control, variant, openings, margin and adjudication (the ladder's type too); the journal
-    keeps their fields flat among the run's (``tc``, ``variant``, ``openings``, ``margin_ms``, ``adjudicate``), as it
-    did before they were one value."""
+    """What every game of the run shares (the ladder's type too); the journal keeps its fields flat among the run's,
+    as it did before they were one value (written inline, :mod:`..codec`)."""
     strict: bool = False
     """Stop at the first engine failure instead of forfeiting and going on."""
     sprt: Sprt | None = None
