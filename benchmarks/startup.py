@@ -1,4 +1,5 @@
-"""What a short run costs at start-up: ``--help``, ``show startpos`` and a 2-game ``play``, each a new process.
+"""What a short run costs at start-up: ``--help``, ``show startpos``, ``ladder run --help`` (the command built with
+its forty options, as a ladder starts) and a 2-game ``play``, each a new process.
 
     python benchmarks/startup.py [--runs 15] [--caches both|present|absent] [--python OTHER/.venv/bin/python]
     python benchmarks/startup.py --instructions [--python OTHER/.venv/bin/python]
@@ -67,6 +68,7 @@ def commands(python: str, engine: Path, scratch: Path) -> dict[str, list[str]]:
         f"python -c '{PLAY_LIBRARIES}'": [python, "-c", PLAY_LIBRARIES],
         "quarto-arena --help": [*cli, "--help"],
         "quarto-arena show startpos": [*cli, "show", "startpos"],
+        "quarto-arena ladder run --help": [*cli, "ladder", "run", "--help"],
         "quarto-arena play, 2 games": [*play, "--out", str(scratch / "run"), "-q"],
     }
 
