@@ -1,6 +1,6 @@
 """Records and specs as plain data: the one codec of every dataclass the journal, JSON Lines, the run directory and
-the cluster's tasks carry (GameRecord, EngineIdentity, TurnRecord, RunSpec, ServerSpec, Sprt, EngineConfig,
-GameSpec, Deadlines, CheckTimeouts).
+the cluster's tasks carry (GameRecord, EngineIdentity, TurnRecord, RunSpec, GameSettings, ServerSpec, Sprt,
+EngineConfig, GameSpec, Deadlines, CheckTimeouts).
 
 :func:`to_dict` writes each field of a dataclass under its name, in declaration order, by its type: an enum as its
 value, a nested dataclass as its dict, a tuple or list as a list, a dict as a dict (one of plain values is the
