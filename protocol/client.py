@@ -73,7 +73,11 @@ HANDSHAKE_TRIES: Final = 3
 _RECONNECT_PAUSE: Final = 0.2  # s before a new connection after one dropped
 _REFUSED_PAUSE: Final = 1.0  # s before trying a refused key again (--stay): a ladder reads its keys every second
 _RECONNECT_MAX_MS: Final = 5000  # the longest pause between two attempts to reach an arena that is not there
-_MORE: Final = zmq.NOBLOCK | zmq.SNDMORE
+# Plain ints, not pyzmq's enums: an enum flag's ``&`` costs as much as the look at EVENTS itself.
+_EVENTS: Final = int(zmq.EVENTS)
+_POLLIN: Final = int(zmq.POLLIN)
+_NOBLOCK: Final = int(zmq.NOBLOCK)
+_MORE: Final = int(zmq.NOBLOCK | zmq.SNDMORE)
 _GOODBYE_WAIT: Final = 3.0  # s a client that said leaving waits for the arena's goodbye once its games are over
 
 
@@ -298,8 +302,8 @@ class Client(LoopServer):
     def _read(self) -> None:
         # Whether a message waits is asked, not tried: a zmq.Again raised at the end of every wake-up costs more
         # than the rest of a relayed line.
-        while self.sock is not None and self.sock.getsockopt(zmq.EVENTS) & zmq.POLLIN:
-            frames = self.sock.recv_multipart(zmq.NOBLOCK)
+        while self.sock is not None and self.sock.getsockopt(_EVENTS) & _POLLIN:
+            frames = self.sock.recv_multipart(_NOBLOCK)
             if len(frames) != 2:
                 log.warning("ignored a message of %d frames from the arena", len(frames))
                 continue
@@ -472,7 +476,7 @@ class Client(LoopServer):
         # ends its sessions, follows.
         try:
             sock.send(self.channels[slot], _MORE)
-            sock.send(data, zmq.NOBLOCK)
+            sock.send(data, _NOBLOCK)
         except zmq.Again:
             pass
         self.loop.sent(sock)
