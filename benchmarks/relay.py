@@ -8,8 +8,10 @@ cProfile; once the games are over it gets SIGTERM (it finishes and exits), and t
 own time are printed, with the arena's (this process's) during the remote games.
 
 ``--floor`` adds, in the same rounds, the least a Python process with pyzmq can do in the bridge's place: one loop
-that polls the socket and the engines' pipes and copies each line across (no slot states, no limits, no log):
-its CPU per relayed turn is the floor of this design, what libzmq's I/O thread and CurveZMQ cost a message.
+that polls the socket (through its descriptor, one poll(2) a wake-up) and the engines' pipes and copies each line
+across (no slot states, no limits, no log): its CPU per relayed turn is the floor of this design. The CPU printed is
+the scheduler's count (in ns), with the share of libzmq's I/O thread (TCP, ZMTP, CurveZMQ), which no Python change
+reaches.
 
 ``--bridge-path DIR`` adds a bridge with DIR first on its PYTHONPATH, in the same rounds: an older
 ``quarto_arena/protocol`` unpacked there (``git archive COMMIT protocol | tar -x -C DIR/quarto_arena``), for a
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import io
 import os
 import signal
@@ -46,8 +49,9 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 
 # The floor: a relay with nothing of the bridge's but the copying (FLOOR ENDPOINT NAME KEY SERVER_KEY ENGINE).
 FLOOR = """
-import os, subprocess, sys, zmq, zmq.auth
+import os, select, subprocess, sys, zmq, zmq.auth
 endpoint, name, key, server, engine = sys.argv[1:6]
+EVENTS, POLLIN, NOBLOCK, MORE = int(zmq.EVENTS), int(zmq.POLLIN), int(zmq.NOBLOCK), int(zmq.NOBLOCK | zmq.SNDMORE)
 ctx = zmq.Context()
 sock = ctx.socket(zmq.DEALER)
 sock.curve_publickey, sock.curve_secretkey = zmq.auth.load_certificate(key)
@@ -56,28 +60,31 @@ sock.connect(endpoint)
 sock.send_multipart([b"", b"hello version 1 slots 2 name " + name.encode()])
 procs = {k: subprocess.Popen([engine], stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0) for k in (b"1", b"2")}
 pipes = {p.stdout.fileno(): k for k, p in procs.items()}
-poller = zmq.Poller()
-poller.register(sock, zmq.POLLIN)
-for fd in pipes:
-    poller.register(fd, zmq.POLLIN)
+# One poll(2) a wake-up, the socket through its descriptor (as the bridge's loop): read until EVENTS says no more
+# (after the engines' lines are sent, which may take the descriptor's signal), and one write per engine.
+poller = select.poll()
+for fd in (sock.getsockopt(zmq.FD), *pipes):
+    poller.register(fd, select.POLLIN)
 rest = dict.fromkeys(pipes, b"")
 while True:
-    for what, _ in poller.poll():
-        if what is sock:
-            while sock.getsockopt(zmq.EVENTS) & zmq.POLLIN:
-                channel, line = sock.recv_multipart()
-                if channel == b"":
-                    if line.startswith(b"goodbye"):
-                        sys.exit(0)
-                elif line == b"quit":
-                    sock.send_multipart([b"", b"ready " + channel])
-                else:
-                    os.write(procs[channel].stdin.fileno(), line + b"\\n")
-        else:
-            data = rest[what] + os.read(what, 65536)
-            *lines, rest[what] = data.split(b"\\n")
+    for fd, _ in poller.poll():
+        if fd in pipes:
+            *lines, rest[fd] = (rest[fd] + os.read(fd, 65536)).split(b"\\n")
             for line in lines:
-                sock.send_multipart([pipes[what], line])
+                sock.send(pipes[fd], MORE)
+                sock.send(line, NOBLOCK)
+    out = {}
+    while sock.getsockopt(EVENTS) & POLLIN:
+        channel, line = sock.recv_multipart(NOBLOCK)
+        if channel == b"":
+            if line.startswith(b"goodbye"):
+                sys.exit(0)
+        elif line == b"quit":
+            sock.send_multipart([b"", b"ready " + channel])
+        else:
+            out[channel] = out.get(channel, b"") + line + b"\\n"
+    for channel, data in out.items():
+        os.write(procs[channel].stdin.fileno(), data)
 """
 
 
@@ -118,10 +125,18 @@ async def per_turn(
     return wall / turns
 
 
-def cpu_seconds(pid: int) -> float:
-    """User and system time of one process so far (not its children's: the engines behind a bridge)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+def cpu_seconds(pid: int) -> tuple[float, float]:
+    """CPU time of one process so far (not its children's: the engines behind a bridge), in nanoseconds as the
+    scheduler counts it (``/proc/PID/stat`` counts 10 ms ticks, a tenth of a round's figure): in all, and in
+    libzmq's I/O threads (``ZMQbg/IO/N``: the TCP and CurveZMQ work of every message)."""
+    total = io = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            ns = int((task / "schedstat").read_text().split()[0])
+            total += ns
+            if (task / "comm").read_text().startswith("ZMQbg/IO"):
+                io += ns
+    return total / 1e9, io / 1e9
 
 
 def top(stats: pstats.Stats, n: int) -> str:
@@ -178,6 +193,7 @@ async def main_async(args: argparse.Namespace, directory: Path, c_bot: str) -> N
     rounds: dict[str, list[float]] = {"stdio": [], **{label: [] for label in variants}}
     turns: dict[str, list[int]] = {label: [] for label in variants}
     cpu = dict.fromkeys(variants, 0.0)
+    io_cpu = dict.fromkeys(variants, 0.0)
     try:
         if await server.wait_for(60):
             raise SystemExit("a bridge did not connect")
@@ -189,9 +205,11 @@ async def main_async(args: argparse.Namespace, directory: Path, c_bot: str) -> N
         for _ in range(args.rounds):
             rounds["stdio"].append(await per_turn(*local, args.games))
             for (label, sessions), bridge in zip(remote.items(), bridges, strict=True):
-                before = cpu_seconds(bridge.pid)
+                before, io_before = cpu_seconds(bridge.pid)
                 rounds[label].append(await per_turn(*sessions, args.games, turns_played=turns[label]))
-                cpu[label] += cpu_seconds(bridge.pid) - before
+                after, io_after = cpu_seconds(bridge.pid)
+                cpu[label] += after - before
+                io_cpu[label] += io_after - io_before
         await per_turn(*remote["this checkout"], args.games, arena_profile)  # profiled apart: not in the figures
         for s in (*local, *(s for pair in remote.values() for s in pair)):
             await s.quit()
@@ -215,7 +233,9 @@ async def main_async(args: argparse.Namespace, directory: Path, c_bot: str) -> N
         print(f"  connected in with CurveZMQ through the bridge of {label}: {b:.0f} us, {b / stdio:.2f}x stdio")
         own = cpu[label] / sum(turns[label]) * 1e6
         profiled = "" if args.no_profile else " (under cProfile: give --no-profile for the figure)"
+        in_io = io_cpu[label] / sum(turns[label]) * 1e6
         print(f"    the bridge's own CPU per relayed turn: {own:.0f} us{profiled}")
+        print(f"      of which libzmq's I/O thread (TCP, ZMTP, CurveZMQ): {in_io:.0f} us")
     for label, path in zip(variants, profiles, strict=True):
         if path.exists() and path.stat().st_size:
             print(f"the bridge of {label}: its own time, top {args.top} (cProfile, its whole life):")

@@ -128,6 +128,7 @@ class SessionServer(LoopServer):
             return
         with contextlib.suppress(self.zmq.Again):
             self.sock.send(line.encode("utf-8"), self.zmq.NOBLOCK)
+        self.loop.sent(self.sock)
 
     def _receive(self) -> None:
         """Hands every waiting line to the slot, once the monitor's waiting events are read.

@@ -5,7 +5,7 @@ of the bot. A session begins with :meth:`Slot.open`, gets the arena's lines thro
 with :meth:`Slot.finish`; the slot then makes its engine clean for the next session (or starts a fresh one) and says
 so through the ``on_ready`` callback it was started with. Nothing of one session reaches the next.
 
-:class:`Loop` is a small single-threaded event loop over ZeroMQ sockets and file descriptors (a ``zmq.Poller``),
+:class:`Loop` is a small single-threaded event loop over ZeroMQ sockets and file descriptors (one ``poll``),
 with timers and calls from other threads: the socket, the engines' pipes and the slots' deadlines share it, so a
 line crosses the bridge with no thread hop and no queue.
 """
@@ -17,6 +17,7 @@ import contextlib
 import heapq
 import itertools
 import os
+import select
 import threading
 import time
 from collections.abc import Callable
@@ -77,34 +78,62 @@ class Timer:
 
 
 class Loop:
-    """A poller over sockets and descriptors, timers, and a queue of calls from other threads (woken by a pipe)."""
+    """A poller over descriptors and ZeroMQ sockets, timers, and a queue of calls from other threads (woken by a pipe).
+
+    One ``poll`` system call per wake-up, on plain descriptors: a ZeroMQ socket is watched through its own descriptor
+    (``ZMQ_FD``), not through ``zmq_poll``, which costs four system calls more per socket and wake-up (each look at a
+    socket's ``EVENTS`` is a ``poll`` and a ``getpid``) and was most of a relayed line's cost. That descriptor tells of
+    a change, not of a message: a socket's reader must read until ``EVENTS`` has no ``POLLIN`` (or ``zmq.Again``),
+    and whoever sends on a socket calls :meth:`sent`, since ZeroMQ may then take in the signal of a message that
+    arrived meanwhile, which the descriptor then never shows.
+    """
 
     def __init__(self) -> None:
         import zmq
 
         self._zmq = zmq
-        self.poller = zmq.Poller()
+        self._poll = select.poll()
         self.thread = threading.get_ident()
         """The loop's thread: only it touches sockets and pipes."""
-        self._readers: dict[Any, Callable[[], None]] = {}
+        self._fds: dict[Any, int] = {}  # source -> the descriptor polled for it
+        self._readers: dict[int, Callable[[], None]] = {}  # descriptor -> callback
+        self._sockets: dict[Any, Callable[[], None]] = {}  # ZeroMQ socket -> callback
+        self._recheck: dict[Any, None] = {}  # ZeroMQ sockets whose reader runs again before the loop waits
         self._timers: list[tuple[float, int, Timer]] = []
         self._order = itertools.count()
         self._calls: collections.deque[Callable[[], None]] = collections.deque()
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_r, False)
         os.set_blocking(self.wake_w, False)
-        self.poller.register(self.wake_r, zmq.POLLIN)
+        self._poll.register(self.wake_r, select.POLLIN)
         self.closed = False
 
     def add_reader(self, source: Any, callback: Callable[[], None]) -> None:
-        """Calls ``callback()`` whenever ``source`` (a ZeroMQ socket or a descriptor) has something to read."""
-        self._readers[source] = callback
-        self.poller.register(source, self._zmq.POLLIN)
+        """Calls ``callback()`` whenever ``source`` (a descriptor, or a ZeroMQ socket: see the class) has something to
+        read. A socket's reader also runs once soon after this (messages may wait already)."""
+        if isinstance(source, int):
+            fd = source
+        else:
+            fd = source.getsockopt(self._zmq.FD)
+            self._sockets[source] = callback
+            self._recheck[source] = None
+        self._fds[source] = fd
+        self._readers[fd] = callback
+        self._poll.register(fd, select.POLLIN)
 
     def remove_reader(self, source: Any) -> None:
-        if self._readers.pop(source, None) is not None:
-            with contextlib.suppress(KeyError):
-                self.poller.unregister(source)
+        fd = self._fds.pop(source, None)
+        if fd is None:
+            return
+        self._sockets.pop(source, None)
+        self._recheck.pop(source, None)
+        del self._readers[fd]
+        with contextlib.suppress(KeyError):
+            self._poll.unregister(fd)
+
+    def sent(self, socket: Any) -> None:
+        """``socket`` (a ZeroMQ socket with a reader) was sent on: its reader runs again before the loop waits."""
+        self._recheck[socket] = None
 
     def call_later(self, delay: float, callback: Callable[[], None]) -> Timer:
         timer = Timer(time.monotonic() + delay, callback)
@@ -127,33 +156,45 @@ class Loop:
 
     def run_once(self, limit: float | None = None) -> None:
         """Waits for something to do (at most ``limit`` seconds, or until the next timer) and does it."""
-        now = time.monotonic()
         timeout = limit
-        while self._timers and self._timers[0][2].cancelled:
-            heapq.heappop(self._timers)
-        if self._timers:
-            due = max(0.0, self._timers[0][0] - now)
-            timeout = due if timeout is None else min(timeout, due)
-        if self._calls:
+        timers = self._timers
+        if timers:
+            while timers and timers[0][2].cancelled:
+                heapq.heappop(timers)
+            if timers:
+                due = max(0.0, timers[0][0] - time.monotonic())
+                timeout = due if timeout is None else min(timeout, due)
+        if self._calls or self._recheck:
             timeout = 0.0
-        events = self.poller.poll(None if timeout is None else int(timeout * 1000 + 0.999))
-        for source, _ in events:
-            if source == self.wake_r:
+        readers = self._readers
+        for fd, _ in self._poll.poll(None if timeout is None else int(timeout * 1000 + 0.999)):
+            if fd == self.wake_r:
                 with contextlib.suppress(BlockingIOError):
                     while os.read(self.wake_r, 4096):
                         pass
                 continue
-            callback = self._readers.get(source)
+            callback = readers.get(fd)
             if callback is not None:
                 callback()
-        while self._calls:
-            self._calls.popleft()()
-        now = time.monotonic()
-        while self._timers and self._timers[0][0] <= now:
-            _, _, timer = heapq.heappop(self._timers)
-            if not timer.cancelled:
-                timer.cancelled = True
-                timer.callback()
+        calls = self._calls
+        recheck = self._recheck
+        while calls or recheck:
+            while calls:
+                calls.popleft()()
+            if recheck:
+                sockets = list(recheck)
+                recheck.clear()
+                for socket in sockets:
+                    callback = self._sockets.get(socket)
+                    if callback is not None:
+                        callback()
+        if timers:
+            now = time.monotonic()
+            while timers and timers[0][0] <= now:
+                _, _, timer = heapq.heappop(timers)
+                if not timer.cancelled:
+                    timer.cancelled = True
+                    timer.callback()
 
     def close(self) -> None:
         self.closed = True

@@ -121,6 +121,10 @@ _MONITOR_QUEUE: Final = 1 << 16  # monitor events read ahead of their handling: 
 _SHED_LOOK: Final = 16  # connections of a full queue looked at, oldest first, for one that has sent nothing
 _SUMMARY: Final = 1.0  # s between two log lines about connections closed before their hello
 _HANDSHAKE_GRACE_MS: Final = 1000  # libzmq's own handshake deadline is this much after the hello deadline
+# Plain ints for the hot path, not pyzmq's enums: an enum flag's ``&`` costs as much as the look at EVENTS itself.
+_EVENTS: Final = int(zmq.EVENTS)
+_POLLIN: Final = int(zmq.POLLIN)
+_NOBLOCK: Final = int(zmq.NOBLOCK)
 _EVENT: Final = struct.Struct("=HI")  # a monitor event's first frame (ZMQ_EVENT_* and its value), libzmq's v1 form
 _TCPI_BYTES_RECEIVED: Final = 128  # offset of tcpi_bytes_received in Linux's struct tcp_info
 UNREGISTERED: Final = "+"
@@ -762,7 +766,7 @@ class Server:
         if self._sock is None or self._peers.get(peer.rid) is not peer:
             return
         try:
-            self._sock.send_multipart([peer.rid, channel, line], zmq.NOBLOCK)
+            self._sock.send_multipart([peer.rid, channel, line], _NOBLOCK)
             peer.asked()
         except zmq.Again:
             self._cut_peer(peer, f"it does not read what the arena sends ({SEND_QUEUE} messages waiting)")
@@ -795,9 +799,9 @@ class Server:
         if sock is None:
             return
         for _ in range(_BATCH):
-            if self._sock is None or not sock.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+            if self._sock is None or not sock.getsockopt(_EVENTS) & _POLLIN:
                 return
-            self._message(sock.recv_multipart(zmq.NOBLOCK, copy=False))
+            self._message(sock.recv_multipart(_NOBLOCK, copy=False))
         self._draining = True
         assert self._loop is not None
         self._loop.call_soon(self.drain)
