@@ -479,15 +479,19 @@ class Playing:
         if self.pgn is not None and self.jsonl is not None:
             # Flushed, not synced: the journal can rebuild these files (a resume does). Flushed once the committer
             # has counted its whole batch (call_soon runs after it), not once per game: two writes per sync.
-            self.pgn.write(("\n" if self._pgn_blank else "") + pgn_text(record, run.spec.event))
-            self._pgn_blank = True
-            self.jsonl.write(json_line(record, data) + "\n")
-            if not self._flush_due:
-                self._flush_due = True
-                try:
-                    asyncio.get_running_loop().call_soon(self.flush)
-                except RuntimeError:  # counted outside the loop: at once
-                    self.flush()
+            try:
+                self.pgn.write(("\n" if self._pgn_blank else "") + pgn_text(record, run.spec.event))
+                self._pgn_blank = True
+                self.jsonl.write(json_line(record, data) + "\n")
+            except OSError as e:
+                self._unwritable(e)
+            else:
+                if not self._flush_due:
+                    self._flush_due = True
+                    try:
+                        asyncio.get_running_loop().call_soon(self.flush)
+                    except RuntimeError:  # counted outside the loop: at once
+                        self.flush()
         if self.listened:
             self.emit(GameFinished(record, len(run.records), run.total))
         if (update := self.updates.pop(record.game_id, None)) is not None:
@@ -496,15 +500,35 @@ class Playing:
     def flush(self) -> None:
         """Flushes the PGN and JSON Lines files (what has been counted so far)."""
         self._flush_due = False
-        for f in (self.pgn, self.jsonl):
-            if f is not None and not f.closed:
-                f.flush()
+        try:
+            for f in (self.pgn, self.jsonl):
+                if f is not None and not f.closed:
+                    f.flush()
+        except OSError as e:
+            self._unwritable(e)
 
     def close(self) -> None:
         """Closes the PGN and JSON Lines files."""
         for f in (self.pgn, self.jsonl):
             if f is not None:
+                try:
+                    f.close()
+                except OSError as e:  # its last flush: a close still releases the descriptor
+                    self._unwritable(e)
+
+    def _unwritable(self, error: OSError) -> None:
+        """The PGN or JSON Lines file cannot be written (a full disk, say): the run stops as for the journal, with
+        the arena's own status, and writes neither file any more. No game is lost: each counted game is in the
+        journal, from which a resume writes both files again."""
+        files = [f for f in (self.pgn, self.jsonl) if f is not None]
+        if not files:
+            return
+        self.pgn = self.jsonl = None
+        for f in files:
+            with contextlib.suppress(OSError):  # its last flush fails again, but the descriptor is released
                 f.close()
+        where = self.run.directory / PGN_NAME if self.run.directory is not None else PGN_NAME
+        self.faulted(ArenaFault(f"cannot write {where} and {JSONL_NAME}: {error.strerror or error}"))
 
     def keep_apart(self) -> None:
         """Writes the failed and the abandoned games beside the journal (not counted; played again on resume)."""
