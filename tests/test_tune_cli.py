@@ -273,3 +273,31 @@ def test_a_tune_on_a_local_cluster(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     check_tune_directory(out, 10)
     assert_kept_up(out, 2)  # the workers kept their engines warm: a process per copy and worker
+
+
+@pytest.mark.extra("web")
+def test_a_live_page_address_in_use_is_the_only_line_with_no_header_before_it(tmp_path: Path) -> None:
+    # tune printed "Tune in ...; 4 pairs, 0 already played" before its --web found the port taken, as the run
+    # commands did until they announced only once listening (test_play_cli).
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        r = cli(
+            "tune",
+            TUNABLE,
+            *TWO,
+            "--pairs",
+            "4",
+            "--tc",
+            "st=1",
+            "--web",
+            f"127.0.0.1:{port}",
+            "--out",
+            str(tmp_path / "t"),
+        )
+    assert r.returncode == 2, r.stderr
+    (line,) = r.stderr.splitlines()
+    assert line.startswith("quarto-arena: error: ") and str(port) in line and "in use" in line, line

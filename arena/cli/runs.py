@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 from ..options import Journal, RunOptions, flag, option_fields
 from .app import EXIT_ENGINE, app, as_given, echo_err, echo_out, fail, import_to_run, run_option, table_format_option
 
+Announce = Callable[..., None]
+"""A run's announce: ``announce()`` prints its header, ``announce(url)`` the header and its live page's URL."""
+
 # --- runs: tournament, play, sprt ------------------------------------------------------------------------------
 
 
@@ -250,7 +253,7 @@ async def _games(
     run: Run,
     view: RunView,
     interrupt: Interrupt,
-    announce: Callable[[], None],
+    announce: Announce,
     web: tuple[str, int] | None = None,
     cluster: Any = None,
     oversubscribe: bool = False,
@@ -274,11 +277,7 @@ async def _games(
         return await run.run(view, interrupt=interrupt, player=player)
     from ..web.server import run_live
 
-    def listening(url: str) -> None:
-        announce()
-        echo_err(f"live page: {url}")
-
-    return await run_live(run, view, web, interrupt=interrupt, announce=listening, player=player)
+    return await run_live(run, view, web, interrupt=interrupt, announce=announce, player=player)
 
 
 async def play_with_signals(games: Callable[[Interrupt], Awaitable[RunOutcome]]) -> RunOutcome:
@@ -348,7 +347,7 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
     """What ``tournament``, ``play`` and ``sprt`` share: open the run, play it, report, exit with its status."""
     import_to_run("runs")
 
-    from ..output import RunView, final_report, rate_run, write_standings
+    from ..output import final_report, rate_run, write_standings
     from ..run import Verdict
 
     table_format_option(options.fmt)
@@ -370,27 +369,9 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
                 f"; SPRT elo0 {spec.sprt.elo0:g} elo1 {spec.sprt.elo1:g} ({spec.sprt.model.value}),"
                 f" LLR bounds ({lower:.3f}, {upper:.3f})"
             )
-        if run.replaced_unplayed:
-            echo_err(f"quarto-arena: {run.directory} held a run that counted no game: started over in it")
-
-        def announce() -> None:
-            """The header, once the run listens where it was told to (an address in use is one line, no header)."""
-            if not options.quiet:  # --quiet: only warnings and the result
-                echo_err(header)
-
         if spec.server is not None:
             show_server_log(options.quiet)
-        view = RunView(
-            sys.stderr,
-            spec.kind,
-            spec.names,
-            list(run.records.values()),
-            run.total,
-            every=every,
-            quiet=options.quiet,
-            fmt=spec.table_format,
-            interval=spec.rating_interval,
-        )
+        view, announce = run_view(run, header, every, options.quiet)
         outcome = play_run(
             kind,
             run.directory,
@@ -417,6 +398,37 @@ def _run_command(kind: str, ctx: typer.Context, engine_words: list[str], options
         raise typer.Exit(
             {Verdict.H1: 0, Verdict.H0: 1, Verdict.ENGINE_FAILURE: EXIT_ENGINE, Verdict.NO_DECISION: 4}[verdict]
         )
+
+
+def run_view(run: Run, header: str, every: Any, quiet: bool) -> tuple[RunView, Announce]:
+    """What every run command (and ``tune``) shows while it plays: the progress view on stderr, and the announce
+    that prints ``header`` (and the live page's URL, when given one) once the run listens where it was told to
+    (``--listen``, ``--web``: an address in use is then the only line, with no header before it). Says first when
+    a directory's unplayed run was started over."""
+    from ..output import RunView
+
+    if run.replaced_unplayed:
+        echo_err(f"quarto-arena: {run.directory} held a run that counted no game: started over in it")
+
+    def announce(url: str | None = None) -> None:
+        if not quiet:  # --quiet: only warnings and the result
+            echo_err(header)
+        if url is not None:
+            echo_err(f"live page: {url}")
+
+    spec = run.spec
+    view = RunView(
+        sys.stderr,
+        spec.kind,
+        spec.names,
+        list(run.records.values()),
+        run.total,
+        every=every,
+        quiet=quiet,
+        fmt=spec.table_format,
+        interval=spec.rating_interval,
+    )
+    return view, announce
 
 
 def session_options(options: RunOptions) -> tuple[Any, tuple[str, int] | None, Any]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import shlex
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +23,7 @@ from .runs import (
     late_signals,
     play_run,
     run_options,
+    run_view,
     session_options,
 )
 
@@ -43,7 +43,6 @@ def _tune(ctx: typer.Context, options: RunOptions, own: dict[str, Any]) -> None:
     """Opens the tune (new, or ``--resume``), plays it, writes its report, prints the values, exits with its
     status."""
     import_to_run("tune")
-    from ..output import RunView
 
     cluster, web, every = session_options(options)
     tune = _open_tune(ctx, options, own)
@@ -57,28 +56,15 @@ def _tune(ctx: typer.Context, options: RunOptions, own: dict[str, Any]) -> None:
             f"Tune in {directory}: {t.engine} ({spec.names[0]} against {spec.names[1]}) over {params};"
             f" {t.gains.pairs} pairs, {tune.tuner.pairs} already played"
         )
-        if run.replaced_unplayed:
-            echo_err(f"quarto-arena: {directory} held a run that counted no game: started over in it")
-        if not options.quiet:
-            echo_err(header)
-        view = RunView(
-            sys.stderr,
-            spec.kind,
-            spec.names,
-            list(run.records.values()),
-            run.total,
-            every=every,
-            quiet=options.quiet,
-        )
+        view, announce = run_view(run, header, every, options.quiet)
 
         async def games(interrupt: Interrupt) -> RunOutcome:
             if web is None:
+                announce()
                 return await tune.play(view, interrupt=interrupt, cluster=cluster, oversubscribe=options.oversubscribe)
             from ..tune.live import play_live
 
-            return await play_live(
-                tune, view, web, interrupt=interrupt, announce=lambda url: echo_err(f"live page: {url}")
-            )
+            return await play_live(tune, view, web, interrupt=interrupt, announce=announce)
 
         outcome = play_run("tune", directory, view, games)
         if late_signals():
