@@ -202,25 +202,20 @@ def main() -> None:
     """Runs the peer named on the command line."""
     parser = argparse.ArgumentParser(prog="ladder_peer")
     kinds = parser.add_subparsers(dest="kind", required=True)
-    s = kinds.add_parser("stall")
-    s.add_argument("endpoint")
-    s.add_argument("--key", required=True)
-    s.add_argument("--server-key", required=True)
-    s.add_argument("--name", required=True)
+
+    def keyed(kind: str) -> argparse.ArgumentParser:
+        """A peer that connects with a key of its own under a name."""
+        k = kinds.add_parser(kind)
+        k.add_argument("endpoint")
+        for flag in ("--key", "--server-key", "--name"):
+            k.add_argument(flag, required=True)
+        return k
+
+    s = keyed("stall")
     s.add_argument("--slots", type=int, default=16)
     s.add_argument("--leave-after", type=float)
-    d = kinds.add_parser("dodge")
-    d.add_argument("endpoint")
-    d.add_argument("--key", required=True)
-    d.add_argument("--server-key", required=True)
-    d.add_argument("--name", required=True)
-    d.add_argument("--after", type=int, default=1)
-    n = kinds.add_parser("rename")
-    n.add_argument("endpoint")
-    n.add_argument("--key", required=True)
-    n.add_argument("--server-key", required=True)
-    n.add_argument("--name", required=True)
-    n.add_argument("--slots", type=int, default=4)
+    keyed("dodge").add_argument("--after", type=int, default=1)
+    keyed("rename").add_argument("--slots", type=int, default=4)
     r = kinds.add_parser("register")
     r.add_argument("endpoint")
     r.add_argument("--server-key", required=True)
