@@ -3,14 +3,16 @@ the browsers, their flags, where screenshots go, and a bot whose ``id name`` is 
 
 from __future__ import annotations
 
+import contextlib
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from procs import CLI
 
-__all__ = ["CHROMIUM", "CLI", "FIREFOX", "FLAGS", "HOSTILE", "SHOTS", "Watch", "evil_bot", "shots"]
+__all__ = ["CHROMIUM", "CLI", "FIREFOX", "FLAGS", "HOSTILE", "SHOTS", "Watch", "chromium", "evil_bot", "shots"]
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "screenshots"
@@ -50,6 +52,21 @@ def shots(browser: Path) -> Path:
         pytest.skip(f"no {browser}: install Debian's {browser.name} (apt-get install {browser.name})")
     SHOTS.mkdir(exist_ok=True)
     return SHOTS
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator[Any]:
+    """The system's Chromium (never a downloaded one), headless, through Playwright; skips the test where it is not
+    installed (:func:`shots`)."""
+    from playwright import sync_api
+
+    shots(CHROMIUM)
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
 
 
 class Watch:

@@ -26,7 +26,7 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is miss
 
 from bidi import Firefox  # noqa: E402
 from boards import BoardProcess, board_process, sample  # noqa: E402
-from browsers import CHROMIUM, CLI, FIREFOX, FLAGS, HOSTILE, SHOTS, Watch, shots  # noqa: E402
+from browsers import CLI, FIREFOX, HOSTILE, SHOTS, Watch, chromium, shots  # noqa: E402
 from procs import cli  # noqa: E402
 from quarto_arena.protocol.notation import NotationError, parse_position  # noqa: E402
 
@@ -51,12 +51,9 @@ _REFUSED = "the server responded with a status of 400"
 
 
 @pytest.fixture(scope="module")
-def chromium() -> Iterator[Any]:
-    shots(CHROMIUM)
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
-        yield browser
-        browser.close()
+def browser() -> Iterator[Any]:
+    with chromium() as b:
+        yield b
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +79,8 @@ def set_position(page: Any, text: str) -> None:
     page.click("#position-form button[type=submit]")
 
 
-def test_a_person_at_the_board_in_chromium(chromium: Any, board: BoardProcess) -> None:
-    page = chromium.new_page(viewport={"width": 1250, "height": 1000})
+def test_a_person_at_the_board_in_chromium(browser: Any, board: BoardProcess) -> None:
+    page = browser.new_page(viewport={"width": 1250, "height": 1000})
     watch = Watch(page, allowed=(_REFUSED,))
     page.goto(board.url)
     page.wait_for_selector("#ask-engine option", state="attached")
@@ -196,11 +193,11 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_games_open_on_the_board_from_the_report_and_the_live_page(chromium: Any, tmp_path: Path, run: Path) -> None:
+def test_games_open_on_the_board_from_the_report_and_the_live_page(browser: Any, tmp_path: Path, run: Path) -> None:
     with board_process(tmp_path / "b", str(run)) as board:
         printed = next(line for line in board.log.read_text().splitlines() if line.startswith("report with links"))
         report = printed.split(": ", 1)[1]
-        page = chromium.new_page(viewport={"width": 1200, "height": 900})
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
         page.goto(report)
         link = page.locator("#viewer a.board-link")
         link.wait_for()

@@ -24,7 +24,7 @@ pytest.importorskip("aiohttp", reason="needs the web extra (pip install -e '.[we
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is missing (pip install -e '.[dev]')")
 
 from bidi import Firefox  # noqa: E402
-from browsers import CHROMIUM, CLI, FIREFOX, FLAGS, HOSTILE, SHOTS, evil_bot, shots  # noqa: E402
+from browsers import CLI, FIREFOX, HOSTILE, SHOTS, chromium, evil_bot, shots  # noqa: E402
 
 
 @pytest.fixture
@@ -71,10 +71,8 @@ FILLED = f"({COLUMN % ('#leaderboard-table', 'games')}).filter(n => Number(n) > 
 
 
 def test_the_ladder_pages_in_chromium(ladder: tuple[subprocess.Popen[str], str]) -> None:
-    shots(CHROMIUM)
     proc, url = ladder
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
+    with chromium() as browser:
         page = browser.new_page(viewport={"width": 1200, "height": 900})
         errors: list[str] = []
         requests: list[str] = []
@@ -132,7 +130,6 @@ def test_the_ladder_pages_in_chromium(ladder: tuple[subprocess.Popen[str], str])
         page.wait_for_function("() => document.querySelector('#status').textContent.includes('ladder has stopped')")
         assert not errors, errors
         assert all(u.startswith(url) or u.startswith("data:") for u in requests), requests
-        browser.close()
 
 
 def _turns(page: Any) -> int:
@@ -141,10 +138,8 @@ def _turns(page: Any) -> int:
 
 def test_the_ladder_pages_in_chromium_without_javascript(ladder: tuple[subprocess.Popen[str], str]) -> None:
     """With scripts off, every page is there as the server wrote it: the tables, the links from one to the next."""
-    shots(CHROMIUM)
     _, url = ladder
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
+    with chromium() as browser:
         page = browser.new_page(java_script_enabled=False, viewport={"width": 1200, "height": 900})
         requests: list[str] = []
         page.on("request", lambda r: requests.append(r.url))
@@ -173,7 +168,6 @@ def test_the_ladder_pages_in_chromium_without_javascript(ladder: tuple[subproces
         assert "evil" in page.evaluate(COLUMN % ("#players", "bot"))
         page.screenshot(path=str(SHOTS / "ladder-game-noscript.png"), full_page=True)
         assert all(u.startswith(url) or u.startswith("data:") for u in requests), requests
-        browser.close()
 
 
 def test_the_ladder_pages_in_firefox_and_the_servers_security(ladder: tuple[subprocess.Popen[str], str]) -> None:

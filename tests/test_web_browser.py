@@ -26,7 +26,7 @@ pytest.importorskip("aiohttp", reason="needs the web extra (pip install -e '.[we
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is missing (pip install -e '.[dev]')")
 
 from bidi import Firefox  # noqa: E402
-from browsers import CHROMIUM, CLI, FIREFOX, FLAGS, HOSTILE, SHOTS, Watch, evil_bot, shots  # noqa: E402
+from browsers import CLI, FIREFOX, HOSTILE, SHOTS, Watch, chromium, evil_bot, shots  # noqa: E402
 from quarto_arena.arena.web.report import report_html  # noqa: E402
 from quarto_arena.arena.web.rundir import load_run  # noqa: E402
 
@@ -50,11 +50,8 @@ SLOW_BOT = textwrap.dedent(
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """The system's Chromium (never a downloaded one), headless."""
-    shots(CHROMIUM)
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")
