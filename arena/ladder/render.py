@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable, Mapping, Sequence
-from string import Template
 from typing import Any, Final
 from urllib.parse import quote
 
@@ -20,7 +19,7 @@ from quarto_arena.protocol.notation import piece_description
 from ..output import MARGIN_NOTE
 from ..records import TurnRecord
 from ..web.model import Replay, replay
-from ..web.report import asset, json_for_html
+from ..web.report import json_for_html, served_page
 from .views import BotPage, GameLine, GamePage, Leaderboard, Line, plain
 
 __all__ = ["bot_html", "game_html", "leaderboard_html"]
@@ -40,8 +39,7 @@ def _page(template: str, title: str, **markup: str) -> str:
     """``templates/TEMPLATE`` with the shared head, the title (escaped here) and ``markup`` (HTML made here). No
     analysis board is named: a ladder's pages are public, and a board running on the ladder's host is its operator's,
     not its readers'."""
-    head = Template(asset("templates/head.html")).substitute(title=_e(title), board="").rstrip("\n")
-    return Template(asset(f"templates/{template}")).substitute(markup, head=head, title=_e(title))
+    return served_page(template, title, "", **markup)
 
 
 def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], css: str, empty: str) -> str:

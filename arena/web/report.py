@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import datetime
 import hashlib
+import html
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -69,6 +70,15 @@ def asset(name: str) -> str:
     importlib.resources, which costs a 2-game play about 1% of its instructions to import (benchmarks/startup.py).
     """
     return (_HERE / name).read_text(encoding="utf-8")
+
+
+def served_page(template: str, title: str, board: str, **markup: str) -> str:
+    """``templates/TEMPLATE`` with ``$head`` (``templates/head.html``, the head every served page shares) and
+    ``$title`` filled in, both from ``title`` (plain text, escaped here), ``$board`` the analysis board's address
+    (or empty) and ``markup`` (HTML as given: escape what is text before)."""
+    plain = {"title": html.escape(title), "board": html.escape(board)}
+    head = Template(asset("templates/head.html")).substitute(plain).rstrip("\n")
+    return Template(asset(f"templates/{template}")).substitute(markup, head=head, **plain)
 
 
 def script_text(name: str) -> str:

@@ -26,7 +26,6 @@ import signal
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from string import Template
 from typing import Any, Final, Self
 
 from aiohttp import web
@@ -35,7 +34,7 @@ from quarto_arena.protocol.text import safe_text
 from ..run import Event, GamePlayer, Interrupt, Run, RunOutcome
 from . import WebError
 from .model import RunInfo, RunModel
-from .report import asset, outcome_state
+from .report import asset, outcome_state, served_page
 from .rundir import Follower, run_state
 
 __all__ = ["LiveServer", "PageServer", "game_number", "page_html", "run_live", "serve_directory"]
@@ -81,10 +80,9 @@ def page_html(template: str, title: str, **values: str) -> str:
     board running on this machine, if one is (its games' "open on the board" links: static/board-link.js)."""
     from ..board.discovery import running_board  # the standard library only
 
-    values.setdefault("board", running_board() or "")
-    escaped = {k: html.escape(v) for k, v in {"title": title, **values}.items()}
-    head = Template(asset("templates/head.html")).substitute(escaped).rstrip("\n")
-    return Template(asset(f"templates/{template}")).substitute(escaped, head=head)
+    board = values.pop("board", None)
+    escaped = {k: html.escape(v) for k, v in values.items()}
+    return served_page(template, title, running_board() or "" if board is None else board, **escaped)
 
 
 class PageServer:
