@@ -118,15 +118,17 @@ class BoardProcess:
 
 
 @contextlib.contextmanager
-def board_process(tmp: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[BoardProcess]:
-    """``quarto-arena board ARGS`` on a free loopback port, its games in ``tmp/out``, its address file in ``tmp``;
-    killed with its process group at the end."""
+def board_process(
+    tmp: Path, *args: str, env: dict[str, str] | None = None, web: str | None = "127.0.0.1:0"
+) -> Iterator[BoardProcess]:
+    """``quarto-arena board ARGS`` on a free loopback port (``--web WEB``; None: the board's default), its games in
+    ``tmp/out``, its address file in ``tmp``; killed with its process group at the end."""
     tmp.mkdir(parents=True, exist_ok=True)
     log = tmp / "board.log"
     board_file = tmp / "board.json"
     directory = tmp / "out"
     environ = {**os.environ, "QUARTO_ARENA_BOARD_FILE": str(board_file), **(env or {})}
-    argv = [*CLI, "board", "--web", "127.0.0.1:0", "--out", str(directory), *args]
+    argv = [*CLI, "board", *(["--web", web] if web is not None else []), "--out", str(directory), *args]
     with log.open("wb") as f:
         proc = subprocess.Popen(tied(argv), stdout=subprocess.DEVNULL, stderr=f, start_new_session=True, env=environ)
     try:

@@ -99,6 +99,13 @@ def test_the_board_serves_this_machine_only() -> None:
     ]
 
 
+def test_two_boards_without_web_each_get_a_free_port(tmp_path: Path) -> None:
+    # The default was 127.0.0.1:8080: a second board, or anything else on 8080, could not start (issue 36: no fixed
+    # well-known ports). Now each asks the system for a free one and prints it.
+    with board_process(tmp_path / "a", web=None) as a, board_process(tmp_path / "b", web=None) as b:
+        assert a.url != b.url
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # Positions and the solver
 

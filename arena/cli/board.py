@@ -30,10 +30,10 @@ def board(
         [], "--option", "-o", metavar="[ENGINE:]ID=VALUE", help="Set a UQI option of an engine (repeatable)."
     ),
     web: str = typer.Option(
-        "127.0.0.1:8080",
+        "127.0.0.1:0",
         "--web",
         metavar="HOST:PORT",
-        help="Where to serve the board: a loopback address (port 0: any free one).",
+        help="Where to serve the board: a loopback address (port 0: a free one, printed).",
     ),
     out: str | None = typer.Option(
         None,
