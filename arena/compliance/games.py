@@ -13,11 +13,11 @@ from typing import Final
 
 from quarto_arena.protocol.notation import parse_variant
 from quarto_arena.protocol.rules import Position, Variant
-from quarto_arena.protocol.uqi import MAX_GO_VALUE, ErrorReply, Go, Info, ReadyOk, TurnReply, format_command
+from quarto_arena.protocol.uqi import MAX_GO_VALUE, ErrorReply, Go, Info, ReadyOk, format_command
 
 from ..timecontrol import SearchClock
 from .checker import Checker, StepSkipped, fail_step, quoted, read_reply
-from .steps import Probe, search_probe, start_new_game
+from .steps import Probe, refusals, search_probe, start_new_game
 
 _STRICT: Final = parse_variant("standard", "all", "strict")
 _AUTO: Final = Variant()
@@ -152,25 +152,13 @@ async def _refuse(ck: Checker, case: _Refused, section: str) -> None:
     is tried all the same. The ``stop`` ends a search the engine may have started, so its turn comes now."""
     go = format_command(Go(movetime=100))
     await ck.session.send(case.line, go, "stop", "isready")
-    deadline = SearchClock.started(ck.timeouts.ready + ck.timeouts.search_slack)
-    errors: list[str] = []
-    turns: list[str] = []
     sent = f"{quoted(case.line)} ({case.why}) and {quoted(go)}"
-    while True:
-        line = await ck.session.read(deadline, f"readyok after {sent}, 'stop' and 'isready'")
-        match read_reply(ck, line, f"after {quoted(case.line)}"):
-            case ReadyOk():
-                break
-            case ErrorReply():
-                errors.append(line)
-            case TurnReply():
-                turns.append(line)
-            case Info() | None:
-                pass
-            case _:
-                fail_step(f"sent {sent}, got the unexpected {quoted(line)}")
-    if not turns:
-        turns = [line async for line in ck.session.lines_within(ck.timeouts.quiet) if line.split()[0] == "turn"]
+    errors, turns = await refusals(
+        ck,
+        f"readyok after {sent}, 'stop' and 'isready'",
+        f"after {quoted(case.line)}",
+        lambda line: f"sent {sent}, got the unexpected {quoted(line)}",
+    )
     if turns:
         ck.warn(section, f"sent {sent}, got {quoted(turns[0])}: there is no position to search, so no turn")
     words = [e.split()[1].rstrip(":") if len(e.split()) > 1 else "" for e in errors]

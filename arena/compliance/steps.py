@@ -8,7 +8,7 @@ import contextlib
 import logging
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -333,25 +333,8 @@ async def step_searches(ck: Checker) -> None:
     # Should: refused without a search. A 'stop' ends a search the engine may have started for it all the same, so
     # that its turn comes now, not in the next step.
     await ck.session.send(probe.line, MALFORMED_GO, "stop", "isready")
-    deadline = SearchClock.started(ck.timeouts.ready + ck.timeouts.search_slack)
-    errors: list[str] = []
-    turns: list[str] = []
     where = f"after {quoted(MALFORMED_GO)}, 'stop' and 'isready'"
-    while True:
-        line = await ck.session.read(deadline, f"readyok {where}")
-        match read_reply(ck, line, where):
-            case ReadyOk():
-                break
-            case ErrorReply():
-                errors.append(line)
-            case TurnReply():
-                turns.append(line)
-            case Info() | None:
-                pass
-            case _:
-                fail_step(f"unexpected {quoted(line)} {where}")
-    if not turns:
-        turns = [line async for line in ck.session.lines_within(ck.timeouts.quiet) if line.split()[0] == "turn"]
+    errors, turns = await refusals(ck, f"readyok {where}", where, lambda line: f"unexpected {quoted(line)} {where}")
     if turns:
         ck.warn("§4.5", f"answered the malformed {quoted(MALFORMED_GO)} with {quoted(turns[0])}, not 'error go'")
     elif not errors:
@@ -589,3 +572,31 @@ async def step_end_of_input(ck: Checker) -> None:
         fail_step(
             f"still running {ck.timeouts.quit:.3g} s after its standard input was closed (SPEC §3.2: exit on EOF)"
         )
+
+
+async def refusals(
+    ck: Checker, expected: str, where: str, unexpected: Callable[[str], str]
+) -> tuple[list[str], list[str]]:
+    """What an engine answered to a command it should refuse, sent with ``stop`` and ``isready`` after it: the
+    ``error`` lines and the ``turn`` lines up to ``readyok`` (and the turns within the quiet time after it, when
+    none came before). ``expected`` and ``where`` name the wait and the lines read in a failure; a reply of another
+    kind fails the step with ``unexpected(line)``."""
+    deadline = SearchClock.started(ck.timeouts.ready + ck.timeouts.search_slack)
+    errors: list[str] = []
+    turns: list[str] = []
+    while True:
+        line = await ck.session.read(deadline, expected)
+        match read_reply(ck, line, where):
+            case ReadyOk():
+                break
+            case ErrorReply():
+                errors.append(line)
+            case TurnReply():
+                turns.append(line)
+            case Info() | None:
+                pass
+            case _:
+                fail_step(unexpected(line))
+    if not turns:
+        turns = [line async for line in ck.session.lines_within(ck.timeouts.quiet) if line.split()[0] == "turn"]
+    return errors, turns
