@@ -4,7 +4,9 @@
 For each count of empty squares and each shape variant, samples positions from random *safe* play (seeded, as
 tests/test_perfect.py does) that the solver proves won for the player to move (unbounded; positions with a win at
 once are skipped). ``perfect`` (Level 10) plays the winning side at ``go movetime M`` on its own clock, through
-``PerfectBot.search`` and a ``SearchContext`` as the SDK builds one; the loser defends perfectly (the solver's best
+``PerfectBot.search`` and a ``SearchContext`` as the SDK builds one at a load of 1 (its budget then: the SDK's
+session keeps back more on a machine loaded beyond one process per CPU, so under load this is the engine with the
+budget of a quiet machine, on a loaded machine's CPU share; each row prints the load average); the loser defends perfectly (the solver's best
 turn, unbounded: the longest loss). Prints per row: conversions out of N, then for the first search of each game
 (the one that must prove the win) the time used against the engine's budget (median, max), and the worst search
 of any turn. With ``--phases`` it also times, on a fresh solver without limits, the steps the engine's exact
@@ -20,6 +22,7 @@ first alternates) and prints a row for each, so the two are measured under the s
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import time
@@ -199,6 +202,7 @@ def main() -> None:
                     f"{name:<9} {empties:2} empty{label}: converted {converted:>3}/{len(played):<3} "
                     f"first search median {statistics.median(firsts):6.1f} ms  max {max(firsts):6.1f} ms  "
                     f"(budget {budget * 1000:.0f} ms)   worst search {max(g.worst for g in played) * 1000:6.1f} ms"
+                    f"   load {os.getloadavg()[0]:.1f}"
                 )
             if alone:
                 print(

@@ -643,6 +643,7 @@ static void store(Core *c, size_t slot, const Key *k, int depth, int best, int a
             e = &bucket[1];
         }
     }
+    int kept_move = same_key(e, k) && e->has_move;
     if (best <= alpha) {
         if (best < high)
             high = best;
@@ -658,6 +659,12 @@ static void store(Core *c, size_t slot, const Key *k, int depth, int best, int a
     e->low = (int8_t)low;
     e->high = (int8_t)high;
     e->depth = (uint8_t)depth;
+    /* A search that failed low proves nothing of its best turn: an entry that proves a win keeps its winning turn,
+     * which a later search for a quicker win that fails would otherwise overwrite (the table's turn is what a root
+     * whose entry proves the win plays: perfect's next turns after its proof). Not under a node cap: perfect's
+     * levels search with one, and their ladder was measured on the table as it was (test_perfect's tripwire). */
+    if (best <= alpha && kept_move && low >= 1 && !c->max_nodes)
+        return;
     e->has_move = move >= 0;
     e->move = (uint8_t)(move >= 0 ? to_canonical(c, k, move) : 0);
 }

@@ -491,6 +491,13 @@ class Core:
         else:
             low = high = best
         stored = self._to_canonical(key, move) if move >= 0 else -1
+        entry = self._tt[index]
+        if best <= alpha and low >= 1 and not self._max_nodes and entry is not None and entry[:3] == key.image and entry[6] >= 0:
+            # A search that failed low proves nothing of its best turn: an entry that proves a win keeps its winning
+            # turn, which a later search for a quicker win that fails would otherwise overwrite (the table's turn is
+            # what a root whose entry proves the win plays: perfect's next turns after its proof). Not under a node
+            # cap: perfect's levels search with one, and their ladder was measured on the table as it was.
+            stored = entry[6]
         self._tt[index] = (*key.image, low, high, depth, stored)
 
     def _check(self) -> None:

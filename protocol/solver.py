@@ -419,6 +419,14 @@ class Solver:
         except _Unproven:
             return None
 
+    def proven_win(self, position: Position) -> Turn | None:
+        """A winning turn at ``position`` that the table already proves (an earlier search's: a previous turn's proof,
+        or a win found at a shallower depth), or a win on the board; None when there is none. It does not search (a
+        probe of one node), so it needs no time: what a searcher plays when its time is gone before its first step.
+        After :meth:`stop` (until :meth:`resume`) it finds only a win on the board."""
+        found = self.search(position, EXACT, Limits(nodes=1), aim=Aim.WIN)
+        return found.turn if found is not None and found.verdict is Verdict.WIN else None
+
     def _search_root(self, position: Position, depth: int, aim: Aim, threads: int = 1) -> Search:
         if position.claimable:
             return Search(CLAIM, Verdict.WIN, True, 1, 0)

@@ -502,3 +502,19 @@ def test_a_win_on_the_board_is_played_when_the_time_is_gone_at_once() -> None:
     engine.new_game(Variant())
     turn = engine.search(position, SearchContext(Go(movetime=300), position=position, budget=0.0))
     assert turn == Turn(place=13)
+
+
+def test_a_win_proven_on_an_earlier_turn_is_played_when_the_time_is_gone_at_once() -> None:
+    # Once the engine has proven a win, its table holds the proof of every defence: on a loaded machine the next
+    # turn's budget can be spent before its first search step, and the turn played then must be the table's win,
+    # not the first safe turn (a won position's winning turns are few: the first safe one seldom is one).
+    defender = Solver(Variant())
+    for position in positions_of(Verdict.WIN, Variant(), 10, 4, seed=2):
+        engine = bot()
+        turn, infos = search(engine, position)  # new_game, then the proof (the whole game's time)
+        assert infos[-1].score is not None and infos[-1].score.kind == "win"
+        reply = defender.value(position.apply(turn)).best[0]
+        ours = position.apply(turn).apply(reply)
+        turn = engine.search(ours, SearchContext(Go(movetime=100), position=ours, budget=0.0))
+        value = defender.turn_value(ours, turn)
+        assert value is not None and value.verdict is Verdict.WIN

@@ -189,25 +189,30 @@ def deepening_turn(
         return turn
     deadline = ctx.deadline  # the SDK's time budget (SPEC §4.5's move overhead kept back)
     solver.resume()
+    # Before a stop can reach the solver: the table's proof needs no time. Not under a node cap (the levels, go
+    # nodes), which counts every node the solver visits, the probe's one too.
+    fallback = _fallback(position, solver if ctx.limits.nodes is None else None)
     ctx.on_stop(solver.stop)
     if ctx.stopped:
-        return _fallback(position)
+        return fallback
     if mcts and ctx.limits.depth is None and ctx.limits.nodes is None:
         # A short deepening first proves what is near (a win or loss within a few turns); MCTS weighs the rest.
         prepass = None if deadline is None else ctx.started + PREPASS_SHARE * (deadline - ctx.started)
-        turn, proven = _deepen(position, ctx, solver, PREPASS_DEPTH, prepass)
+        turn, proven = _deepen(position, ctx, solver, PREPASS_DEPTH, prepass, fallback)
         return turn if proven is not None else mcts_turn(position, ctx, solver, deadline, rng, turn)
     if ctx.limits.depth is not None:
         max_depth = min(max_depth, ctx.limits.depth)
     if ctx.limits.nodes is not None:
         threads = 1  # nodes are counted one search after the other
-    return _deepen(position, ctx, solver, max_depth, deadline, threads)[0]
+    return _deepen(position, ctx, solver, max_depth, deadline, fallback, threads)[0]
 
 
-def _fallback(position: Position) -> Turn:
-    """A turn without search: a win if there is one, else a safe one if there is one. On a loaded machine the time
-    can be gone before the first search step: a win on the board must never be missed for it."""
-    return (winning_turns(position) or safe_turns(position) or position.legal_turns())[0]
+def _fallback(position: Position, solver: Solver | None) -> Turn:
+    """A turn without search: a win, on the board or proven in ``solver``'s table (a previous turn's proof), else a
+    safe turn if there is one. On a loaded machine the time can be gone before the first search step: a win must
+    never be thrown away for it."""
+    won = solver.proven_win(position) if solver is not None else (winning_turns(position) or [None])[0]
+    return won or (safe_turns(position) or position.legal_turns())[0]
 
 
 def _limits(ctx: SearchContext, deadline: float | None, nodes_used: int) -> Limits | None:
@@ -231,10 +236,11 @@ def _deepen(
     solver: Solver,
     max_depth: int,
     deadline: float | None,
+    fallback: Turn,
     threads: int = 1,
 ) -> tuple[Turn, Search | None]:
     """Iterative deepening to ``max_depth`` turns (exact near the end), within the deadline and the nodes; the
-    turn, and what was proven (None: nothing).
+    turn (``fallback`` when no step ends in time), and what was proven (None: nothing).
 
     Each depth first proves a turn safe (it does not lose within the depth), then looks for a win: at a drawn
     position the second costs most, and the first is what keeps the draw. With ``threads`` 2, the exact depth's win
@@ -242,7 +248,7 @@ def _deepen(
     """
     empty = 16 - position.placed + (1 if position.hand is None else 0)
     exact_allowed = max_depth >= empty
-    best = _fallback(position)
+    best = fallback
     proven: Search | None = None
     nodes = 0
     depth = 0
