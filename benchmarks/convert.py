@@ -6,14 +6,14 @@ tests/test_perfect.py does) that the solver proves won for the player to move (u
 once are skipped). ``perfect`` (Level 10) plays the winning side at ``go movetime M`` on its own clock, through
 ``PerfectBot.search`` and a ``SearchContext`` as the SDK builds one at a load of 1 (its budget then: the SDK's
 session keeps back more on a machine loaded beyond one process per CPU, so under load this is the engine with the
-budget of a quiet machine, on a loaded machine's CPU share; each row prints the load average); the loser defends perfectly (the solver's best
-turn, unbounded: the longest loss). Prints per row: conversions out of N, then for the first search of each game
-(the one that must prove the win) the time used against the engine's budget (median, max), and the worst search
-of any turn. With ``--phases`` it also times, on a fresh solver without limits, the steps the engine's exact
-search takes at the first position: the safety proof, the win proof, the exact value after it, and the win proof
-alone on another fresh solver (median and max per row, and how many outlast the budget). ``--threads`` sets the
-engine's ``Threads``; ``--compare`` plays every position with ``Threads`` 1 and 2 one after the other (which goes
-first alternates) and prints a row for each, so the two are measured under the same load.
+budget of a quiet machine, on a loaded machine's CPU share; each row prints the load average); the loser defends
+perfectly (the solver's best turn, unbounded: the longest loss). Prints per row: conversions out of N, then for the
+first search of each game (the one that must prove the win) the time used against the engine's budget (median, max),
+and the worst search of any turn. With ``--phases`` it also times, on a fresh solver without limits, the steps the
+engine's exact search takes at the first position: the safety proof, the win proof, the exact value after it, and
+the win proof alone on another fresh solver (median and max per row, and how many outlast the budget). ``--threads``
+sets the engine's ``Threads``; ``--compare`` plays every position with ``Threads`` 1 and 2 one after the other
+(which goes first alternates) and prints a row for each, so the two are measured under the same load.
 
     python benchmarks/convert.py [--empties 11,12,13] [--positions 30] [--variants standard,advanced]
                                  [--movetime 100] [--seed 1] [--threads N | --compare] [--phases] [--verbose]

@@ -492,7 +492,8 @@ class Core:
             low = high = best
         stored = self._to_canonical(key, move) if move >= 0 else -1
         entry = self._tt[index]
-        if best <= alpha and low >= 1 and not self._max_nodes and entry is not None and entry[:3] == key.image and entry[6] >= 0:
+        proven_win = best <= alpha and low >= 1 and not self._max_nodes
+        if proven_win and entry is not None and entry[:3] == key.image and entry[6] >= 0:
             # A search that failed low proves nothing of its best turn: an entry that proves a win keeps its winning
             # turn, which a later search for a quicker win that fails would otherwise overwrite (the table's turn is
             # what a root whose entry proves the win plays: perfect's next turns after its proof). Not under a node

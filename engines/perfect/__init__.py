@@ -211,7 +211,7 @@ def _fallback(position: Position, solver: Solver | None) -> Turn:
     """A turn without search: a win, on the board or proven in ``solver``'s table (a previous turn's proof), else a
     safe turn if there is one. On a loaded machine the time can be gone before the first search step: a win must
     never be thrown away for it."""
-    won = solver.proven_win(position) if solver is not None else (winning_turns(position) or [None])[0]
+    won = solver.proven_win(position) if solver is not None else next(iter(winning_turns(position)), None)
     return won or (safe_turns(position) or position.legal_turns())[0]
 
 
