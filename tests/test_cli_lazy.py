@@ -164,7 +164,8 @@ def test_commands_that_play_no_game_import_no_run_machinery(argv: list[str]) -> 
 
 def test_a_short_play_imports_nothing_only_other_runs_need(tmp_path: Path) -> None:
     # A 2-game play (issue 24: its start-up is most of its cost) imports no ZeroMQ, live page, Dask, ladder, server
-    # or directory reader, and no tabulate for its usual table; a test of real games between two built-in engines.
+    # or directory reader, no tabulate for its usual table, and no rotating log file's handler (logging.handlers, and
+    # pickle with it: a service's log); a test of real games between two built-in engines.
     argv = ["play", "random", "greedy", "--games", "2", "--tc", "st=0.05", "--out", str(tmp_path / "run"), "-q"]
     found = _in_fresh_process(
         f"""
@@ -175,7 +176,8 @@ def test_a_short_play_imports_nothing_only_other_runs_need(tmp_path: Path) -> No
             main({argv!r})
         others = ("zmq", "tabulate", "aiohttp", "distributed", "sqlite3", "quarto_arena.arena.web.server",
                   "quarto_arena.arena.web.rundir", "quarto_arena.arena.cluster", "quarto_arena.arena.server",
-                  "quarto_arena.arena.ladder", "quarto_arena.arena.compliance", "quarto_arena.arena.analysis")
+                  "quarto_arena.arena.ladder", "quarto_arena.arena.compliance", "quarto_arena.arena.analysis",
+                  "logging.handlers", "pickle")
         print(json.dumps(["Score of random vs greedy" in out.getvalue(), [m for m in others if m in sys.modules]]))
         """
     )
