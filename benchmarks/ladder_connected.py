@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -49,8 +50,9 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def swarms(endpoint: str, keys: Path, names: list[str], per: int, logs: Path) -> Iterator[list[Path]]:
-    """``ladder.py --swarm`` processes of ``per`` bots each (one slot a bot); yields their log files."""
+def swarms(endpoint: str, keys: Path, names: list[str], per: int, stagger: float, logs: Path) -> Iterator[list[Path]]:
+    """``ladder.py --swarm`` processes of ``per`` bots each (one slot a bot), one every ``stagger`` s; yields their
+    log files."""
     procs, files = [], []
     for i in range(0, len(names), per):
         log = logs / f"swarm{i // per}.log"
@@ -58,6 +60,7 @@ def swarms(endpoint: str, keys: Path, names: list[str], per: int, logs: Path) ->
         with log.open("wb") as f:
             argv = [sys.executable, LADDER_PY, "--swarm", endpoint, str(keys), "1", ",".join(names[i : i + per])]
             procs.append(subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=f, start_new_session=True))
+        time.sleep(stagger)
     try:
         yield files
     finally:
@@ -99,7 +102,8 @@ def render(url: str) -> float:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--bots", type=int, default=1000)
-    p.add_argument("--per-process", type=int, default=125)
+    p.add_argument("--per-process", type=int, default=25)
+    p.add_argument("--stagger", type=float, default=1.0, help="s between two swarm processes' starts")
     p.add_argument("-j", type=int, default=50)
     p.add_argument("--tc", default="st=0.05")
     p.add_argument("--seconds", type=float, default=60.0)
@@ -121,16 +125,28 @@ def main() -> None:
         drain(proc, lines)
         try:
             wait(lambda: serving(web) or proc.poll() is not None, 120, "the ladder's pages")
-            with swarms(endpoint, keys, names, args.per_process, tmp) as logs:
-                took = wait(lambda: log_count(logs, " connected to ") >= args.bots, 600, "every bot welcomed")
+            began = time.monotonic()
+            with swarms(endpoint, keys, names, args.per_process, args.stagger, tmp) as logs:
+
+                def welcomed() -> bool:
+                    if gave_up := log_count(logs, "ArenaRefused"):
+                        sys.exit(f"connected: {gave_up} bots gave up connecting (the SDK's ArenaRefused); see {tmp}")
+                    return log_count(logs, " connected to ") >= args.bots
+
+                wait(welcomed, 600, "every bot welcomed")
+                took = time.monotonic() - began
                 lost0 = log_count(logs, "lost the connection")
                 t0, c0, g0 = time.monotonic(), cpu_seconds(proc.pid), count(lad)
                 times: dict[str, list[float]] = {"/": [], f"/bot/{names[0]}": []}
-                busiest = 0
+                busiest, online, playing = 0, [], []
                 step = args.seconds / max(1, args.renders)
                 while time.monotonic() - t0 < args.seconds:
                     for page in times:
                         times[page].append(render(f"http://{web}{page}"))
+                    with urllib.request.urlopen(f"http://{web}/api/v1/standings", timeout=30) as r:
+                        board = json.load(r)["lines"]
+                    online.append(sum(line["online"] for line in board if not line["house"]))
+                    playing.append(sum(line["playing"] > 0 for line in board if not line["house"]))
                     busiest = max(busiest, len(list(Path(f"/proc/{proc.pid}/fd").iterdir())))
                     time.sleep(max(0.0, step - 0.001))
                 elapsed = time.monotonic() - t0
@@ -167,7 +183,11 @@ def main() -> None:
             (g0, g1),
         )[0][0]
         games = g1 - g0
-        print(f"connected: {args.bots} bots welcomed {took:.1f} s after their processes started")
+        n = len(names[:: args.per_process])
+        print(
+            f"connected: {args.bots} bots welcomed {took:.1f} s after the first of their {n} processes started"
+            f" (one every {args.stagger:g} s)"
+        )
         print(
             f"connected: {games} games in {elapsed:.1f} s = {games / elapsed:.1f} games/s, {turns} engine turns;"
             f" ladder CPU {c1 - c0:.1f} s = {1e3 * (c1 - c0) / max(1, turns):.2f} ms per turn"
@@ -176,6 +196,10 @@ def main() -> None:
         print(
             f"connected: {played} of {args.bots} bots played in the window (at most {2 * args.j} at once);"
             f" bots' reconnections {lost}; games ended otherwise than normally 0, abandoned 0, tracebacks 0"
+        )
+        print(
+            f"connected: the ladder's standings during the window: bots online min {min(online)}, max {max(online)};"
+            f" bots playing at once mean {statistics.mean(playing):.0f}, max {max(playing)} ({len(online)} looks)"
         )
         for page, ms in times.items():
             print(f"connected: GET {page}: median {statistics.median(ms):.0f} ms, worst {max(ms):.0f} ms ({len(ms)})")
