@@ -25,6 +25,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import statistics
@@ -33,6 +34,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,6 +43,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ladder import CLI, count, cpu_seconds, drain, free_endpoint, make_keys, peak_rss_mb, query, stop_ladder, wait
 
 LADDER_PY = str(Path(__file__).resolve().parent / "ladder.py")
+
+
+def kinds(lines: list[str]) -> None:
+    """Prints the ladder's lines other than its counted games, by kind (names and numbers left out), most first."""
+    told = Counter(re.sub(r"\d+", "N", re.sub(r"bot\d+", "BOT", x.strip())) for x in lines if ": game " not in x)
+    for line, n in told.most_common(15):
+        print(f"{n:6} {line}")
 
 
 def free_port() -> int:
@@ -58,7 +67,11 @@ def swarms(endpoint: str, keys: Path, names: list[str], per: int, stagger: float
         log = logs / f"swarm{i // per}.log"
         files.append(log)
         with log.open("wb") as f:
-            argv = [sys.executable, LADDER_PY, "--swarm", endpoint, str(keys), "1", ",".join(names[i : i + per])]
+            # Each process from an address of its own (127.0.0.2, ...; libzmq's "SOURCE;DESTINATION"), as bots on the
+            # internet come: from one address, more than 32 bots connecting at once pass the arena's documented cap
+            # on connections waiting for their hello per address (SPEC.md §3.4), and the oldest are closed.
+            source = endpoint.replace("tcp://127.0.0.1:", f"tcp://127.0.0.{2 + i // per}:0;127.0.0.1:")
+            argv = [sys.executable, LADDER_PY, "--swarm", source, str(keys), "1", ",".join(names[i : i + per])]
             procs.append(subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=f, start_new_session=True))
         time.sleep(stagger)
     try:
@@ -120,7 +133,9 @@ def main() -> None:
         argv += ["--tc", args.tc, "--web", web]
         shown = " ".join(["quarto-arena", *argv[len(CLI) :]]).replace(str(tmp), "TMP")
         print(f"connected: {shown}; {args.bots} bots, {args.per_process} a process; load {os.getloadavg()[0]:.1f}")
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        proc = subprocess.Popen(
+            argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
+        )
         lines: list[str] = []
         drain(proc, lines)
         try:
@@ -130,7 +145,10 @@ def main() -> None:
 
                 def welcomed() -> bool:
                     if gave_up := log_count(logs, "ArenaRefused"):
-                        sys.exit(f"connected: {gave_up} bots gave up connecting (the SDK's ArenaRefused); see {tmp}")
+                        kinds(lines)
+                        sys.exit(
+                            f"connected: {gave_up} bots gave up (the SDK's ArenaRefused); the ladder said the above"
+                        )
                     return log_count(logs, " connected to ") >= args.bots
 
                 wait(welcomed, 600, "every bot welcomed")
@@ -169,13 +187,16 @@ def main() -> None:
         tracebacks = [line for line in lines if "Traceback" in line]
         if bad or abandoned or tracebacks:
             print(f"connected: NO FIGURES: abnormal games {bad}, abandoned {abandoned}, tracebacks {len(tracebacks)}")
-            sys.stdout.writelines(lines[-40:])
+            kinds(lines)
             sys.exit(1)
-        turns = query(
-            lad,
-            "SELECT sum(json_array_length(turns) - json_array_length(opening)) FROM games WHERE id > ? AND id <= ?",
-            (g0, g1),
-        )[0][0] or 0
+        turns = (
+            query(
+                lad,
+                "SELECT sum(json_array_length(turns) - json_array_length(opening)) FROM games WHERE id > ? AND id <= ?",
+                (g0, g1),
+            )[0][0]
+            or 0
+        )
         played = query(
             lad,
             "SELECT count(DISTINCT b.id) FROM games g JOIN bots b ON b.id IN (g.first, g.second)"
