@@ -112,7 +112,8 @@ def add_connect_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--stay",
         action="store_true",
-        help="keep connecting after the arena ends its run, and while it does not know our key yet (a standing ladder)",
+        help="keep connecting after the arena ends its run, while it does not know our key yet, and while its"
+        " handshakes fail (a standing ladder)",
     )
 
 

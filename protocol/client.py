@@ -15,8 +15,9 @@ socket, one log line per attempt with its pause; nothing of an old session ever 
 The client stops when the arena says ``goodbye`` (the run is over; ``stay`` keeps it connecting for the next run),
 when :meth:`leave` is called (it says ``leaving``, finishes the games in flight and takes no new ones), or for good
 when the arena has said no: ``refused`` (a name that is not the key's, a bot that does not play there), a key the
-arena does not know, or handshakes that keep failing (a wrong ``--server-key``). It never sends a line over the UQI
-limit: an engine that writes one ends its session instead.
+arena does not know, or handshakes that keep failing (a wrong ``--server-key``; with ``stay`` they are told and
+tried again with growing pauses, as a busy ladder closes handshakes it has no room for). It never sends a line
+over the UQI limit: an engine that writes one ends its session instead.
 """
 
 from __future__ import annotations
@@ -371,20 +372,32 @@ class Client(LoopServer):
                 # up: a mismatch is sure at once, anything else after a few tries in a row.
                 self._failed_handshake(value == zmq.PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH)
             elif event == zmq.EVENT_DISCONNECTED:
+                pause = _RECONNECT_PAUSE
                 if not self.shaken:  # a server that is not ZeroMQ hangs up without a failure told
-                    self._failed_handshake(False)
-                self._reconnect(f"lost the connection to {self.options.endpoint}")
+                    pause = self._failed_handshake(False)
+                self._reconnect(f"lost the connection to {self.options.endpoint}", pause)
                 return
 
-    def _failed_handshake(self, sure: bool) -> None:
+    def _failed_handshake(self, sure: bool) -> float:
         """This connection's handshake failed (counted once): the bot gives up when ``sure`` (the security differs)
-        or after :data:`HANDSHAKE_TRIES` such connections in a row."""
+        or after :data:`HANDSHAKE_TRIES` such connections in a row; with ``stay``, only when ``sure``. The seconds to
+        wait before the next connection."""
         if self.counted:
-            return
+            return _RECONNECT_PAUSE
         self.counted = True
         self.failures += 1
-        if sure or self.failures >= HANDSHAKE_TRIES:
-            raise ArenaRefused(self._handshake_failed())
+        if not sure and self.failures < HANDSHAKE_TRIES:
+            return _RECONNECT_PAUSE
+        why = self._handshake_failed()
+        if sure or not self.options.stay:
+            raise ArenaRefused(why)
+        # --stay: a standing bot waits out an arena too busy to finish its handshake (a ladder whose queue of
+        # connections not yet past hello is full closes the oldest of them: 1,000 bots joining at once lost 158 of
+        # theirs for good), as it waits out an absent one; the diagnosis is told, and the pauses grow.
+        extra = self.failures - HANDSHAKE_TRIES
+        if extra % 10 == 0:
+            log.warning("%s; trying again (--stay)", why)
+        return float(min(_RECONNECT_MAX_MS / 1000, _REFUSED_PAUSE * 2.0**extra))
 
     def _handshake_failed(self) -> str:
         """Why the handshakes failed, as far as the server's own ZMTP greeting tells: no ZeroMQ server at all (another

@@ -235,6 +235,36 @@ def test_a_run_plays_while_a_flood_of_half_open_connections_is_on(tmp_path: Path
     assert "Traceback" not in stderr and "RecursionError" not in stderr
 
 
+def test_with_stay_failed_handshakes_are_told_and_waited_out(keys: Path, endpoint: str, tmp_path: Path) -> None:
+    """A bridge with --stay whose handshakes fail (here a program that hangs up holds the port; on a busy ladder, the
+    full queue of connections not yet past hello) says why once and tries again, and plays once an arena answers.
+    It gave up for good after three failures, even with --stay: 158 of 1,000 bots joining a ladder at once."""
+    port = int(endpoint.rsplit(":", 1)[1])
+    other = socket.create_server(("127.0.0.1", port))
+
+    def hang_up() -> None:
+        while True:
+            try:
+                conn, _ = other.accept()
+            except OSError:
+                return
+            conn.close()
+
+    threading.Thread(target=hang_up, daemon=True).start()
+    log, out = tmp_path / "bridge.log", tmp_path / "r"
+    with started(bridge(endpoint, [*identity(keys, "alice"), "--stay"], command("greedy")), log) as bot:
+        try:
+            wait_until(lambda: "trying again (--stay)" in log.read_text(), 120, proc=bot)
+            assert bot.poll() is None, log.read_text()
+            assert f"nothing answered the handshake: another server may be listening on {endpoint}" in log.read_text()
+        finally:
+            other.close()
+        r = cli("play", "remote:alice", "greedy", *serving(endpoint, keys, out), "--games", "2", "--tc", "st=0.1")
+        assert r.returncode == 0, r.stderr
+        assert [g["termination"] for g in records(out)] == ["normal"] * 2
+        assert bot.poll() is None  # --stay: it waits for the next run
+
+
 def test_a_bridge_told_when_another_server_holds_the_port_rather_than_its_keys(keys: Path, endpoint: str) -> None:
     """Issue 36: with something else on the arena's port, the bridge says so; the keys are blamed only where a
     ZeroMQ server with keys answered (the test above, a wrong --server-key)."""
