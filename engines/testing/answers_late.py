@@ -1,4 +1,5 @@
-"""Hostile-but-legal bot: answers every ``go movetime N`` as late as it may, at N minus one millisecond.
+"""Hostile-but-legal bot: answers every ``go movetime N`` as late as it may, at N (or the time left on its clock, when
+less) minus one millisecond.
 
     python -m quarto_arena.engines.testing.answers_late [EARLY_MS]
 
@@ -27,9 +28,12 @@ class AnswersLate(MinimalBot):
         self.early = early_ms / 1000
 
     def on_go(self, go: Go) -> None:
-        """Waits until ``movetime`` minus the early margin, then answers."""
+        """Waits until ``movetime`` (or the clock's ``time`` left, when less) minus the early margin, then answers."""
         if go.movetime is not None:
-            until = time.monotonic() + go.movetime / 1000 - self.early
+            # As late as it may: a movetime beyond the time left on the clock would lose a game on time (check's step
+            # 6 sends both; taking the movetime there left 150 ms to its deadline, and at load 10 it missed it).
+            limit = go.movetime if go.time is None else min(go.movetime, go.time)
+            until = time.monotonic() + limit / 1000 - self.early
             if until - time.monotonic() > 0.005:
                 time.sleep(until - time.monotonic() - 0.004)
             while time.monotonic() < until:
