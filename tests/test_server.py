@@ -565,8 +565,9 @@ def test_junk_huge_frames_and_floods_forfeit_the_game_and_memory_stays_bounded(
     assert "a message of 3 frames" in stderr
     if flood == "disconnect":  # the cut names the limit (a cut after a forfeit by the clock may name it too)
         assert "lines per second" in stderr, stderr[-2000:]
-    # Some 100 MB came at the arena; its peak memory hardly moved.
-    assert hostile.sent > 100 << 20
+    # The 64 MiB frame and the flood up to its cut came at the arena (some 100 MB; how much of the flood depends on
+    # when the cut comes: 97 MB once at load 7); its peak memory hardly moved.
+    assert hostile.sent > len(hostile.huge) + (1 << 20)
     assert after - before < 40 << 20, (before, after)
 
 
