@@ -100,7 +100,8 @@ def _run(ctx: typer.Context, o: RunOptions, own: dict[str, Any]) -> None:
     where = f"; bots connect to {o.listen} with a key in {o.keys}" if o.listen else ""
     if own["open_"]:
         where += " or any key of their own (--open)"
-    header = f"Ladder in {directory}: house engines {house_names}{where}; {o.concurrency} games at once, --tc {o.tc}"
+    at_once = f"{o.concurrency} game{'' if o.concurrency == 1 else 's'} at once"
+    header = f"Ladder in {directory}: house engines {house_names}{where}; {at_once}, --tc {o.tc}"
     logs = _show_log(o.quiet, own["log"])
     try:
         signum = _run_ladder(ladder, address, directory, header)
