@@ -10,8 +10,9 @@ The results are written back as PGN comments (:func:`annotated_pgn`) and JSON Li
 
 Games are read with :mod:`.pgn`; the ``Variant`` tag (as this project writes it: ``standard
 color,shape,height,fill auto``) sets the rules, ``StartPosition`` the start. One :class:`Solver` per variant is
-shared by all the games, so later positions reuse what earlier ones proved, and each game's first analysed position
-(the one solved cold) is kept by its canonical form for the games that meet it again.
+shared by all the games, so later positions reuse what earlier ones proved; and what was proven of a position (its
+value; at a mistake, the best turns) is kept by its canonical form for the games that meet it again, the same or a
+symmetric one, within a bound (:data:`CACHED_POSITIONS`).
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from quarto_arena.protocol.notation import NotationError, parse_position, parse_turn, parse_variant
 from quarto_arena.protocol.rules import Position, Turn, Variant
 from quarto_arena.protocol.solver import Analysis, Limits, Solver, Value, Verdict
-from quarto_arena.protocol.symmetry import canonical_key
+from quarto_arena.protocol.symmetry import canonical_key, canonicalize, transform_turn
 
 from .errors import ArenaError, ExitStatus
 
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from .stats import TableRows
 
 __all__ = [
+    "CACHED_BEST",
     "CACHED_POSITIONS",
     "DEFAULT_FROM",
     "Analyser",
@@ -52,11 +54,14 @@ __all__ = [
 
 DEFAULT_FROM: Final = 12
 """Games are analysed from the first position with at most this many empty squares."""
-CACHED_POSITIONS: Final = 1 << 16
-"""First positions whose values an :class:`Analyser` keeps (about 250 bytes each: 16 MB at most; a night's run of
-18,000 games has about 13,000 different ones)."""
+CACHED_POSITIONS: Final = 1 << 18
+"""Positions whose values an :class:`Analyser` keeps (about 100 bytes each: 26 MB at most). A night's run of 18,000
+games meets about 13,000 different first positions at 12 empty squares; the positions after them repeat less."""
+CACHED_BEST: Final = 1 << 15
+"""Positions whose best turns (found at a mistake) an :class:`Analyser` keeps (a few hundred bytes each at most)."""
 _RANK: Final = {Verdict.LOSS: 0, Verdict.DRAW: 1, Verdict.WIN: 2}
-_VALUES: dict[Value, Value] = {}  # the values kept by Analyser._first_value, one object each
+_VALUES: dict[Value, Value] = {}  # the values an Analyser keeps, one object each (a few dozen in all)
+T = TypeVar("T")
 _THROWN: Final = {Verdict.WIN: "win thrown away", Verdict.DRAW: "draw thrown away"}
 _OPPOSITE: Final = {Verdict.WIN: Verdict.LOSS, Verdict.LOSS: Verdict.WIN, Verdict.DRAW: Verdict.DRAW}
 
@@ -146,27 +151,65 @@ class EngineSummary:
         return self.mistakes / self.games if self.games else 0.0
 
 
+class _Kept(Generic[T]):
+    """What was proven of positions, by canonical key: at most ``size`` entries, the oldest dropped first."""
+
+    __slots__ = ("_entries", "_size")
+
+    def __init__(self, size: int) -> None:
+        self._entries: dict[int, T] = {}
+        self._size = size
+
+    def get(self, key: int) -> T | None:
+        """The entry of ``key``, None when not kept."""
+        return self._entries.get(key)
+
+    def put(self, key: int, entry: T) -> None:
+        """Keeps ``entry`` for ``key`` (dropping the oldest when full)."""
+        if len(self._entries) >= self._size and key not in self._entries:
+            del self._entries[next(iter(self._entries))]
+        self._entries[key] = entry
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
 class Analyser:
     """Analyses positions and games; holds one solver per variant. ``seconds`` bounds each position's search.
 
-    The value of each game's first analysed position, the one solved with nothing known of it (the others follow from
-    the turns' values), is kept by the position's canonical form: a position met again in another game, the same or
-    a symmetric one, is not solved again. At most :data:`CACHED_POSITIONS` are kept (the oldest go first).
+    What is proven of a position is kept by its canonical form: its value (the position before each analysed turn,
+    the position after it), and at a mistake every best turn (in the canonical frame, mapped back through the
+    symmetry of the position met). A position met again, in another game or the same, the same or a symmetric one,
+    is not solved again. At most ``kept`` values and :data:`CACHED_BEST` best-turn lists are kept (the oldest go
+    first). ``threads`` 1 keeps every search on the calling thread (for worker processes that use every CPU
+    already); 2 lets a mistake's best turns be searched on two (:meth:`Solver.analyse`).
     """
 
-    def __init__(self, seconds: float | None = None) -> None:
+    def __init__(self, seconds: float | None = None, *, threads: int = 2, kept: int = CACHED_POSITIONS) -> None:
         self.limits = None if seconds is None else Limits(seconds=seconds)
         """The bound on each search (None: exact, however long it takes)."""
+        self.threads = threads
+        """Threads a mistake's best turns may be searched on (1 or 2)."""
+        self._kept = kept
         self._solvers: dict[Variant, Solver] = {}
-        self._values: dict[tuple[Variant, int], Value] = {}
+        self._values: dict[Variant, _Kept[Value]] = {}
+        self._best: dict[Variant, _Kept[str]] = {}
         self.solved = self.reused = 0
         """First positions solved, and first positions whose value was known from another game."""
+        self.known = 0
+        """Values and best-turn lists taken from what was kept instead of searched (first positions' included)."""
 
     def solver(self, variant: Variant) -> Solver:
         """The solver for ``variant`` (made on first use)."""
         if variant not in self._solvers:
             self._solvers[variant] = Solver(variant)
+            self._values[variant] = _Kept(self._kept)
+            self._best[variant] = _Kept(min(self._kept, CACHED_BEST))
         return self._solvers[variant]
+
+    def kept(self) -> int:
+        """Values and best-turn lists kept, over every variant."""
+        return sum(len(k) for k in self._values.values()) + sum(len(k) for k in self._best.values())
 
     def position(self, position: Position) -> Analysis:
         """The value of ``position`` and every best turn (unproven: the best turn found). ValueError when over."""
@@ -177,6 +220,7 @@ class Analyser:
         squares. ``variant`` applies when the game has no ``Variant`` tag. Raises :class:`AnalysisError`."""
         replay = Replay.of(game, variant)
         solver = self.solver(replay.variant)
+        values = self._values[replay.variant]
         names = (game.tags.get("White", "?"), game.tags.get("Black", "?"))
         analysed: list[TurnAnalysis] = []
         known: Value | None = None  # the value of ``position``, when the last turn's value told it
@@ -185,10 +229,10 @@ class Analyser:
             empty = 16 - position.placed
             if empty <= from_empties:
                 if first:
-                    before, first = self._first_value(solver, position), False
+                    before, first = self._first_value(solver, values, position), False
                 else:
-                    before = known if known is not None else solver.value(position, self.limits).value
-                t = self._turn(solver, position, turn, ply, names[ply % 2], empty, before)
+                    before = known if known is not None else self._value(solver, values, position)
+                t = self._turn(solver, values, position, turn, after, ply, names[ply % 2], empty, before)
                 analysed.append(t)
                 # The turn's value for its player is the next position's value for the other one, a turn further
                 # from the end: the position need not be solved again (half the solver's requests).
@@ -203,30 +247,85 @@ class Analyser:
         for game in games:
             yield self.game(game, variant, from_empties)
 
-    def _first_value(self, solver: Solver, position: Position) -> Value | None:
+    def _first_value(self, solver: Solver, values: _Kept[Value], position: Position) -> Value | None:
         """The value of a game's first analysed position: known from another game, or solved (and kept)."""
-        key = (position.variant, canonical_key(position))
-        value = self._values.get(key)
+        key = canonical_key(position)
+        value = values.get(key)
         if value is not None:
             self.reused += 1
+            self.known += 1
             return value
-        value = solver.value(position, self.limits).value
         self.solved += 1
+        return self._solve(solver, values, position, key)
+
+    def _value(self, solver: Solver, values: _Kept[Value], position: Position) -> Value | None:
+        """The value of ``position``: kept, or solved (and kept when proven)."""
+        key = canonical_key(position)
+        value = values.get(key)
+        if value is None:
+            return self._solve(solver, values, position, key)
+        self.known += 1
+        return value
+
+    def _solve(self, solver: Solver, values: _Kept[Value], position: Position, key: int) -> Value | None:
+        value = solver.value(position, self.limits).value
         if value is not None:
-            if len(self._values) >= CACHED_POSITIONS:
-                del self._values[next(iter(self._values))]
-            self._values[key] = _VALUES.setdefault(value, value)  # a few dozen values in all: one object each
+            values.put(key, _VALUES.setdefault(value, value))
         return value
 
     def _turn(
-        self, solver: Solver, position: Position, turn: Turn, ply: int, player: str, empty: int, before: Value | None
+        self,
+        solver: Solver,
+        values: _Kept[Value],
+        position: Position,
+        turn: Turn,
+        child: Position,
+        ply: int,
+        player: str,
+        empty: int,
+        before: Value | None,
     ) -> TurnAnalysis:
-        after = solver.turn_value(position, turn, self.limits)
+        after = self._turn_value(solver, values, position, turn, child)
         best: tuple[str, ...] = ()
         if before is not None and after is not None and _RANK[after.verdict] < _RANK[before.verdict]:
-            found = solver.analyse(position, self.limits, keep_turns=False, value=before)
-            best = tuple(str(t) for t in found.best) if found.proven else ()
+            best = self._best_turns(solver, position, before)
         return TurnAnalysis(ply, player, str(turn), empty, before, after, best)
+
+    def _turn_value(
+        self, solver: Solver, values: _Kept[Value], position: Position, turn: Turn, child: Position
+    ) -> Value | None:
+        """The value of ``turn`` for its player: from the kept value of ``child`` (the position it leads to, the
+        other player's), or solved (and the child's value kept)."""
+        if child.is_over:
+            return solver.turn_value(position, turn, self.limits)  # known from the board, no search
+        key = canonical_key(child)
+        value = values.get(key)
+        if value is not None:
+            self.known += 1
+            return value.before()
+        after = solver.turn_value(position, turn, self.limits)
+        if after is not None:
+            value = Value(_OPPOSITE[after.verdict], after.turns - 1)  # the inverse of Value.before
+            values.put(key, _VALUES.setdefault(value, value))
+        return after
+
+    def _best_turns(self, solver: Solver, position: Position, value: Value) -> tuple[str, ...]:
+        """Every turn at ``position`` that keeps ``value``'s verdict, in the order of its legal turns (empty when
+        unproven): kept in the canonical frame, or searched (and kept)."""
+        canonical, symmetry = canonicalize(position)
+        best = self._best[position.variant]
+        key = canonical_key(canonical)
+        found = best.get(key)
+        if found is None:
+            analysis = solver.analyse(position, self.limits, keep_turns=False, value=value, threads=self.threads)
+            if not analysis.proven:
+                return ()
+            best.put(key, " ".join(str(transform_turn(t, symmetry)) for t in analysis.best))
+            return tuple(str(t) for t in analysis.best)
+        self.known += 1
+        back = symmetry.inverse()
+        turns = {transform_turn(parse_turn(token), back) for token in found.split()}
+        return tuple(str(t) for t in position.legal_turns() if t in turns)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,10 +4,11 @@ file order, and an analysis that was stopped continued where it stopped.
 - **Memory** follows the games in flight, not the file: games are read one at a time (:func:`.pgn.read_games`), each
   worker holds at most :data:`IN_FLIGHT` of them, the per-engine counts are kept as they come (:class:`Tally`), and
   a game is written as soon as the games before it are.
-- **Each first position solved once**: a game's first analysed position is the one solved with nothing known (the
-  others follow from the turns' values: :class:`.analysis.Analyser`). A game whose first position is one met before
-  (the same up to symmetry) goes to the worker that met it, whose analyser keeps its value, so no position of that
-  kind is solved twice across the file; any other game goes to the worker with the fewest games in hand.
+- **Each position solved once**: what is proven of a position (its value; at a mistake, its best turns) is kept by
+  its canonical form in the worker's analyser (:class:`.analysis.Analyser`). A game whose first analysed position is
+  one met before (the same up to symmetry) goes to the worker that met it, which knows its value and, for a game
+  played on the same way, the values of the positions that follow; any other game goes to the worker with the fewest
+  games in hand.
 - **Stopped and continued**: while it runs the outputs are ``NAME.analysis.pgn.part`` and ``NAME.analysis.jsonl.part``
   with the options in ``NAME.analysis.resume.json``; they become ``NAME.analysis.pgn`` and ``.jsonl`` when the last
   game is written. An analysis stopped (Ctrl-C, SIGTERM: :func:`analyse_file` returns what was done) leaves them;
@@ -30,7 +31,7 @@ from typing import IO, Any, Final
 
 from quarto_arena.protocol.notation import NotationError
 from quarto_arena.protocol.rules import Variant
-from quarto_arena.protocol.solver import Limits, Value, Verdict
+from quarto_arena.protocol.solver import CPUS, Limits, Value, Verdict
 from quarto_arena.protocol.symmetry import canonical_key
 
 from .analysis import (
@@ -255,8 +256,11 @@ def _in_workers(
     context = multiprocessing.get_context()
     results: Any = context.Queue()
     tasks: list[Any] = [context.Queue() for _ in range(jobs)]
+    # As many workers as CPUs: a mistake's best turns on one thread each, not two (the twin's table is its own, so
+    # a second thread on a busy CPU only repeats work: 9% more CPU on a night's games, benchmarks/analyse.py).
+    threads = 1 if jobs >= CPUS else 2
     workers = [
-        context.Process(target=_work, args=(tasks[w], results, w, limits, os.getpid()), daemon=True)
+        context.Process(target=_work, args=(tasks[w], results, w, limits, threads, os.getpid()), daemon=True)
         for w in range(jobs)
     ]
     # Forked, a worker starts with this process's handlers, which raise KeyboardInterrupt: a worker stopped while it
@@ -366,7 +370,7 @@ class _Router:
         return owner
 
 
-def _work(tasks: Any, results: Any, w: int, limits: Limits | None, parent: int) -> None:
+def _work(tasks: Any, results: Any, w: int, limits: Limits | None, threads: int, parent: int) -> None:
     """A worker process: games in, analyses out, until it is ended."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the parent stops us
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # how the parent stops us (not the parent's handler, forked)
@@ -374,7 +378,7 @@ def _work(tasks: Any, results: Any, w: int, limits: Limits | None, parent: int) 
     from .transport.supervision import exit_with_parent  # here: the engines' transports are no start-up cost
 
     exit_with_parent(parent)  # a worker would wait for ever after an analyse killed by SIGKILL
-    analyser = Analyser()
+    analyser = Analyser(threads=threads)
     analyser.limits = limits
     while True:
         index, game, variant, from_empties = tasks.get()

@@ -379,13 +379,24 @@ class Solver:
         return self._request(position, limits, every=False, keep_turns=True)
 
     def analyse(
-        self, position: Position, limits: Limits | None = None, *, keep_turns: bool = True, value: Value | None = None
+        self,
+        position: Position,
+        limits: Limits | None = None,
+        *,
+        keep_turns: bool = True,
+        value: Value | None = None,
+        threads: int = 2,
     ) -> Analysis:
         """The exact value and every best turn: those whose value is the position's own, turn count included
         (the quickest wins, the longest losses, every drawing turn). With ``keep_turns=False`` every turn that
         keeps the verdict (win, draw or loss) counts as best, as in the project's solved vectors. ``value``, when
-        the caller knows the position's exact value already, is taken as it instead of being proven again."""
-        return self._request(position, limits, every=True, keep_turns=keep_turns, known=value)
+        the caller knows the position's exact value already, is taken as it instead of being proven again.
+        ``threads`` 1 keeps the request on this thread (for a caller whose other processes use every CPU already:
+        the twin's table is its own, so a second thread then only repeats work); with 2 it may use a second one
+        (see :meth:`_value_and_every_best`)."""
+        if threads not in (1, 2):
+            raise ValueError("threads must be 1 or 2")
+        return self._request(position, limits, every=True, keep_turns=keep_turns, known=value, threads=threads)
 
     def search(
         self,
@@ -555,14 +566,21 @@ class Solver:
         return now
 
     def _request(
-        self, position: Position, limits: Limits | None, *, every: bool, keep_turns: bool, known: Value | None = None
+        self,
+        position: Position,
+        limits: Limits | None,
+        *,
+        every: bool,
+        keep_turns: bool,
+        known: Value | None = None,
+        threads: int = 2,
     ) -> Analysis:
         if position.is_over:
             raise ValueError("the game is over: there is nothing to solve")
         started = self._start(limits)
         try:
             if every:
-                value, best = self._value_and_every_best(position, keep_turns, known)
+                value, best = self._value_and_every_best(position, keep_turns, known, threads)
             else:
                 value = self._value(position)
                 best = (self._one_best(position, value),)
@@ -648,15 +666,15 @@ class Solver:
         return self._search(occupied, planes, hand, -1, 1) == 0
 
     def _value_and_every_best(
-        self, position: Position, keep_turns: bool, known: Value | None = None
+        self, position: Position, keep_turns: bool, known: Value | None = None, threads: int = 2
     ) -> tuple[Value, tuple[Turn, ...]]:
         """The value and every legal turn that keeps it. Symmetric children have one value, so each is searched
-        once. From PARALLEL_EMPTIES empty squares on, with the C core and no node limit, a twin solver on a second
-        thread shares the children with this one (the core runs without the GIL), each thread on its own table: they
-        take the children square by square from one queue (the children of one square share the most subtrees), the
-        last square split between them (see _Children), and while this thread finds the value, the twin already
-        tests the children as if it were a draw (a drawn root is the common case and its children cost the most); for
-        any other value that work is dropped."""
+        once. From PARALLEL_EMPTIES empty squares on, with the C core, no node limit and ``threads`` 2, a twin solver
+        on a second thread shares the children with this one (the core runs without the GIL), each thread on its own
+        table: they take the children square by square from one queue (the children of one square share the most
+        subtrees), the last square split between them (see _Children), and while this thread finds the value, the
+        twin already tests the children as if it were a draw (a drawn root is the common case and its children cost
+        the most); for any other value that work is dropped."""
         turns = position.legal_turns()
         keys = [canonical_key(position.apply(turn)) for turn in turns]
         first: dict[int, Turn] = {}
@@ -665,6 +683,7 @@ class Solver:
         distinct = list(first.items())
         if not (
             self.compiled
+            and threads > 1
             and _WORKERS > 1
             and self._node_limit is None
             and 16 - position.placed >= PARALLEL_EMPTIES

@@ -351,3 +351,66 @@ def test_a_first_position_met_again_up_to_symmetry_is_not_solved_again(tmp_path:
     assert (done.games, done.solved, done.reused) == (6, 3, 3)
     values = [json.loads(line)["turns"][0]["before"] for line in (tmp_path / "out" / "twice.analysis.jsonl").open()]
     assert values[0::2] == values[1::2]  # the image's value is the position's
+
+
+# 200 games of a night's tournament (random, greedy, minimax, perfect at st=0.1): its first 80, and 60 pairs from its
+# first 3,000 whose first positions at 12 empty squares are one up to symmetry (nearly always a different image).
+NIGHT_CUT = Path(__file__).parent / "data" / "night-cut.pgn"
+VERDICT_ORDER = (Verdict.LOSS, Verdict.DRAW, Verdict.WIN)
+
+
+def straightforward(path: Path, from_empties: int) -> tuple[str, str]:
+    """The annotated PGN and JSON Lines of ``path`` as the plainest path makes them: every position, every turn's
+    value and every mistake's best turns asked of the solver, nothing kept between games but its table."""
+    from quarto_arena.arena.analysis import GameAnalysis, Replay, TurnAnalysis, annotated_pgn, game_json
+
+    solver = Solver(Variant())
+    pgns, lines = [], []
+    for game in read_games(path):
+        replay = Replay.of(game, Variant())
+        turns = []
+        for ply, position, turn, _ in replay.turns():
+            empty = 16 - position.placed
+            if empty > from_empties:
+                continue
+            before = solver.value(position).value
+            after = solver.turn_value(position, turn)
+            assert before is not None and after is not None
+            best: tuple[str, ...] = ()
+            if VERDICT_ORDER.index(after.verdict) < VERDICT_ORDER.index(before.verdict):  # a verdict made worse
+                best = tuple(str(t) for t in solver.analyse(position, keep_turns=False, value=before).best)
+            player = game.tags["White" if ply % 2 == 0 else "Black"]
+            turns.append(TurnAnalysis(ply, player, str(turn), empty, before, after, best))
+        analysis = GameAnalysis(game, replay.tokens, replay.comments, tuple(turns))
+        pgns.append(annotated_pgn(analysis))
+        lines.append(json.dumps(game_json(analysis)) + "\n")
+    return "\n".join(pgns), "".join(lines)
+
+
+def analysed_files(tmp_path: Path, from_empties: int, jobs: int) -> tuple[str, str]:
+    from quarto_arena.arena.analysis_file import analyse_file
+
+    done = analyse_file(NIGHT_CUT, Variant(), from_empties, tmp_path / f"j{jobs}", jobs=jobs)
+    assert done.games == 200 and done.stopped_by is None
+    return done.outputs.pgn.read_text(encoding="utf-8"), done.outputs.jsonl.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("from_empties", [9, pytest.param(12, marks=pytest.mark.slow)])
+def test_what_is_kept_across_games_changes_nothing_and_stays_bounded(tmp_path: Path, from_empties: int) -> None:
+    # Values and best turns are kept by canonical position and taken for the same or a symmetric position in a later
+    # game: the files are byte for byte those of the plainest path, in one process and in two.
+    expected = straightforward(NIGHT_CUT, from_empties)
+    assert '"mistake": "draw thrown away"' in expected[1] and '"mistake": "win thrown away"' in expected[1]
+    for jobs in (1, 2) if from_empties < 12 else (2,):  # from 12, one process is the 9's case's path: time saved
+        assert analysed_files(tmp_path, from_empties, jobs) == expected, jobs
+    # The same games through an analyser that keeps at most 12 values and 12 best-turn lists: the same analyses.
+    games = list(read_games(NIGHT_CUT))
+    small, whole = Analyser(kept=12), Analyser()
+    for game in games:
+        assert small.game(game, Variant(), from_empties).analysed == whole.game(game, Variant(), from_empties).analysed
+        assert small.kept() <= 24
+    # What is kept is taken: from 12 empty squares, the pairs' first positions (other images of each other) and some
+    # values of the positions after them (88 in all on these games, 66 of them first positions); from 9, rarely.
+    if from_empties == 12:
+        assert whole.reused >= 60 and whole.known > whole.reused, (whole.known, whole.reused)
+    assert whole.known > 0 and whole.kept() > 1000, (whole.known, whole.kept())
