@@ -282,7 +282,8 @@ def test_time_charged_from_write_to_read(monkeypatch: pytest.MonkeyPatch, tmp_pa
     """A bot that sleeps 30 ms before each plain answer is charged that on the compiled path: its time runs from the
     write's return to the read. The arena gives the engine the benefit of its own delays: when it is descheduled
     between the write and its clock's reading (a loaded machine), the engine has already slept a while, so a turn
-    may be charged a few ms less; the median is the sleep, and no turn is charged nothing."""
+    may be charged less, down to nothing when the stall outlasts the sleep (CI saw one such turn at load 8). So the
+    bound is on the many, not on each: the median is the sleep, and three turns in four are charged at least half."""
     engines = (varied("sleeper", 13, "sleep"), varied("quick", 14, "plain"))
     fast = play(monkeypatch, tmp_path, "c", engines, games=2, time_control=TimeControl.parse("st=1"))
     assert fast.fast_turns > 0
@@ -290,7 +291,7 @@ def test_time_charged_from_write_to_read(monkeypatch: pytest.MonkeyPatch, tmp_pa
     for record in fast.records:
         sleeper = 0 if record.first == "sleeper" else 1
         charged += [turn.ms for i, turn in enumerate(record.turns) if i % 2 == sleeper]
-    assert statistics.median(charged) >= 30 and min(charged) >= 15, charged
+    assert statistics.median(charged) >= 30 and sorted(charged)[len(charged) // 4] >= 15, charged
 
 
 def test_deadline_of_a_compiled_search(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
