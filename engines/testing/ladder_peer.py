@@ -22,12 +22,14 @@ to do what the SDK and the bridge never would.
     N connections at R per minute, each with a key of its own made on the spot, saying hello as ``P0``, ``P1``...,
     each closed once the arena answers (``welcome`` or ``refused``), or after ``--wait`` seconds (5). Prints a JSON
     line at the end: ``{"welcome": W, "refused": R, "silent": S, "reasons": {reason: count}}``. With ``--stay``
-    the welcomed connections stay open that long before they close (answering nothing).
+    the welcomed connections stay open that long before they close (answering nothing). It cannot hang: past twice
+    the time its pace and waits allow (plus 30 s) it prints every thread's stack on stderr and exits with 1.
 """
 
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import sys
 import time
@@ -162,6 +164,10 @@ def _play(args: argparse.Namespace, slots: int, after: int | None, *, rename: bo
 
 def register(args: argparse.Namespace) -> None:
     """The flood of registrations (see the module's documentation)."""
+    # A tool a test waits on states its own hang (once, at load 7, a test ran past pytest's 300 s here, not seen
+    # again): where it stood, from its stacks, rather than a timeout of the test that waits.
+    allowed = args.count * (60.0 / args.per_minute + args.wait) + args.stay
+    faulthandler.dump_traceback_later(2 * allowed + 30, exit=True)
     server, _ = zmq.auth.load_certificate(args.server_key)
     context: zmq.Context[Any] = zmq.Context()
     counts = {"welcome": 0, "refused": 0, "silent": 0}
