@@ -307,7 +307,9 @@ class _Closures:
             return
         n = sum(self._hosts.values())
         if n == 1:
-            self._log.warning("server: closed a connection from %s: %s", self._first, next(iter(self._reasons)))
+            self._log.warning(
+                "server: closed a connection from %s: %s", self._first, next(iter(self._reasons)), extra={"told": now}
+            )
         else:
             top = sorted(self._hosts.items(), key=lambda kv: -kv[1])
             hosts = ", ".join(f"{h} ({k})" for h, k in top[:3]) + (f" and {len(top) - 3} more" if len(top) > 3 else "")
@@ -318,6 +320,7 @@ class _Closures:
                 now - self._since,
                 why,
                 hosts,
+                extra={"told": now},  # the clock by which lines are _SUMMARY apart at least
             )
         self._last = now
         self._hosts, self._reasons = {}, {}
