@@ -399,11 +399,8 @@ def analysed_files(path: Path, out: Path, from_empties: int, jobs: int) -> tuple
 
 
 # What is kept is the analyser's, not the core's (the two cores' values are compared in test_solver): CI's pass on the
-# pure core skips it, where the case at 9 empty squares took 355 s at load 11 and the one at 12 ran past 300 s (m-1).
-PURE_CORE = not Solver(Variant()).compiled
-
-
-@pytest.mark.skipif(PURE_CORE, reason="the analyser's cache, not the core: minutes on the pure core")
+# pure core leaves it out (.ci/run), where the case at 9 empty squares took 355 s at load 11 and the one at 12 ran
+# past 300 s (m-1).
 @pytest.mark.parametrize(("path", "from_empties"), [(NIGHT_CUT, 9), (NIGHT_PAIRS, 12)], ids=["cut-9", "pairs-12"])
 def test_what_is_kept_across_games_changes_nothing_and_stays_bounded(
     tmp_path: Path, path: Path, from_empties: int
