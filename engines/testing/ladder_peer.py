@@ -179,8 +179,16 @@ def register(args: argparse.Namespace) -> None:
         if pause > 0:
             time.sleep(pause)
         sock = _socket(context, args.endpoint, zmq.curve_keypair(), server)
-        sock.send_multipart([CONTROL, format_control(Hello(f"{args.prefix}{i}", 1)).encode()])
+        # A DEALER's send blocks while it has no connection to queue on: after a refused handshake libzmq drops the
+        # connection and makes another, and a send in between waited forever (r-2, the closed case: its stack).
+        sock.sndtimeo = int(args.wait * 1000)
         answer = None
+        try:
+            sock.send_multipart([CONTROL, format_control(Hello(f"{args.prefix}{i}", 1)).encode()])
+        except zmq.Again:
+            counts["silent"] += 1
+            sock.close(linger=0)
+            continue
         if sock.poll(int(args.wait * 1000)):
             _, line = sock.recv_multipart()
             answer = parse_control(line.decode())
