@@ -229,7 +229,7 @@ class Analyser:
             empty = 16 - position.placed
             if empty <= from_empties:
                 if first:
-                    before, first = self._first_value(solver, values, position), False
+                    before, first = self._value(solver, values, position, first=True), False
                 else:
                     before = known if known is not None else self._value(solver, values, position)
                 t = self._turn(solver, values, position, turn, after, ply, names[ply % 2], empty, before)
@@ -247,25 +247,17 @@ class Analyser:
         for game in games:
             yield self.game(game, variant, from_empties)
 
-    def _first_value(self, solver: Solver, values: _Kept[Value], position: Position) -> Value | None:
-        """The value of a game's first analysed position: known from another game, or solved (and kept)."""
+    def _value(self, solver: Solver, values: _Kept[Value], position: Position, first: bool = False) -> Value | None:
+        """The value of ``position``: kept, or solved (and kept when proven). ``first``: a game's first analysed
+        position, counted in :attr:`solved` or :attr:`reused`."""
         key = canonical_key(position)
         value = values.get(key)
         if value is not None:
-            self.reused += 1
             self.known += 1
+            self.reused += first
             return value
-        self.solved += 1
+        self.solved += first
         return self._solve(solver, values, position, key)
-
-    def _value(self, solver: Solver, values: _Kept[Value], position: Position) -> Value | None:
-        """The value of ``position``: kept, or solved (and kept when proven)."""
-        key = canonical_key(position)
-        value = values.get(key)
-        if value is None:
-            return self._solve(solver, values, position, key)
-        self.known += 1
-        return value
 
     def _solve(self, solver: Solver, values: _Kept[Value], position: Position, key: int) -> Value | None:
         value = solver.value(position, self.limits).value
