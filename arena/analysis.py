@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 from quarto_arena.protocol.notation import NotationError, parse_position, parse_turn, parse_variant
 from quarto_arena.protocol.rules import Position, Turn, Variant
 from quarto_arena.protocol.solver import Analysis, Limits, Solver, Value, Verdict
-from quarto_arena.protocol.symmetry import canonical_key, canonicalize, transform_turn
+from quarto_arena.protocol.symmetry import canonical_key, canonical_key_and_symmetry, transform_turn
 
 from .errors import ArenaError, ExitStatus
 
@@ -63,7 +63,6 @@ _RANK: Final = {Verdict.LOSS: 0, Verdict.DRAW: 1, Verdict.WIN: 2}
 _VALUES: dict[Value, Value] = {}  # the values an Analyser keeps, one object each (a few dozen in all)
 T = TypeVar("T")
 _THROWN: Final = {Verdict.WIN: "win thrown away", Verdict.DRAW: "draw thrown away"}
-_OPPOSITE: Final = {Verdict.WIN: Verdict.LOSS, Verdict.LOSS: Verdict.WIN, Verdict.DRAW: Verdict.DRAW}
 
 
 class AnalysisError(ArenaError, ValueError):
@@ -237,7 +236,7 @@ class Analyser:
                 # The turn's value for its player is the next position's value for the other one, a turn further
                 # from the end: the position need not be solved again (half the solver's requests).
                 ended = after.is_over
-                known = None if t.after is None or ended else Value(_OPPOSITE[t.after.verdict], t.after.turns - 1)
+                known = None if t.after is None or ended else t.after.after()
         return GameAnalysis(game, replay.tokens, replay.comments, tuple(analysed))
 
     def games(
@@ -297,16 +296,15 @@ class Analyser:
             return value.before()
         after = solver.turn_value(position, turn, self.limits)
         if after is not None:
-            value = Value(_OPPOSITE[after.verdict], after.turns - 1)  # the inverse of Value.before
+            value = after.after()
             values.put(key, _VALUES.setdefault(value, value))
         return after
 
     def _best_turns(self, solver: Solver, position: Position, value: Value) -> tuple[str, ...]:
         """Every turn at ``position`` that keeps ``value``'s verdict, in the order of its legal turns (empty when
         unproven): kept in the canonical frame, or searched (and kept)."""
-        canonical, symmetry = canonicalize(position)
+        key, symmetry = canonical_key_and_symmetry(position)
         best = self._best[position.variant]
-        key = canonical_key(canonical)
         found = best.get(key)
         if found is None:
             analysis = solver.analyse(position, self.limits, keep_turns=False, value=value, threads=self.threads)

@@ -181,6 +181,11 @@ class Value:
         """The value of the turn that led here, for the player who made it (the opponent of the player to move)."""
         return Value(_OPPOSITE[self.verdict], self.turns + 1)
 
+    def after(self) -> Value:
+        """The inverse of :meth:`before`: for a turn's value (for the player who made it), the value of the position
+        it leads to, for the player to move there."""
+        return Value(_OPPOSITE[self.verdict], self.turns - 1)
+
 
 @dataclass(frozen=True, slots=True)
 class Limits:
@@ -659,7 +664,7 @@ class Solver:
         if keep_turns:
             # No turn is worth more than the position, so the child is worth at least the opposite value: a null
             # window just above it tells whether it is worth no more (about half the work of proving it exact).
-            target = _score_of(Value(_OPPOSITE[value.verdict], value.turns - 1), empty)
+            target = _score_of(value.after(), empty)
             return self._search(occupied, planes, hand, target, target + 1) <= target
         if value.verdict is Verdict.WIN:
             return self._search(occupied, planes, hand, -1, 0) < 0

@@ -44,6 +44,7 @@ __all__ = [
     "board_maps",
     "canonical",
     "canonical_key",
+    "canonical_key_and_symmetry",
     "canonicalize",
     "group_order",
     "line_preserving_maps",
@@ -370,6 +371,18 @@ def canonical_key(position: Position) -> int:
     outcome, all of the canonical form. The variant is not part of the key: do not mix variants in one table.
     """
     occupied, planes, hand, _, _, _ = _least(position)
+    return _key(position, occupied, planes, hand)
+
+
+def canonical_key_and_symmetry(position: Position) -> tuple[int, Symmetry]:
+    """:func:`canonical_key` and :func:`canonicalize`'s symmetry from one search of the least image: for a caller
+    that keeps something by the key in the canonical frame (turns, say) and maps it back through the symmetry."""
+    occupied, planes, hand, i, order, flip = _least(position)
+    return _key(position, occupied, planes, hand), Symmetry(_group_of(position.variant).maps[i], order, flip)
+
+
+def _key(position: Position, occupied: int, planes: int, hand: int) -> int:
+    """The key of ``position`` from its least image's occupied mask, planes and hand."""
     return (
         occupied
         | planes << 16

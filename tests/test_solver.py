@@ -451,6 +451,9 @@ def test_turn_counts() -> None:
     assert str(now.value) == "win 1"
     assert str(Value(Verdict.LOSS, 2)) == "loss 2" and str(Value(Verdict.DRAW, 7)) == "draw"
     assert Value(Verdict.WIN, 3).before() == Value(Verdict.LOSS, 4)
+    assert Value(Verdict.LOSS, 4).after() == Value(Verdict.WIN, 3)
+    for v in (Value(Verdict.WIN, 3), Value(Verdict.DRAW, 5), Value(Verdict.LOSS, 2)):
+        assert v.before().after() == v
     assert Value(Verdict.WIN, 1).rank > Value(Verdict.WIN, 3).rank > 0 > Value(Verdict.LOSS, 4).rank
     assert Value(Verdict.LOSS, 4).rank > Value(Verdict.LOSS, 2).rank
 

@@ -16,6 +16,7 @@ from quarto_arena.protocol.symmetry import (
     board_maps,
     canonical,
     canonical_key,
+    canonical_key_and_symmetry,
     canonicalize,
     group_order,
     line_preserving_maps,
@@ -262,6 +263,8 @@ def test_canonical_is_the_least_image(variant: Variant, count: int) -> None:
         assert len({canonical_key(q) for q in images[:: max(1, len(images) // 64)]}) == 1
         same, g = canonicalize(p)
         assert same == c and transform(p, g) == c and transform(c, g.inverse()) == p
+        key, g2 = canonical_key_and_symmetry(p)
+        assert key == canonical_key(p) and transform(p, g2) == c
 
 
 def test_canonical_key_separates_orbits() -> None:
