@@ -1,6 +1,7 @@
 """Fixtures shared by the test files: the compiled C example bot; a test that needs an optional extra is skipped where
 it is missing (``@pytest.mark.extra("dask")``); in CI, a skipped test is a failure. Hypothesis times no example
-(its 200 ms deadline is a timed assertion, which this project does not make in tests): see HYPOTHESIS."""
+(its 200 ms deadline and its too-slow health check are timed assertions, which this project does not make in tests):
+see HYPOTHESIS."""
 
 from __future__ import annotations
 
@@ -14,13 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 HYPOTHESIS = "untimed"
-"""The Hypothesis profile of every test: its defaults without the per-example deadline. A deadline fails a property
-test whenever the machine is slow for a moment (one did in a quick loop at load 25: a pure function that took
-0.01 ms took 313 ms once, and Hypothesis reported a "flaky" failure); load has no place in what these tests assert."""
-settings.register_profile(HYPOTHESIS, deadline=None)
+"""The Hypothesis profile of every test: its defaults without the per-example deadline and without the health check
+that fails a test whose examples are slow to generate. Either fails a property test whenever the machine is slow for
+a moment (the deadline did in a quick loop at load 25: a pure function that took 0.01 ms took 313 ms once, and
+Hypothesis reported a "flaky" failure); load has no place in what these tests assert."""
+settings.register_profile(HYPOTHESIS, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(HYPOTHESIS)
 
 C_SOURCE = Path(__file__).resolve().parent.parent / "engines" / "c" / "quarto_bot.c"

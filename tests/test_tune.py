@@ -10,7 +10,7 @@ import random
 from dataclasses import replace
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from quarto_arena.arena.engine import Deadlines, EngineConfig, EngineError, EngineSession
 from quarto_arena.arena.records import EngineIdentity, GameRecord, Result, Termination
@@ -65,8 +65,9 @@ def test_the_gains_are_fishtests_and_end_at_c_end_and_r_end(
 
 def test_no_example_is_timed() -> None:
     """The next test once failed at load 25 on Hypothesis's 200 ms deadline (an example of a pure function took 313 ms,
-    then 0.01 ms): conftest's profile times no example, here and in every property test."""
+    then 0.01 ms): conftest's profile times no example, nor how long examples take to make, in any property test."""
     assert settings.default.deadline is None
+    assert HealthCheck.too_slow in settings.default.suppress_health_check
 
 
 @given(st.integers(0, 2**31), st.integers(1, 10**6), st.integers(1, 8))
