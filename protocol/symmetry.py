@@ -346,8 +346,7 @@ def canonicalize(position: Position) -> tuple[Position, Symmetry]:
     Use the symmetry's :meth:`Symmetry.inverse` with :func:`transform_turn` to bring a turn found for the
     canonical form (say, from an opening book) back to ``position``.
     """
-    _, _, _, i, order, flip = _least(position)
-    sym = Symmetry(_group_of(position.variant).maps[i], order, flip)
+    _, sym = canonical_key_and_symmetry(position)
     return transform(position, sym), sym
 
 
