@@ -7,7 +7,10 @@
    bridge, ``--connect``, in front of the same binary; one process per player either way), in alternating
    rounds; then the same with the SDK's greedy bot (stdio against ``--connect`` itself). A session lasts one game,
    on the slot's warm engine, as in a run; only the games' own turns are timed. Printed: wall time per
-   turn each way, the difference (the cost of connecting in), and the ratio, from the median round.
+   turn each way, the difference (the cost of connecting in), and the ratio, from the median round. And in the
+   same rounds, the floor of any remote turn in this design: one round trip of a two-frame message to another
+   process over CurveZMQ on loopback, pyzmq at both ends, echoed at once (no arena, no bridge, no bot), as a
+   ratio to the C bot's stdio turn too.
 2. Idle connections. An arena process serving ``--idle`` bots (200) with CurveZMQ; as many raw clients connect,
    say hello and stay idle. Printed: the arena's resident memory before and after (per connection), and its CPU
    while they idle (ZMTP heartbeats every second each), next to the same arena with no connection.
@@ -112,6 +115,55 @@ async def games_per_turn(first: Any, second: Any, games: int) -> float:
     return wall / turns
 
 
+# The far end of the transport's floor: a DEALER, CurveZMQ server, that sends each message back at once.
+ECHO = """
+import sys, zmq
+socket = zmq.Context().socket(zmq.DEALER)
+socket.curve_server = True
+socket.curve_publickey, socket.curve_secretkey = sys.argv[2].encode(), sys.argv[3].encode()
+socket.bind(sys.argv[1])
+while True:
+    message = socket.recv_multipart()
+    if message[1] == b"stop":
+        break
+    socket.send_multipart(message)
+"""
+TRIPS = 2000
+
+
+def transport_round_trip() -> float:
+    """Wall seconds of one round trip of a two-frame message (a channel and a ``go`` line, as the arena sends a
+    slot's line) between this process and another over CurveZMQ on loopback, pyzmq at both ends, echoed at once:
+    the least a remote bot's turn can cost in this design (the arena's line out, the bot's line back), whatever
+    the arena, the bridge and the bot do. The median of ``TRIPS`` after as many untimed."""
+    import zmq
+
+    endpoint = free_endpoint()
+    public, secret = zmq.curve_keypair()
+    echo = subprocess.Popen([sys.executable, "-c", ECHO, endpoint, public.decode(), secret.decode()])
+    socket = zmq.Context.instance().socket(zmq.DEALER)
+    socket.curve_serverkey = public
+    socket.curve_publickey, socket.curve_secretkey = zmq.curve_keypair()
+    socket.connect(endpoint)
+    try:
+        message = [b"1", b"go time 10000 inc 0 otime 10000 oinc 0"]
+        times = []
+        for trip in range(2 * TRIPS):
+            t0 = time.perf_counter()
+            socket.send_multipart(message)
+            socket.recv_multipart()
+            if trip >= TRIPS:
+                times.append(time.perf_counter() - t0)
+        socket.send_multipart([b"1", b"stop"])
+        echo.wait(10)
+    finally:
+        socket.close(linger=0)
+        if echo.poll() is None:
+            echo.kill()
+            echo.wait()
+    return statistics.median(times)
+
+
 async def overhead(rounds: int, games: int, keys: Path, c_bot: str) -> None:
     from quarto_arena.arena.engine import EngineConfig, EngineSession
     from quarto_arena.arena.server import Server, load_server_keys
@@ -132,6 +184,8 @@ async def overhead(rounds: int, games: int, keys: Path, c_bot: str) -> None:
             [[*command("greedy"), "--connect", endpoint, *identity(keys, n)] for n in names[2:]],
         ),
     }
+    floor_rounds: list[float] = []
+    c_stdio = float("nan")
     print("1. cost per turn: the same bot playing itself over stdio, and connected in (CurveZMQ, loopback)")
     print(f"   {'bot':<20} {'stdio us/turn':>13} {'remote us/turn':>14} {'difference':>11} {'ratio':>6}")
     try:
@@ -148,13 +202,24 @@ async def overhead(rounds: int, games: int, keys: Path, c_bot: str) -> None:
                 for _ in range(rounds):
                     stdio_rounds.append(await games_per_turn(*local, games))
                     remote_rounds.append(await games_per_turn(*remote, games))
+                    if label.startswith("C bot"):
+                        floor_rounds.append(transport_round_trip())
                 for s in (*local, *remote):
                     await s.quit()
             a, b = statistics.median(stdio_rounds) * 1e6, statistics.median(remote_rounds) * 1e6
             print(f"   {label:<20} {a:>13.0f} {b:>14.0f} {b - a:>+11.0f} {b / a:>6.2f}")
+            if label.startswith("C bot"):
+                c_stdio = a
     finally:
         await server.close()
+    floor = statistics.median(floor_rounds) * 1e6
+    print(f"   {'round trip alone':<20} {'':>13} {floor:>14.0f} {'':>11} {floor / c_stdio:>6.2f}")
     print(f"   median of {rounds} rounds of {games} games each way, interleaved; one process per player; st=10")
+    print(
+        "   round trip alone: a two-frame message to another process and back over CurveZMQ, echoed at once (pyzmq"
+        f" at both ends; median of {TRIPS:,} a round), the floor of a remote turn in this design; its ratio is to"
+        " the C bot's stdio turn"
+    )
 
 
 # --- 2. idle connections ------------------------------------------------------------------------------------------
