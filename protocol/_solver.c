@@ -64,7 +64,13 @@
 #endif
 
 #define BIG 64
-#define TT_MIN_EMPTY 7 /* below this the table costs more than it saves (memory latency): benchmarks/solver.py */
+/* Below this the table costs more than it saves: a probe is a cache miss, and a node of 7 empty squares has only
+ * small6's children below it (benchmarks/solver_core.py and benchmarks/solver.py: from 8 rather than 7, 7-10% less
+ * CPU for the same answers at 10-12 empty squares, in analyse's work, perfect's proofs and the advanced variant). */
+#define TT_MIN_EMPTY 8
+/* Under a node cap the table starts at 7 empty squares, as it did when perfect's levels were calibrated: a level's
+ * strength rests on what its node cap reaches (test_perfect's tripwire). */
+#define TT_MIN_EMPTY_CAPPED 7
 #define ORDER_MIN 7
 /* At the root of a search with win_order (solver.py asks for it in win proofs without a node limit), a turn's key is
  * the opponent's mobility plus this much per piece left that already wins somewhere after the placement. Mobility
@@ -715,7 +721,7 @@ static int negamax(Core *c, unsigned occupied, uint64_t planes, int hand, unsign
         return 1 - empty;
     if (depth > empty)
         depth = empty;
-    int use_tt = empty >= TT_MIN_EMPTY;
+    int use_tt = empty >= (c->max_nodes ? TT_MIN_EMPTY_CAPPED : TT_MIN_EMPTY);
     size_t slot = 0;
     Key key = {0};
     int tt_move = -1;

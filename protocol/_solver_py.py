@@ -23,8 +23,10 @@ EXACT: Final = 64
 """A depth no game reaches: the search is exact. The C core's ``#define EXACT`` is the source; this mirrors it as
 the mirror does all of the C core (tests/test_solver.py holds the two equal), since the mirror must run where the C
 core was not built."""
-TT_MIN_EMPTY: Final = 7
+TT_MIN_EMPTY: Final = 8
 """Nodes with fewer empty squares than this are not stored: their subtrees are cheaper to search again."""
+TT_MIN_EMPTY_CAPPED: Final = 7
+"""The same under a node cap, as when perfect's levels were calibrated (the C core says why)."""
 ORDER_MIN: Final = 7
 """Nodes with fewer empty squares than this try their turns in generation order, unsorted."""
 WIN_ORDER_DEADLY: Final = 5
@@ -313,7 +315,7 @@ class Core:
         slot = -1
         key: _Key | None = None
         tt_move = -1
-        if empty >= TT_MIN_EMPTY:
+        if empty >= (TT_MIN_EMPTY_CAPPED if self._max_nodes else TT_MIN_EMPTY):
             key = self._key(occupied, planes, hand)
             slot = self._slot(key)
             entry = self._tt[slot]
