@@ -519,12 +519,15 @@ def test_workers_keep_engines_warm_between_games_and_let_them_go_with_the_run(
     shared: DaskCluster, tmp_path: Path
 ) -> None:
     """Each worker keeps one process of an engine for all the games it plays (the check before the games starts one
-    more per worker), and quits them once the run is over."""
+    more per worker), and quits them once the run is over.
+
+    At st=1, a time control the load does not reach: at st=0.5, with another CI run beside it (load 11 on 2 CPUs),
+    ``random`` once went 555 ms without its turn on a worker and lost on time; the subject here is the warm engines."""
     pidfile = tmp_path / "pids"
     slow = f"slow={sys.executable} -m quarto_arena.engines.testing.slow_start {pidfile} 0 0"
     directory = tmp_path / "m"
     r = run_cli(
-        "play", slow, "random", "--games", "8", "--tc", "st=0.5", "--cluster", shared.address, "--out", str(directory)
+        "play", slow, "random", "--games", "8", "--tc", "st=1", "--cluster", shared.address, "--out", str(directory)
     )
     assert r.returncode == 0, r.stderr
     assert_each_game_once(directory, 8)
