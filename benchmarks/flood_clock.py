@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -27,13 +28,20 @@ import time
 from pathlib import Path
 from typing import Any
 
+from server import free_endpoint, identity
+
 CLI = [sys.executable, "-c", "from quarto_arena.arena.console import main; main()"]
 SOURCES = ["127.0.0.1=600", *(f"127.0.0.{i}=100" for i in range(2, 6))]
 
 
+def can_pin() -> bool:
+    """A second CPU to pin to, and taskset to pin with."""
+    return len(os.sched_getaffinity(0)) >= 2 and shutil.which("taskset") is not None
+
+
 def pinned(cpu: int, argv: list[str], nice: int = 0) -> list[str]:
-    """``argv`` on one CPU (where taskset and a second CPU exist), at a niceness."""
-    if len(os.sched_getaffinity(0)) < 2 or not Path("/usr/bin/taskset").exists():
+    """``argv`` on one CPU (where :func:`can_pin`), at a niceness."""
+    if not can_pin():
         return ["nice", "-n", str(nice), *argv] if nice else argv
     return [*(["nice", "-n", str(nice)] if nice else []), "taskset", "-c", str(cpu), *argv]
 
@@ -51,18 +59,12 @@ def threads_cpu(pid: int) -> dict[str, float]:
     return out
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def run(directory: Path, games: int, flood: bool) -> str:
     keys = directory / "keys"
     for name in ("arena", "alice", "bob"):
         subprocess.run([*CLI, "keys", "new", name, "--dir", str(keys)], check=True, capture_output=True)
-    port = free_port()
-    endpoint = f"tcp://127.0.0.1:{port}"
+    endpoint = free_endpoint()
+    port = int(endpoint.rsplit(":", 1)[1])
     out = directory / "out"
     arena = subprocess.Popen(
         pinned(
@@ -120,17 +122,19 @@ def run(directory: Path, games: int, flood: bool) -> str:
             if attacker.stderr.readline() != "holding\n":
                 sys.exit("the flood did not get its connections held")
         for name in ("alice", "bob"):
-            identity = [
-                "--name",
-                name,
-                "--key",
-                str(keys / f"{name}.key_secret"),
-                "--server-key",
-                str(keys / "arena.key"),
-            ]
             others.append(
                 subprocess.Popen(
-                    pinned(1, [sys.executable, "-m", "quarto_arena.engines.random", "--connect", endpoint, *identity]),
+                    pinned(
+                        1,
+                        [
+                            sys.executable,
+                            "-m",
+                            "quarto_arena.engines.random",
+                            "--connect",
+                            endpoint,
+                            *identity(keys, name),
+                        ],
+                    ),
                     stderr=subprocess.DEVNULL,
                 )
             )
@@ -172,8 +176,7 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=40, help="games per run (default 40)")
     parser.add_argument("--rounds", type=int, default=2, help="rounds of a quiet run and a flooded one (default 2)")
     args = parser.parse_args()
-    split = len(os.sched_getaffinity(0)) >= 2 and Path("/usr/bin/taskset").exists()
-    where = "the arena on CPU 0, the bots and the flood (nice 19) on CPU 1" if split else "not pinned"
+    where = "the arena on CPU 0, the bots and the flood (nice 19) on CPU 1" if can_pin() else "not pinned"
     print(f"{os.cpu_count()} CPUs; {where}; load average {os.getloadavg()[0]:.1f}")
     for round_ in range(args.rounds):
         for flood in (False, True):
