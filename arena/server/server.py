@@ -1059,7 +1059,12 @@ class Server:
                 self._closed_fds[value] = left
             failure, self._failure = self._failure, None
             gone = self._conns.pop(value, None)
-            if gone is not None:
+            if gone is None:
+                if failure is not None:
+                    # Accepted, refused and closed before the arena handled its acceptance (the arena was busy): the
+                    # refusal is told all the same, without the address, which no one can read any more.
+                    self.complaints.warn(f"refused a connection (closed before its address was read): {failure}")
+            else:
                 if failure is not None and not gone.closing:
                     self.complaints.warn(f"refused a connection from {gone.address}: {failure}")
                 self._closed(gone)
