@@ -21,7 +21,12 @@ untimed run); ``absent`` runs them as this environment is (with ``PYTHONDONTWRIT
 the sources, Python compiles every module it cannot find cached at each start). ``both`` (the default) does both.
 ``--python`` adds another checkout's interpreter (its venv, where quarto-arena is installed): its commands run
 interleaved with this one's, and each line says which; ratios between the two are same-run ratios.
-The imports that cost the most are listed from ``python -X importtime``.
+The imports that cost the most are listed from ``python -X importtime``. Last, where a play's own CPU goes (caches
+present): the project's modules that a play imports and how many of them run code during the play (a profile hook
+on every call; a module that only defines names would be an import to put off), then the CPU of importing them all
+with the libraries imported before (as a play does, with the cyclic collector paused), the part of it spent making
+their dataclasses (``dataclasses`` writes and compiles each class's methods as Python source), and what is left of
+the play's CPU for the run itself.
 
 ``--instructions`` counts instead the instructions each command's own process executes (valgrind's callgrind, one
 run each, caches present): a figure a loaded machine does not move, for comparing two checkouts. Slow (valgrind runs
@@ -31,6 +36,7 @@ the arena some 30 times slower), and the engines and the arena's helper processe
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import shutil
@@ -119,6 +125,7 @@ def main() -> None:
         log = scratch / "engines.log"
         engine = build_engine(scratch)
         argvs: dict[str, list[str]] = {}
+        medians: dict[str, dict[str, float]] = {}  # CPU (s) by caches, then command
         for number, python in enumerate(pythons):
             tag = f" [{number}]" if len(pythons) > 1 else ""
             argvs |= {name + tag: argv for name, argv in commands(python, engine, scratch).items()}
@@ -136,6 +143,7 @@ def main() -> None:
                     walls[name].append(wall)
                     cpus[name].append(cpu)
             floor = statistics.median(cpus[next(iter(argvs))])
+            medians[caches] = {name: statistics.median(cpus[name]) for name in argvs}
             print(f"bytecode caches {caches} (load {os.getloadavg()[0]:.2f}):")
             width = max(map(len, argvs))
             print(f"  {'':<{width}} {'wall':>15}   {'CPU':>15}   {'CPU / floor':>11}")
@@ -154,6 +162,10 @@ def main() -> None:
                 )
         play = next(argv for name, argv in argvs.items() if name.startswith("quarto-arena play"))
         show_imports(play, environment("present", scratch, log), log, scratch)
+        present = medians.get("present", {})
+        libraries = next((cpu for name, cpu in present.items() if PLAY_LIBRARIES in name), None)
+        played = next((cpu for name, cpu in present.items() if name.startswith("quarto-arena play")), None)
+        show_anatomy(play, environment("present", scratch, log), scratch, args.runs, libraries, played)
 
 
 def count_instructions(pythons: list[str]) -> None:
@@ -202,6 +214,96 @@ def show_imports(argv: list[str], env: dict[str, str], log: Path, scratch: Path)
     print(f"a 2-game play imports {modules} modules; the largest cumulative imports (us):")
     for cumulative, module in sorted(rows, reverse=True)[:12]:
         print(f"  {cumulative:7d}  {module}")
+
+
+# Run in a child with the play's argv: the project's modules the play imports, in import order, and those that ran a
+# function (a profile hook on every call, in every thread) while it did.
+_TRACE = """
+import json, sys, threading
+ran = set()
+def hook(frame, event, arg):
+    if event == "call" and frame.f_code.co_name != "<module>":
+        ran.add(frame.f_globals.get("__name__"))
+    elif event == "c_call":  # a compiled module's function, or a method of one of its types
+        owner = getattr(arg, "__objclass__", None)
+        ran.add(getattr(arg, "__module__", None) or getattr(owner, "__module__", None))
+sys.setprofile(hook)
+threading.setprofile(hook)
+sys.argv = ["quarto-arena", *sys.argv[1:]]
+from quarto_arena.arena.console import main
+try:
+    main()
+except SystemExit:
+    pass
+sys.setprofile(None)
+own = [m for m in sys.modules if m.startswith("quarto_arena")]
+packages = [m for m in own if hasattr(sys.modules[m], "__path__")]
+print(json.dumps({"own": own, "ran": sorted(ran & set(own)), "packages": packages}))
+"""
+
+# Run in a child with the modules to import: the CPU of importing them after the play's libraries, and of the
+# dataclasses made meanwhile (seconds).
+_IMPORTS = """
+import dataclasses, gc, importlib, json, sys, time
+import typer, asyncio, uvloop, msgpack
+made = [0.0, 0]
+process_class = dataclasses._process_class
+def timed(cls, *args, **kwargs):
+    started = time.process_time()
+    try:
+        return process_class(cls, *args, **kwargs)
+    finally:
+        made[0] += time.process_time() - started
+        made[1] += 1
+dataclasses._process_class = timed
+gc.disable()
+started = time.process_time()
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+print(json.dumps({"cpu": time.process_time() - started, "dataclasses": made[0], "classes": made[1]}))
+"""
+
+
+def show_anatomy(
+    play: list[str], env: dict[str, str], scratch: Path, runs: int, libraries: float | None, played: float | None
+) -> None:
+    """Where a 2-game play's own CPU goes: the project's modules it imports (and whether each runs code in the
+    play), the CPU of importing them and of making their dataclasses (median of ``runs``); with the medians of the
+    library floor and of the play (seconds, caches present), what is left for the run, and what 1.3x the floor
+    (issue 39's goal) would leave above it."""
+    python, argv = play[0], play[play.index("play") :]
+    shutil.rmtree(scratch / "run", ignore_errors=True)
+    traced = subprocess.run([python, "-c", _TRACE, *argv], env=env, capture_output=True, text=True, check=False)
+    if traced.returncode != 0:
+        sys.exit(f"the traced play failed ({traced.returncode}):\n{traced.stderr[-2000:]}")
+    found = json.loads(traced.stdout.splitlines()[-1])
+    own, ran = found["own"], set(found["ran"]) | set(found["packages"])
+    # A package's __init__ only gathers names: it runs nothing of its own, and its submodules are what it is for.
+    idle = [m for m in own if m not in ran]
+    print(
+        f"a 2-game play imports {len(own)} of the project's modules; {len(own) - len(idle)} run code in the play "
+        f"(or are packages), {len(idle)} only define names{': ' + ', '.join(idle) if idle else ''}"
+    )
+    cpus, made, classes = [], [], 0
+    for _ in range(runs):
+        done = subprocess.run([python, "-c", _IMPORTS, *own], env=env, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            sys.exit(f"importing the play's modules failed ({done.returncode}):\n{done.stderr[-2000:]}")
+        figures = json.loads(done.stdout)
+        cpus.append(1000 * figures["cpu"])
+        made.append(1000 * figures["dataclasses"])
+        classes = figures["classes"]
+    print(
+        f"importing them after the play's libraries: {statistics.median(cpus):.1f} ms of CPU (median of {runs}), "
+        f"{statistics.median(made):.1f} ms of it making their {classes} dataclasses"
+    )
+    if libraries is not None and played is not None:
+        above, imports = 1000 * (played - libraries), statistics.median(cpus)
+        print(
+            f"the play's CPU above its libraries' floor: {above:.1f} ms = {imports:.1f} importing its own modules + "
+            f"{above - imports:.1f} for the rest (parsing, engines, games, files); 1.3x the floor leaves "
+            f"{300 * libraries:.1f} ms above it"
+        )
 
 
 if __name__ == "__main__":
