@@ -190,6 +190,7 @@ async def overhead(rounds: int, games: int, keys: Path, c_bot: str) -> None:
     print(f"   {'bot':<20} {'stdio us/turn':>13} {'remote us/turn':>14} {'difference':>11} {'ratio':>6}")
     try:
         for label, (argv, clients) in bots.items():
+            c_bot_row = label.startswith("C bot")  # the floor is measured in its rounds, as a ratio to its stdio turn
             with connected(clients[0]), connected(clients[1]):
                 local = [EngineSession(EngineConfig(f"l{i}", command=tuple(argv))) for i in (1, 2)]
                 remote = [
@@ -202,13 +203,13 @@ async def overhead(rounds: int, games: int, keys: Path, c_bot: str) -> None:
                 for _ in range(rounds):
                     stdio_rounds.append(await games_per_turn(*local, games))
                     remote_rounds.append(await games_per_turn(*remote, games))
-                    if label.startswith("C bot"):
+                    if c_bot_row:
                         floor_rounds.append(transport_round_trip())
                 for s in (*local, *remote):
                     await s.quit()
             a, b = statistics.median(stdio_rounds) * 1e6, statistics.median(remote_rounds) * 1e6
             print(f"   {label:<20} {a:>13.0f} {b:>14.0f} {b - a:>+11.0f} {b / a:>6.2f}")
-            if label.startswith("C bot"):
+            if c_bot_row:
                 c_stdio = a
     finally:
         await server.close()
