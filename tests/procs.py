@@ -23,6 +23,21 @@ from quarto_arena.arena.transport.supervision import launcher_prefix
 #: entry point (pyproject.toml), which also covers a Ctrl-C during the imports.
 CLI = [sys.executable, "-c", "from quarto_arena.arena.console import main; main()"]
 
+STEADY_TC = "st=1"
+"""A time control the load does not reach, for engines that answer at once (random, greedy, minimax at its default
+depth, the C and JS bots, the testing bots): a turn past it (and the 50 ms margin) means the machine stalled for a
+second. For a test whose subject is not timing: at st=0.5, with another CI run beside it (load 11 on 2 CPUs), random
+once went 555 ms without its turn and lost on time. Not for an engine that thinks for its movetime (perfect, the
+starters): it would think for the whole second and keep its 100 ms of slack all the same; see STEADY_MARGIN."""
+
+STEADY_MARGIN_MS = 1000
+"""The margin of :data:`STEADY_MARGIN`, for the Python API (``GameSpec``/``GameSettings`` ``margin_ms``,
+``RunOptions.timemargin``)."""
+
+STEADY_MARGIN = ("--timemargin", str(STEADY_MARGIN_MS))
+"""For engines that think for (a share of) their movetime: keep their short ``--tc st=...``, so that the test stays
+quick, and tolerate a 1 s stall of the machine (the engine still thinks for st; the arena waits a second more)."""
+
 
 def cli(*args: str, timeout: float = 120, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """``quarto-arena ARGS`` run to its end, its output captured as text."""
@@ -222,10 +237,12 @@ def sdk_bot(engine: str, endpoint: str, keys: Path, name: str, slots: int = 1, s
     ]
 
 
-def ladder_process(directory: Path, *args: str, tc: str = "st=0.05") -> subprocess.Popen[str]:
+def ladder_process(directory: Path, *args: str, tc: str = STEADY_TC) -> subprocess.Popen[str]:
     """`quarto-arena ladder run DIRECTORY --tc TC ARGS` in a session of its own, its stderr in ``DIRECTORY.err``
     beside it: a pipe nobody reads fills with a line per game (about 850 house games) and then stops the ladder,
-    which made tests waiting for a bot's games time out on a loaded machine."""
+    which made tests waiting for a bot's games time out on a loaded machine. At :data:`STEADY_TC`: the ladders of the
+    tests play engines that answer at once, and a game lost on time is a counted game that tests do not expect (at
+    its first turn, one without turns)."""
     directory.parent.mkdir(parents=True, exist_ok=True)
     with ladder_log(directory).open("a") as err:
         return subprocess.Popen(

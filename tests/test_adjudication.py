@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from procs import STEADY_TC
 from quarto_arena.arena.engine import Deadlines, EngineConfig
 from quarto_arena.arena.records import Result, Termination
 from quarto_arena.arena.referee import GameSpec
@@ -80,7 +81,7 @@ def test_games_from_the_start_are_adjudicated_at_the_threshold(tmp_path: Path) -
         "--games",
         "4",
         "--tc",
-        "st=0.1",
+        STEADY_TC,
         "--adjudicate",
         "11",
         "--out",

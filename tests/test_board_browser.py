@@ -27,7 +27,7 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is miss
 from bidi import Firefox  # noqa: E402
 from boards import BoardProcess, board_process, sample  # noqa: E402
 from browsers import CLI, FIREFOX, HOSTILE, SHOTS, Watch, chromium, shots  # noqa: E402
-from procs import cli  # noqa: E402
+from procs import STEADY_TC, cli  # noqa: E402
 from quarto_arena.protocol.notation import NotationError, parse_position  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.extra("web")]
@@ -137,7 +137,7 @@ def test_a_person_at_the_board_in_chromium(browser: Any, board: BoardProcess) ->
         "() => document.querySelector('#solver-status').textContent.startsWith('Solved')", timeout=180_000
     )
     page.select_option("#ask-engine", "perfect")
-    page.fill("#ask-limit", "st=0.5")
+    page.fill("#ask-limit", STEADY_TC)  # perfect proves this position in a few ms
     page.click("#ask-button")
     page.wait_for_function(
         "() => document.querySelector('#ask-result').textContent.includes('perfect plays')", timeout=60_000

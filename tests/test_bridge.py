@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from procs import free_port, tied, wait_listening, wait_until
+from procs import STEADY_TC, free_port, tied, wait_listening, wait_until
 from quarto_arena.arena.engine import Deadlines, EngineConfig, EngineSession, EngineTerminated
 from quarto_arena.arena.records import Termination
 from quarto_arena.arena.referee import GameSpec
@@ -171,8 +171,9 @@ def test_a_bridged_engine_that_hangs_once_loses_one_game_only(tmp_path: Path) ->
     hang = [sys.executable, "-m", "quarto_arena.engines.testing.hang_once", str(tmp_path / "hung")]
     with bridged(hang) as (endpoint, proc):
         hanger, good = engine_config(f"hanger={endpoint}"), engine_config("greedy")
+        # The hang loses on time at any clock; at STEADY_TC no other game can (both engines answer at once).
         records = asyncio.run(
-            play_match(hanger, good, 4, GameSpec(time_control=TimeControl.parse("st=0.5")), deadlines=FAST)
+            play_match(hanger, good, 4, GameSpec(time_control=TimeControl.parse(STEADY_TC)), deadlines=FAST)
         )
         assert proc.poll() is None
     # The hung session ends with the forfeit; the bridge starts a clean engine for the next session.

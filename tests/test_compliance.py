@@ -23,7 +23,7 @@ from typing import Final
 
 import pytest
 import quarto_arena.engines
-from procs import CLI, cli, free_port, processes_in_groups, wait_listening
+from procs import CLI, STEADY_TC, cli, free_port, processes_in_groups, wait_listening
 from quarto_arena.arena.compliance import (
     STEPS,
     CheckReport,
@@ -438,7 +438,7 @@ def test_a_bot_with_a_banner_plays_its_games(tmp_path: Path) -> None:
     # from 2026-11-26 until this was withdrawn). check warns at step 1; a match counts every game.
     bot = "banner=" + " ".join(broken_command("banner"))
     out = tmp_path / "m"
-    r = cli("play", bot, "random", "--games", "2", "--tc", "st=0.2", "--out", str(out))
+    r = cli("play", bot, "random", "--games", "2", "--tc", STEADY_TC, "--out", str(out))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "Score of banner vs random" in r.stdout and "forfeit" not in r.stdout + r.stderr, r.stdout + r.stderr
     assert "banner: ignored 'Yesterday banner, (c) 2026: ready to play'" in r.stderr, r.stderr

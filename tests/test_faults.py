@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from procs import processes_in_groups
+from procs import STEADY_TC, processes_in_groups
 from quarto_arena.arena.engine import Deadlines, EngineConfig, EngineId, EngineSession
 from quarto_arena.arena.records import GameRecord, Termination
 from quarto_arena.arena.referee import GameSpec
@@ -20,7 +20,8 @@ from quarto_arena.engines.testing import command as broken_command
 
 # Short deadlines keep the stalling bots cheap; the start-up one still leaves a Python bot time to import.
 DEADLINES = Deadlines(startup=3.0, ready=1.0, newgame=1.0, quit=0.5, safety=5.0)
-TC = TimeControl.parse("st=0.3")
+# Every bot here answers at once (the hanging one never): each game ends by its bot's fault, never by the load's.
+TC = TimeControl.parse(STEADY_TC)
 
 
 @pytest.fixture

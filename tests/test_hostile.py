@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from procs import become_subreaper, marked_processes, present, processes_in_groups
+from procs import STEADY_TC, become_subreaper, marked_processes, present, processes_in_groups
 from quarto_arena.arena.engine import Deadlines, EngineConfig
 from quarto_arena.arena.records import GameRecord, Termination
 from quarto_arena.arena.referee import GameSpec
@@ -402,7 +402,7 @@ def test_the_arena_s_own_shortage_of_descriptors_is_never_scored_against_an_engi
     fds = [os.open("/dev/null", os.O_RDONLY) for _ in range(52)]
     try:
         r = subprocess.run(
-            [*CLI, "play", "random", "greedy", "--games", "6", "-j", "2", "--tc", "st=0.1", "--out", str(out), "-q"],
+            [*CLI, "play", "random", "greedy", "--games", "6", "-j", "2", "--tc", STEADY_TC, "--out", str(out), "-q"],
             capture_output=True,
             text=True,
             pass_fds=fds,

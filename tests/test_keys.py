@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from procs import CLI, free_port, started, wait_listening, wait_until
+from procs import CLI, STEADY_MARGIN, free_port, started, wait_listening, wait_until
 from quarto_arena.arena.server import (
     MAX_KEY_FILE,
     KeysError,
@@ -103,7 +103,7 @@ def ladder(directory: Path, endpoint: str, keys: Path) -> subprocess.Popen[str]:
     # A margin of 1 s: a stall of the arena's own while it reads the keys directory (the bug: 86 s on a key of comment
     # lines) still forfeits a game, a loaded machine's delay to a bot's 50 ms search does not (with the default 50 ms,
     # alice lost a game on time in a full parallel run: 'no turn in 101 ms').
-    argv = [*CLI, "ladder", "run", str(directory), "--tc", "st=0.05", "--timemargin", "1000"]
+    argv = [*CLI, "ladder", "run", str(directory), "--tc", "st=0.05", *STEADY_MARGIN]
     argv += ["--listen", endpoint, "--keys", str(keys)]
     return subprocess.Popen(
         [*argv, "--house", "greedy", "--house", "random", "-j", "2"],

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from procs import STEADY_TC
 from quarto_arena.arena.journal import JOURNAL_NAME, read_journal
 from quarto_arena.arena.pgn import read_games
 from quarto_arena.engines.registry import BUILTIN
@@ -22,7 +23,7 @@ def cli(*args: str, timeout: float = 60, cwd: Path | None = None) -> subprocess.
 
 def test_play_two_games_prints_the_summary_and_keeps_the_games(tmp_path: Path) -> None:
     out = tmp_path / "m"
-    r = cli("play", "random", "greedy", "--games", "2", "--tc", "st=0.2", "--out", str(out), "--progress-every", "1")
+    r = cli("play", "random", "greedy", "--games", "2", "--tc", STEADY_TC, "--out", str(out), "--progress-every", "1")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert len(lines) == 3, r.stdout
@@ -116,7 +117,7 @@ def test_same_engine_twice_gets_distinct_names(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_default_directories_never_collide_and_a_rerun_says_how_to_go_on(tmp_path: Path) -> None:
-    args = ("play", "random", "greedy", "--games", "1", "--tc", "st=0.2", "--quiet")
+    args = ("play", "random", "greedy", "--games", "1", "--tc", STEADY_TC, "--quiet")
     first, second = (subprocess.Popen([*CLI, *args], cwd=tmp_path, stderr=subprocess.PIPE, text=True) for _ in "ab")
     assert first.wait(60) == 0 and second.wait(60) == 0
     runs = sorted((tmp_path / "out").iterdir())

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from clocks import VirtualClock
-from procs import free_port, wait_listening
+from procs import STEADY_TC, free_port, wait_listening
 from quarto_arena.arena.engine import Deadlines, EngineConfig, EngineSession
 from quarto_arena.arena.errors import ArenaFault
 from quarto_arena.arena.records import GameRecord, Result, Termination, TurnRecord
@@ -32,7 +32,11 @@ from quarto_arena.protocol.uqi import Go, PositionCommand, UqiError, parse_comma
 
 ENGINES_DIR = Path(__file__).resolve().parent.parent / "engines"
 FAST = Deadlines(startup=10, ready=5, newgame=5, quit=1, safety=10)
+STEADY = TimeControl.parse(STEADY_TC)
+"""For games between engine processes, which answer at once."""
 QUICK = TimeControl.parse("st=0.5")
+"""For the scripted engines, which answer on the arena's own event loop (a stall holds the answer and the deadline
+alike), and whose games end on time when their script runs out."""
 
 
 def replay(record: GameRecord, variant_text: str = "standard all auto") -> Position:
@@ -84,7 +88,7 @@ def test_full_games_between_languages(bots: dict[str, list[str]], a: str, b: str
             EngineConfig(a, command=tuple(bots[a]), options={"Seed": "1"}),
             EngineConfig(b, command=tuple(bots[b]), options={"Seed": "2"}),
             2,
-            GameSpec(time_control=QUICK),
+            GameSpec(time_control=STEADY),
             deadlines=FAST,
         )
     )
@@ -114,7 +118,7 @@ def test_games_over_zeromq(zmq_server: tuple[str, subprocess.Popen[bytes]], bots
     local = EngineConfig("local", command=tuple(bots["python"]))
     # Two matches in a row: the server takes the next session after quit.
     for _ in range(2):
-        records = asyncio.run(play_match(served, local, 2, GameSpec(time_control=QUICK), deadlines=FAST))
+        records = asyncio.run(play_match(served, local, 2, GameSpec(time_control=STEADY), deadlines=FAST))
         assert len(records) == 2
         for r in records:
             check_normal(r)
@@ -223,7 +227,7 @@ def test_a_failing_turn_listener_aborts_the_game_with_the_turns_so_far_and_kills
     async def main() -> tuple[ArenaFault, EngineSession, EngineSession]:
         a, b = (EngineSession(EngineConfig(n, command=tuple(command("random"))), deadlines=FAST) for n in "ab")
         with pytest.raises(ArenaFault) as caught:
-            await play_game(a, b, GameSpec(time_control=QUICK), on_turn=on_turn)
+            await play_game(a, b, GameSpec(time_control=STEADY), on_turn=on_turn)
         return caught.value, a, b
 
     fault, a, b = asyncio.run(main())

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from procs import processes_in_groups, wait_until
+from procs import STEADY_TC, processes_in_groups, wait_until
 from quarto_arena.arena import cli
 from quarto_arena.arena.engine import Deadlines
 from quarto_arena.arena.journal import JOURNAL_NAME, read_journal
@@ -99,7 +99,8 @@ def test_an_engine_that_refuses_newgame_mid_run_stops_it_with_exit_3(tmp_path: P
     bot = tmp_path / "moody.py"
     bot.write_text(REFUSES_LATER)
     out = tmp_path / "m"
-    r = run_cli("play", f"moody={sys.executable} {bot}", "greedy", "--games", "4", "--tc", "st=0.5", "--out", str(out))
+    # A time forfeit would restart moody, whose count of games would start again: at STEADY_TC it cannot lose one.
+    r = run_cli("play", f"moody={sys.executable} {bot}", "greedy", "--games", "4", "--tc", STEADY_TC, "--out", str(out))
     assert r.returncode == 3, r.stderr
     assert "engine error" in r.stderr and "not in the mood" in r.stderr and "--resume" in r.stderr
     assert r.stderr.strip().splitlines()[-1].startswith("quarto-arena: error: stopped by game 2: engine error")

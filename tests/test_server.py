@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import zmq
 import zmq.auth
-from procs import CLI, cli, free_port, started, wait_listening, wait_until
+from procs import CLI, STEADY_TC, cli, free_port, started, wait_listening, wait_until
 from quarto_arena.arena.journal import JOURNAL_NAME, read_journal
 from quarto_arena.arena.pgn import read_games
 from quarto_arena.arena.server import new_key_pair
@@ -129,7 +129,7 @@ def test_a_tournament_with_two_remote_bots_and_a_local_engine(tmp_path: Path, ke
             "remote:bob",
             "greedy",
             "--tc",
-            "st=0.5",
+            STEADY_TC,
             "-j",
             "2",
             *serving(endpoint, keys, out),
@@ -263,7 +263,7 @@ def test_with_stay_failed_handshakes_are_told_and_waited_out(keys: Path, endpoin
             assert f"nothing answered the handshake: another server may be listening on {endpoint}" in log.read_text()
         finally:
             other.close()
-        r = cli("play", "remote:alice", "greedy", *serving(endpoint, keys, out), "--games", "2", "--tc", "st=0.1")
+        r = cli("play", "remote:alice", "greedy", *serving(endpoint, keys, out), "--games", "2", "--tc", STEADY_TC)
         assert r.returncode == 0, r.stderr
         assert [g["termination"] for g in records(out)] == ["normal"] * 2
         assert bot.poll() is None  # --stay: it waits for the next run

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from procs import CLI, free_port, started, wait_until
+from procs import CLI, STEADY_TC, free_port, started, wait_until
 from quarto_arena.engines.registry import command
 from quarto_arena.protocol.safelog import LOG_FILES, Quiet, service_log
 
@@ -93,7 +93,7 @@ def test_a_quiet_bridge_logs_no_line_per_session(tmp_path: Path) -> None:
                 "--games",
                 "4",
                 "--tc",
-                "st=0.05",
+                STEADY_TC,  # a time forfeit would start a second engine process
                 "--listen",
                 endpoint,
                 "--out",

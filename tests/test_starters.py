@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from procs import free_port
+from procs import STEADY_MARGIN, free_port
 from quarto_arena.arena.compliance import format_report, run_check
 from quarto_arena.arena.engine import EngineConfig
 from quarto_arena.engines.starters import STARTERS, write_starter
@@ -63,7 +63,7 @@ def test_starter_builds_complies_and_beats_random(language: str, tmp_path: Path)
     # forfeiting its games on time: this test is about its play (it lost 5 of 40 on time once in CI, to a 50 ms margin).
     args = shlex.split(play_line)[1:]
     assert args[-4:] == ["--games", str(GAMES), "--tc", "st=0.05"]
-    r = cli(*args, "--timemargin", "1000", "--out", str(tmp_path / "run"), "-q", cwd=tmp_path)
+    r = cli(*args, *STEADY_MARGIN, "--out", str(tmp_path / "run"), "-q", cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     score = re.search(r"^Score of (\S+) vs random: (\d+) - (\d+) - (\d+)", r.stdout, re.M)
     assert score is not None, r.stdout

@@ -31,6 +31,7 @@ from typing import Any
 
 import pytest
 from clocks import VirtualClock
+from procs import STEADY_TC
 from quarto_arena.arena import turns
 from quarto_arena.arena.engine import Deadlines, EngineConfig, EngineSession, Search
 from quarto_arena.arena.journal import read_journal
@@ -192,7 +193,7 @@ def test_instant_c_bots_standard(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
         tmp_path,
         engines,
         games=4,
-        time_control=TimeControl.parse("st=0.5"),
+        time_control=TimeControl.parse(STEADY_TC),
         book=OpeningBook(random_turns=2, seed=5),
     )
     played = sum(len(r.turns) - len(r.opening) for r in fast.records)
@@ -204,10 +205,10 @@ def test_instant_c_bots_standard(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 @pytest.mark.parametrize(
     ("rules", "tc"),
     [
-        ("advanced all auto", "st=0.5"),
+        ("advanced all auto", STEADY_TC),  # varied_bot answers within 30 ms, minimax (its default Depth 2) in 1
         ("standard color,shape auto", "20+0.05"),
         ("standard all strict", "10"),
-        ("advanced height strict", "st=0.5"),
+        ("advanced height strict", STEADY_TC),
     ],
 )
 def test_varied_output_variants_and_clocks(

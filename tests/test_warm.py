@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from procs import CLI, free_port, started, wait_listening, wait_until
+from procs import CLI, STEADY_MARGIN, free_port, started, wait_listening, wait_until
 from quarto_arena.engines import testing
 from quarto_arena.engines.registry import command
 from quarto_arena.protocol.bridge import EngineSlot
@@ -79,8 +79,7 @@ def test_a_slow_starting_bot_plays_40_games_on_two_warm_processes(tmp_path: Path
                 "2",
                 "--tc",
                 "st=0.1",
-                "--timemargin",
-                "1000",
+                *STEADY_MARGIN,
             ),
             capture_output=True,
             text=True,
@@ -303,7 +302,7 @@ def test_an_engine_that_restarts_slowly_after_each_game_is_never_cut(tmp_path: P
     with started(bot, log) as bridge:
         # A 1 s margin: a turn relayed by the bridge at a load of 9 came past st=0.1's 50 ms one and lost the game on
         # time; the test is about the slow restarts, which the margin does not touch (11 s each, the margin 1 s).
-        run = ["remote:slow", "greedy", "--games", "2", "--tc", "st=0.1", "--timemargin", "1000"]
+        run = ["remote:slow", "greedy", "--games", "2", "--tc", "st=0.1", *STEADY_MARGIN]
         run += ["--listen", endpoint, "--out", str(out)]
         r = subprocess.run(
             [*CLI, "tournament", *run],  # not quiet: the server's line about the slot set aside is looked for
