@@ -686,6 +686,7 @@ def test_cli_ctrl_c_during_start_up_is_one_line_and_130() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.extra("dask")
 def test_cli_strict_judges_a_clusters_reports_too() -> None:
     # The workers run the plain check; --strict judges their reports here, as it judges a local one.
     bot = "java=" + " ".join(broken_command("winning_give"))
