@@ -650,7 +650,7 @@ def test_the_other_pages_find_the_running_board_and_lose_it_when_it_stops(
 
 def test_ctrl_c_saves_the_game_in_play_and_ends_every_engine(tmp_path: Path) -> None:
     with board_process(tmp_path, "--engine", "greedy", "--engine", "perfect") as board:
-        board.ok("engine/go", {"engine": "perfect", "variant": STANDARD, "start": "startpos", "limit": STEADY_TC})
+        board.ok("engine/go", {"engine": "perfect", "variant": STANDARD, "start": "startpos", "limit": PERFECT_AT_ONCE})
         board.ok(
             "game/new", {"variant": STANDARD, "start": "startpos", "tc": "st=1", "mover": "human", "other": "greedy"}
         )
