@@ -382,7 +382,7 @@ def test_an_illegal_turn_of_the_person_is_refused_and_the_game_goes_on(board: Bo
 
 
 def test_two_tabs_starting_a_game_at_once_start_one(board: BoardProcess) -> None:
-    new = {"variant": STANDARD, "start": "startpos", "tc": "st=1", "mover": "perfect", "other": "human"}
+    new = {"variant": STANDARD, "start": "startpos", "tc": PERFECT_AT_ONCE, "mover": "perfect", "other": "human"}
     answers: list[tuple[int, Any]] = []
     threads = [threading.Thread(target=lambda: answers.append(board.post("game/new", new))) for _ in range(2)]
     for t in threads:
