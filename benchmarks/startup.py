@@ -243,9 +243,9 @@ print(json.dumps({"own": own, "ran": sorted(ran & set(own)), "packages": package
 
 # Run in a child with the modules to import: the CPU of importing them after the play's libraries, and of the
 # dataclasses made meanwhile (seconds).
-_IMPORTS = """
+_IMPORTS = f"""
 import dataclasses, gc, importlib, json, sys, time
-import typer, asyncio, uvloop, msgpack
+{PLAY_LIBRARIES}
 made = [0.0, 0]
 process_class = dataclasses._process_class
 def timed(cls, *args, **kwargs):
@@ -260,7 +260,7 @@ gc.disable()
 started = time.process_time()
 for name in sys.argv[1:]:
     importlib.import_module(name)
-print(json.dumps({"cpu": time.process_time() - started, "dataclasses": made[0], "classes": made[1]}))
+print(json.dumps({{"cpu": time.process_time() - started, "dataclasses": made[0], "classes": made[1]}}))
 """
 
 
