@@ -5,7 +5,9 @@ Chromium goes through what a person does: a typo in the position field (one line
 every turn is coloured by the solver as the values come, a turn played by clicks and stepped back with the keys, a
 position set up by hand, an engine asked (its info lines shown as text, whatever they hold), a game against an
 engine played by clicks to its end, and the "open on the board" links of report.html and the live page. Firefox
-colours a position and plays a turn. Screenshots go to screenshots/ (the README's is readme-board.png).
+colours a position and plays a turn. Screenshots go to screenshots/, which git ignores: the README's picture is
+taken as board-readme.png, and a change to the page that should show in the README is copied over the tracked
+readme-board.png by hand (CONTRIBUTING.md), so that running the tests leaves the checkout as it was.
 """
 
 from __future__ import annotations
@@ -111,7 +113,7 @@ def test_a_person_at_the_board_in_chromium(browser: Any, board: BoardProcess) ->
     page.wait_for_selector(
         "#pieces .piece-button.legal.v-win, #pieces .piece-button.legal.v-draw, #pieces .piece-button.legal.v-loss"
     )
-    page.screenshot(path=str(SHOTS / "readme-board.png"), clip={"x": 0, "y": 0, "width": 1250, "height": 900})
+    page.screenshot(path=str(SHOTS / "board-readme.png"), clip={"x": 0, "y": 0, "width": 1250, "height": 900})
     piece = page.locator("#pieces .piece-button.legal").first
     played = f"{name}{piece.get_attribute('data-piece')}"
     piece.click()
