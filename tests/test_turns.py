@@ -296,9 +296,11 @@ def test_time_charged_from_write_to_read(monkeypatch: pytest.MonkeyPatch, tmp_pa
 
 
 def test_deadline_of_a_compiled_search(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """A bot that stops answering after its third turn, its searches sent by the compiled path, loses on time."""
+    """A bot that stops answering after its third turn, its searches sent by the compiled path, loses on time. At
+    STEADY_TC, the clock the load cannot reach, so that only the hang can lose on time (at st=0.3 a loaded machine
+    could make the bot that plays lose first: the assertion below would then fail on a stall, not on the path)."""
     engines = (varied("hangs", 15, "plain", "hang:3"), varied("plays", 16, "plain"))
-    fast = compare(monkeypatch, tmp_path, engines, games=2, time_control=TimeControl.parse("st=0.3"))
+    fast = compare(monkeypatch, tmp_path, engines, games=2, time_control=TimeControl.parse(STEADY_TC))
     assert fast.fast_turns > 0
     for record in fast.records:
         loser = record.first if record.result is Result.SECOND_WINS else record.second
