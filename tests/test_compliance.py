@@ -427,7 +427,9 @@ def test_the_java_bots_reading_of_a_winning_give_passes() -> None:
     report = check(EngineConfig("java", command=tuple(broken_command("winning_give"))))
     shown = "\n".join(format_report(report))
     assert report.complies and warned_steps(report) == (15,), shown
-    (warning,) = report.steps[14].warnings
+    # Its one warning that is not about time: a loaded machine may add a time warning to the same step (CI run P-1
+    # of stop 48, two runs at once: the unpacking of every warning failed on it).
+    (warning,) = [w for w in report.steps[14].warnings if not any(t in w for t in TIMING)]
     assert "turns d10" in warning and "'error go the game is over: a placement won'" in warning, shown
     assert warning.endswith("not 'error position ...' (SPEC §4.4: should)"), shown
 
