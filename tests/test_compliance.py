@@ -16,7 +16,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Final
@@ -104,9 +104,14 @@ TIMING: Final = ("(a game would be lost on time)", "allows a search under load",
 expect their absence on a loaded machine; step 21's own test makes one appear)."""
 
 
+def untimed(warnings: Iterable[str]) -> list[str]:
+    """The warnings that are not time ones."""
+    return [w for w in warnings if not any(t in w for t in TIMING)]
+
+
 def warned_steps(report: CheckReport) -> tuple[int, ...]:
     """The steps with a warning other than a time one."""
-    return tuple(s.number for s in report.steps if any(not any(t in w for t in TIMING) for w in s.warnings))
+    return tuple(s.number for s in report.steps if untimed(s.warnings))
 
 
 def strict_failures(report: CheckReport) -> tuple[int, ...]:
@@ -429,7 +434,7 @@ def test_the_java_bots_reading_of_a_winning_give_passes() -> None:
     assert report.complies and warned_steps(report) == (15,), shown
     # Its one warning that is not about time: a loaded machine may add a time warning to the same step (CI run P-1
     # of stop 48, two runs at once: the unpacking of every warning failed on it).
-    (warning,) = [w for w in report.steps[14].warnings if not any(t in w for t in TIMING)]
+    (warning,) = untimed(report.steps[14].warnings)
     assert "turns d10" in warning and "'error go the game is over: a placement won'" in warning, shown
     assert warning.endswith("not 'error position ...' (SPEC §4.4: should)"), shown
 
