@@ -39,6 +39,7 @@ from quarto_arena.arena.board.engines import MAX_INFO
 from quarto_arena.arena.board.solving import MAX_JOBS, MAX_TABS, WORKERS, SolverPool
 from quarto_arena.arena.pgn import read_games
 from quarto_arena.arena.records import GameRecord
+from quarto_arena.arena.timecontrol import DEFAULT_MARGIN_MS, TimeControl
 from quarto_arena.protocol.notation import NotationError, parse_position
 from quarto_arena.protocol.rules import Position, Variant
 from quarto_arena.protocol.solver import Solver
@@ -300,6 +301,9 @@ def play_as_human(board: BoardProcess, pick: int = 0, timeout: float = 120) -> d
         assert time.monotonic() < deadline
 
 
+#: The longest a turn at STEADY_TC may take on the arena's clock: the movetime and the default margin.
+STEADY_LIMIT_MS = (TimeControl.parse(STEADY_TC).movetime_ms or 0) + DEFAULT_MARGIN_MS
+
 #: A game's clock for perfect's turns on the board, which has no --timemargin: where it proves nothing (15 empty
 #: squares) perfect thinks for its whole movetime less 50 ms, whatever the movetime, and a stall of 100 ms then loses
 #: it the game on time. Two turns deep it answers at once (1 ms), inside a clock the load does not reach.
@@ -331,7 +335,7 @@ def test_a_person_plays_an_engine_refereed_and_saved_as_in_a_run(board: BoardPro
     ]
     record = next(r for r in records if r.game_id == game["id"])
     assert [t.token for t in record.turns] == game["tokens"]
-    assert all(t.ms <= 1050 for t in record.turns[1::2])  # greedy's turns, on our clock under st=1 (+50 ms)
+    assert all(t.ms <= STEADY_LIMIT_MS for t in record.turns[1::2])  # greedy's turns, on our clock
     # The game's engine is ended with the game; greedy is free again.
     assert not engines_running(board, "greedy")
     assert board.state()["engines"][0] == {"name": "greedy", "state": "idle"}
@@ -405,7 +409,7 @@ def test_an_engine_asked_gives_its_turn_and_its_info_lines(board: BoardProcess) 
     assert answer["error"] is None and answer["engine"] == "perfect"
     assert answer["turn"] in [t.token for t in position.legal_turns()]
     assert answer["info"] and all(line.startswith("info ") for line in answer["info"])
-    assert answer["ms"] <= 1050  # within st=1 and the 50 ms margin (perfect proves this position in a few ms)
+    assert answer["ms"] <= STEADY_LIMIT_MS  # perfect proves this position in a few ms
     assert board.post("engine/go", {"engine": "nobody", "variant": STANDARD, "start": "startpos"})[1] == {
         "error": "no engine is named 'nobody' (loaded: greedy, perfect)"
     }
