@@ -46,6 +46,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from cbuild import PEERS, compile_c
 
@@ -264,6 +265,14 @@ print(json.dumps({{"cpu": time.process_time() - started, "dataclasses": made[0],
 """
 
 
+def child_json(python: str, code: str, args: list[str], env: dict[str, str], what: str) -> Any:
+    """The JSON that ``python -c CODE ARGS`` prints on its last line; exits naming ``what`` when the child fails."""
+    done = subprocess.run([python, "-c", code, *args], env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        sys.exit(f"{what} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.splitlines()[-1])
+
+
 def show_anatomy(
     play: list[str], env: dict[str, str], scratch: Path, runs: int, libraries: float | None, played: float | None
 ) -> None:
@@ -273,10 +282,7 @@ def show_anatomy(
     (issue 39's goal) would leave above it."""
     python, argv = play[0], play[play.index("play") :]
     shutil.rmtree(scratch / "run", ignore_errors=True)
-    traced = subprocess.run([python, "-c", _TRACE, *argv], env=env, capture_output=True, text=True, check=False)
-    if traced.returncode != 0:
-        sys.exit(f"the traced play failed ({traced.returncode}):\n{traced.stderr[-2000:]}")
-    found = json.loads(traced.stdout.splitlines()[-1])
+    found = child_json(python, _TRACE, argv, env, "the traced play")
     own, ran = found["own"], set(found["ran"]) | set(found["packages"])
     # A package's __init__ only gathers names: it runs nothing of its own, and its submodules are what it is for.
     idle = [m for m in own if m not in ran]
@@ -286,10 +292,7 @@ def show_anatomy(
     )
     cpus, made, classes = [], [], 0
     for _ in range(runs):
-        done = subprocess.run([python, "-c", _IMPORTS, *own], env=env, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            sys.exit(f"importing the play's modules failed ({done.returncode}):\n{done.stderr[-2000:]}")
-        figures = json.loads(done.stdout)
+        figures = child_json(python, _IMPORTS, own, env, "importing the play's modules")
         cpus.append(1000 * figures["cpu"])
         made.append(1000 * figures["dataclasses"])
         classes = figures["classes"]
